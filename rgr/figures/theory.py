@@ -1,0 +1,79 @@
+"""Figures of the chapter *theory*: a context, its labels, and how heads are aggregated."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from ..style import head_color, set_style
+
+__all__ = ["plot_context", "plot_head_scores"]
+
+
+def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tensor) -> Figure:
+    """One context: its items in order, arrows for in-context edges, and the label matrix.
+
+    ``items`` (ell,), ``labels`` (ell, ell) bool, ``sources`` (ell,) bool.
+    """
+    set_style()
+    ell = items.shape[0]
+    lab = labels.cpu().numpy()
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.4, 1]})
+    xs = np.arange(ell)
+    colors = ["tab:orange" if s else "lightgray" for s in sources.tolist()]
+    ax0.scatter(xs, np.zeros(ell), s=420, c=colors, edgecolors="k", zorder=3)
+    for p, it in enumerate(items.tolist()):
+        ax0.text(p, 0, str(it), ha="center", va="center", fontsize=8, zorder=4)
+    for p, q in zip(*np.nonzero(lab)):
+        rad = -0.5 if q > p else 0.5
+        ax0.annotate("", xy=(q, 0.05), xytext=(p, 0.05),
+                     arrowprops=dict(arrowstyle="->", color="tab:blue", lw=1.5, connectionstyle=f"arc3,rad={rad}"))
+    ax0.set_xlim(-0.8, ell - 0.2)
+    ax0.set_ylim(-1.2, 1.6)
+    ax0.axis("off")
+    ax0.set_title("context: items (orange = designated source), arrows = edges p -> q")
+    ax1.imshow(lab, cmap="Blues", vmin=0, vmax=1)
+    ax1.set_xticks(xs, items.tolist(), rotation=90, fontsize=7)
+    ax1.set_yticks(xs, items.tolist(), fontsize=7)
+    ax1.set_xlabel("target q")
+    ax1.set_ylabel("source p")
+    ax1.grid(False)
+    ax1.set_title(f"labels y[p, q]  ({int(lab.sum())} positives of {ell * ell} pairs)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figure:
+    """Per-head scores S_k (h, ell, ell), their max over heads, and the decision S_max > tau."""
+    set_style()
+    h = S.shape[0]
+    S = S.detach().cpu()
+    smax = S.amax(0)
+    lim = float(S.abs().max())
+    fig, axes = plt.subplots(1, h + 2, figsize=(2.3 * (h + 2) + 1.5, 2.7))
+    for k in range(h):
+        axes[k].imshow(S[k].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
+        axes[k].set_title(f"head {k + 1}: $S_{k + 1}$", color=head_color(h), fontsize=10)
+    axes[h].imshow(smax.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
+    axes[h].set_title(r"$S_{\max}=\max_k S_k$", fontsize=10)
+    pred = (smax > tau).numpy()
+    truth = labels.cpu().numpy().astype(bool)
+    outcome = {"true negative": (~pred & ~truth, "#eeeeee"), "false positive": (pred & ~truth, "#f4a582"),
+               "missed edge": (~pred & truth, "#762a83"), "true positive": (pred & truth, "#2166ac")}
+    code = np.zeros(pred.shape, dtype=int)
+    for i, (mask, _) in enumerate(outcome.values()):
+        code[mask] = i
+    axes[h + 1].imshow(code, cmap=ListedColormap([c for _, c in outcome.values()]), vmin=-0.5, vmax=3.5)
+    axes[h + 1].set_title(rf"$S_{{\max}} > \tau$ vs labels", fontsize=10)
+    axes[h + 1].legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()],
+                       loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8, frameon=False)
+    for ax in axes:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    fig.tight_layout()
+    return fig

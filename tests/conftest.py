@@ -1,0 +1,11 @@
+"""Shared test settings: hypothesis profiles (CI runs the same examples every time)."""
+
+import os
+
+import torch
+from hypothesis import settings
+
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=40, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))

@@ -1,0 +1,42 @@
+import numpy as np
+import pytest
+import torch
+
+from rgr.embeddings import from_array, gaussian_unit, one_hot, random_binary
+
+
+def test_gaussian_unit_norm_and_seeded():
+    x = gaussian_unit(100, 16, seed=1)
+    assert x.shape == (100, 16) and x.dtype == torch.float32
+    assert torch.allclose(x.norm(dim=1), torch.ones(100), atol=1e-6)
+    assert torch.equal(x, gaussian_unit(100, 16, seed=1))
+    assert not torch.equal(x, gaussian_unit(100, 16, seed=2))
+    # isotropic: the mean inner product of distinct rows is ~0 with spread ~1/sqrt(d)
+    g = x @ x.T
+    off = g[~torch.eye(100, dtype=bool)]
+    assert abs(off.mean().item()) < 0.02 and abs(off.std().item() - 16**-0.5) < 0.03
+
+
+def test_one_hot_and_binary():
+    assert torch.equal(one_hot(4), torch.eye(4))
+    b = random_binary(500, 64, seed=0, p=0.25)
+    assert set(b.unique().tolist()) <= {0.0, 1.0}
+    assert abs(b.mean().item() - 0.25) < 0.01
+    bn = random_binary(50, 64, seed=0, p=0.5, normalize=True)
+    assert torch.allclose(bn.norm(dim=1), torch.ones(50), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "call, word",
+    [
+        (lambda: gaussian_unit(0, 4, 0), "m"),
+        (lambda: gaussian_unit(4, 0, 0), "d_model"),
+        (lambda: random_binary(4, 4, 0, p=1.5), "p"),
+        (lambda: from_array(np.zeros(3)), "2-D"),
+        (lambda: from_array(np.array([[0.0, np.nan]])), "finite"),
+        (lambda: from_array(np.zeros((3, 2)), m=4), "m=4"),
+    ],
+)
+def test_bad_input(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
