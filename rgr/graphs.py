@@ -142,29 +142,26 @@ def permutation_graph(m: int, seed: int, forbid_fixed_points: bool = True) -> Gr
     return Graph(m=m, edges=g.edges, out=out, kind="permutation")
 
 
-def regular_graph(m: int, r: int, seed: int, max_tries: int = 1000) -> Graph:
+def regular_graph(m: int, r: int, seed: int) -> Graph:
     """A directed r-regular graph: the union of r random perfect matchings ("layers").
 
     Each layer is a permutation sigma with sigma(i) != i and sigma(i) not an
-    earlier layer's target of i, built by a randomized greedy pass over the
-    sources (each picks a uniformly random admissible free target); a pass that
-    gets stuck restarts the layer. Every node ends with r out- and r
-    in-neighbours, no self-loops and no repeated edges (checked).
+    earlier layer's target of i. It is built by a randomized greedy pass over
+    the sources (each picks a uniformly random admissible free target); sources
+    the greedy pass leaves unmatched are then matched along augmenting paths.
+    The admissible pairs of layer l form an (m-1-l)-regular bipartite graph,
+    which always has a perfect matching (Hall), so this never fails. Every node
+    ends with r out- and r in-neighbours, no self-loops, no repeated edges.
     """
     _check_int("m", m, 2)
     _check_int("r", r, 1, m - 1)
     _check_int("seed", seed, 0)
     rng = np.random.default_rng(derive_seed(seed, "graph"))
-    forbidden = np.eye(m, dtype=bool)
+    allowed = ~np.eye(m, dtype=bool)
     layers: list[np.ndarray] = []
-    for layer in range(r):
-        for _ in range(max_tries):
-            sigma = _greedy_matching(forbidden, rng)
-            if sigma is not None:
-                break
-        else:
-            raise RuntimeError(f"could not build layer {layer} of an r-regular graph (m={m}, r={r})")
-        forbidden[np.arange(m), sigma] = True
+    for _ in range(r):
+        sigma = _random_perfect_matching(allowed, rng)
+        allowed[np.arange(m), sigma] = False
         layers.append(sigma)
     src = np.repeat(np.arange(m), r)
     dst = np.stack(layers, axis=1).reshape(-1)
@@ -174,17 +171,48 @@ def regular_graph(m: int, r: int, seed: int, max_tries: int = 1000) -> Graph:
     return g
 
 
-def _greedy_matching(forbidden: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
-    """One random perfect matching avoiding ``forbidden`` pairs, or None if stuck."""
-    m = forbidden.shape[0]
-    free = np.ones(m, dtype=bool)
-    sigma = np.full(m, -1, dtype=np.int64)
-    order = rng.permutation(m)
-    for i in order:
-        cand = np.flatnonzero(free & ~forbidden[i])
-        if cand.size == 0:
-            return None
-        j = cand[rng.integers(cand.size)]
-        sigma[i] = j
-        free[j] = False
+def _random_perfect_matching(allowed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random perfect matching source -> target inside ``allowed`` (m, m).
+
+    Randomized greedy, then augmenting paths (breadth-first) for the sources it
+    left unmatched. Raises if ``allowed`` has no perfect matching.
+    """
+    m = allowed.shape[0]
+    sigma = np.full(m, -1, dtype=np.int64)  # source -> target
+    owner = np.full(m, -1, dtype=np.int64)  # target -> source
+    for i in rng.permutation(m):
+        cand = np.flatnonzero((owner < 0) & allowed[i])
+        if cand.size:
+            j = cand[rng.integers(cand.size)]
+            sigma[i], owner[j] = j, i
+    for i in np.flatnonzero(sigma < 0):
+        if not _augment(int(i), allowed, sigma, owner, rng):
+            raise RuntimeError("allowed pairs admit no perfect matching")
     return sigma
+
+
+def _augment(i: int, allowed: np.ndarray, sigma: np.ndarray, owner: np.ndarray, rng: np.random.Generator) -> bool:
+    """Match source i by flipping a shortest alternating path; True on success."""
+    parent_of_target = {}  # target -> source that reached it
+    frontier, seen_src = [i], {i}
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for t in rng.permutation(np.flatnonzero(allowed[s])):
+                t = int(t)
+                if t in parent_of_target:
+                    continue
+                parent_of_target[t] = s
+                if owner[t] < 0:  # free target: flip the path back to i
+                    while True:
+                        s_prev = parent_of_target[t]
+                        t_prev = sigma[s_prev]
+                        sigma[s_prev], owner[t] = t, s_prev
+                        if s_prev == i:
+                            return True
+                        t = int(t_prev)
+                if owner[t] not in seen_src:
+                    seen_src.add(int(owner[t]))
+                    nxt.append(int(owner[t]))
+        frontier = nxt
+    return False
