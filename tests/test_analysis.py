@@ -1,0 +1,58 @@
+"""Per-cell thresholds and law fits on a synthetic table whose answers are known by construction."""
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from rgr.analysis import law_fits, single_head_penalty, thresholds  # noqa: E402
+from rgr.figures import sweeps as figs  # noqa: E402
+
+
+def _table(slope=3.0):
+    """F1 = 1 at D_K >= threshold(h), 0.5 below; threshold = slope * m ln m / d for h >= 4, 4x that for h = 1."""
+    rows = []
+    for m, d in [(64, 16), (128, 16), (128, 32), (256, 32)]:
+        law = slope * m * math.log(m) / d
+        for h in (1, 4, 8):
+            thr = law * (4 if h == 1 else 1) * (1.0 if h == 4 else 1.2)
+            for dk in [2**k for k in range(1, 13) if 2**k >= h]:
+                for s in range(3):
+                    rows.append(dict(m=m, d_model=d, r=1, h=h, D_K=dk, seed=s, test_f1=1.0 if dk >= thr else 0.5))
+    return pd.DataFrame(rows)
+
+
+def test_thresholds_recover_the_construction():
+    cells = thresholds(_table())
+    for _, c in cells.iterrows():
+        law = 3.0 * c.m * math.log(c.m) / c.d_model
+        want = 2 ** math.ceil(math.log2(law))
+        assert c.D_K_star == want and c.D_K_opt == want and c.D_K_cons == want
+        assert c.h_star in (4, 8) and c.d_k_star == want / c.h_star
+        assert c.D_K_star_h1 == 2 ** math.ceil(math.log2(4.8 * law))
+    assert (single_head_penalty(cells) >= 4).all()
+
+
+def test_law_fits_and_precondition():
+    cells = thresholds(_table())
+    fits = law_fits(cells)
+    assert fits.n_excluded == 1  # (128, 16)
+    assert fits.origin_all.n == 4 and fits.origin_pre.n == 3
+    assert fits.origin_all.slope > 0 and 0 < fits.origin_all.r2 <= 1
+    with pytest.raises(ValueError, match="at least 2 cells"):
+        law_fits(cells.iloc[:1])
+
+
+def test_figures_draw():
+    df = _table()
+    cells = thresholds(df)
+    fits = law_fits(cells)
+    for fig in (figs.plot_f1_curves(df), figs.plot_dk_star_grid(cells), figs.plot_h_star(cells),
+                figs.plot_scaling_law(cells, fits), figs.plot_heads_law(cells, fits.heads), figs.plot_diagonal(cells)):
+        assert fig.axes
+    with pytest.raises(ValueError, match="cells not in the table"):
+        figs.plot_f1_curves(df, cells=[(999, 1, 1)])
