@@ -11,6 +11,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module:function taking argv, one-line help)
+    "bench": ("rgr.bench:main", "time the paper's one-run loop against the stacked training engine"),
 }
 
 
