@@ -32,7 +32,7 @@ from torch import nn
 
 from .attention import QKWeights
 
-__all__ = ["MODEL_KINDS", "QKModel"]
+__all__ = ["MODEL_KINDS", "QKModel", "context_scores"]
 
 MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 
@@ -116,9 +116,9 @@ class QKModel(nn.Module):
 
     def head_scores(self, X_C: torch.Tensor) -> torch.Tensor:
         """Raw per-head scores (R, n, h, ell, ell) of contexts X_C (R, n, ell, d_model)."""
-        q, k = _project(X_C, self.W_Q, self.W_K, self.h)
+        q_t, k_t = _project(X_C, self.W_Q, self.W_K, self.h)
         R, n, ell = X_C.shape[:3]
-        return torch.bmm(q, k.transpose(1, 2)).view(R, n, self.h, ell, ell)
+        return torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, self.h, ell, ell)
 
     def forward(self, X_C: torch.Tensor) -> torch.Tensor:
         """Aggregated scores S (R, n, ell, ell): S[r, i, p, q] scores the pair item_p -> item_q."""
@@ -126,26 +126,46 @@ class QKModel(nn.Module):
 
     @torch.no_grad()
     def item_tables(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Queries and keys of every item, (R, m, D_K) each, from X (R, m, d_model) (for evaluation)."""
-        return torch.bmm(X, self.W_Q), torch.bmm(X, self.W_K)
+        """Per-head queries and keys of every item, (R, h, m, d_k) each, from X (R, m, d_model)."""
+        R, m, _ = X.shape
+        heads = lambda W: torch.bmm(X, W).view(R, m, self.h, self.d_k).transpose(1, 2).contiguous()
+        return heads(self.W_Q), heads(self.W_K)
 
     @torch.no_grad()
     def scores_from_tables(self, tables: tuple[torch.Tensor, torch.Tensor], items: torch.Tensor) -> torch.Tensor:
         """Aggregated scores (R, n, ell, ell) of contexts ``items`` (R, n, ell), read off :meth:`item_tables`.
 
         Equal to ``forward`` on the gathered embeddings (up to float rounding),
-        but each item is projected once rather than once per context: far
-        cheaper for the fixed validation and test sets, where n ell >> m.
+        but each item is projected once rather than once per context, and the
+        rows are gathered straight into the per-head layout: far cheaper for the
+        fixed validation and test sets, where n ell >> m.
         """
-        R, n, ell = items.shape
-        rows = torch.arange(R, device=items.device).view(R, 1, 1)
+        Q, K = tables
+        R, h, m, d_k = Q.shape
+        n, ell = items.shape[1:]
+        first_row = torch.arange(R * h, device=items.device).view(R, 1, h, 1) * m  # of (run, head) in a flat table
+        rows = (first_row + items.unsqueeze(2)).reshape(-1)  # (R, n, h, ell) flattened
+        q = Q.view(R * h * m, d_k).index_select(0, rows).view(R * n * h, ell, d_k)
+        k = K.view(R * h * m, d_k).index_select(0, rows).view(R * n * h, ell, d_k)
+        S = torch.bmm(q, k.transpose(1, 2)).view(R, n, h, ell, ell)
+        return _aggregate(S, self.aggregation, d_k)[0]
 
-        def heads(T: torch.Tensor) -> torch.Tensor:
-            y = T[rows, items].view(R, n, ell, self.h, self.d_k)  # (R, n, ell, h, d_k)
-            return y.transpose(2, 3).reshape(R * n * self.h, ell, self.d_k)  # (R*n*h, ell, d_k)
+    @torch.no_grad()
+    def pair_scores(self, X: torch.Tensor) -> torch.Tensor:
+        """Aggregated scores of every ordered item pair, (R, m, m), for "max"/"sum"/"value" models.
 
-        S = torch.bmm(heads(tables[0]), heads(tables[1]).transpose(1, 2)).view(R, n, self.h, ell, ell)
-        return _aggregate(S, self.aggregation, self.d_k)[0]
+        A context's scores are a sub-matrix of this table (:func:`context_scores`),
+        which makes evaluation on many contexts cheap when m^2 < n ell^2. Softmax
+        scores depend on the whole context, so they have no such table.
+        """
+        if self.aggregation == "softmax":
+            raise ValueError("pair_scores needs a context-free aggregation ('max', 'sum' or 'value'), not 'softmax'")
+        Q, K = self.item_tables(X)  # (R, h, m, d_k) each
+        out = torch.bmm(Q[:, 0], K[:, 0].transpose(1, 2))  # (R, m, m), head 0
+        for k in range(1, self.h):  # one head at a time keeps memory at one (R, m, m) table
+            S_k = torch.bmm(Q[:, k], K[:, k].transpose(1, 2))
+            out = torch.maximum(out, S_k, out=out) if self.aggregation == "max" else out.add_(S_k)
+        return out
 
     def predict_edges(self, S: torch.Tensor) -> torch.Tensor:
         """Edge decisions S > tau (R, n, ell, ell) bool."""
@@ -167,14 +187,19 @@ class QKModel(nn.Module):
 
 
 def _project(X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, h: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-head queries and keys, each (R*n*h, ell, d_k) contiguous, from X_C (R, n, ell, d)."""
+    """Per-head queries and keys, *transposed*: q^T, k^T (R*n*h, d_k, ell) each, from X_C (R, n, ell, d).
+
+    W^T X_C^T is computed rather than X_C W: its rows come out grouped by head,
+    so for one context per run (training) no layout copy is needed, here or in
+    the backward pass (bmm reads transposed operands in place).
+    """
     R, n, ell, d = X_C.shape
     d_k = W_Q.shape[-1] // h
-    x = X_C.reshape(R, n * ell, d)  # (R, n*ell, d_model)
+    x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
 
     def heads(W: torch.Tensor) -> torch.Tensor:
-        y = torch.bmm(x, W).view(R, n, ell, h, d_k)  # (R, n, ell, h, d_k)
-        return y.transpose(2, 3).reshape(R * n * h, ell, d_k)  # (R*n*h, ell, d_k)
+        y = torch.bmm(W.transpose(1, 2), x_t).view(R, h, d_k, n, ell)  # (R, h, d_k, n, ell)
+        return y.permute(0, 3, 1, 2, 4).reshape(R * n * h, d_k, ell)  # (R*n*h, d_k, ell); a view when n == 1
 
     return heads(W_Q), heads(W_K)
 
@@ -191,6 +216,14 @@ def _aggregate(S: torch.Tensor, agg: str, d_k: int) -> tuple[torch.Tensor, torch
     raise ValueError(f"aggregation must be 'max', 'softmax' or 'sum', got {agg!r}")
 
 
+def context_scores(table: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """Scores (R, n, ell, ell) of contexts ``items`` (R, n, ell), read off a pair table (R, m, m)."""
+    R, m, _ = table.shape
+    first = torch.arange(R, device=items.device).view(R, 1, 1, 1) * (m * m)  # offset of run r's table
+    flat = first + items.unsqueeze(-1) * m + items.unsqueeze(-2)  # (R, n, ell, ell): [r, item_p, item_q]
+    return table.reshape(-1).take(flat)
+
+
 class _AggregatedScores(torch.autograd.Function):
     """S = agg_k S_k with S_k = (X_C W_Q^k)(X_C W_K^k)^T; agg in {"max", "softmax", "sum"}."""
 
@@ -198,17 +231,17 @@ class _AggregatedScores(torch.autograd.Function):
     def forward(ctx, X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, h: int, agg: str) -> torch.Tensor:
         R, n, ell, _ = X_C.shape
         d_k = W_Q.shape[-1] // h
-        q, k = _project(X_C, W_Q, W_K, h)
-        S = torch.bmm(q, k.transpose(1, 2)).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
+        q_t, k_t = _project(X_C, W_Q, W_K, h)  # (R*n*h, d_k, ell) each
+        S = torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
         out, P = _aggregate(S, agg, d_k)
         saved = {"max": (S, out), "sum": (), "softmax": (P,)}[agg]
-        ctx.save_for_backward(X_C, W_Q, W_K, q, k, *saved)
+        ctx.save_for_backward(X_C, W_Q, W_K, q_t, k_t, *saved)
         ctx.h, ctx.agg = h, agg
         return out
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):  # g: dL/dS (R, n, ell, ell)
-        X_C, W_Q, W_K, q, k, *saved = ctx.saved_tensors
+        X_C, W_Q, W_K, q_t, k_t, *saved = ctx.saved_tensors
         h, agg = ctx.h, ctx.agg
         R, n, ell, d = X_C.shape
         d_k = W_Q.shape[-1] // h
@@ -225,10 +258,11 @@ class _AggregatedScores(torch.autograd.Function):
         dS = dS.reshape(R * n * h, ell, ell)
         x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
 
-        def weight_grad(dy: torch.Tensor) -> torch.Tensor:  # dy (R*n*h, ell, d_k) -> (R, d_model, D_K)
-            dy = dy.view(R, n, h, ell, d_k).transpose(2, 3).reshape(R, n * ell, h * d_k)
-            return torch.bmm(x_t, dy)
+        def weight_grad(dy_t: torch.Tensor) -> torch.Tensor:  # dy^T (R*n*h, d_k, ell) -> dW (R, d_model, D_K)
+            dy_t = dy_t.view(R, n, h, d_k, ell).permute(0, 2, 3, 1, 4).reshape(R, h * d_k, n * ell)  # (R, D_K, n*ell)
+            return torch.bmm(x_t, dy_t.transpose(1, 2))
 
-        dW_Q = weight_grad(torch.bmm(dS, k)) if ctx.needs_input_grad[1] else None
-        dW_K = weight_grad(torch.bmm(dS.transpose(1, 2), q)) if ctx.needs_input_grad[2] else None
+        # dq = dS k and dk = dS^T q, transposed: dq^T = k^T dS^T, dk^T = q^T dS
+        dW_Q = weight_grad(torch.bmm(k_t, dS.transpose(1, 2))) if ctx.needs_input_grad[1] else None
+        dW_K = weight_grad(torch.bmm(q_t, dS)) if ctx.needs_input_grad[2] else None
         return None, dW_Q, dW_K, None, None

@@ -53,7 +53,7 @@ from .contexts import GraphTable, graph_table, sample_stacked
 from .embeddings import gaussian_unit
 from .graphs import Graph, permutation_graph, regular_graph
 from .metrics import Counts, counts
-from .models import MODEL_KINDS, QKModel
+from .models import MODEL_KINDS, QKModel, context_scores
 from .rng import derive_seed, stream_key
 
 __all__ = [
@@ -505,44 +505,85 @@ def _eval_chunk(R: int, ell: int, h: int, D_K: int, d: int, eval_elems: int) -> 
 
 
 @torch.no_grad()
-def _evaluate(model: QKModel, X: torch.Tensor, items: torch.Tensor, labels: torch.Tensor, eval_elems: int) -> torch.Tensor | Counts:
-    """Metric ingredients over contexts (R, n, ...): Counts (logistic kinds) or (R, 2) [sse, n] ("value")."""
+def _evaluate_group(
+    model: QKModel, X: torch.Tensor, items: torch.Tensor, labels: torch.Tensor, by_pairs: bool, eval_elems: int
+) -> torch.Tensor:
+    """Per-run sums over contexts (R, n, ...): (R, 3) [tp, fp, fn], or (R, 2) [sse, count] for "value"."""
     R, n, ell = items.shape
-    step = _eval_chunk(R, ell, model.h, model.D_K, model.d_model, eval_elems)
-    tables = model.item_tables(X)  # every item projected once
+    if by_pairs:
+        table = model.pair_scores(X)  # (R, m, m)
+        score = lambda it: context_scores(table, it)
+    else:
+        tables = model.item_tables(X)  # every item projected once
+        score = lambda it: model.scores_from_tables(tables, it)
     V = torch.bmm(X, model.W_V) if model.kind == "value" else None  # (R, m, d_msg) messages
-    total: Counts | torch.Tensor | None = None
-    for a, b in _blocks(0, n, step):
-        S = model.scores_from_tables(tables, items[:, a:b])  # (R, c, ell, ell)
+    total = torch.zeros(R, 2 if V is not None else 3, dtype=torch.float64, device=X.device)
+    for a, b in _blocks(0, n, _eval_chunk(R, ell, model.h, model.D_K, model.d_model, eval_elems)):
+        S = score(items[:, a:b])  # (R, c, ell, ell)
         y = labels[:, a:b]
         if V is not None:
             V_C = _gather(V, items[:, a:b])  # (R, c, ell, d_msg)
             T = y.to(V_C.dtype) @ V_C
             valid = y.any(-1, keepdim=True)  # (R, c, ell, 1)
-            sse = ((S @ V_C - T).square() * valid).sum((1, 2, 3)).double()
-            part = torch.stack([sse, valid.sum((1, 2, 3)).double() * V_C.shape[-1]], dim=1)  # (R, 2)
+            total[:, 0] += ((S @ V_C - T).square() * valid).sum((1, 2, 3)).double()
+            total[:, 1] += valid.sum((1, 2, 3)).double() * V_C.shape[-1]
         else:
-            part = counts(model.predict_edges(S), y)
-        total = part if total is None else total + part
+            c = counts(model.predict_edges(S), y)
+            total += torch.stack([c.tp, c.fp, c.fn], dim=1)
     return total
 
 
-def _metric(model: QKModel, ev: torch.Tensor | Counts) -> list[float]:
+def _evaluate(
+    model: QKModel,
+    X: torch.Tensor,
+    ms: Sequence[int],
+    items: torch.Tensor,
+    labels: torch.Tensor,
+    eval_elems: int,
+    n_set: int,
+) -> torch.Tensor:
+    """Per-run sums over contexts, as :func:`_evaluate_group`, for runs with ``ms`` items each.
+
+    A run's scores come from a table of all its item pairs when that is the
+    cheaper way for its whole set of ``n_set`` contexts (a context-free
+    aggregation, m^2 <= n_set ell^2, and m^2 <= 32 eval_elems), else from
+    per-item queries and keys gathered per context. The choice depends on the
+    run alone, never on the stack it is in.
+    """
+    R, n, ell = items.shape
+    pairs = [model.aggregation != "softmax" and m * m <= min(n_set * ell * ell, 32 * eval_elems) for m in ms]
+    groups: list[tuple[list[int], bool]] = [([i for i in range(R) if not pairs[i]], False)]
+    by_pairs = [i for i in range(R) if pairs[i]]
+    per = max(1, 32 * eval_elems // max([ms[i] ** 2 for i in by_pairs], default=1))  # runs per pair-table group
+    groups += [(by_pairs[j : j + per], True) for j in range(0, len(by_pairs), per)]
+    out = torch.zeros(R, 2 if model.kind == "value" else 3, dtype=torch.float64, device=X.device)
+    for idx, use_pairs in groups:
+        if not idx:
+            continue
+        m = max(ms[i] for i in idx)
+        sub = model if len(idx) == R else model.select(torch.tensor(idx, device=X.device))
+        rows = torch.tensor(idx, device=X.device)
+        out[rows] = _evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
+    return out
+
+
+def _metric(model: QKModel, ev: torch.Tensor) -> list[float]:
     if model.kind == "value":
         return (ev[:, 0] / ev[:, 1].clamp_min(1)).tolist()
-    return ev.f1.tolist()
+    return Counts(ev[:, 0], ev[:, 1], ev[:, 2]).f1.tolist()
 
 
-def _test(st: _Stack, keep: list[int], eval_elems: int, keep_weights: bool, reasons: dict[int, str]) -> list[tuple[int, RunResult]]:
+def _test(
+    st: _Stack, keep: list[int], block_elems: int, eval_elems: int, keep_weights: bool, reasons: dict[int, str]
+) -> list[tuple[int, RunResult]]:
     """Evaluate runs ``keep`` of the stack on their test contexts and build their results."""
     sub = st.select(keep) if len(keep) < st.R else st
     c0, R, dev = sub.cfgs[0], sub.R, sub.X.device
     keys = _keys(sub.cfgs, "test", dev)
     total = None
-    chunk = _eval_chunk(R, c0.ell, c0.h, c0.D_K, c0.d_model, eval_elems)
-    for a, b in _blocks(0, c0.n_test, chunk):
+    for a, b in _blocks(0, c0.n_test, max(1, block_elems // (4 * R * c0.ell * c0.ell))):  # a block of contexts at a time
         batch = sample_stacked(sub.table, keys, torch.arange(a, b, device=dev).expand(R, -1), c0.ell, c0.rho)
-        part = _evaluate(sub.model, sub.X, batch.items, batch.labels, eval_elems)
+        part = _evaluate(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems, c0.n_test)
         total = part if total is None else total + part
     w = sub.model.weights()
     out = []
@@ -552,11 +593,12 @@ def _test(st: _Stack, keep: list[int], eval_elems: int, keep_weights: bool, reas
         if cfg.model == "value":
             res = RunResult(**common, test_mse=float(total[j, 0] / total[j, 1].clamp_min(1)))
         else:
+            c = Counts(total[j : j + 1, 0], total[j : j + 1, 1], total[j : j + 1, 2])
             res = RunResult(
                 **common,
-                test_f1=float(total.f1[j]),
-                test_precision=float(total.precision[j]),
-                test_recall=float(total.recall[j]),
+                test_f1=float(c.f1),
+                test_precision=float(c.precision),
+                test_recall=float(c.recall),
                 tau=float(w.tau[j]),
             )
         if keep_weights:
@@ -573,7 +615,8 @@ def _check(st: _Stack, due: list[int], eval_elems: int) -> dict[int, str]:
     stops: dict[int, str] = {}
     if due:
         sub = st.select(due) if len(due) < st.R else st
-        values = _metric(st.model, _evaluate(sub.model, sub.X, sub.val_items, sub.val_labels, eval_elems))
+        ev = _evaluate(sub.model, sub.X, [c.m for c in sub.cfgs], sub.val_items, sub.val_labels, eval_elems, sub.cfgs[0].n_val)
+        values = _metric(st.model, ev)
         for i, v in zip(due, values):
             cfg, tr = st.cfgs[i], st.tracks[i]
             tr.curve.append((st.step, v))
@@ -617,7 +660,7 @@ def _fit(
                 _sync(st.X.device)
                 timings["train"] += time.perf_counter() - clock
                 clock = time.perf_counter()
-                results += _test(st, sorted(stops), eval_elems, keep_weights, stops)
+                results += _test(st, sorted(stops), block_elems, eval_elems, keep_weights, stops)
                 _sync(st.X.device)
                 timings["test"] += time.perf_counter() - clock
                 clock = time.perf_counter()
@@ -640,7 +683,7 @@ def train(
     keep_weights: bool = False,
     max_stack: int | None = None,
     block_elems: int = 1 << 24,
-    eval_elems: int = 1 << 24,
+    eval_elems: int = 1 << 19,
     timings: dict[str, float] | None = None,
 ) -> list[RunResult]:
     """Train every run of ``configs`` by protocol E1/E4/E5/E6, stacking whatever can stack.

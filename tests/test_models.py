@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rgr.attention import QKWeights, scores
-from rgr.models import MODEL_KINDS, QKModel, _AggregatedScores
+from rgr.models import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
 
 KINDS = ("max", "softmax", "sum")
 
@@ -90,6 +90,22 @@ def test_scores_from_tables_equal_forward(kind):
     items = torch.stack([torch.randperm(9)[:4] for _ in range(6)]).view(3, 2, 4)
     X_C = X[torch.arange(3).view(3, 1, 1), items]
     torch.testing.assert_close(model.scores_from_tables(model.item_tables(X), items), model(X_C).detach())
+
+
+@pytest.mark.parametrize("kind", ("max", "sum", "value"))
+def test_pair_scores_hold_every_context(kind):
+    model = _model(kind)
+    X = torch.randn(3, 9, 5, dtype=torch.float64)
+    items = torch.stack([torch.randperm(9)[:4] for _ in range(6)]).view(3, 2, 4)
+    X_C = X[torch.arange(3).view(3, 1, 1), items]
+    table = model.pair_scores(X)
+    assert table.shape == (3, 9, 9)
+    torch.testing.assert_close(context_scores(table, items), model(X_C).detach())
+
+
+def test_pair_scores_reject_softmax():
+    with pytest.raises(ValueError, match="softmax"):
+        _model("softmax").pair_scores(torch.zeros(3, 4, 5, dtype=torch.float64))
 
 
 def test_weights_round_trip_and_select():

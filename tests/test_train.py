@@ -43,6 +43,7 @@ def _group(model: str) -> list[RunConfig]:
         RunConfig(m=16, seed=1, model=model, max_steps=400, **TINY),
         RunConfig(m=20, seed=2, model=model, max_steps=60, **TINY),  # cutoff between checks
         RunConfig(m=24, seed=7, model=model, graph="regular", r=2, max_steps=130, **TINY),
+        RunConfig(m=80, seed=4, model=model, max_steps=100, **TINY),  # m^2 > n_val ell^2: no pair table
     ]
 
 
@@ -204,7 +205,7 @@ def test_value_channel_stacked_equals_alone():
 
 
 def test_results_do_not_depend_on_block_size_or_order():
-    cfgs = _group("max")[:3]
+    cfgs = _group("max")[:3] + _group("max")[4:]
     a = train(cfgs, progress=False, keep_weights=True)
     b = train(cfgs[::-1], progress=False, keep_weights=True, block_elems=1, eval_elems=1)[::-1]
     for x, y in zip(a, b):
