@@ -23,6 +23,14 @@ Parameter layout (heads side by side, as in a fused ``c_attn``):
 :meth:`QKModel.weights` gives the same numbers as :class:`rgr.attention.QKWeights`
 ((R, h, d_model, d_k) per-head maps), so learned and constructed weights are
 scored by one code path when needed.
+
+Speed (it decides how many runs a sweep can afford): ``forward`` is one
+autograd Function whose backward is written out (the same math as autograd of
+:func:`rgr.attention.scores`, which the tests check), and evaluation on fixed
+context sets reads scores off per-item tables (:meth:`QKModel.item_tables`,
+:meth:`QKModel.scores_from_tables`) or off a table of all item pairs
+(:meth:`QKModel.pair_scores`, :func:`context_scores`) instead of projecting
+every item once per context.
 """
 
 from __future__ import annotations

@@ -372,7 +372,12 @@ def _keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch
     return torch.tensor([stream_key(c.seed, stream) for c in cfgs], dtype=torch.long, device=device)
 
 
-def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device) -> _Stack:
+def _context_blocks(R: int, ell: int, n: int, block_elems: int) -> Iterator[tuple[int, int]]:
+    """Blocks of context indices 0..n-1 small enough to sample for R runs at once."""
+    return _blocks(0, n, max(1, block_elems // (4 * R * ell * ell)))
+
+
+def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, block_elems: int) -> _Stack:
     c0 = cfgs[0]
     dt = DTYPES[c0.dtype]
     tasks = [build_task(c) for c in cfgs]
@@ -392,9 +397,11 @@ def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device) ->
     )
     table = graph_table([g for g, _ in tasks], device)
     R = len(cfgs)
-    val = sample_stacked(
-        table, _keys(cfgs, "val", device), torch.arange(c0.n_val, device=device).expand(R, -1), c0.ell, c0.rho
-    )
+    keys = _keys(cfgs, "val", device)
+    val = [
+        sample_stacked(table, keys, torch.arange(a, b, device=device).expand(R, -1), c0.ell, c0.rho)
+        for a, b in _context_blocks(R, c0.ell, c0.n_val, block_elems)
+    ]
     return _Stack(
         cfgs=list(cfgs),
         ids=list(ids),
@@ -404,8 +411,8 @@ def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device) ->
         X=X.to(device),
         table=table,
         train_keys=_keys(cfgs, "train", device),
-        val_items=val.items,
-        val_labels=val.labels,
+        val_items=torch.cat([v.items for v in val], dim=1),  # (R, n_val, ell)
+        val_labels=torch.cat([v.labels for v in val], dim=1),  # (R, n_val, ell, ell)
         alpha=torch.tensor([c.alpha for c in cfgs], dtype=dt, device=device).view(R, 1, 1),
         adaptive=torch.tensor([c.adaptive_posweight for c in cfgs], device=device).view(R, 1, 1),
     )
@@ -581,7 +588,7 @@ def _test(
     c0, R, dev = sub.cfgs[0], sub.R, sub.X.device
     keys = _keys(sub.cfgs, "test", dev)
     total = None
-    for a, b in _blocks(0, c0.n_test, max(1, block_elems // (4 * R * c0.ell * c0.ell))):  # a block of contexts at a time
+    for a, b in _context_blocks(R, c0.ell, c0.n_test, block_elems):
         batch = sample_stacked(sub.table, keys, torch.arange(a, b, device=dev).expand(R, -1), c0.ell, c0.rho)
         part = _evaluate(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems, c0.n_test)
         total = part if total is None else total + part
@@ -708,7 +715,7 @@ def train(
     out: list[RunResult | None] = [None] * len(configs)
     for group in stack_groups(configs, max_stack):
         t = time.perf_counter()
-        st = _build_stack([configs[i] for i in group], group, dev)
+        st = _build_stack([configs[i] for i in group], group, dev, block_elems)
         _sync(dev)
         clock["setup"] += time.perf_counter() - t
         for i, res in _fit(st, keep_weights, progress, block_elems, eval_elems, clock):
