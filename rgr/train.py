@@ -65,6 +65,10 @@ __all__ = [
     "build_task",
     "init_weights",
     "stack_groups",
+    "logistic_coefficients",
+    "logistic_loss",
+    "value_targets",
+    "value_loss",
     "train",
     "train_run",
 ]
