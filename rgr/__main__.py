@@ -11,6 +11,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module:function taking argv, one-line help)
+    "bench": ("rgr.bench:main", "time the paper's one-run loop against the stacked training engine"),
     "sweep": ("rgr.sweeps:main", "run an experiment's grid, resumably, into data/ (--list to see them)"),
     "schema": ("rgr.schema_doc:main", "write data/SCHEMA.md from the tables' schemas (--check to compare)"),
 }

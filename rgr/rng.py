@@ -20,7 +20,7 @@ __all__ = ["STREAMS", "stream_key", "uniform", "randint", "derive_seed"]
 
 # Independent streams of one run: training contexts, validation, test, and
 # whatever else a later module needs (they are just distinct integers).
-STREAMS: dict[str, int] = {"train": 1, "val": 2, "test": 3, "graph": 4, "embed": 5, "init": 6}
+STREAMS: dict[str, int] = {"train": 1, "val": 2, "test": 3, "graph": 4, "embed": 5, "init": 6, "value": 7}
 
 _MASK64 = (1 << 64) - 1
 _C1 = 0xBF58476D1CE4E5B9

@@ -1,0 +1,151 @@
+"""rgr.models: the stacked key–query models against rgr.attention, and their hand-written backward."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rgr.attention import QKWeights, scores
+from rgr.models import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
+
+KINDS = ("max", "softmax", "sum")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _model(kind: str, R: int = 3, d: int = 5, h: int = 3, d_k: int = 2, seed: int = 0) -> QKModel:
+    g = torch.Generator().manual_seed(seed)
+    W = lambda: torch.randn(R, d, h * d_k, generator=g, dtype=torch.float64)
+    W_V = torch.randn(R, d, 4, generator=g, dtype=torch.float64) if kind == "value" else None
+    return QKModel(W(), W(), torch.randn(R, generator=g, dtype=torch.float64), h, kind, W_V)
+
+
+def _contexts(R: int = 3, n: int = 2, ell: int = 4, d: int = 5, seed: int = 1) -> torch.Tensor:
+    return torch.randn(R, n, ell, d, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_forward_matches_attention_scores(kind):
+    model, X_C = _model(kind), _contexts()
+    ref = scores(X_C, model.weights(), kind)
+    torch.testing.assert_close(model(X_C), ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(model.head_scores(X_C).amax(2), scores(X_C, model.weights(), "max"))
+
+
+def test_value_model_scores_by_max():
+    model, X_C = _model("value"), _contexts()
+    torch.testing.assert_close(model(X_C), scores(X_C, model.weights(), "max"))
+    V = model.messages(X_C)
+    assert V.shape == (3, 2, 4, 4)
+    torch.testing.assert_close(V, torch.einsum("rnld,rdm->rnlm", X_C, model.W_V))
+    assert not model.tau.requires_grad and model.W_V is not None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_backward_matches_autograd_of_reference(kind):
+    model, X_C = _model(kind), _contexts()
+    G = torch.randn(3, 2, 4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    (model(X_C) * G).sum().backward()
+    W_Q = model.W_Q.detach().clone().requires_grad_()
+    W_K = model.W_K.detach().clone().requires_grad_()
+    split = lambda W: W.view(3, 5, 3, 2).permute(0, 2, 1, 3)  # (R, h, d_model, d_k)
+    (scores(X_C, QKWeights(split(W_Q), split(W_K), model.tau.detach()), kind) * G).sum().backward()
+    torch.testing.assert_close(model.W_Q.grad, W_Q.grad, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(model.W_K.grad, W_K.grad, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gradcheck(kind):
+    model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
+    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind)
+    assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_runs_do_not_mix(kind):
+    """Changing run 1's contexts changes neither run 0's scores nor its gradient."""
+    X_C = _contexts()
+    grads = []
+    for shift in (0.0, 3.0):
+        model = _model(kind)
+        X = X_C.clone()
+        X[1] += shift
+        S = model(X)
+        S.square().sum().backward()
+        grads.append((S[0].detach(), model.W_Q.grad[0].clone(), model.W_K.grad[0].clone()))
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind", (*KINDS, "value"))
+def test_scores_from_tables_equal_forward(kind):
+    model = _model(kind)
+    X = torch.randn(3, 9, 5, dtype=torch.float64)
+    items = torch.stack([torch.randperm(9)[:4] for _ in range(6)]).view(3, 2, 4)
+    X_C = X[torch.arange(3).view(3, 1, 1), items]
+    torch.testing.assert_close(model.scores_from_tables(model.item_tables(X), items), model(X_C).detach())
+
+
+@pytest.mark.parametrize("kind", ("max", "sum", "value"))
+def test_pair_scores_hold_every_context(kind):
+    model = _model(kind)
+    X = torch.randn(3, 9, 5, dtype=torch.float64)
+    items = torch.stack([torch.randperm(9)[:4] for _ in range(6)]).view(3, 2, 4)
+    X_C = X[torch.arange(3).view(3, 1, 1), items]
+    table = model.pair_scores(X)
+    assert table.shape == (3, 9, 9)
+    torch.testing.assert_close(context_scores(table, items), model(X_C).detach())
+
+
+def test_pair_scores_reject_softmax():
+    with pytest.raises(ValueError, match="softmax"):
+        _model("softmax").pair_scores(torch.zeros(3, 4, 5, dtype=torch.float64))
+
+
+def test_weights_round_trip_and_select():
+    model = _model("softmax")
+    again = QKModel.from_weights(model.weights(), "softmax")
+    torch.testing.assert_close(again.W_Q, model.W_Q)
+    torch.testing.assert_close(again.W_K, model.W_K)
+    w = model.weights()
+    assert (w.h, w.d_k, w.D_K) == (3, 2, 6) and w.W_Q.shape == (3, 3, 5, 2)
+    # head k of the per-head view is columns k*d_k .. (k+1)*d_k - 1 of the fused map
+    torch.testing.assert_close(w.W_Q[:, 1], model.W_Q.detach()[:, :, 2:4])
+    sub = model.select(torch.tensor([2, 0]))
+    assert sub.R == 2
+    torch.testing.assert_close(sub.W_K, model.W_K.detach()[[2, 0]])
+    X_C = _contexts()
+    torch.testing.assert_close(sub(X_C[[2, 0]]), model(X_C)[[2, 0]])
+
+
+def test_predict_edges_uses_each_runs_tau():
+    model = _model("max")
+    S = torch.zeros(3, 1, 2, 2, dtype=torch.float64)
+    with torch.no_grad():
+        model.tau.copy_(torch.tensor([-1.0, 1.0, -1.0]))
+    assert model.predict_edges(S)[:, 0, 0, 0].tolist() == [True, False, True]
+
+
+def test_bad_arguments():
+    W = torch.zeros(2, 4, 6)
+    with pytest.raises(ValueError, match="kind"):
+        QKModel(W, W, torch.zeros(2), 2, "mean")
+    with pytest.raises(ValueError, match="h must"):
+        QKModel(W, W, torch.zeros(2), 4, "max")
+    with pytest.raises(ValueError, match="tau"):
+        QKModel(W, W, torch.zeros(3), 2, "max")
+    with pytest.raises(ValueError, match="W_Q and W_K"):
+        QKModel(W, torch.zeros(2, 4, 5), torch.zeros(2), 1, "max")
+    with pytest.raises(ValueError, match="W_V"):
+        QKModel(W, W, torch.zeros(2), 2, "value")
+    with pytest.raises(ValueError, match="W_V"):
+        QKModel(W, W, torch.zeros(2), 2, "max", torch.zeros(2, 4, 4))
+    with pytest.raises(ValueError, match="messages"):
+        QKModel(W, W, torch.zeros(2), 2, "max").messages(torch.zeros(2, 1, 3, 4))
+    assert MODEL_KINDS == ("max", "softmax", "sum", "value")

@@ -1,0 +1,233 @@
+"""rgr.train: run configs, the losses, and the core promise — a stacked run equals the run alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from rgr.train import (
+    RunConfig,
+    RunResult,
+    init_weights,
+    logistic_coefficients,
+    logistic_loss,
+    resolve_device,
+    stack_groups,
+    step_cutoff,
+    train,
+    train_run,
+    value_targets,
+)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
+TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
+
+
+def _group(model: str) -> list[RunConfig]:
+    """Runs with the same shapes but different m, graphs, seeds and cutoffs: some converge, some hit the cutoff."""
+    return [
+        RunConfig(m=16, seed=0, model=model, max_steps=400, **TINY),
+        RunConfig(m=16, seed=1, model=model, max_steps=400, **TINY),
+        RunConfig(m=20, seed=2, model=model, max_steps=60, **TINY),  # cutoff between checks
+        RunConfig(m=24, seed=7, model=model, graph="regular", r=2, max_steps=130, **TINY),
+        RunConfig(m=80, seed=4, model=model, max_steps=100, **TINY),  # m^2 > n_val ell^2: no pair table
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# configuration
+
+
+def test_config_defaults_and_resolution():
+    c = RunConfig(m=256, d_model=32, h=8, d_k=16)
+    assert c.D_K == 128
+    assert c.init_std == pytest.approx(32**-0.5)
+    assert c.d_msg == 32
+    assert (c.ell, c.rho, c.alpha, c.lr, c.check_every, c.patience, c.f1_stop) == (16, 0.5, 10.0, 1e-3, 500, 5, 0.995)
+    assert (c.n_val, c.n_test, c.max_steps, c.model, c.graph) == (500, 2000, 20_000, "max", "permutation")
+    assert c.metric == "f1" and not c.adaptive_posweight
+    assert RunConfig(m=64, d_model=16, h=1, d_k=1, graph="regular", r=2).adaptive_posweight
+    assert RunConfig(m=64, d_model=16, h=1, d_k=1, model="value").metric == "mse"
+
+
+def test_key_is_stable_and_sensitive():
+    c = RunConfig(m=256, d_model=32, h=8, d_k=16, seed=3)
+    assert c.key() == RunConfig(m=256, d_model=32, h=8, d_k=16, seed=3, init_std=32**-0.5, d_msg=32).key()
+    assert c.key() == "77e05b1bcd6e70a6"  # changes only when the config's meaning changes
+    assert len({c.key(), c.replace(seed=4).key(), c.replace(lr=2e-3).key(), c.replace(model="softmax").key()}) == 4
+    assert c.replace(seed=4).seed == 4 and c.seed == 3
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("m", 1), ("m", 2.5), ("d_model", 0), ("h", 0), ("d_k", 0), ("seed", -1), ("model", "mean"),
+        ("graph", "tree"), ("r", 2), ("ell", 1), ("ell", 300), ("rho", 1.5), ("max_steps", 0), ("alpha", 0.0),
+        ("lr", -1.0), ("check_every", 0), ("patience", 0), ("f1_stop", 1.1), ("mse_tol", 1.0), ("n_val", 0),
+        ("n_test", 0), ("init_std", 0.0), ("d_msg", 0), ("dtype", "float16"), ("h", True), ("lr", math.nan),
+    ],
+)  # fmt: skip
+def test_bad_fields_are_named(field, value):
+    with pytest.raises(ValueError, match=field):
+        RunConfig(**{"m": 256, "d_model": 32, "h": 8, "d_k": 16, field: value})
+
+
+def test_cross_field_rules():
+    with pytest.raises(ValueError, match="r must"):
+        RunConfig(m=8, d_model=4, h=1, d_k=1, ell=4, graph="regular", r=8)
+    with pytest.raises(ValueError, match="graph must"):
+        RunConfig(m=64, d_model=16, h=1, d_k=1, graph="regular", r=2, model="value")
+
+
+def test_step_cutoffs():
+    assert step_cutoff(64, 16) == 20_000 and step_cutoff(256, 16) == 30_000
+    assert step_cutoff(512, 16) == 80_000 and step_cutoff(4096, 512) == 200_000
+    assert step_cutoff(1024, 32) >= 80_000
+
+
+def test_resolve_device():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="device"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            resolve_device("cuda")
+
+
+def test_stack_groups():
+    a = RunConfig(m=16, d_model=8, h=2, d_k=2, ell=8)
+    cfgs = [a, a.replace(seed=1, m=32), a.replace(model="softmax"), a.replace(seed=2, graph="regular", r=2), a.replace(d_k=4)]
+    assert stack_groups(cfgs) == [[0, 1, 3], [2], [4]]
+    assert stack_groups(cfgs, max_stack=2) == [[0, 1], [3], [2], [4]]
+
+
+def test_init_is_per_run_and_scaled():
+    c = RunConfig(m=64, d_model=64, h=8, d_k=64, seed=5)
+    w = init_weights(c)
+    assert w["W_Q"].shape == (64, 512) and w["tau"].item() == 0.0
+    assert w["W_Q"].std().item() == pytest.approx(c.init_std, rel=0.05)
+    torch.testing.assert_close(w["W_Q"], init_weights(c)["W_Q"], rtol=0, atol=0)
+    assert not torch.equal(w["W_Q"], init_weights(c.replace(seed=6))["W_Q"])
+    assert not torch.equal(w["W_Q"], w["W_K"])
+    v = init_weights(c.replace(model="value", d_msg=16))
+    assert v["W_V"].shape == (64, 16)
+
+
+# ---------------------------------------------------------------------------------------
+# losses
+
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_logistic_loss_equals_protocol_formula(adaptive):
+    g = torch.Generator().manual_seed(0)
+    R, ell = 3, 6
+    labels = torch.rand(R, 1, ell, ell, generator=g) < 0.15
+    labels[1] = False  # a context without positives
+    S = torch.randn(R, ell, ell, generator=g, dtype=torch.float64, requires_grad=True)
+    tau = torch.randn(R, generator=g, dtype=torch.float64, requires_grad=True)
+    alpha = torch.full((R, 1, 1), 10.0, dtype=torch.float64)
+    a, b = logistic_coefficients(labels, torch.full((R, 1, 1), adaptive), torch.float64)
+    loss = logistic_loss(S, tau, alpha, a[:, 0], b[:, 0])
+    grads = torch.autograd.grad(loss, (S, tau))
+
+    y = labels[:, 0].double()
+    pos = y.sum((1, 2), keepdim=True)
+    pw = torch.where(pos > 0, (ell * ell - pos) / pos.clamp_min(1), 1.0) if adaptive else ell - 1
+    z = alpha * (S - tau.view(R, 1, 1))
+    ref = ((pw * y * F.softplus(-z) + (1 - y) * F.softplus(z)).sum((1, 2)) / ell**2).sum()
+    torch.testing.assert_close(loss, ref)
+    for g1, g2 in zip(grads, torch.autograd.grad(ref, (S, tau))):
+        torch.testing.assert_close(g1, g2)
+
+
+def test_value_targets():
+    V_C = torch.arange(12.0).view(1, 1, 3, 4)  # messages of 3 positions
+    labels = torch.tensor([[[[False, True, False], [False, False, False], [True, False, False]]]])
+    T, w = value_targets(labels, V_C)
+    torch.testing.assert_close(T[0, 0, 0], V_C[0, 0, 1])
+    torch.testing.assert_close(T[0, 0, 2], V_C[0, 0, 0])
+    assert w.view(-1).tolist() == [1 / 8, 0.0, 1 / 8]  # 2 valid positions x d_msg 4
+
+
+# ---------------------------------------------------------------------------------------
+# training
+
+
+def _assert_same(a: RunResult, b: RunResult) -> None:
+    assert (a.config, a.steps, a.stop_reason) == (b.config, b.steps, b.stop_reason)
+    assert [s for s, _ in a.val_curve] == [s for s, _ in b.val_curve]
+    torch.testing.assert_close([v for _, v in a.val_curve], [v for _, v in b.val_curve], rtol=0, atol=1e-9)
+    for name in ("test_f1", "test_precision", "test_recall", "test_mse", "tau"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x == pytest.approx(y, abs=1e-9)
+    assert a.weights.keys() == b.weights.keys()
+    for k in a.weights:
+        torch.testing.assert_close(a.weights[k], b.weights[k], rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("model", ["max", "softmax"])
+def test_stacked_equals_alone(model):
+    cfgs = _group(model)
+    stacked = train(cfgs, progress=False, keep_weights=True)
+    reasons = [r.stop_reason for r in stacked]
+    assert "converged" in reasons and "cutoff" in reasons  # both kinds of stop are exercised
+    assert len({r.steps for r in stacked}) >= 3  # runs leave the stack at different steps
+    assert stacked[2].steps == 60 and stacked[2].val_curve[-1][0] == 60  # a cutoff between checks is checked
+    for cfg, res in zip(cfgs, stacked):
+        _assert_same(res, train_run(cfg, progress=False, keep_weights=True))
+
+
+def test_value_channel_stacked_equals_alone():
+    cfgs = [RunConfig(m=m, seed=s, model="value", max_steps=150, **TINY) for m, s in ((16, 0), (24, 1))]
+    cfgs[1] = cfgs[1].replace(mse_tol=0.5, max_steps=400)  # a loose tolerance: stops on a plateau early
+    stacked = train(cfgs, progress=False, keep_weights=True)
+    assert stacked[1].stop_reason == "converged" and stacked[0].stop_reason == "cutoff"
+    assert stacked[0].test_mse > 0 and stacked[0].test_f1 is None and stacked[0].tau is None
+    assert stacked[0].val_curve[-1][1] < stacked[0].val_curve[0][1]  # it learns
+    for cfg, res in zip(cfgs, stacked):
+        _assert_same(res, train_run(cfg, progress=False, keep_weights=True))
+
+
+def test_results_do_not_depend_on_block_size_or_order():
+    cfgs = _group("max")[:3] + _group("max")[4:]
+    a = train(cfgs, progress=False, keep_weights=True)
+    b = train(cfgs[::-1], progress=False, keep_weights=True, block_elems=1, eval_elems=1)[::-1]
+    for x, y in zip(a, b):
+        _assert_same(x, y)
+
+
+def test_float32_learns_and_repeats_exactly():
+    cfg = RunConfig(m=16, seed=3, max_steps=300, **{**TINY, "dtype": "float32"})
+    r1, r2 = train_run(cfg, progress=True), train_run(cfg, progress=False)
+    assert r1 == r2  # same seed, same numbers, on the CPU
+    assert r1.test_f1 > 0.9 and r1.stop_reason == "converged"
+    row = r1.row()
+    assert row["key"] == cfg.key() and row["D_K"] == 32 and row["steps"] == r1.steps
+    assert row["val_curve"][-1] == list(r1.val_curve[-1]) and "weights" not in row
+    assert {f.name for f in dataclasses.fields(RunConfig)} <= set(row)
+
+
+def test_timings_and_bad_arguments():
+    timings: dict[str, float] = {}
+    train([RunConfig(m=16, max_steps=10, **TINY)], progress=False, timings=timings)
+    assert set(timings) == {"setup", "train", "test"} and all(v >= 0 for v in timings.values())
+    with pytest.raises(ValueError, match="RunConfig"):
+        train([dict(m=16)], progress=False)
+    with pytest.raises(ValueError, match="max_stack"):
+        train([RunConfig(m=16, **TINY)], progress=False, max_stack=0)
