@@ -143,8 +143,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "base", "E1, E2", "base grid: m in {64..512} x d_model in {16, 32, 64}, max over heads", "max", "permutation",
             {
                 "paper": Grid(BASE_CELLS, HEADS_ALL, tuple(range(10))),
-                "book": Grid(BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024,
-                             refine_rounds=2, step_scale=0.5),
+                "book": Grid(BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=2),
                 "smoke": _smoke((Cell(16, 8), Cell(32, 8))),
             },
         ),
@@ -170,8 +169,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "regular", "E4", "directed r-regular graphs, m = 128, d_model = 32, r in {1..32}", "max", "regular",
             {
                 "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10))),
-                "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
-                             refine_rounds=2, step_scale=0.5),
+                "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096, refine_rounds=2),
                 "smoke": _smoke((Cell(16, 8, 1), Cell(16, 8, 2))),
             },
         ),

@@ -1,0 +1,80 @@
+"""What every data chapter does first: load its tables and say where they came from.
+
+:func:`load_experiment` reads one experiment's rows of a preset from data/.
+When the table (or that preset's rows) is missing it says how to produce it
+and runs the ``smoke`` preset into a temporary folder instead, so the chapter
+still executes end to end — clearly labelled as smoke data. A table that is
+present but corrupt is an error, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import Markdown
+
+from .store import TableError
+from .sweeps import load_results, run_sweep, table_path
+
+__all__ = ["ExperimentData", "load_experiment", "provenance_note", "reproduce_note"]
+
+
+@dataclass(frozen=True)
+class ExperimentData:
+    """One experiment's rows as a chapter uses them, and how they were obtained."""
+
+    name: str
+    preset: str  # the preset the rows belong to (``smoke`` after a fallback)
+    runs: pd.DataFrame
+    fallback_reason: str | None = None  # why the smoke preset stands in, if it does
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.fallback_reason is not None
+
+
+def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: Path | None = None) -> ExperimentData:
+    """Rows of ``preset`` from data/<name>.csv; the smoke preset, run now, when they are missing."""
+    try:
+        df = load_results(name, preset, root=root)
+        if len(df):
+            return ExperimentData(name, preset, df)
+        reason = f"{table_path(name, root=root).name} has no rows of preset {preset!r}"
+    except TableError as e:
+        if table_path(name, root=root).is_file():
+            raise  # present but unreadable: never plot half a table
+        reason = str(e)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_sweep(name, "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
+        df = load_results(name, "smoke", root=Path(tmp))
+    return ExperimentData(name, "smoke", df, reason)
+
+
+def provenance_note(data: ExperimentData) -> Markdown:
+    """A visible note: which preset, device, code version and dates produced the rows."""
+    df = data.runs
+    devices = ", ".join(sorted(df["device_name"].unique()))
+    commits = ", ".join(sorted(df["git_commit"].unique()))
+    dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
+    lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}` on {devices}; "
+             f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at commit {commits}; {dates}."]
+    if data.is_fallback:
+        lines.append(f"\n\n> **Smoke data, not results.** {data.fallback_reason}. The runs above were made just now "
+                     f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "
+                     f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
+    elif data.preset == "book":
+        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs (fewer seeds, heads and largest points "
+                     f"than the paper, and shorter step cutoffs) so that a 2-core CPU finishes them. The paper-scale "
+                     f"protocol is `python -m rgr sweep {data.name} --preset paper --device cuda`.")
+    return Markdown("".join(lines))
+
+
+def reproduce_note(experiments: list[str], notebook: str) -> Markdown:
+    """The exact commands that regenerate a chapter's data at paper scale, then the chapter."""
+    cmds = "\n".join(f"python -m rgr sweep {e} --preset paper --device cuda" for e in experiments)
+    return Markdown(
+        f"```bash\n{cmds}\npapermill book/{notebook} /tmp/{notebook} -p preset paper\n```"
+    )
