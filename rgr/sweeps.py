@@ -29,6 +29,14 @@ continues exactly where an interrupted sweep stopped.
 The runner trains pending runs in stacks (see :func:`rgr.train.train`), writes
 each finished stack's rows atomically to data/<experiment>.csv (or a shard
 file), and skips every run whose ``run_key`` is already in the table.
+
+Where the stacks train is the runner's :class:`Executor`: :class:`LocalExecutor`
+(the default: one after the other, in this process) or
+:class:`rgr.cluster.DaskExecutor` (a Dask cluster: a local one, or many GPU
+machines, e.g. on Slurm through dask-jobqueue). Either way a stack's rows come
+back to this process, which writes them as each stack finishes and plans the
+refinement rounds; a stack that fails is reported with its configs
+(:class:`SweepError`) after the others have been written.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 import pandas as pd
 import torch
@@ -62,6 +70,12 @@ __all__ = [
     "table_path",
     "run_sweep",
     "merge_shards",
+    "Stack",
+    "train_stack",
+    "Executor",
+    "LocalExecutor",
+    "Failure",
+    "SweepError",
 ]
 
 F1_PASS = 0.99
@@ -392,6 +406,95 @@ def merge_shards(exp: Experiment | str, root: Path | None = None) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class Stack:
+    """The unit of work an executor trains: runs of one experiment's preset with one stack key."""
+
+    experiment: str
+    preset: str
+    configs: tuple[RunConfig, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        """The run_key of each config (the table's row keys)."""
+        return [run_key(c, self.preset) for c in self.configs]
+
+
+def train_stack(stack: Stack, device: str | torch.device = "auto") -> list[dict]:
+    """Train one stack where this is called (this process, or a Dask worker) and return its table rows.
+
+    The device is resolved here (``"auto"``: this machine's GPU when it has one),
+    and the rows' provenance names it.
+    """
+    exp = get_experiment(stack.experiment)
+    dev = resolve_device(device)
+    t0 = time.perf_counter()
+    results = train(list(stack.configs), device=dev, progress=False)
+    wall = time.perf_counter() - t0
+    return _rows(results, stack.keys, exp, stack.preset, provenance(stack.preset, dev), wall)
+
+
+class Executor(Protocol):
+    """Where a sweep's stacks train. :func:`run_sweep` writes the rows it yields."""
+
+    def describe(self) -> str:
+        """Where the runs train, for the log (e.g. ``cpu``, ``a Dask cluster at tcp://...``)."""
+        ...
+
+    def map_stacks(self, stacks: Sequence[Stack]) -> Iterator[tuple[Stack, list[dict] | BaseException]]:
+        """Train ``stacks``; yield each with its rows (or the error that stopped it) as it finishes."""
+        ...
+
+
+class LocalExecutor:
+    """Train the stacks one after the other in this process, on ``device``."""
+
+    def __init__(self, device: str | torch.device = "auto") -> None:
+        self.device = resolve_device(device)
+
+    def describe(self) -> str:
+        return str(self.device)
+
+    def map_stacks(self, stacks: Sequence[Stack]) -> Iterator[tuple[Stack, list[dict] | BaseException]]:
+        for stack in stacks:
+            try:
+                rows = train_stack(stack, self.device)
+            except Exception as e:  # reported with the stack's configs; the sweep goes on
+                yield stack, e
+            else:
+                yield stack, rows
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A run that could not be trained, and why."""
+
+    config: RunConfig
+    run_key: str
+    error: str
+
+
+class SweepError(RuntimeError):
+    """Some runs failed; every other finished run is in the table. ``failures`` lists them."""
+
+    def __init__(self, name: str, preset: str, failures: Sequence[Failure]) -> None:
+        self.failures = list(failures)
+        lines = [f"{name}/{preset}: {len(self.failures)} run(s) failed (the others are written; "
+                 "rerunning the sweep retries only what is missing):"]
+        by_error: dict[str, list[Failure]] = {}
+        for f in self.failures:
+            by_error.setdefault(f.error, []).append(f)
+        for err, fs in by_error.items():
+            lines.append(f"  {err}")
+            lines += [f"    run_key {f.run_key}: {f.config!r}" for f in fs]
+        super().__init__("\n".join(lines))
+
+
+def _error_text(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".strip()
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
 def run_sweep(
     name: str,
     preset: str,
@@ -402,43 +505,63 @@ def run_sweep(
     max_stack: int | None = None,
     max_rounds: int = 32,
     log: Callable[[str], None] = print,
+    executor: Executor | None = None,
 ) -> pd.DataFrame:
-    """Train every pending run of an experiment's preset; rows go to data/ as stacks finish."""
+    """Train every pending run of an experiment's preset; rows go to data/ as stacks finish.
+
+    ``executor`` trains the stacks (default: a :class:`LocalExecutor` on
+    ``device``; ``device`` is not used otherwise). Refinement rounds are
+    planned here, each from the table once the previous round has finished.
+    A run that fails is not tried again in later rounds; once nothing else is
+    left, :class:`SweepError` lists the failures (the table holds the rest).
+    """
     exp = get_experiment(name)
     exp.grid(preset)
     i, n = shard
     if not (isinstance(n, int) and n >= 1 and isinstance(i, int) and 0 <= i < n):
         raise ValueError(f"shard must be i/n with 0 <= i < n, got {i}/{n}")
-    dev = resolve_device(device)
+    ex = executor if executor is not None else LocalExecutor(device)
     out = table_path(exp, shard, root)
     schema = _schema_for(name)
+    failed: dict[str, Failure] = {}
     for rnd in range(max_rounds):
         done = load_table(out, schema) if out.is_file() else None
         done_p = None if done is None else done[done["preset"] == preset]
-        have = set() if done is None else set(done["run_key"])
-        todo = [c for c in planned_runs(exp, preset, done_p, shard) if run_key(c, preset) not in have]
+        skip = set(failed) | (set() if done is None else set(done["run_key"]))
+        todo = [c for c in planned_runs(exp, preset, done_p, shard) if run_key(c, preset) not in skip]
         if not todo:
-            log(f"{name}/{preset}: complete ({0 if done_p is None else len(done_p)} runs in {out.name})")
+            n_done = 0 if done_p is None else len(done_p)
+            log(f"{name}/{preset}: {'complete' if not failed else f'{len(failed)} failed'} ({n_done} runs in {out.name})")
             break
-        log(f"{name}/{preset} round {rnd}: {len(todo)} runs to train on {dev}")
-        _train_and_write(exp, preset, todo, dev, out, schema, progress, max_stack)
+        log(f"{name}/{preset} round {rnd}: {len(todo)} runs to train on {ex.describe()}")
+        for f in _train_and_write(exp, preset, todo, ex, out, schema, progress, max_stack):
+            failed[f.run_key] = f
+    if failed:
+        raise SweepError(name, preset, list(failed.values()))
     return load_table(out, schema) if out.is_file() else pd.DataFrame()
 
 
-def _train_and_write(exp, preset, todo, dev, out, schema, progress, max_stack) -> None:
-    groups = stack_groups(todo, max_stack)
+def _train_and_write(exp, preset, todo, executor, out, schema, progress, max_stack) -> list[Failure]:
+    """Hand one round's stacks to the executor; write each stack's rows as it comes back."""
+    stacks = [Stack(exp.name, preset, tuple(todo[j] for j in g)) for g in stack_groups(todo, max_stack)]
+    failures: list[Failure] = []
     bar = tqdm(total=len(todo), desc=f"{exp.name}/{preset}", unit="run", disable=not progress)
+    finished = executor.map_stacks(stacks)
     try:
-        for g in groups:
-            cfgs = [todo[j] for j in g]
-            t0 = time.perf_counter()
-            results = train(cfgs, device=dev, progress=False)
-            wall = time.perf_counter() - t0
-            prov = provenance(preset, dev)
-            write_rows(out, schema, _rows(results, [run_key(c, preset) for c in cfgs], exp, preset, prov, wall))
-            bar.update(len(cfgs))
+        for stack, res in finished:
+            if isinstance(res, BaseException):
+                err = _error_text(res)
+                failures += [Failure(c, k, err) for c, k in zip(stack.configs, stack.keys)]
+                bar.set_postfix(failed=len(failures))
+            else:
+                write_rows(out, schema, res)
+            bar.update(len(stack.configs))
     finally:
+        close = getattr(finished, "close", None)
+        if close is not None:
+            close()  # an executor stops (or cancels) what it still had under way
         bar.close()
+    return failures
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -452,13 +575,13 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m rgr sweep <experiment> --preset <p> [--device] [--shard i/n]``."""
+    """``python -m rgr sweep <experiment> --preset <p> [--device] [--shard i/n] [--executor dask ...]``."""
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m rgr sweep", description="Run an experiment's grid, resumably, into data/.")
     ap.add_argument("experiment", nargs="?", help="experiment name (see --list)")
     ap.add_argument("--preset", default="book", choices=("smoke", "book", "paper"))
-    ap.add_argument("--device", default="auto", help="auto | cpu | cuda[:i]")
+    ap.add_argument("--device", default="auto", help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
     ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
     ap.add_argument("--max-stack", type=int, default=None, help="most runs per tensor program")
     ap.add_argument("--list", action="store_true", help="list the experiments and their presets")
@@ -466,6 +589,15 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the first round's runs and exit")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--data", default=None, help="folder of the tables (default: the repository's data/)")
+    dk = ap.add_argument_group("Dask (--executor dask)")
+    dk.add_argument("--executor", default="local", choices=("local", "dask"),
+                    help="local: train in this process (default); dask: send the stacks to a Dask cluster")
+    dk.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="connect to this scheduler (e.g. tcp://host:8786); without it a LocalCluster starts here")
+    dk.add_argument("--workers", type=int, default=None, help="worker processes of the LocalCluster (default: one per core)")
+    dk.add_argument("--gpu-per-stack", action=argparse.BooleanOptionalAction, default=None,
+                    help="give each stack one GPU (Dask resource GPU=1); default: when the cluster's workers declare GPU")
+    dk.add_argument("--retries", type=int, default=2, help="times a stack that raised on a worker is tried again (default 2)")
     a = ap.parse_args(list(argv))
     root = Path(a.data) if a.data else None
     if a.list or not a.experiment:
@@ -481,8 +613,21 @@ def main(argv: Sequence[str]) -> int:
             runs = planned_runs(get_experiment(a.experiment), a.preset, None, parse_shard(a.shard))
             print(f"{len(runs)} runs in the first round; step cutoffs {sorted({r.max_steps for r in runs})}")
             return 0
-        run_sweep(a.experiment, a.preset, a.device, parse_shard(a.shard), root, not a.no_progress, a.max_stack)
+        args = (a.experiment, a.preset, a.device, parse_shard(a.shard), root, not a.no_progress, a.max_stack)
+        if a.executor == "local":
+            if a.scheduler is not None or a.workers is not None or a.gpu_per_stack is not None:
+                raise ValueError("--scheduler, --workers and --gpu-per-stack need --executor dask")
+            run_sweep(*args)
+        else:
+            get_experiment(a.experiment).grid(a.preset)  # fail before starting a cluster
+            from .cluster import dask_executor
+
+            with dask_executor(a.scheduler, a.workers, a.device, a.gpu_per_stack, a.retries) as ex:
+                run_sweep(*args, executor=ex)
     except (ValueError, TableError) as e:
         print(f"rgr sweep: {e}")
         return 2
+    except SweepError as e:
+        print(f"rgr sweep: {e}")
+        return 1
     return 0
