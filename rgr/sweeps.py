@@ -588,6 +588,9 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--merge", action="store_true", help="fold shard files into data/<experiment>.csv")
     ap.add_argument("--dry-run", action="store_true", help="print the first round's runs and exit")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads of this process (default 1: the stacked tiny matmuls gain nothing from more; "
+                         "use --executor dask --workers N to use N cores)")
     ap.add_argument("--data", default=None, help="folder of the tables (default: the repository's data/)")
     dk = ap.add_argument_group("Dask (--executor dask)")
     dk.add_argument("--executor", default="local", choices=("local", "dask"),
@@ -600,6 +603,10 @@ def main(argv: Sequence[str]) -> int:
     dk.add_argument("--retries", type=int, default=2, help="times a stack that raised on a worker is tried again (default 2)")
     a = ap.parse_args(list(argv))
     root = Path(a.data) if a.data else None
+    if a.threads < 1:
+        print(f"rgr sweep: --threads must be >= 1, got {a.threads}")
+        return 2
+    torch.set_num_threads(a.threads)
     if a.list or not a.experiment:
         for e in EXPERIMENTS.values():
             sizes = ", ".join(f"{p}: {len(planned_runs(e, p))}" for p in ("smoke", "book", "paper"))
