@@ -1,7 +1,7 @@
 """Experiments as grids of runs, and the resumable runner that fills data/ (protocol E1-E6).
 
 An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
-``softmax``, ``value``) has three presets, each a :class:`Grid`:
+``softmax``, ``linear``, ``value``) has three presets, each a :class:`Grid`:
 
 - ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
 - ``book``: the same protocol on a reduced grid (fewer seeds, heads and
@@ -149,6 +149,7 @@ LAMBDA32_CELLS = (Cell(1024, 32), Cell(512, 16))
 REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
 SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
 VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
+LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -196,6 +197,15 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "smoke": _smoke((Cell(16, 8),)),
             },
             cutoff=lambda c: 80_000,
+        ),
+        Experiment(
+            "linear", "ablation", "heads summed without a nonlinearity (not in the paper): one head of width D_K?", "sum",
+            "permutation",
+            {
+                "paper": Grid(LINEAR_CELLS, (1, 4, 16, 64), tuple(range(10))),
+                "book": Grid(LINEAR_CELLS, (1, 4, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=1),
+                "smoke": _smoke((Cell(16, 8),)),
+            },
         ),
         Experiment(
             "value", "E6", "value channel: S_max V_C against the target's message, MSE", "value", "permutation",

@@ -1,0 +1,22 @@
+import pytest
+import torch
+
+from rgr.baselines import trivial_mse
+from rgr.train import RunConfig, build_task, init_weights
+
+
+def test_trivial_mse_closed_forms():
+    cfg = RunConfig(m=64, d_model=16, h=2, d_k=4, model="value", n_test=400)
+    out = trivial_mse(cfg)
+    _, X = build_task(cfg)
+    Y = X.double() @ init_weights(cfg)["W_V"].double()
+    # targets are (close to) uniform over items: the zero predictor's MSE is about E||y||^2 / d_msg
+    assert out["mse_zero"] == pytest.approx(Y.square().mean().item(), rel=0.15)
+    # the mean message can only help, and by about ||mean||^2 / d_msg
+    assert out["mse_mean"] < out["mse_zero"]
+    assert out["mse_zero"] - out["mse_mean"] == pytest.approx(Y.mean(0).square().mean().item(), rel=0.5, abs=1e-3)
+
+
+def test_trivial_mse_needs_value_model():
+    with pytest.raises(ValueError, match="model"):
+        trivial_mse(RunConfig(m=32, d_model=8, h=1, d_k=4))
