@@ -56,3 +56,17 @@ def test_figures_draw():
         assert fig.axes
     with pytest.raises(ValueError, match="cells not in the table"):
         figs.plot_f1_curves(df, cells=[(999, 1, 1)])
+
+
+def test_extension_figures_draw():
+    from rgr.figures import extensions as ext
+
+    df = _table()
+    cells = thresholds(df)
+    soft = cells.assign(D_K_star=cells.D_K_star * 2)
+    assert ext.plot_threshold_shift(cells, soft).axes
+    lin = df[df.h.isin([1, 4])]
+    assert ext.plot_linear_ablation(lin, df).axes
+    val = df.assign(test_mse=1.0 - df.test_f1 * 0.5)
+    base = pd.DataFrame(dict(d_model=[16, 32], mse_zero=[1.0, 1.0], mse_mean=[0.9, 0.9]))
+    assert ext.plot_value_mse(val, base).axes

@@ -1,0 +1,92 @@
+"""Figures of the chapters *softmax* and *value channel* (paper Figs. 5-6, and the linear ablation)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..analysis import curves
+from ..style import head_color, set_style
+
+__all__ = ["plot_value_mse", "plot_threshold_shift", "plot_linear_ablation"]
+
+
+def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
+    g = g.sort_values("D_K")
+    err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
+    ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
+
+
+def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
+    """Fig. 6: test MSE against D_K per h, one panel per d_model, 95% intervals, with the MSE of the
+    zero and mean-message predictors (``baselines``: columns d_model, mse_zero, mse_mean) as lines."""
+    set_style()
+    s = curves(runs, "test_mse")
+    ds = sorted(s["d_model"].unique())
+    fig, axes = plt.subplots(1, len(ds), figsize=(5.2 * len(ds), 3.8), squeeze=False)
+    for ax, d in zip(axes[0], ds):
+        for h, g in s[s.d_model == d].groupby("h"):
+            _errorbar(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
+        b = baselines[baselines.d_model == d]
+        ax.axhline(b["mse_zero"].mean(), color="k", ls=":", lw=1, label="predict 0")
+        ax.axhline(b["mse_mean"].mean(), color="k", ls="--", lw=1, label="predict the mean message")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(r"$D_K = h\,d_k$")
+        ax.set_ylabel("test MSE")
+        ax.set_title(f"m={int(s.m.iloc[0])}, $d_{{model}}$={d}", fontsize=10)
+    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Figure:
+    """D_K* of the max-over-heads and the softmax model in the cells both measured, with the ratio
+    against ln m (Theorem 8.1's extra factor)."""
+    set_style()
+    both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
+    both = both.sort_values(["m", "d_model"]).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(both) + 2), 3.8))
+    x = np.arange(len(both))
+    ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
+    ax.bar(x + 0.18, both["D_K_star_soft"].astype(float), width=0.36, label="softmax, summed", color="tab:orange")
+    for i, row in both.iterrows():
+        if pd.notna(row["D_K_star_max"]) and pd.notna(row["D_K_star_soft"]):
+            r = float(row["D_K_star_soft"]) / float(row["D_K_star_max"])
+            ax.annotate(f"x{r:.1f}\n(ln m={math.log(row['m']):.1f})", (i + 0.18, float(row["D_K_star_soft"])),
+                        ha="center", va="bottom", fontsize=8)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(both["m"], both["d_model"])])
+    ax.set_xlabel(r"cell $(m, d_{model})$")
+    ax.set_ylabel(r"$D_K^*$")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
+    """Per cell: F1 vs D_K of heads summed linearly (every h), beside max-over-heads with h = 1 and
+    with the cell's best h at each budget."""
+    set_style()
+    sl, sm = curves(linear), curves(maxed)
+    keys = sorted({(int(m), int(d)) for m, d in sl[["m", "d_model"]].itertuples(index=False)})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 3.6), squeeze=False, sharey=True)
+    for ax, (m, d) in zip(axes[0], keys):
+        for h, g in sl[(sl.m == m) & (sl.d_model == d)].groupby("h"):
+            _errorbar(ax, g, color=head_color(int(h)), ls="--", label=f"linear sum, h={int(h)}")
+        cm = sm[(sm.m == m) & (sm.d_model == d)]
+        if len(cm):
+            _errorbar(ax, cm[cm.h == 1], color="k", label="max, h=1")
+            best = cm.loc[cm.groupby("D_K")["mean"].idxmax()]
+            ax.plot(best["D_K"], best["mean"], color="tab:red", lw=2.2, alpha=0.7, label="max, best h")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"m={m}, $d_{{model}}$={d}", fontsize=10)
+        ax.set_xlabel(r"$D_K = h\,d_k$")
+    axes[0, 0].set_ylabel("test micro-F1")
+    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
