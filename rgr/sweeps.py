@@ -192,8 +192,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "softmax", "E5", "softmax per head, summed over heads", "softmax", "permutation",
             {
                 "paper": Grid(SOFTMAX_CELLS, HEADS_ALL, (0, 1, 2), dk_factor=8.0),
-                "book": Grid(SOFTMAX_CELLS, (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024,
-                             refine_rounds=1, step_scale=0.125),
+                "book": Grid(SOFTMAX_CELLS[:3], (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024, refine_rounds=1),
                 "smoke": _smoke((Cell(16, 8),)),
             },
             cutoff=lambda c: 80_000,
@@ -211,7 +210,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "value", "E6", "value channel: S_max V_C against the target's message, MSE", "value", "permutation",
             {
                 "paper": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), refine_rounds=0),
-                "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, refine_rounds=0, step_scale=0.5),
+                "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, refine_rounds=0),
                 "smoke": _smoke((Cell(16, 8),)),
             },
             refine=False,
