@@ -166,8 +166,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "lambda8", "E1, E2", "fixed compression m / d_model = 8, m up to 4096", "max", "permutation",
             {
                 "paper": Grid(LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048),
-                "book": Grid(LAMBDA8_CELLS[:3], (1, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024,
-                             refine_rounds=2, step_scale=0.5),
+                # the first three diagonal cells are base-grid cells: the book runs the next one
+                "book": Grid(LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024, refine_rounds=2),
                 "smoke": _smoke((Cell(16, 2), Cell(32, 4))),
             },
         ),
@@ -175,8 +175,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "lambda32", "E1, E2", "extreme compression m / d_model = 32", "max", "permutation",
             {
                 "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10))),
-                "book": Grid(LAMBDA32_CELLS[1:], (1, 4, 16, 32, 64), (0, 1, 2), dk_factor=2.0, dk_max=2048,
-                             refine_rounds=2, step_scale=0.25),
+                # (512, 16) is a base-grid cell: the book runs (1024, 32)
+                "book": Grid(LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
                 "smoke": _smoke((Cell(32, 1),)),
             },
         ),
