@@ -11,6 +11,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module:function taking argv, one-line help)
+    "constructions": ("rgr.construction_sweeps:main", "smallest D_K of the explicit constructions -> data/constructions.csv"),
 }
 
 
