@@ -40,6 +40,7 @@ import torch
 from . import __version__
 from .constructions import (
     Construction,
+    construct_softmax,
     binary_family,
     construct_compressive,
     construct_general_embedding,
@@ -48,9 +49,10 @@ from .constructions import (
     construct_softmax,
     gaussian_family,
 )
+from .coloring import bipartite_edge_coloring
 from .embeddings import gaussian_unit
 from .graphs import Graph, permutation_graph, regular_graph
-from .verify import evaluate_contexts, leakage_matrix, limit_separation, separation
+from .verify import evaluate_contexts, leakage_matrix, limit_separation, score_samples, separation
 
 __all__ = [
     "NAMES",
@@ -61,6 +63,10 @@ __all__ = [
     "min_dk",
     "smallest_budget",
     "limit_phase",
+    "separation_panels",
+    "softmax_background",
+    "coloring_table",
+    "CHAPTER_PRESETS",
     "Preset",
     "PRESETS",
     "explicit_table",
@@ -281,6 +287,75 @@ def smallest_budget(
     return pd.DataFrame(rows)
 
 
+def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Score samples and a separation summary for a list of constructions.
+
+    ``specs``: (title, name, m, d_model, seed, build kwargs). Returns the
+    panels for :func:`rgr.figures.constructions.score_separation` and one
+    summary row per construction: h, d_k, D_K, B, tau, separated and
+    slack / tau (for softmax: over target-containing context rows), F1 on
+    test contexts.
+    """
+    panels, rows = {}, []
+    for title, name, m, d, seed, kw in specs:
+        c, g = build(name, m, d, seed, **kw)
+        panels[title] = score_samples(c, g, seed=seed)
+        chk = evaluate_contexts(c, g, seed=seed)
+        sep = chk.present if c.info.aggregation == "softmax" else separation(c)
+        rows.append(dict(construction=title, m=m, d_model=c.info.d_model, h=c.info.h, d_k=c.info.d_k,
+                         D_K=c.info.D_K, B=c.info.B, tau=round(c.info.tau, 4), separated=sep.separated,
+                         slack=sep.slack / c.info.tau, f1=chk.f1))
+    return panels, pd.DataFrame(rows)
+
+
+def softmax_background(m: int, hs: list[int], ells: list[int], seed: int = 0, n: int = 200) -> pd.DataFrame:
+    """Algorithm 2's weights on one-hot inputs with h heads: what non-owner heads add.
+
+    On target-containing rows, each non-owner head has a zero query, hence a
+    uniform softmax: it adds exactly 1/ell to every pair, so the largest
+    non-edge score should be about (h - 1)/ell (``predicted``) and the
+    threshold 1/2 fails once that reaches 1/2 (Theorem 8.1's ell >= C_ell h).
+    """
+    g = permutation_graph(m, seed)
+    rows = []
+    for h in hs:
+        c = construct_softmax(g, torch.eye(m), h=h, seed=seed, embedding="one-hot")
+        for ell in ells:
+            chk = evaluate_contexts(c, g, seed=seed, n=n, ell=ell)
+            rows.append(dict(h=h, ell=ell, d_k=c.info.d_k, predicted=(h - 1) / ell,
+                             max_non_edge=chk.present.max_non_edge, min_edge=chk.present.min_edge,
+                             separated=chk.present.separated, absent_max=chk.absent.max_non_edge,
+                             absent_false_positives=chk.absent.non_edge_failures, f1=chk.f1))
+    return pd.DataFrame(rows)
+
+
+def coloring_table(graph: Graph, block_size: int) -> pd.DataFrame:
+    """Algorithm 5's packing of a graph: one row per colour class (edges, blocks, largest block)."""
+    colour = bipartite_edge_coloring(graph.edges)
+    rows = []
+    for c in range(int(colour.max()) + 1):
+        n = int((colour == c).sum())
+        rows.append(dict(colour=c, edges=n, blocks=math.ceil(n / block_size),
+                         largest_block=math.ceil(n / math.ceil(n / block_size))))
+    return pd.DataFrame(rows)
+
+
+CHAPTER_PRESETS: dict[str, dict] = {
+    "smoke": dict(onehot_m=(64,), onehot_seeds=2, book_cell=(128, 32), theory_cell=(256, 256), phase_m=64,
+                  phase_d=(16, 64), leak=(128, 16, 32), leak_seeds=1, split_D_K=(256, 1024), split_h=(1, 2, 4),
+                  softmax_m=64, softmax_h=(1, 4), ells=(16, 32), gun_cell=(128, 128, 8), regular_r=2, n_seeds=2),
+    "book": dict(onehot_m=(64, 256), onehot_seeds=8, book_cell=(256, 32), theory_cell=(1024, 512), phase_m=256,
+                 phase_d=(16, 32, 64, 128, 256), leak=(256, 32, 64), leak_seeds=2, split_D_K=(1024, 2048, 4096),
+                 split_h=(1, 2, 8), softmax_m=256, softmax_h=(1, 2, 4, 8, 16), ells=(16, 64),
+                 gun_cell=(256, 256, 16), regular_r=2, n_seeds=3),
+    "paper": dict(onehot_m=(64, 256, 1024), onehot_seeds=20, book_cell=(256, 32), theory_cell=(1024, 512),
+                  phase_m=512, phase_d=(16, 32, 64, 128, 256, 512), leak=(512, 32, 64), leak_seeds=5,
+                  split_D_K=(512, 1024, 2048, 4096), split_h=(1, 2, 4, 8), softmax_m=512,
+                  softmax_h=(1, 2, 4, 8, 16, 32), ells=(16, 64, 128), gun_cell=(256, 256, 16), regular_r=4,
+                  n_seeds=5),
+}
+
+
 # ---------------------------------------------------------------------------
 # the explicit-construction table
 
@@ -337,6 +412,7 @@ def explicit_table(preset: str = "book", seed: int = 0, command: str = "") -> pd
     success must hold on every seed. Schema: ``data/README-constructions.md``.
     """
     P = PRESETS[preset]
+    prov = provenance(command)  # the code version that computes the rows
     seeds = list(range(seed, seed + P.n_seeds))
     rows: list[dict] = []
     for m in P.base_m:
@@ -351,7 +427,7 @@ def explicit_table(preset: str = "book", seed: int = 0, command: str = "") -> pd
     df["n_seeds"] = P.n_seeds
     df["d_k_max"] = P.d_k_max
     df["preset"] = preset
-    for k, v in provenance(command).items():
+    for k, v in prov.items():
         df[k] = v
     for col in ("B", "h", "d_k", "D_K"):
         df[col] = df[col].astype("Int64")
