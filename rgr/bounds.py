@@ -42,6 +42,7 @@ __all__ = [
     "upper_bound",
     "regime_table",
     "bound_rows",
+    "gap_table",
 ]
 
 
@@ -199,3 +200,26 @@ def bound_rows(cells: pd.DataFrame, bits: tuple[float, ...] = (1.0, 8.0, 32.0)) 
                              bound_min_DK=bit_budget_min_DK(int(m), int(me), int(d), b),
                              general_form=regime_form(int(m), int(me), int(d))))
     return pd.DataFrame(rows)
+
+
+def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
+    """Constructions' D_K against the bit-budget bound, one row per cell of ``table``.
+
+    ``table`` has the columns of ``data/constructions.csv``; for each cell
+    (construction, m, d_model, r) the row gives the smallest D_K found under
+    each rule/criterion (NaN if none), the bound at ``b`` bits per parameter,
+    the general form ``(m'/d_model) ln(m^2/m')``, and the ratio of the best
+    D_K found to the bound.
+    """
+    keys = ["construction", "m", "d_model", "r", "m_edges"]
+    t = table.copy()
+    t["col"] = t["rule"] + ", " + t["criterion"]
+    wide = t.pivot_table(index=keys, columns="col", values="D_K", aggfunc="first").reset_index()
+    wide.columns.name = None
+    found = [c for c in wide.columns if c not in keys]
+    wide["best_D_K"] = wide[found].min(axis=1)
+    wide["bound_DK"] = [bit_budget_DK(int(m), int(me), int(d), b)
+                        for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["general_form"] = [regime_form(int(m), int(me), int(d)) for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["best_over_bound"] = wide.best_D_K / wide.bound_DK
+    return wide

@@ -52,7 +52,15 @@ from .constructions import (
 from .coloring import bipartite_edge_coloring
 from .embeddings import gaussian_unit
 from .graphs import Graph, permutation_graph, regular_graph
-from .verify import evaluate_contexts, leakage_matrix, limit_separation, score_samples, separation
+from .verify import (
+    all_pair_scores,
+    evaluate_contexts,
+    leakage_matrix,
+    limit_separation,
+    score_samples,
+    separation,
+    separation_from_scores,
+)
 
 __all__ = [
     "NAMES",
@@ -299,9 +307,15 @@ def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tupl
     panels, rows = {}, []
     for title, name, m, d, seed, kw in specs:
         c, g = build(name, m, d, seed, **kw)
-        panels[title] = score_samples(c, g, seed=seed)
-        chk = evaluate_contexts(c, g, seed=seed)
-        sep = chk.present if c.info.aggregation == "softmax" else separation(c)
+        if c.info.aggregation == "max":
+            S = all_pair_scores(c)
+            sep = separation_from_scores(S, torch.from_numpy(c.adjacency()), c.info.tau)
+            chk = evaluate_contexts(c, g, seed=seed, S_all=S)
+        else:
+            S = None
+            chk = evaluate_contexts(c, g, seed=seed)
+            sep = chk.present
+        panels[title] = score_samples(c, g, seed=seed, S_all=S)
         rows.append(dict(construction=title, m=m, d_model=c.info.d_model, h=c.info.h, d_k=c.info.d_k,
                          D_K=c.info.D_K, B=c.info.B, tau=round(c.info.tau, 4), separated=sep.separated,
                          slack=sep.slack / c.info.tau, f1=chk.f1))
@@ -568,8 +582,10 @@ def head_split(
                 if D_K % h:
                     continue
                 c = construct_compressive(g, X, d_k=D_K // h, h=h, seed=s)
-                sep, lim = separation(c), limit_separation(c)
-                f1 = evaluate_contexts(c, g, seed=s, n=n_contexts, ell=ell).f1
+                S = all_pair_scores(c)
+                sep = separation_from_scores(S, torch.from_numpy(c.adjacency()), c.info.tau)
+                lim = limit_separation(c)
+                f1 = evaluate_contexts(c, g, seed=s, n=n_contexts, ell=ell, S_all=S).f1
                 rows.append(dict(m=m, d_model=d_model, D_K=D_K, h=h, d_k=D_K // h, B=c.info.B, seed=int(s),
                                  separated=sep.separated, margin=sep.margin / c.info.d_k,
                                  slack=sep.slack / c.info.tau, limit_slack=lim.slack / lim.tau, f1=f1))

@@ -21,6 +21,7 @@ from rgr.construction_sweeps import (
 )
 from rgr.contexts import sample
 from rgr.verify import (
+    evaluate_contexts,
     all_pair_scores,
     context_scores,
     limit_scores,
@@ -126,3 +127,13 @@ def test_table_command_writes_csv_with_provenance(tmp_path):
     ok = df[df.found]
     assert (ok.D_K == ok.h * ok.d_k).all()
     assert len(explicit_table("smoke")) == len(df)
+
+
+def test_context_check_from_all_pairs_equals_rescoring():
+    c, g = build("compressive", 64, 16, 2, d_k=10)
+    a = evaluate_contexts(c, g, n=50, seed=2)
+    b = evaluate_contexts(c, g, n=50, seed=2, S_all=all_pair_scores(c))
+    assert a.f1 == pytest.approx(b.f1) and a.separation.max_non_edge == pytest.approx(b.separation.max_non_edge, abs=1e-4)
+    cs, gs = build("softmax-one-hot", 32, 32, 0)
+    with pytest.raises(ValueError, match="max-over-heads"):
+        evaluate_contexts(cs, gs, S_all=torch.zeros(32, 32))

@@ -99,7 +99,7 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     ``df``: :func:`rgr.construction_sweeps.limit_phase` rows (possibly several
     constructions, one panel each). Above zero the construction separates
     every pair once d_k is large; below zero no width helps. Points: mean over
-    seeds; bars: min to max.
+    seeds; bars: min to max; y axis linear within +-0.5, logarithmic beyond.
     """
     names = list(dict.fromkeys(df.construction))
     fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False, sharey=True)
@@ -113,6 +113,7 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
                         capsize=2, color=colour, label=f"{d}")
         ax.axhline(0, color="k", lw=1)
         ax.set_xscale("log", base=2)
+        ax.set_yscale("symlog", linthresh=0.5)
         ax.set_xlabel("block size B (edges per head)")
         ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}")
     axes.flat[0].set_ylabel(f"limit {value} / tau")
@@ -160,7 +161,8 @@ def head_split(df: pd.DataFrame) -> plt.Figure:
         agg = g.groupby("D_K").agg(slack=("slack", "mean"), f1=("f1", "mean"), sep=("separated", "all"))
         c = head_color(int(h))
         a1.plot(agg.index, agg.slack, color=c, label=f"h = {h}")
-        a1.scatter(agg.index, agg.slack, color=np.where(agg.sep.values[:, None], c, "white"), edgecolor=c, zorder=3)
+        face = [c if sep else "white" for sep in agg.sep]
+        a1.scatter(agg.index, agg.slack, c=face, edgecolors=[c] * len(face), zorder=3)
         a2.plot(agg.index, agg.f1, color=c, marker="o", ms=4, label=f"h = {h}")
     a1.axhline(0, color="k", lw=1)
     for ax in (a1, a2):
@@ -217,7 +219,7 @@ def bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Fi
         bsub = bsub[bsub.m_edges.isin(reg.m_edges)]
         for c, b in zip(greys, bits):
             s = bsub[bsub.b == b]
-            a1.plot(s.m_edges, s.bound_DK, color=c, label=f"bit bound, b = {b:g}")
+            a1.plot(s.m_edges, s.bound_DK, color=c, marker="x", label=f"bit bound, b = {b:g}")
         for (rule, crit), (mk, lab) in marks.items():
             s = reg[(reg.rule == rule) & (reg.criterion == crit) & reg.found]
             if len(s):
@@ -232,7 +234,7 @@ def bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Fi
     for d in ds:
         s = bounds[(bounds.d_model == d) & (bounds.b == b0) & (bounds.m_edges == bounds.m)].sort_values("m")
         s = s[s.m.isin(per[per.d_model == d].m)]
-        a2.plot(s.m, s.bound_DK, color=colours[d], label=f"bit bound b = {b0:g}, d_model = {d}")
+        a2.plot(s.m, s.bound_DK, color=colours[d], marker="x", label=f"bit bound b = {b0:g}, d_model = {d}")
         for (rule, crit), (mk, _) in marks.items():
             t = per[(per.d_model == d) & (per.rule == rule) & (per.criterion == crit) & per.found]
             if len(t):
