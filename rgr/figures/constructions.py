@@ -1,8 +1,10 @@
 """Figures of the chapters *constructions* and *lower bounds*: one function per figure.
 
 Each takes a tidy table (from :mod:`rgr.construction_sweeps`,
-:mod:`rgr.verify` or :mod:`rgr.bounds`) and returns the matplotlib Figure.
-Call :func:`rgr.style.set_style` once before drawing.
+:mod:`rgr.verify` or :mod:`rgr.bounds`) and returns the matplotlib Figure,
+already closed in pyplot's registry: a notebook cell that ends with the call
+displays it exactly once (``fig.savefig`` works as usual). Call
+:func:`rgr.style.set_style` once before drawing.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ __all__ = [
 _EDGE, _NON = "#0072B2", "#D55E00"  # blue: true edges, vermillion: non-edges
 
 
+def _done(fig: plt.Figure) -> plt.Figure:
+    """Lay out and detach from pyplot: a notebook cell ending with the returned Figure shows it once."""
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
 def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
     """95% Wilson score interval of a success rate k / n (elementwise)."""
     k, n = np.asarray(k, float), np.asarray(n, float)
@@ -37,7 +46,7 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.n
     den = 1 + z * z / n
     mid = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return mid - half, mid + half
+    return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
 
 
 def score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int = 60) -> plt.Figure:
@@ -67,8 +76,7 @@ def score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int 
         ax.set_visible(False)
     axes.flat[0].set_ylabel("density")
     axes.flat[0].legend(loc="upper left")
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
@@ -89,8 +97,7 @@ def success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     ax.set_ylabel("share of seeds separating all pairs")
     ax.set_ylim(-0.03, 1.03)
     ax.legend(title=hue)
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
@@ -118,8 +125,7 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}")
     axes.flat[0].set_ylabel(f"limit {value} / tau")
     axes.flat[-1].legend(title="d_model")
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
@@ -146,8 +152,7 @@ def leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("|N3|")
     ax.set_title(f"m = {int(g.m.iloc[0])}, d_model = {int(d)}, d_k = {int(dk)} (dashed: predicted scale)")
     ax.legend()
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def head_split(df: pd.DataFrame) -> plt.Figure:
@@ -171,8 +176,7 @@ def head_split(df: pd.DataFrame) -> plt.Figure:
     a1.set_ylabel("all-pairs slack / tau")
     a2.set_ylabel("micro-F1 on test contexts")
     a1.legend()
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def softmax_background(df: pd.DataFrame) -> plt.Figure:
@@ -193,8 +197,7 @@ def softmax_background(df: pd.DataFrame) -> plt.Figure:
     ax.set_xlabel("predicted background (h - 1) / ell")
     ax.set_ylabel("largest non-edge score (rows with target)")
     ax.legend()
-    fig.tight_layout()
-    return fig
+    return _done(fig)
 
 
 def bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Figure:
@@ -247,5 +250,4 @@ def bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Fi
         ax.set_ylabel("D_K = h d_k")
     a1.legend(fontsize="x-small")
     a2.legend(fontsize="x-small")
-    fig.tight_layout()
-    return fig
+    return _done(fig)
