@@ -607,8 +607,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", choices=sorted(PRESETS), default="book")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="default: data/constructions.csv")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the checks use many small tensors)")
     args = ap.parse_args(argv)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    torch.set_num_threads(max(1, args.threads))
     command = "python -m rgr constructions " + " ".join(argv if argv is not None else sys.argv[2:])
     df = explicit_table(args.preset, args.seed, command.strip())
     out = args.out or data_dir() / "constructions.csv"
