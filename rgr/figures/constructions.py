@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -121,6 +122,9 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.axhline(0, color="k", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=0.5)
+        ax.set_yticks([-30, -10, -3, -1, -0.5, 0, 0.5])
+        ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+        ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
         ax.set_xlabel("block size B (edges per head)")
         ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}")
     axes.flat[0].set_ylabel(f"limit {value} / tau")
