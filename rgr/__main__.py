@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("rgr.bench:main", "time the paper's one-run loop against the stacked training engine"),
     "sweep": ("rgr.sweeps:main", "run an experiment's grid, resumably, into data/ (--list to see them)"),
     "schema": ("rgr.schema_doc:main", "write data/SCHEMA.md from the tables' schemas (--check to compare)"),
+    "constructions": ("rgr.construction_sweeps:main", "smallest D_K of the explicit constructions -> data/constructions.csv"),
 }
 
 

@@ -1,0 +1,36 @@
+"""Every figure function of the constructions / lower-bounds chapters draws from a small table."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from rgr import bounds, construction_sweeps as cs, style  # noqa: E402
+from rgr.figures import constructions as figs  # noqa: E402
+
+
+def test_figures_draw_and_close(tmp_path):
+    style.set_style()
+    assert len(style.head_palette()) == 7 and style.head_color(3) in style.head_palette().values()
+    panels, summary = cs.separation_panels([("I", "one-hot", 32, 32, 0, {}), ("sm", "softmax-one-hot", 32, 32, 0, {})])
+    table = cs.explicit_table("smoke")
+    out = [
+        figs.score_separation(panels),
+        figs.success_vs_C(cs.success_rate("one-hot-rademacher", 32, 32, [4, 20], range(2)).assign(label="a")),
+        figs.limit_phase(cs.limit_phase("compressive", 32, [8, 32], [1, 8], range(2))),
+        figs.leakage_vs_block(cs.leakage_noise(32, 8, 8, [2, 4, 8], [0])),
+        figs.head_split(cs.head_split(32, 8, [32, 64], [1, 4], [0], n_contexts=20)),
+        figs.softmax_background(cs.softmax_background(32, [1, 2], [8], n=20)),
+        figs.bounds_vs_constructions(table, bounds.bound_rows(table)),
+    ]
+    for i, f in enumerate(out):
+        assert isinstance(f, plt.Figure)
+        f.savefig(tmp_path / f"{i}.png")
+    assert plt.get_fignums() == []  # closed: a notebook shows each once
+    lo, hi = figs.wilson_interval(np.array([0, 5]), np.array([5, 5]))
+    assert lo[0] == 0 and hi[1] == pytest.approx(1) and 0 < hi[0] < 1
+    assert len(summary) == 2 and isinstance(summary, pd.DataFrame)
