@@ -14,6 +14,7 @@ from rgr.figures import constructions as figs  # noqa: E402
 
 
 def test_figures_draw_and_close(tmp_path):
+    plt.close("all")  # figures other tests left open
     style.set_style()
     assert len(style.head_palette()) == 7 and style.head_color(3) in style.head_palette().values()
     panels, summary = cs.separation_panels([("I", "one-hot", 32, 32, 0, {}), ("sm", "softmax-one-hot", 32, 32, 0, {})])
