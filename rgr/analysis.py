@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .bounds import bit_budget_DK
 from .stats import Fit, dk_star, fit_line, h_star_interval, regular_x, scaling_x, summarize
 
-__all__ = ["CELL", "curves", "thresholds", "LawFits", "law_fits", "single_head_penalty"]
+__all__ = ["CELL", "curves", "thresholds", "LawFits", "law_fits", "single_head_penalty", "bracket"]
 
 CELL = ["m", "d_model", "r"]
 
@@ -101,3 +102,21 @@ def law_fits(cells: pd.DataFrame) -> LawFits:
         heads=fit_line(hh["lam"].to_numpy(float), hh["h_star"].to_numpy(float), intercept=True) if len(hh) >= 2 else None,
         n_excluded=int(len(ok) - len(pre)),
     )
+
+
+def bracket(cells: pd.DataFrame, constructions: pd.DataFrame | None, bits: float = 32.0) -> pd.DataFrame:
+    """Necessary and sufficient budgets beside the learned D_K* of each cell.
+
+    ``lower``: the bit-budget bound of Sec. 9 for parameters of ``bits`` bits
+    (float32 by default: what the trained models have); ``construction``: the
+    smallest D_K of an explicit construction that separated every pair with a
+    margin (``data/constructions.csv``, rule best-split, criterion margin).
+    """
+    out = cells[["m", "d_model", "r", "x_law"]].copy()
+    out["lower"] = [bit_budget_DK(int(m), int(r) * int(m), int(d), bits) for m, d, r in zip(out.m, out.d_model, out.r)]
+    if constructions is not None and len(constructions):
+        c = constructions[(constructions["rule"] == "best-split") & (constructions["criterion"] == "margin")
+                          & constructions["found"].astype(bool)]
+        c = c.groupby(["m", "d_model", "r"], as_index=False)["D_K"].min().rename(columns={"D_K": "construction"})
+        out = out.merge(c, on=["m", "d_model", "r"], how="left")
+    return out

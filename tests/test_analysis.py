@@ -70,3 +70,16 @@ def test_extension_figures_draw():
     val = df.assign(test_mse=1.0 - df.test_f1 * 0.5)
     base = pd.DataFrame(dict(d_model=[16, 32], mse_zero=[1.0, 1.0], mse_mean=[0.9, 0.9]))
     assert ext.plot_value_mse(val, base).axes
+
+
+def test_bracket_orders_bounds():
+    from rgr.analysis import bracket
+    from rgr.bounds import bit_budget_DK
+
+    cells = thresholds(_table())
+    cons = pd.DataFrame(dict(m=cells.m, d_model=cells.d_model, r=1, rule="best-split", criterion="margin", found=True,
+                             D_K=cells.m))
+    b = bracket(cells, cons)
+    assert (b.construction == b.m).all()
+    assert b.lower.iloc[0] == pytest.approx(bit_budget_DK(64, 64, 16, 32.0))
+    assert (b.lower < cells.D_K_star.astype(float)).all()  # the learned threshold respects the bound here
