@@ -9,7 +9,6 @@ has learned nothing about where to attend.
 from __future__ import annotations
 
 import pandas as pd
-import torch
 
 from .contexts import sample
 from .train import RunConfig, build_task, init_weights

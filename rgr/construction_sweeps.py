@@ -33,14 +33,12 @@ from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 
 from . import __version__
 from .constructions import (
     Construction,
-    construct_softmax,
     binary_family,
     construct_compressive,
     construct_general_embedding,

@@ -46,7 +46,7 @@ import math
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import pandas as pd
 import torch

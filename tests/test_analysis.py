@@ -3,7 +3,6 @@
 import math
 
 import matplotlib
-import numpy as np
 import pandas as pd
 import pytest
 

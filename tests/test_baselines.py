@@ -1,5 +1,4 @@
 import pytest
-import torch
 
 from rgr.baselines import trivial_mse
 from rgr.train import RunConfig, build_task, init_weights

@@ -11,14 +11,6 @@ from rgr.models import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
 KINDS = ("max", "softmax", "sum")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _model(kind: str, R: int = 3, d: int = 5, h: int = 3, d_k: int = 2, seed: int = 0) -> QKModel:
     g = torch.Generator().manual_seed(seed)
     W = lambda: torch.randn(R, d, h * d_k, generator=g, dtype=torch.float64)

@@ -24,14 +24,6 @@ from rgr.train import (
 )
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 

@@ -68,7 +68,7 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
     for i, (mask, _) in enumerate(outcome.values()):
         code[mask] = i
     axes[h + 1].imshow(code, cmap=ListedColormap([c for _, c in outcome.values()]), vmin=-0.5, vmax=3.5)
-    axes[h + 1].set_title(rf"$S_{{\max}} > \tau$ vs labels", fontsize=10)
+    axes[h + 1].set_title(r"$S_{\max} > \tau$ vs labels", fontsize=10)
     axes[h + 1].legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()],
                        loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8, frameon=False)
     for ax in axes:
