@@ -11,6 +11,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module:function taking argv, one-line help)
+    "gpt2": ("rgr.gpt2:main", "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
 }
 
 

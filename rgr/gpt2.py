@@ -8,7 +8,7 @@ item set for any smaller ``m`` is a prefix of the table (:meth:`ItemTable.head`)
 Where the table comes from, in order of preference:
 
 1. ``data/gpt2_items.npz`` (+ ``data/gpt2_items.json``): written once by
-   ``python -m rgr.gpt2 build`` on a machine that can reach the Hugging Face hub
+   ``python -m rgr gpt2 build`` on a machine that can reach the Hugging Face hub
    (or has a local copy, below), then read by every later run and by the book.
    Rows are stored as float16 (``m = 6144`` rows x 768 = ~9 MB compressed): the
    rounding (relative 2^-11) is far below anything the task resolves, and one
@@ -215,7 +215,7 @@ def stand_in_items(m: int, spec: StandInSpec = StandInSpec()) -> ItemTable:
     prov = {
         "source": STAND_IN_SOURCE,
         "note": "seeded random vectors with GPT-2-like geometry; NOT GPT-2's embeddings; counts are synthetic (Zipf)",
-        "how_to_use_gpt2": "python -m rgr.gpt2 build  (needs the hub, or RGR_GPT2_DIR with a local copy)",
+        "how_to_use_gpt2": "python -m rgr gpt2 build  (needs the hub, or RGR_GPT2_DIR with a local copy)",
         "stand_in_spec": {k: getattr(spec, k) for k in spec.__dataclass_fields__},
         "m": int(m),
         "d_model": int(d),
@@ -705,14 +705,14 @@ def load_items(
     elif allow_stand_in:
         warnings.warn(
             "GPT-2 embeddings not available (no data/gpt2_items.npz, no RGR_GPT2_DIR): using a seeded STAND-IN, "
-            "not GPT-2. Run `python -m rgr.gpt2 build` with hub access (or RGR_GPT2_DIR) to use GPT-2.",
+            "not GPT-2. Run `python -m rgr gpt2 build` with hub access (or RGR_GPT2_DIR) to use GPT-2.",
             stacklevel=2,
         )
         return stand_in_items(m or 6144, stand_in)
     else:
         raise FileNotFoundError(
-            f"no GPT-2 item table at {p} and RGR_GPT2_DIR is not set. Build it with `python -m rgr.gpt2 build --hub` "
-            "(needs the Hugging Face hub) or `python -m rgr.gpt2 build --dir DIR` (a local copy), "
+            f"no GPT-2 item table at {p} and RGR_GPT2_DIR is not set. Build it with `python -m rgr gpt2 build --hub` "
+            "(needs the Hugging Face hub) or `python -m rgr gpt2 build --dir DIR` (a local copy), "
             "or pass allow_stand_in=True to run on clearly labelled stand-in vectors"
         )
     return table.head(m) if m is not None else table
@@ -722,10 +722,10 @@ def load_items(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rgr.gpt2 build [--m M] [--dir DIR | --hub] [--out PATH] [--n-tokens N]``."""
+    """``python -m rgr gpt2 build [--m M] [--dir DIR | --hub] [--out PATH] [--n-tokens N]``."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m rgr.gpt2", description="Build data/gpt2_items.npz (protocol E7)")
+    ap = argparse.ArgumentParser(prog="python -m rgr gpt2", description="Build data/gpt2_items.npz (protocol E7)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="count WikiText-103 tokens and save GPT-2's embeddings of the top m")
     b.add_argument("--m", type=int, default=6144)

@@ -91,8 +91,8 @@ class Config:
     batch_size: int = 256  # open: examples per step and run
     lr: float = 1e-3  # open: AdamW's constant learning rate
     weight_decay: float = 0.01  # AdamW, on weight matrices only (not on LayerNorm gains, as nanoGPT)
-    beta1: float = 0.9  # AdamW (torch defaults)
-    beta2: float = 0.999
+    beta1: float = 0.9  # AdamW
+    beta2: float = 0.95  # nanoGPT/GPT-3; escapes the initial loss plateau much sooner than 0.999
     eval_interval: int = 1000  # open: steps between validation checks (also after the last step)
     n_val: int = 4096  # open: validation examples (fixed set, stream "val")
     n_test: int = 16384  # open: test examples (fixed set, stream "test")
@@ -210,6 +210,11 @@ class TaskBatch:
     query: torch.Tensor
     succ: torch.Tensor
     label: torch.Tensor
+
+    def take(self, start: int, stop: int) -> "TaskBatch":
+        """Examples start..stop-1 of every run."""
+        return TaskBatch(self.pairs[:, start:stop], self.query[:, start:stop], self.succ[:, start:stop],
+                         self.label[:, start:stop])
 
 
 def _kth_outside(u: torch.Tensor, taken: torch.Tensor) -> torch.Tensor:
@@ -344,7 +349,7 @@ def _accuracy(params, E, batch: TaskBatch, cfg: Config, device: torch.device, ch
     correct = torch.zeros(batch.label.shape[0], device=device)
     n = batch.label.shape[1]
     for i in range(0, n, chunk):
-        part = TaskBatch(*(t[:, i : i + chunk] for t in (batch.pairs, batch.query, batch.succ, batch.label)))
+        part = batch.take(i, i + chunk)
         with _autocast(device):
             pred = _logits(params, E, part, cfg).argmax(-1)
         correct += (pred == part.label).sum(1)
@@ -352,7 +357,11 @@ def _accuracy(params, E, batch: TaskBatch, cfg: Config, device: torch.device, ch
 
 
 def _train_stack(
-    configs: list[Config], table: ItemTable, device: torch.device, tick: Callable[[int], None]
+    configs: list[Config],
+    table: ItemTable,
+    device: torch.device,
+    tick: Callable[[int], None],
+    history: list[dict] | None = None,
 ) -> list[dict]:
     """Train runs with equal shapes as one program; one row per run."""
     c = configs[0]
@@ -382,9 +391,15 @@ def _train_stack(
     best_step = torch.zeros(R, dtype=torch.long, device=device)
     window = min(100, c.steps)  # "final train loss": mean over the last `window` steps
     loss_tail = torch.zeros(R, device=device)
-    base = torch.arange(B, device=device)
+    loss_since = torch.zeros(R, device=device)  # summed train loss since the last check
+    last_check = 0
+    block = 32  # steps whose examples are drawn in one sampler call (the draws do not depend on it)
     for step in range(1, c.steps + 1):
-        batch = sample_task(keys["train"], pi, ((step - 1) * B + base).expand(R, B), c.ell)
+        if (step - 1) % block == 0:
+            n = min(block, c.steps - step + 1) * B
+            drawn = sample_task(keys["train"], pi, ((step - 1) * B + torch.arange(n, device=device)).expand(R, n), c.ell)
+        j = (step - 1) % block * B
+        batch = drawn.take(j, j + B)
         with _autocast(device):
             logits = _logits(params, E, batch, c)  # (R, B, m + 1)
         loss = F.cross_entropy(logits.float().flatten(0, 1), batch.label.flatten(), reduction="none")
@@ -394,8 +409,15 @@ def _train_stack(
         opt.step()
         if step > c.steps - window:
             loss_tail += per_run.detach() / window
+        loss_since += per_run.detach()
         if step % c.eval_interval == 0 or step == c.steps:
             acc = _accuracy(params, E, val, c, device, chunk=max(B, 256))
+            if history is not None:
+                for r, cfg in enumerate(configs):
+                    history.append({"D_K": cfg.D_K, "h": cfg.h, "m": cfg.m, "seed": cfg.seed, "step": step,
+                                    "train_loss": float(loss_since[r]) / (step - last_check), "val_acc": float(acc[r])})
+            loss_since.zero_()
+            last_check = step
             better = acc > best_val  # strict: the earliest best checkpoint is kept
             best_val = torch.where(better, acc, best_val)
             best_step = torch.where(better, torch.full_like(best_step, step), best_step)
@@ -430,6 +452,7 @@ def train_runs(
     progress: bool | Callable[[int, int], None] = False,
     max_stack: int = 64,
     table: ItemTable | None = None,
+    history: list[dict] | None = None,
 ) -> list[dict]:
     """Train every config; return one row per config, in the given order.
 
@@ -441,7 +464,9 @@ def train_runs(
     ``embedding_source`` (the table's ``provenance["source"]``; a stand-in says
     "stand-in (not GPT-2)"). ``progress`` is a bool (a tqdm bar over all steps)
     or a callable ``(steps_done, steps_total)``. ``table`` overrides the
-    configs' embedding table (for tests and fixtures).
+    configs' embedding table (for tests and fixtures). When ``history`` is a
+    list, every validation check appends one dict per run (``D_K``, ``h``, ``m``,
+    ``seed``, ``step``, ``train_loss`` = mean since the previous check, ``val_acc``).
     """
     configs = list(configs)
     if not configs:
@@ -479,7 +504,7 @@ def train_runs(
                 tab = tables[tk]
             for j in range(0, len(idx), max_stack):
                 part = idx[j : j + max_stack]
-                for i, row in zip(part, _train_stack([configs[i] for i in part], tab, device, tick)):
+                for i, row in zip(part, _train_stack([configs[i] for i in part], tab, device, tick, history)):
                     rows[i] = row
     finally:
         if bar is not None:

@@ -154,3 +154,12 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="stand-in"):
         save_items(t)  # never written where the real table belongs
     assert not gpt2.default_path().exists()
+
+
+def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    from rgr.__main__ import main
+
+    out = tmp_path / "cli.npz"
+    assert main(["gpt2", "build", "--dir", str(gpt2_dir), "--m", "2", "--n-tokens", "9", "--out", str(out)]) == 0
+    assert load_items(path=out).token_ids.tolist() == [THE, NEWLINE] and "wrote" in capsys.readouterr().out
