@@ -159,7 +159,7 @@ def test_figure_states_the_embedding_source():
     rows = [{"D_K": dk, "h": h, "seed": s, "test_acc": rng.uniform(), "embedding_source": STAND_IN_SOURCE,
              "m": 256} for dk in (64, 128) for h in (1, 2) for s in range(3)]
     fig = plot_accuracy_vs_dk(pd.DataFrame(rows))
-    assert "stand-in embeddings, not GPT-2" in fig._suptitle.get_text()
+    assert "STAND-IN embeddings, not GPT-2" in fig._suptitle.get_text()
     assert len(fig.axes[0].collections) >= 4  # per-seed points
     real = pd.DataFrame(rows).assign(embedding_source="GPT-2 small (openai-community/gpt2)")
     assert "not GPT-2" not in plot_accuracy_vs_dk(real)._suptitle.get_text()
