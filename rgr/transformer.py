@@ -175,10 +175,16 @@ def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides)
     ``embeddings="auto"`` resolves to "gpt2" when a real table is available
     without network (:func:`rgr.gpt2.items_available`) and to "stand-in"
     otherwise; the choice is written into every config. ``overrides`` replace
-    Config fields (e.g. ``lr=3e-4``).
+    Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
+    ``ell=16`` or ``lr=3e-4``.
     """
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    if embeddings not in ("auto", *EMBEDDINGS):
+        raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
+    allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}
+    if set(overrides) - allowed:
+        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, got {sorted(set(overrides) - allowed)}")
     if embeddings == "auto":
         embeddings = "gpt2" if items_available() else "stand-in"
     p = PRESETS[preset]

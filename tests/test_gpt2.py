@@ -172,3 +172,31 @@ def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):
     out = tmp_path / "cli.npz"
     assert main(["gpt2", "build", "--dir", str(gpt2_dir), "--m", "2", "--n-tokens", "9", "--out", str(out)]) == 0
     assert load_items(path=out).token_ids.tolist() == [THE, NEWLINE] and "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore:the text ran out")
+def test_hub_path_wiring(gpt2_dir, tmp_path, monkeypatch):
+    """The hub branch, with the hub and the datasets library replaced by local fakes."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    snap = tmp_path / "cache" / "snapshots" / ("ab" * 20)
+    snap.mkdir(parents=True)
+    (snap / "model.safetensors").write_bytes((gpt2_dir / "model.safetensors").read_bytes())
+    tj = {"model": {"type": "BPE", "vocab": json.loads((gpt2_dir / "vocab.json").read_text()),
+                    "merges": [list(p) for p in MERGES]}, "added_tokens": []}
+    (snap / "tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
+    asked = []
+    hub = types.ModuleType("huggingface_hub")
+    hub.hf_hub_download = lambda repo, name, revision=None: asked.append((repo, name)) or str(snap / name)
+    ds = types.ModuleType("datasets")
+    ds.__version__ = "fake"
+    ds.load_dataset = lambda *a, **k: asked.append((a, k)) or [{"text": s} for s in TEXT.splitlines(keepends=True)]
+    monkeypatch.setitem(sys.modules, "huggingface_hub", hub)
+    monkeypatch.setitem(sys.modules, "datasets", ds)
+    monkeypatch.delenv("RGR_GPT2_DIR", raising=False)
+    t = build_items(m=3, hub=True)
+    assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and t.source == "GPT-2 small (openai-community/gpt2)"
+    assert t.provenance["checkpoint_revision"] == "ab" * 20
+    assert ("openai-community/gpt2", "model.safetensors") in asked
+    assert (("Salesforce/wikitext", "wikitext-103-raw-v1"), {"split": "train", "streaming": True}) in asked

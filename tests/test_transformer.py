@@ -146,6 +146,9 @@ def test_presets_and_smoke_grid():
     assert set(PRESETS) == {"paper", "book", "smoke"}
     with pytest.raises(ValueError, match="preset"):
         experiment_grid("huge")
+    with pytest.raises(ValueError, match="overrides"):
+        experiment_grid("book", embeddings="stand-in", D_K=3)
+    assert {c.ell for c in experiment_grid("book", embeddings="stand-in", ell=16)} == {16}
     smoke = experiment_grid("smoke", embeddings="stand-in", steps=4, eval_interval=2)
     seen = []
     rows = train_runs(smoke, progress=lambda done, total: seen.append((done, total)))
