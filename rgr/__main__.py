@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("rgr.sweeps:main", "run an experiment's grid, resumably, into data/ (--list to see them)"),
     "schema": ("rgr.schema_doc:main", "write data/SCHEMA.md from the tables' schemas (--check to compare)"),
     "constructions": ("rgr.construction_sweeps:main", "smallest D_K of the explicit constructions -> data/constructions.csv"),
+    "gpt2": ("rgr.gpt2:main", "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
 }
 
 

@@ -1,0 +1,202 @@
+"""The E7 item loader on a tiny fixture in GPT-2's file layout, and the labelled stand-in."""
+
+import json
+import struct
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from rgr import gpt2
+from rgr.gpt2 import (
+    STAND_IN_SOURCE,
+    BytePairEncoder,
+    StandInSpec,
+    build_items,
+    count_tokens,
+    embedding_stats,
+    items_from_counts,
+    load_items,
+    load_tokenizer,
+    read_wte,
+    save_items,
+    stand_in_items,
+)
+
+D = 8
+# A byte-level BPE vocabulary: the 256 byte characters (ids = byte values), six merges, then EOS.
+MERGES = [("h", "e"), ("Ġ", "t"), ("Ġt", "he"), ("a", "t"), ("Ġ", "c"), ("Ġc", "at")]
+TEXT = " the cat the\n the cat\n the\n"  # tokens: Ġthe Ġcat Ġthe Ċ Ġthe Ġcat Ċ Ġthe Ċ
+THE, CAT, NEWLINE = 258, 261, 10
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small tensors: one thread is fastest and keeps shared CPUs free."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _write_safetensors(path, tensors):
+    """The safetensors layout, written by hand: header length, JSON header, raw little-endian bytes."""
+    header, blobs, offset = {}, [], 0
+    for name, arr in tensors.items():
+        b = np.ascontiguousarray(arr, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+@pytest.fixture()
+def gpt2_dir(tmp_path):
+    alphabet = gpt2._byte_alphabet()
+    vocab = {alphabet[b]: b for b in range(256)}
+    for a, b in MERGES:
+        vocab[a + b] = len(vocab)
+    vocab[gpt2.EOS_TOKEN] = len(vocab)  # 262
+    (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES), encoding="utf-8")
+    wte = np.arange(len(vocab))[:, None] + 0.01 * np.arange(D)[None, :]  # row i starts with i
+    _write_safetensors(tmp_path / "model.safetensors", {"wte.weight": wte, "wpe.weight": np.zeros((4, D))})
+    (tmp_path / "text.txt").write_text(TEXT, encoding="utf-8")
+    return tmp_path
+
+
+def test_read_wte_both_ways(gpt2_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "safetensors", None)  # force the numpy reader
+    w = read_wte(gpt2_dir / "model.safetensors")
+    assert w.shape == (263, D) and w.dtype == np.float32
+    assert np.allclose(w[:, 0], np.arange(263)) and np.allclose(w[5, 1], 5.01)
+    monkeypatch.delitem(sys.modules, "safetensors")
+    pytest.importorskip("safetensors")
+    assert np.array_equal(read_wte(gpt2_dir / "model.safetensors"), w)
+
+
+def test_python_bpe_on_fixture(gpt2_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    tok = load_tokenizer(gpt2_dir)
+    assert tok.impl.startswith("python-bpe") and tok.eos_id == 262
+    assert tok.encode_batch([" the cat the\n"]) == [[THE, CAT, THE, NEWLINE]]
+    assert tok.encode_batch(["x<|endoftext|>"]) == [[ord("x"), 262]]
+    assert tok.decode_token(THE) == " the" and tok.decode_token(NEWLINE) == "\n"
+
+
+def test_count_and_select(gpt2_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    tok = load_tokenizer(gpt2_dir)
+    counts, seen = count_tokens(TEXT.splitlines(keepends=True), tok, n_tokens=100, chunk=2)
+    assert seen == 9 and counts[THE] == 4 and counts[CAT] == 2 and counts[NEWLINE] == 3
+    counts4, seen4 = count_tokens(TEXT.splitlines(keepends=True), tok, n_tokens=4)
+    assert seen4 == 4 and (counts4[THE], counts4[CAT], counts4[NEWLINE]) == (2, 1, 1)
+    # most frequent first, ties by id, EOS never an item even when it is the most frequent
+    c = np.array([0, 5, 2, 5, 9])
+    assert items_from_counts(c, 3, eos_id=4).tolist() == [1, 3, 2]
+    with pytest.raises(ValueError, match="distinct tokens"):
+        items_from_counts(c, 4, eos_id=4)
+
+
+@pytest.mark.filterwarnings("ignore:the text ran out")
+def test_build_save_load_from_local_dir(gpt2_dir, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    t = build_items(m=3, local_dir=gpt2_dir)
+    assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and t.counts.tolist() == [4, 3, 2]
+    assert t.tokens.tolist() == [" the", "\n", " cat"]
+    assert np.allclose(t.embeddings[:, 0], t.token_ids) and np.allclose(t.null[0], 262)
+    assert not t.is_stand_in and t.provenance["source"] == "GPT-2 small (local copy)"
+    assert t.provenance["eos_excluded"] and t.provenance["n_tokens_counted"] == 9
+    E = t.table()
+    assert E.shape == (4, D) and torch.allclose(E[-1], torch.as_tensor(t.null))
+    out = save_items(t, tmp_path / "out" / "items.npz")
+    side = json.loads(out.with_suffix(".json").read_text())
+    assert side["source"] == t.source and side["stored_dtype"] == "float16" and "npz_sha256" in side
+    back = load_items(path=out)
+    assert back.token_ids.tolist() == t.token_ids.tolist() and back.source == t.source
+    assert np.allclose(back.embeddings, t.embeddings, rtol=1e-3) and back.head(2).m == 2
+    # the environment variable names a local copy when nothing is saved
+    monkeypatch.setenv("RGR_GPT2_DIR", str(gpt2_dir))
+    env = load_items(m=2, path=tmp_path / "nothing.npz")
+    assert env.token_ids.tolist() == [THE, NEWLINE]
+
+
+@pytest.mark.filterwarnings("ignore:the text ran out")
+def test_tokenizers_package_agrees(gpt2_dir):
+    tokenizers = pytest.importorskip("tokenizers")
+    fast = load_tokenizer(gpt2_dir)
+    assert fast.impl.startswith("tokenizers")
+    bpe = BytePairEncoder(json.loads((gpt2_dir / "vocab.json").read_text()), MERGES)
+    lines = TEXT.splitlines(keepends=True) + ["  cat's  12 the_cat!\n", "naïve café ½\n"]
+    assert fast.encode_batch(lines) == [bpe.encode(s) for s in lines]
+    # tokenizer.json layout gives the same table
+    tok = tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))
+    tok.add_special_tokens([gpt2.EOS_TOKEN])
+    tok.save(str(gpt2_dir / "tokenizer.json"))
+    t = build_items(m=3, local_dir=gpt2_dir)
+    assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and "tokenizer.json" in t.provenance["tokenizer"]
+
+
+def test_missing_sources_fail_loudly(tmp_path, monkeypatch):
+    monkeypatch.delenv("RGR_GPT2_DIR", raising=False)
+    with pytest.raises(FileNotFoundError, match="stand-in"):
+        load_items(path=tmp_path / "none.npz")
+    with pytest.raises(FileNotFoundError, match="local GPT-2 directory"):
+        build_items(local_dir=tmp_path / "absent")
+    with pytest.raises(FileNotFoundError, match="tokenizer"):
+        load_tokenizer(tmp_path)
+
+
+def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
+    monkeypatch.delenv("RGR_GPT2_DIR", raising=False)
+    with pytest.warns(UserWarning, match="STAND-IN, not GPT-2"):
+        t = load_items(m=300, path=tmp_path / "none.npz", allow_stand_in=True)
+    assert t.is_stand_in and t.source == STAND_IN_SOURCE == "stand-in (not GPT-2)"
+    assert t.m == 300 and t.d_model == 768 and "NOT GPT-2" in t.provenance["note"]
+    small = stand_in_items(100)
+    assert np.array_equal(small.embeddings, t.embeddings[:100]) and np.array_equal(small.null, t.null)
+    assert not np.array_equal(stand_in_items(100, StandInSpec(seed=1)).embeddings, small.embeddings)
+    s = embedding_stats(t.embeddings)
+    assert 3.0 < s["norm_mean"] < 4.0 and 0.2 < s["mean_cosine"] < 0.4 and s["participation_ratio"] > 20
+    with pytest.raises(ValueError, match="stand-in"):
+        save_items(t)  # never written where the real table belongs
+    assert not gpt2.default_path().exists()
+
+
+def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    from rgr.__main__ import main
+
+    out = tmp_path / "cli.npz"
+    assert main(["gpt2", "build", "--dir", str(gpt2_dir), "--m", "2", "--n-tokens", "9", "--out", str(out)]) == 0
+    assert load_items(path=out).token_ids.tolist() == [THE, NEWLINE] and "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore:the text ran out")
+def test_hub_path_wiring(gpt2_dir, tmp_path, monkeypatch):
+    """The hub branch, with the hub and the datasets library replaced by local fakes."""
+    import types
+
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    snap = tmp_path / "cache" / "snapshots" / ("ab" * 20)
+    snap.mkdir(parents=True)
+    (snap / "model.safetensors").write_bytes((gpt2_dir / "model.safetensors").read_bytes())
+    tj = {"model": {"type": "BPE", "vocab": json.loads((gpt2_dir / "vocab.json").read_text()),
+                    "merges": [list(p) for p in MERGES]}, "added_tokens": []}
+    (snap / "tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
+    asked = []
+    hub = types.ModuleType("huggingface_hub")
+    hub.hf_hub_download = lambda repo, name, revision=None: asked.append((repo, name)) or str(snap / name)
+    ds = types.ModuleType("datasets")
+    ds.__version__ = "fake"
+    ds.load_dataset = lambda *a, **k: asked.append((a, k)) or [{"text": s} for s in TEXT.splitlines(keepends=True)]
+    monkeypatch.setitem(sys.modules, "huggingface_hub", hub)
+    monkeypatch.setitem(sys.modules, "datasets", ds)
+    monkeypatch.delenv("RGR_GPT2_DIR", raising=False)
+    t = build_items(m=3, hub=True)
+    assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and t.source == "GPT-2 small (openai-community/gpt2)"
+    assert t.provenance["checkpoint_revision"] == "ab" * 20
+    assert ("openai-community/gpt2", "model.safetensors") in asked
+    assert (("Salesforce/wikitext", "wikitext-103-raw-v1"), {"split": "train", "streaming": True}) in asked

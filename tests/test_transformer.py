@@ -1,0 +1,172 @@
+"""The E7 task sampler, the one-block Transformer, stacked training and Fig. 7 (tiny configs)."""
+
+from dataclasses import replace
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rgr.figures.gpt2 import plot_accuracy_vs_dk, t_interval
+from rgr.gpt2 import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.graphs import permutation_graph
+from rgr.rng import stream_key
+from rgr.transformer import (
+    PRESETS,
+    Config,
+    TaskBatch,
+    embed_inputs,
+    experiment_grid,
+    forward,
+    init_params,
+    sample_task,
+    train_runs,
+)
+
+matplotlib.use("Agg")
+
+TINY = Config(m=24, ell=4, d_model=16, embeddings="stand-in", D_K=8, h=2, steps=30, batch_size=16,
+              eval_interval=10, n_val=64, n_test=64, lr=1e-2)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: one thread is fastest and keeps shared CPUs free."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _task(seeds, m=24, ell=4, n=50, start=0, stream="train"):
+    pi = torch.stack([torch.from_numpy(permutation_graph(m, s).pi) for s in seeds])
+    keys = torch.tensor([stream_key(s, stream) for s in seeds])
+    idx = (start + torch.arange(n)).expand(len(seeds), n)
+    return pi, sample_task(keys, pi, idx, ell)
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="D_K must be a multiple of h"):
+        replace(TINY, D_K=6, h=4)
+    with pytest.raises(ValueError, match="d_model must be a multiple of h"):
+        replace(TINY, d_model=18, h=4, D_K=8)
+    with pytest.raises(ValueError, match="2\\*ell \\+ 1 <= m"):
+        replace(TINY, m=8, ell=4)
+    with pytest.raises(ValueError, match="embeddings"):
+        replace(TINY, embeddings="glove")
+    with pytest.raises(ValueError, match="lr"):
+        replace(TINY, lr=0.0)
+    assert TINY.d_k == 4 and TINY.d_v == 8
+
+
+@pytest.mark.parametrize("m", [24, 9])  # 9 = 2 ell + 1: every item is used
+def test_sampler_labels_and_distinct_items(m):
+    pi, b = _task([0, 3], m=m, n=200)
+    R, n, ell = 2, 200, 4
+    assert b.pairs.shape == (R, n, ell, 2) and b.query.shape == b.succ.shape == b.label.shape == (R, n)
+    assert torch.equal(b.succ, torch.gather(pi, 1, b.query)) and bool((b.succ != b.query).all())
+    items = b.pairs.flatten(2)  # (R, n, 2 ell)
+    allx = torch.cat([items, b.query[..., None]], -1)
+    assert bool((allx.sort(-1).values.diff(dim=-1) > 0).all())  # q and the 2 ell items all distinct
+    assert bool(((allx >= 0) & (allx < m)).all())
+    # y is the partner of s: s and y share a pair slot
+    in_pair = (b.pairs == b.succ[..., None, None]).any(-1)  # (R, n, ell)
+    assert bool((in_pair.sum(-1) == 1).all())
+    pair = b.pairs[in_pair].view(R, n, 2)
+    partner = torch.where(pair[..., 0] == b.succ, pair[..., 1], pair[..., 0])
+    assert torch.equal(partner, b.label)
+
+
+def test_sampler_deterministic_stackable_and_spread():
+    _, both = _task([0, 3], n=40)
+    _, alone = _task([3], n=40)
+    _, again = _task([0, 3], n=40)
+    for a, b, c in zip(vars(both).values(), vars(alone).values(), vars(again).values()):
+        assert torch.equal(a, c) and torch.equal(a[1:], b)
+    _, late = _task([0, 3], n=10, start=30)  # example i is the same whatever batch it is in
+    assert torch.equal(late.pairs, both.pairs[:, 30:])
+    _, big = _task([1], n=3000)
+    assert set(big.query.unique().tolist()) == set(range(24)) and set(big.label.unique().tolist()) == set(range(24))
+    pos = (big.pairs == big.succ[..., None, None]).any(-1).float().argmax(-1)  # slot of s: uniform over ell
+    assert np.all(np.bincount(pos.flatten().numpy(), minlength=4) > 600)
+
+
+def test_inputs_and_block_shapes():
+    E = stand_in_items(24, StandInSpec(d_model=16)).table()
+    _, b = _task([0, 1], n=5)
+    x = embed_inputs(E, b)
+    assert x.shape == (2, 5, 6, 16)
+    assert torch.allclose(x[1, 2, 3], E[b.pairs[1, 2, 3, 0]] + E[b.pairs[1, 2, 3, 1]])
+    assert torch.equal(x[:, :, -2], E[24].expand(2, 5, 16)) and torch.equal(x[:, :, -1], E[b.query])
+    cfgs = [replace(TINY, seed=s) for s in (0, 1)]
+    p = init_params(cfgs)
+    assert p["W_Q"].shape == (2, 16, 8) and p["W_V"].shape == (2, 16, 16) and p["W_1"].shape == (2, 16, 16)
+    torch.manual_seed(0)
+    for k in ("W_O", "W_2"):  # exercise the residual paths: the initial ones are tiny
+        p[k] = torch.randn_like(p[k])
+    out = forward(p, x, TINY)
+    assert out.shape == (2, 5, 16)
+    # the last position sees every position: the mask and last-only evaluation change nothing
+    for cfg in (TINY, replace(TINY, causal=False)):
+        assert torch.allclose(forward(p, x, cfg, last_only=False), out, atol=1e-5)
+    # distinct seeds, distinct weights; same seed, same weights
+    assert not torch.equal(p["W_Q"][0], p["W_Q"][1])
+    assert torch.equal(init_params([cfgs[1]])["W_Q"][0], p["W_Q"][1])
+    nofinal = init_params([replace(TINY, final_ln=False)])
+    assert "ln_f" not in nofinal
+
+
+def test_stacked_equals_solo():
+    cfgs = [replace(TINY, seed=s) for s in (0, 5)]
+    both = train_runs(cfgs)
+    solo = [train_runs([c])[0] for c in cfgs]
+    for a, b in zip(both, solo):
+        assert a["seed"] == b["seed"] and a["stack_size"] == 2 and b["stack_size"] == 1
+        assert a["final_train_loss"] == pytest.approx(b["final_train_loss"], rel=1e-5)
+        for k in ("test_acc", "best_val_acc", "best_step"):
+            assert a[k] == b[k]
+    assert both[0]["final_train_loss"] != both[1]["final_train_loss"]
+
+
+def test_loss_decreases_and_beats_chance():
+    cfg = replace(TINY, m=12, ell=2, steps=300, eval_interval=100, n_val=256, n_test=256, lr=2e-2)
+    short, long_ = train_runs([replace(cfg, steps=5, eval_interval=5), cfg])
+    assert long_["final_train_loss"] < short["final_train_loss"] - 0.5
+    assert long_["test_acc"] > 3 / 13 and long_["best_step"] > 0
+    assert long_["embedding_source"] == STAND_IN_SOURCE and long_["precision"] == "fp32"
+
+
+def test_presets_and_smoke_grid():
+    paper = experiment_grid("paper", embeddings="stand-in")
+    assert len(paper) == 4 * 4 * 7
+    assert {(c.m, c.ell, c.d_model, c.steps) for c in paper} == {(6144, 16, 768, 100_000)}
+    assert {c.D_K for c in paper} == {64, 128, 256, 512} and {c.h for c in paper} == {1, 2, 4, 8}
+    assert sorted({c.seed for c in paper}) == list(range(7))
+    assert set(PRESETS) == {"paper", "book", "smoke"}
+    with pytest.raises(ValueError, match="preset"):
+        experiment_grid("huge")
+    with pytest.raises(ValueError, match="overrides"):
+        experiment_grid("book", embeddings="stand-in", D_K=3)
+    assert {c.ell for c in experiment_grid("book", embeddings="stand-in", ell=16)} == {16}
+    smoke = experiment_grid("smoke", embeddings="stand-in", steps=4, eval_interval=2)
+    seen = []
+    rows = train_runs(smoke, progress=lambda done, total: seen.append((done, total)))
+    assert len(rows) == len(smoke) and seen[-1][0] == seen[-1][1]
+    assert all(r["embedding_source"] == "stand-in (not GPT-2)" for r in rows)
+    assert [(r["D_K"], r["h"], r["seed"]) for r in rows] == [(c.D_K, c.h, c.seed) for c in smoke]
+
+
+def test_figure_states_the_embedding_source():
+    rng = np.random.default_rng(0)
+    rows = [{"D_K": dk, "h": h, "seed": s, "test_acc": rng.uniform(), "embedding_source": STAND_IN_SOURCE,
+             "m": 256} for dk in (64, 128) for h in (1, 2) for s in range(3)]
+    fig = plot_accuracy_vs_dk(pd.DataFrame(rows))
+    assert "STAND-IN embeddings, not GPT-2" in fig._suptitle.get_text()
+    assert len(fig.axes[0].collections) >= 4  # per-seed points
+    real = pd.DataFrame(rows).assign(embedding_source="GPT-2 small (openai-community/gpt2)")
+    assert "not GPT-2" not in plot_accuracy_vs_dk(real)._suptitle.get_text()
+    mean, lo, hi = t_interval([0.2, 0.4, 0.6])
+    assert mean == pytest.approx(0.4) and hi - mean == pytest.approx(4.302653 * 0.2 / 3**0.5, rel=1e-5)
+    with pytest.raises(ValueError, match="missing"):
+        plot_accuracy_vs_dk(pd.DataFrame({"D_K": [1]}))
