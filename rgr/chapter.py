@@ -66,9 +66,9 @@ def provenance_note(data: ExperimentData) -> Markdown:
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "
                      f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
     elif data.preset == "book":
-        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs (fewer seeds, heads and largest points "
-                     f"than the paper, and shorter step cutoffs) so that a 2-core CPU finishes them. The paper-scale "
-                     f"protocol is `python -m rgr sweep {data.name} --preset paper --device cuda`.")
+        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: the protocol's step cutoffs, but fewer "
+                     f"seeds, head counts and cells than the paper (see `data/SCHEMA.md`) so that a 2-core CPU finishes "
+                     f"them. The paper-scale protocol is `python -m rgr sweep {data.name} --preset paper --device cuda`.")
     return Markdown("".join(lines))
 
 

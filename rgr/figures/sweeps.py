@@ -153,9 +153,9 @@ def plot_scaling_law(
     if bounds is not None and len(bounds):
         b = bounds.sort_values("x_law")
         if "lower" in b:
-            ax.plot(b["x_law"], b["lower"], "v:", color="tab:red", label="bit-budget lower bound, float32 (necessary)")
+            ax.plot(b["x_law"], b["lower"], "v", color="tab:red", label="bit-budget lower bound, float32 (necessary)")
         if "construction" in b:
-            ax.plot(b["x_law"], b["construction"], "^:", color="tab:green", label="explicit construction with margin (sufficient)")
+            ax.plot(b["x_law"], b["construction"], "^", color="tab:green", mfc="none", label="explicit construction with margin (sufficient)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$")
     ax.legend(fontsize=7.5, frameon=False)
