@@ -55,8 +55,11 @@ def _experiment_rows() -> str:
 
 
 def render() -> str:
+    from .gpt2_sweep import SCHEMA as GPT2
+
     text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows())
-    return text + SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
+    text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
+    return text + "\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: `rgr.transformer.PRESETS`).\n\n" + GPT2.markdown()
 
 
 def main(argv: Sequence[str]) -> int:

@@ -620,6 +620,7 @@ def main(argv: Sequence[str]) -> int:
         for e in EXPERIMENTS.values():
             sizes = ", ".join(f"{p}: {len(planned_runs(e, p))}" for p in ("smoke", "book", "paper"))
             print(f"{e.name:<9} {e.spec:<7} {e.description}  [first-round runs: {sizes}]")
+        print(f"{'gpt2':<9} {'E7':<7} one pre-LN Transformer block on frozen GPT-2 embeddings (rgr.gpt2_sweep)")
         return 0
     try:
         if a.merge:
@@ -628,6 +629,13 @@ def main(argv: Sequence[str]) -> int:
         if a.dry_run:
             runs = planned_runs(get_experiment(a.experiment), a.preset, None, parse_shard(a.shard))
             print(f"{len(runs)} runs in the first round; step cutoffs {sorted({r.max_steps for r in runs})}")
+            return 0
+        if a.experiment == "gpt2":  # E7 trains its own model family, through the same store
+            if a.executor != "local" or a.shard != "0/1":
+                raise ValueError("the gpt2 experiment runs with the local executor and no shards")
+            from .gpt2_sweep import run_gpt2_sweep
+
+            run_gpt2_sweep(a.preset, resolve_device(a.device), root, not a.no_progress)
             return 0
         args = (a.experiment, a.preset, a.device, parse_shard(a.shard), root, not a.no_progress, a.max_stack)
         if a.executor == "local":

@@ -1,0 +1,25 @@
+"""E7 through the resumable store: rows with provenance, resumption, the stand-in labelled."""
+
+import pytest
+
+from rgr.gpt2_sweep import SCHEMA, load_gpt2_results, run_gpt2_sweep, run_key
+from rgr.store import TableError
+from rgr.transformer import experiment_grid
+
+
+def test_smoke_sweep_writes_resumes_and_labels(tmp_path):
+    df = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, embeddings="stand-in", log=lambda s: None)
+    grid = experiment_grid("smoke", embeddings="stand-in")
+    assert len(df) == len(grid) and set(df.run_key) == {run_key(c, "smoke") for c in grid}
+    assert (df.embedding_source == "stand-in (not GPT-2)").all() and (df.preset == "smoke").all()
+    assert df.test_acc.between(0, 1).all()
+    before = df.set_index("run_key")["date"]
+    again = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, embeddings="stand-in", log=lambda s: None)
+    assert (again.set_index("run_key").loc[before.index, "date"] == before).all()  # nothing retrained
+    assert len(load_gpt2_results("smoke", root=tmp_path)) == len(grid)
+
+
+def test_missing_table_is_an_error(tmp_path):
+    with pytest.raises(TableError, match="gpt2.csv"):
+        load_gpt2_results(root=tmp_path)
+    assert {"test_acc", "embedding_source", "D_K", "h", "seed"} <= {c.name for c in SCHEMA.all_columns}
