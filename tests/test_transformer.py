@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.figures.gpt2 import plot_accuracy_vs_dk, t_interval
+from rgr.figures.gpt2 import plot_accuracy_vs_dk
+from rgr.stats import t_interval
 from rgr.gpt2 import STAND_IN_SOURCE, StandInSpec, stand_in_items
 from rgr.graphs import permutation_graph
 from rgr.rng import stream_key

@@ -6,22 +6,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from scipy import stats
 
 from ..gpt2 import STAND_IN_SOURCE
+from ..stats import t_interval
 from ..style import head_color, set_style
 
-__all__ = ["t_interval", "embedding_label", "plot_accuracy_vs_dk"]
-
-
-def t_interval(x: np.ndarray | pd.Series, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and two-sided Student-t interval (mean, low, high) of the values; NaN bounds for one value."""
-    x = np.asarray(x, dtype=float)
-    mean = float(x.mean())
-    if x.size < 2:
-        return mean, float("nan"), float("nan")
-    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
-    return mean, mean - half, mean + half
+__all__ = ["embedding_label", "plot_accuracy_vs_dk"]
 
 
 def embedding_label(sources: pd.Series | list[str]) -> str:
