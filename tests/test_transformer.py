@@ -16,7 +16,6 @@ from rgr.rng import stream_key
 from rgr.transformer import (
     PRESETS,
     Config,
-    TaskBatch,
     embed_inputs,
     experiment_grid,
     forward,
