@@ -31,14 +31,6 @@ TEXT = " the cat the\n the cat\n the\n"  # tokens: Ġthe Ġcat Ġthe Ċ Ġthe Ġ
 THE, CAT, NEWLINE = 258, 261, 10
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small tensors: one thread is fastest and keeps shared CPUs free."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def _write_safetensors(path, tensors):
     """The safetensors layout, written by hand: header length, JSON header, raw little-endian bytes."""

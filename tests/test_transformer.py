@@ -30,14 +30,6 @@ TINY = Config(m=24, ell=4, d_model=16, embeddings="stand-in", D_K=8, h=2, steps=
               eval_interval=10, n_val=64, n_test=64, lr=1e-2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: one thread is fastest and keeps shared CPUs free."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def _task(seeds, m=24, ell=4, n=50, start=0, stream="train"):
     pi = torch.stack([torch.from_numpy(permutation_graph(m, s).pi) for s in seeds])
