@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import torch
 from IPython.display import Markdown
 
 from .store import TableError
@@ -47,9 +48,14 @@ def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: 
         if table_path(name, root=root).is_file():
             raise  # present but unreadable: never plot half a table
         reason = str(e)
-    with tempfile.TemporaryDirectory() as tmp:
-        run_sweep(name, "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
-        df = load_results(name, "smoke", root=Path(tmp))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny stacked matmuls: one thread is fastest (see README)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            run_sweep(name, "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
+            df = load_results(name, "smoke", root=Path(tmp))
+    finally:
+        torch.set_num_threads(threads)
     return ExperimentData(name, "smoke", df, reason)
 
 
