@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .paths import data_dir
 from .store import Column, Schema, load_table, provenance, write_rows

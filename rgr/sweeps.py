@@ -50,7 +50,7 @@ from typing import Callable, Iterator, Protocol, Sequence
 
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .paths import data_dir
 from .store import Column, Schema, TableError, load_table, provenance, write_rows

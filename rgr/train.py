@@ -47,7 +47,7 @@ from typing import Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .contexts import GraphTable, graph_table, sample_stacked
 from .embeddings import gaussian_unit

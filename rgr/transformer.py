@@ -486,7 +486,7 @@ def train_runs(
     total = sum(configs[idx[0]].steps * math.ceil(len(idx) / max_stack) for idx in groups.values())
     bar, done = None, 0
     if progress is True:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         bar = tqdm(total=total, desc="E7 runs", unit="step")
 
