@@ -36,6 +36,7 @@ __all__ = [
     "fit_line",
     "scaling_x",
     "regular_x",
+    "regular_x_bound",
 ]
 
 F1_TARGET = 0.99
@@ -187,3 +188,13 @@ def regular_x(r: np.ndarray | float, m: np.ndarray | float, d_model: np.ndarray 
     """(r m / d_model) log2 m, the normalised budget of r-regular graphs (E4)."""
     m = np.asarray(m, float)
     return np.asarray(r, float) * m / np.asarray(d_model, float) * np.log2(m)
+
+
+def regular_x_bound(r: np.ndarray | float, m: np.ndarray | float, d_model: np.ndarray | float) -> np.ndarray | float:
+    """(m' / d_model) log2(m^2 / m') with m' = r m: the lower bound's form for r-regular graphs (chapter
+    *denser graphs*). It equals :func:`regular_x` with log2 m replaced by log2(m / r), which shrinks as the
+    graph fills up."""
+    m, r = np.asarray(m, float), np.asarray(r, float)
+    if np.any(r >= m):
+        raise ValueError("r must be below m for the bound's form log2(m / r) to be positive")
+    return r * m / np.asarray(d_model, float) * np.log2(m / r)

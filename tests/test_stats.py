@@ -77,3 +77,14 @@ def test_fit_line_closed_forms():
 def test_law_abscissae():
     assert scaling_x(256, 32) == pytest.approx(256 * math.log(256) / 32)
     assert regular_x(4, 128, 32) == pytest.approx(4 * 128 / 32 * 7)
+
+
+def test_regular_x_bound_closed_form():
+    from rgr.stats import regular_x, regular_x_bound
+
+    # m = 128, d_model = 32, r = 32: m' = 4096, (m'/d) log2(m^2/m') = 128 * 2
+    assert regular_x_bound(32, 128, 32) == pytest.approx(256.0)
+    # r = 1: log2(m^2 / m) = log2 m, the two forms agree
+    assert regular_x_bound(1, 128, 32) == pytest.approx(regular_x(1, 128, 32))
+    with pytest.raises(ValueError, match="r must be below m"):
+        regular_x_bound(128, 128, 32)

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ..analysis import curves
 from ..style import head_color, set_style
 
-__all__ = ["plot_value_mse", "plot_threshold_shift", "plot_linear_ablation"]
+__all__ = ["plot_value_mse", "plot_threshold_shift", "plot_linear_ablation", "plot_softmax_construction"]
 
 
 def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
@@ -88,5 +88,44 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
         ax.set_xlabel(r"$D_K = h\,d_k$")
     axes[0, 0].set_ylabel("test micro-F1")
     axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def plot_softmax_construction(df: pd.DataFrame) -> Figure:
+    """Algorithm 2 at the trained cells (``rgr.construction_sweeps.softmax_at_cells``): mean context
+    F1 across seeds against ell, one panel per (m, d_model); solid black on one-hot inputs (the
+    theorem's setting), dashed greys on Gaussian embeddings of width d_model (one per d_k). The dashed
+    red line is ell = max(h, ln m), Theorem 8.1's condition with C_ell = 1; the shaded region is
+    ell <= 2 (h - 1), where the non-owner heads' background (h - 1) / ell alone reaches tau = 1/2."""
+    set_style()
+    keys = sorted({(int(m), int(d)) for m, d in df[["m", "d_model"]].itertuples(index=False)})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.5), squeeze=False, sharey=True)
+    d_ks = sorted(df.loc[df.inputs == "gaussian", "d_k"].unique())
+    greys = plt.get_cmap("Greys")(np.linspace(0.35, 0.75, max(len(d_ks), 1)))
+    for ax, (m, d) in zip(axes[0], keys):
+        cell = df[(df.m == m) & (df.d_model == d)]
+        s = cell.groupby(["inputs", "d_k", "ell"])["f1"].mean().reset_index()
+        for colour, d_k in zip(greys, d_ks):
+            g = s[(s.inputs == "gaussian") & (s.d_k == d_k)]
+            ax.plot(g["ell"], g["f1"], color=colour, ls="--", marker="o", ms=3, label=f"Gaussian inputs, $d_k$={int(d_k)}")
+        g = s[s.inputs == "one-hot"]
+        ax.plot(g["ell"], g["f1"], color="k", marker="o", ms=3.5, lw=1.8, label=r"one-hot inputs, $d_k=\lceil 2 \ln^2 m \rceil$")
+        h = int(cell["h"].iloc[0])
+        lo = cell["ell"].min() / 1.3
+        if 2 * (h - 1) > lo:
+            ax.axvspan(lo, 2 * (h - 1), color="tab:red", alpha=0.1, lw=0, label=r"$(h-1)/\ell \geq 1/2$")
+        ax.axvline(max(h, math.log(m)), color="tab:red", ls="--", lw=1, label=r"$\ell = \max(h, \ln m)$")
+        ax.axhline(0.99, color="k", ls=":", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(r"context length $\ell$")
+        ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}, one-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=9)
+    axes[0, 0].set_ylabel("context micro-F1 (construction)")
+    handles, labels = {}, []
+    for ax in axes[0]:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    axes[0, -1].legend(handles.values(), handles.keys(), frameon=False, fontsize=8, loc="center left",
+                       bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
     return fig

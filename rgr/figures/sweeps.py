@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..analysis import LawFits, curves
-from ..stats import F1_TARGET, Fit
+from ..stats import F1_TARGET, Fit, regular_x, regular_x_bound
 from ..style import head_color, set_style
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "plot_heads_law",
     "plot_diagonal",
     "plot_regular_law",
+    "plot_regular_forms",
     "plot_h_star_vs_r",
 ]
 
@@ -215,6 +216,29 @@ def plot_regular_law(cells: pd.DataFrame, fit: Fit) -> Figure:
     ax.plot(xs, fit(xs), "k--", lw=1, label=_fit_label(r"$D_K^* = c\,x$", fit))
     ax.set_xlabel(r"$x = (r\,m / d_{model}) \log_2 m$")
     ax.set_ylabel(r"$D_K^*$")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_regular_forms(cells: pd.DataFrame) -> Figure:
+    """D_K* divided by two candidate laws against r: x = (r m / d_model) log2 m (the fitted form) and
+    (r m / d_model) log2(m^2 / m') (the lower bound's form, m' = r m). A flat line is a law that holds
+    across densities with one constant."""
+    set_style()
+    ok = cells[cells["D_K_star"].notna()].sort_values("r")
+    y = ok["D_K_star"].astype(float)
+    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    forms = [
+        (regular_x(ok["r"], ok["m"], ok["d_model"]), r"$D_K^* \,/\, [(r m/d_{model}) \log_2 m]$", "tab:blue"),
+        (regular_x_bound(ok["r"], ok["m"], ok["d_model"]), r"$D_K^* \,/\, [(m'/d_{model}) \log_2(m^2/m')]$", "tab:green"),
+    ]
+    for x, label, colour in forms:
+        ax.plot(ok["r"], y / x, marker="o", color=colour, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("r (out-degree)")
+    ax.set_ylabel("normalised threshold")
     ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
