@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .bounds import bit_budget_DK
-from .stats import Fit, dk_star, fit_line, h_star_interval, regular_x, scaling_x, summarize
+from .stats import F1_TARGET, Fit, dk_star, fit_line, h_star_interval, regular_x, scaling_x, summarize
 
-__all__ = ["CELL", "curves", "thresholds", "LawFits", "law_fits", "single_head_penalty", "bracket"]
+__all__ = ["CELL", "curves", "thresholds", "transitions", "LawFits", "law_fits", "single_head_penalty", "bracket"]
 
 CELL = ["m", "d_model", "r"]
 
@@ -60,6 +60,28 @@ def thresholds(df: pd.DataFrame, law: str = "permutation") -> pd.DataFrame:
     for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star", "h_lo", "h_hi", "D_K_star_h1"):
         out[c] = out[c].astype("Int64")
     return out
+
+
+def transitions(df: pd.DataFrame, low: float = 0.5, high: float = F1_TARGET) -> pd.DataFrame:
+    """How sharp each F1-vs-D_K curve is: one row per (cell, h) whose mean F1 crosses ``high``.
+
+    ``D_below`` is the largest tested budget under the first passing one with mean F1 < ``low``,
+    ``D_pass`` the smallest with mean F1 >= ``high``; ``width = D_pass / D_below`` (NaN when even
+    the smallest tested budget is above ``low``). A width of 2 means the curve goes from below
+    ``low`` to the target within one doubling of D_K.
+    """
+    rows = []
+    for key, g in curves(df).groupby([*CELL, "h"]):
+        g = g.sort_values("D_K")
+        passing = g[g["mean"] >= high - 1e-9]
+        if not len(passing):
+            continue
+        d_pass = int(passing["D_K"].iloc[0])
+        below = g[(g["D_K"] < d_pass) & (g["mean"] < low)]
+        d_below = int(below["D_K"].iloc[-1]) if len(below) else None
+        rows.append(dict(zip([*CELL, "h"], (int(k) for k in key)), D_below=d_below, D_pass=d_pass,
+                         width=d_pass / d_below if d_below else math.nan))
+    return pd.DataFrame(rows, columns=[*CELL, "h", "D_below", "D_pass", "width"])
 
 
 def single_head_penalty(cells: pd.DataFrame) -> pd.Series:

@@ -20,11 +20,12 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
+from .gpt2 import STAND_IN_SOURCE, items_available
 from .paths import data_dir
-from .store import Column, Schema, load_table, provenance, write_rows
+from .store import Column, Schema, TableError, load_table, provenance, write_rows
 from .transformer import Config, experiment_grid, train_runs
 
-__all__ = ["SCHEMA", "run_key", "table_path", "load_gpt2_results", "run_gpt2_sweep"]
+__all__ = ["SCHEMA", "run_key", "table_path", "load_gpt2_results", "run_gpt2_sweep", "embeddings_banner", "OPEN_CHOICES"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
 
@@ -99,3 +100,33 @@ def run_gpt2_sweep(
     finally:
         bar.close()
     return load_table(out, SCHEMA) if out.is_file() else pd.DataFrame()
+
+
+# the Config fields the protocol leaves open, as the chapter reports them
+OPEN_CHOICES = ("m", "ell", "steps", "batch_size", "lr", "beta2", "weight_decay", "causal", "final_ln", "d_ff",
+                "init_std", "eval_interval", "n_val", "n_test", "precision")
+
+
+def embeddings_banner(root: Path | None = None) -> str:
+    """Markdown for the top of the chapter: which embeddings the committed rows used, loudly when
+    any are the stand-in, and how to run with GPT-2's own."""
+    how = ("To use GPT-2's embeddings: on a machine with internet run `python -m rgr gpt2 build --hub` once (or point "
+           "`RGR_GPT2_DIR` at a local copy of the `openai-community/gpt2` checkpoint and tokenizer), then "
+           "`python -m rgr sweep gpt2 --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
+    path = table_path(root)
+    try:
+        rows = load_table(path, SCHEMA)
+    except TableError:  # missing or unreadable: the chapter's data cell says which
+        rows = pd.DataFrame(columns=["embedding_source", "preset"])
+    stand_in = rows[rows["embedding_source"] == STAND_IN_SOURCE]
+    real_here = items_available()
+    if len(stand_in):
+        presets = ", ".join(f"`{p}`" for p in sorted(stand_in["preset"].unique()))
+        return (f"> **These are not GPT-2's embeddings.** {len(stand_in)} of the {len(rows)} rows in `data/{path.name}` "
+                f"(preset {presets}) were trained on a seeded *stand-in* table with GPT-2-like geometry, because neither "
+                f"the model hub nor a local GPT-2 checkpoint was reachable where they ran"
+                + ("" if real_here else " (nor is one on this machine)")
+                + f". Every figure below says so in its title. {how}")
+    if len(rows):
+        return f"> **Embeddings:** every row in `data/{path.name}` used {', '.join(sorted(rows['embedding_source'].unique()))}."
+    return f"> **No E7 table yet.** {how}"

@@ -11,6 +11,7 @@ message that names the file and the problem rather than return half a table.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -76,7 +77,13 @@ class Schema:
         return "\n".join(lines) + "\n"
 
 
+@functools.lru_cache(maxsize=1)
 def _git_commit() -> str:
+    """The commit (``+dirty`` when rgr/ had uncommitted changes) of the code this process loaded.
+
+    Read once, when rgr.store is imported: a long sweep's rows keep naming the code that trains them
+    even if the checkout changes under the running process.
+    """
     try:
         root = repo_root()
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
@@ -86,6 +93,9 @@ def _git_commit() -> str:
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError, FileNotFoundError):
         return "unknown"
+
+
+_git_commit()  # pin the version at import time (see the docstring)
 
 
 def _device_name(device: torch.device | str) -> str:

@@ -82,3 +82,22 @@ def test_bracket_orders_bounds():
     assert (b.construction == b.m).all()
     assert b.lower.iloc[0] == pytest.approx(bit_budget_DK(64, 64, 16, 32.0))
     assert (b.lower < cells.D_K_star.astype(float)).all()  # the learned threshold respects the bound here
+
+
+def test_transitions_width_on_hand_table():
+    import pandas as pd
+
+    from rgr.analysis import transitions
+
+    rows = []
+    # h = 1: 0.1 at 16, 0.3 at 32, 0.995 at 64 -> jump within one doubling (width 2)
+    # h = 2: 0.2 at 16, 0.7 at 32, 1.0 at 64 -> last budget below 0.5 is 16 (width 4)
+    # h = 4: never passes -> no row
+    for h, f1s in ((1, (0.1, 0.3, 0.995)), (2, (0.2, 0.7, 1.0)), (4, (0.1, 0.2, 0.5))):
+        for D_K, f in zip((16, 32, 64), f1s):
+            for seed in range(2):
+                rows.append(dict(m=64, d_model=16, r=1, h=h, D_K=D_K, seed=seed, test_f1=f))
+    t = transitions(pd.DataFrame(rows)).set_index("h")
+    assert list(t.index) == [1, 2]
+    assert t.loc[1, "width"] == 2 and t.loc[2, "width"] == 4
+    assert t.loc[2, "D_below"] == 16 and t.loc[2, "D_pass"] == 64

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rgr.gpt2_sweep import SCHEMA, load_gpt2_results, run_gpt2_sweep, run_key
+from rgr.gpt2_sweep import SCHEMA, embeddings_banner, load_gpt2_results, run_gpt2_sweep, run_key
 from rgr.store import TableError
 from rgr.transformer import experiment_grid
 
@@ -17,9 +17,15 @@ def test_smoke_sweep_writes_resumes_and_labels(tmp_path):
     again = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, embeddings="stand-in", log=lambda s: None)
     assert (again.set_index("run_key").loc[before.index, "date"] == before).all()  # nothing retrained
     assert len(load_gpt2_results("smoke", root=tmp_path)) == len(grid)
+    banner = embeddings_banner(tmp_path)  # stand-in rows: the chapter's top says so, and how to use GPT-2
+    assert "not GPT-2" in banner and f"{len(grid)} of the {len(grid)} rows" in banner and "gpt2 build" in banner
 
 
 def test_missing_table_is_an_error(tmp_path):
     with pytest.raises(TableError, match="gpt2.csv"):
         load_gpt2_results(root=tmp_path)
     assert {"test_acc", "embedding_source", "D_K", "h", "seed"} <= {c.name for c in SCHEMA.all_columns}
+
+
+def test_banner_without_table(tmp_path):
+    assert "No E7 table yet" in embeddings_banner(tmp_path)

@@ -121,7 +121,7 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
         ax.set_xlabel(r"context length $\ell$")
         ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}, one-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=9)
     axes[0, 0].set_ylabel("context micro-F1 (construction)")
-    handles, labels = {}, []
+    handles = {}
     for ax in axes[0]:
         for hd, lb in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lb, hd)
