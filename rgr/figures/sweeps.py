@@ -137,29 +137,44 @@ def plot_scaling_law(
     bounds: pd.DataFrame | None = None,
     xlabel: str = r"$m \ln m / d_{model}$",
 ) -> Figure:
-    """Fig. 3: D_K* against m ln m / d_model with its fits; optionally the lower bound and the
-    explicit construction's smallest D_K on the same axes (``bounds``: columns x_law, lower,
-    construction) — necessary, learned and sufficient budgets together."""
+    """Fig. 3: D_K* against m ln m / d_model with its fits (left). With ``bounds`` (columns x_law,
+    lower, construction; :func:`rgr.analysis.bracket`) a second, log-log panel puts the necessary
+    (lower bound), learned and sufficient (explicit construction) budgets of each cell together,
+    joined by a thin line per cell."""
     set_style()
     ok = cells[cells["D_K_star"].notna()]
-    fig, ax = plt.subplots(figsize=(6.8, 4.6))
+    two = bounds is not None and len(bounds)
+    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(12.5 if two else 6.8, 4.6), squeeze=False)
+    ax = axes[0, 0]
     for d, g in ok.groupby("d_model"):
         y = g["D_K_star"].astype(float)
         err = np.vstack([y - g["D_K_opt"].astype(float), g["D_K_cons"].astype(float) - y])
-        ax.errorbar(g["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3, label=f"learned $D_K^*$, $d_{{model}}$={d}")
+        ax.errorbar(g["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3,
+                    label=f"learned $D_K^*$, $d_{{model}}$={d}")
     xs = np.linspace(0, ok["x_law"].max() * 1.05, 50)
     ax.plot(xs, fits.origin_all(xs), "k-", lw=1, label=_fit_label("fit, all", fits.origin_all))
     if fits.origin_pre is not None and fits.n_excluded:
         ax.plot(xs, fits.origin_pre(xs), "k--", lw=1, label=_fit_label("fit, precondition", fits.origin_pre))
-    if bounds is not None and len(bounds):
-        b = bounds.sort_values("x_law")
-        if "lower" in b:
-            ax.plot(b["x_law"], b["lower"], "v", color="tab:red", label="bit-budget lower bound, float32 (necessary)")
-        if "construction" in b:
-            ax.plot(b["x_law"], b["construction"], "^", color="tab:green", mfc="none", label="explicit construction with margin (sufficient)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$")
     ax.legend(fontsize=7.5, frameon=False)
+    if two:
+        bx = axes[0, 1]
+        b = bounds.merge(cells[["m", "d_model", "r", "D_K_star"]], on=["m", "d_model", "r"], how="left").sort_values("x_law")
+        for _, row in b.iterrows():
+            ys = [v for v in (row.get("lower"), row["D_K_star"], row.get("construction")) if pd.notna(v)]
+            bx.plot([row["x_law"]] * len(ys), [float(v) for v in ys], color="0.75", lw=0.8, zorder=1)
+        if "construction" in b:
+            bx.plot(b["x_law"], b["construction"], "^", color="tab:green", mfc="none", label="explicit construction (sufficient)")
+        bx.plot(b["x_law"], b["D_K_star"].astype(float), "o", color="k", label=r"learned $D_K^*$")
+        if "lower" in b:
+            bx.plot(b["x_law"], b["lower"], "v", color="tab:red", label="bit-budget bound, float32 (necessary)")
+        bx.set_xscale("log")
+        bx.set_yscale("log", base=2)
+        bx.set_xlabel(xlabel)
+        bx.set_ylabel(r"$D_K$")
+        bx.set_title("necessary, learned, sufficient", fontsize=10)
+        bx.legend(fontsize=7.5, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -180,22 +195,34 @@ def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
     return fig
 
 
-def plot_diagonal(cells: pd.DataFrame) -> Figure:
-    """Fig. 4: along m / d_model = 8, D_K* (line, left axis) and h* (bars, right axis) against m."""
+def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
+    """Fig. 4: along a fixed m / d_model, D_K* (line with its optimistic-conservative bar, left axis) and
+    h* (bars, right axis) against m. With ``fit`` (a through-origin fit of D_K* on m ln m / d_model), the
+    law's prediction c (m / d_model) ln m is drawn dashed: at fixed compression it grows like ln m."""
     set_style()
-    c = cells.sort_values("m")
+    c = cells.sort_values("m").reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(6.4, 4))
     x = np.arange(len(c))
     ax2 = ax.twinx()
     ax2.bar(x, c["h_star"].astype(float).fillna(0), color=[head_color(int(h)) if pd.notna(h) else "w" for h in c["h_star"]],
-            alpha=0.45, width=0.5, label="$h^*$")
+            alpha=0.45, width=0.5)
+    for i, h in enumerate(c["h_star"]):
+        if pd.notna(h):
+            ax2.annotate(f"h*={int(h)}", (i, float(h)), ha="center", va="bottom", fontsize=8, color="0.3")
     ax2.set_ylabel("$h^*$ (bars)")
+    ax2.set_ylim(0, max(1.0, float(c["h_star"].astype(float).max(skipna=True) or 1)) * 1.25)
     ax2.grid(False)
-    ax.plot(x, c["D_K_star"].astype(float), "ko-", label=r"$D_K^*$")
-    ax.set_yscale("log", base=2)
+    y = c["D_K_star"].astype(float)
+    err = np.vstack([y - c["D_K_opt"].astype(float), c["D_K_cons"].astype(float) - y])
+    ax.errorbar(x, y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="ko-", capsize=3, label=r"learned $D_K^*$")
+    if fit is not None:
+        law = fit.slope * c["m"] * np.log(c["m"]) / c["d_model"]
+        ax.plot(x, law, "k--", lw=1, label=rf"law: {fit.slope:.2f} $(m/d_{{model}}) \ln m$")
+    ax.set_ylim(0, None)
     ax.set_xticks(x, [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])])
     ax.set_xlabel(r"m  ($d_{model}$)")
     ax.set_ylabel(r"$D_K^*$ (line)")
+    ax.legend(fontsize=8, loc="lower right", frameon=True, framealpha=0.9)
     ax.set_zorder(ax2.get_zorder() + 1)
     ax.patch.set_visible(False)
     fig.tight_layout()
