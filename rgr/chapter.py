@@ -59,14 +59,23 @@ def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: 
     return ExperimentData(name, "smoke", df, reason)
 
 
+def _commits(df: pd.DataFrame, most: int = 3) -> str:
+    """The code versions that wrote the rows: all of them when few, else how many and the first and last."""
+    by_date = df.sort_values("date")["git_commit"]
+    names = list(dict.fromkeys(by_date))  # in order of first use
+    if len(names) <= most:
+        return ("commit " if len(names) == 1 else "commits ") + ", ".join(names)
+    return f"{len(names)} commits, from {names[0]} to {by_date.iloc[-1]}"
+
+
 def provenance_note(data: ExperimentData) -> Markdown:
     """A visible note: which preset, device, code version and dates produced the rows."""
     df = data.runs
     devices = ", ".join(sorted(df["device_name"].unique()))
-    commits = ", ".join(sorted(df["git_commit"].unique()))
+    commits = _commits(df)
     dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
     lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}` on {devices}; "
-             f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at commit {commits}; {dates}."]
+             f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
     if data.is_fallback:
         lines.append(f"\n\n> **Smoke data, not results.** {data.fallback_reason}. The runs above were made just now "
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "

@@ -1,0 +1,39 @@
+"""What every data chapter does first (rgr.chapter): load or fall back loudly, and say where rows came from."""
+
+import pandas as pd
+import pytest
+
+from rgr.chapter import ExperimentData, load_experiment, provenance_note, reproduce_note
+from rgr.store import TableError
+
+
+def test_missing_table_falls_back_to_labelled_smoke(tmp_path):
+    data = load_experiment("base", "book", "cpu", root=tmp_path)
+    assert data.is_fallback and data.preset == "smoke" and len(data.runs)
+    note = provenance_note(data).data
+    assert "Smoke data, not results" in note and "python -m rgr sweep base --preset book" in note
+    assert not any(tmp_path.iterdir())  # the smoke rows went to a temporary folder, not to data/
+
+
+def test_corrupt_table_is_an_error_not_a_fallback(tmp_path):
+    (tmp_path / "base.csv").write_text("run_key,m\nabc")  # truncated: no final newline
+    with pytest.raises(TableError):
+        load_experiment("base", "book", "cpu", root=tmp_path)
+
+
+def _rows(commits):
+    return pd.DataFrame(dict(device_name="cpu", git_commit=commits, rgr_version="0.1.0",
+                             date=[f"2026-11-21T00:00:{i:02d}Z" for i in range(len(commits))]))
+
+
+def test_provenance_names_few_commits_and_counts_many():
+    few = provenance_note(ExperimentData("base", "book", _rows(["a", "b", "a"]))).data
+    assert "commits a, b" in few and "Reduced grid" in few
+    many = provenance_note(ExperimentData("base", "paper", _rows(["a", "b", "c", "d", "e"]))).data
+    assert "5 commits, from a to e" in many and "Reduced grid" not in many
+
+
+def test_reproduce_note_lists_paper_commands():
+    text = reproduce_note(["base", "lambda8"], "permutation_sweeps.ipynb").data
+    assert "python -m rgr sweep lambda8 --preset paper --device cuda" in text
+    assert "papermill book/permutation_sweeps.ipynb" in text
