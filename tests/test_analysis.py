@@ -3,6 +3,7 @@
 import math
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -55,6 +56,12 @@ def test_figures_draw():
         assert fig.axes
     with pytest.raises(ValueError, match="cells not in the table"):
         figs.plot_f1_curves(df, cells=[(999, 1, 1)])
+    bounds = cells[["m", "d_model", "r", "x_law"]].assign(lower=1.0, construction=cells.D_K_star.astype(float) * 4)
+    assert len(figs.plot_scaling_law(cells, fits, bounds).axes) == 2  # fits, and necessary/learned/sufficient
+    forms = figs.plot_regular_forms(cells).axes[0].get_lines()  # r = 1: log2 m = log2(m^2 / m'), the forms agree
+    np.testing.assert_allclose(forms[0].get_ydata(), forms[1].get_ydata())
+    diag = figs.plot_diagonal(cells, fits.origin_all)
+    assert any("law" in t.get_text() for t in diag.axes[0].get_legend().get_texts())
 
 
 def test_extension_figures_draw():
@@ -65,7 +72,11 @@ def test_extension_figures_draw():
     soft = cells.assign(D_K_star=cells.D_K_star * 2)
     assert ext.plot_threshold_shift(cells, soft).axes
     lin = df[df.h.isin([1, 4])]
-    assert ext.plot_linear_ablation(lin, df).axes
+    fig = ext.plot_linear_ablation(lin, df)
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if line.get_label().startswith("max, best h"):  # an envelope: never falls as D_K grows
+                assert (np.diff(line.get_ydata()) >= 0).all()
     val = df.assign(test_mse=1.0 - df.test_f1 * 0.5)
     base = pd.DataFrame(dict(d_model=[16, 32], mse_zero=[1.0, 1.0], mse_mean=[0.9, 0.9]))
     assert ext.plot_value_mse(val, base).axes

@@ -47,3 +47,11 @@ def test_summary(table):
     assert s.h == 4 and s.one_hot_min_ell == 64
     g = table[table.inputs == "gaussian"]
     assert s.gaussian_best_f1 == pytest.approx(g.f1.max())
+
+
+def test_figure_draws(table):
+    from rgr.figures.extensions import plot_softmax_construction
+
+    fig = plot_softmax_construction(table)
+    labels = {t.get_text() for t in fig.axes[-1].get_legend().get_texts()}
+    assert any(lb.startswith("one-hot inputs") for lb in labels) and any("max(h" in lb for lb in labels)
