@@ -37,10 +37,28 @@ class ExperimentData:
         return self.fallback_reason is not None
 
 
+def _load(name: str, preset: str, root: Path | None) -> pd.DataFrame:
+    if name == "gpt2":  # E7 trains its own model family through its own runner (rgr.gpt2_sweep)
+        from .gpt2_sweep import load_gpt2_results
+
+        return load_gpt2_results(preset, root=root)
+    return load_results(name, preset, root=root)
+
+
+def _run_smoke(name: str, device: str, root: Path) -> None:
+    quiet = dict(progress=False, log=lambda s: None)
+    if name == "gpt2":
+        from .gpt2_sweep import run_gpt2_sweep
+
+        run_gpt2_sweep("smoke", device, root=root, **quiet)
+    else:
+        run_sweep(name, "smoke", device, root=root, **quiet)
+
+
 def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: Path | None = None) -> ExperimentData:
     """Rows of ``preset`` from data/<name>.csv; the smoke preset, run now, when they are missing."""
     try:
-        df = load_results(name, preset, root=root)
+        df = _load(name, preset, root)
         if len(df):
             return ExperimentData(name, preset, df)
         reason = f"{table_path(name, root=root).name} has no rows of preset {preset!r}"
@@ -52,8 +70,8 @@ def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: 
     torch.set_num_threads(1)  # tiny stacked matmuls: one thread is fastest (see README)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            run_sweep(name, "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
-            df = load_results(name, "smoke", root=Path(tmp))
+            _run_smoke(name, device, Path(tmp))
+            df = _load(name, "smoke", Path(tmp))
     finally:
         torch.set_num_threads(threads)
     return ExperimentData(name, "smoke", df, reason)
@@ -81,9 +99,11 @@ def provenance_note(data: ExperimentData) -> Markdown:
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "
                      f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
     elif data.preset == "book":
-        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: the protocol's step cutoffs, but fewer "
-                     f"seeds, head counts and cells than the paper (see `data/SCHEMA.md`) so that a 2-core CPU finishes "
-                     f"them. The paper-scale protocol is `python -m rgr sweep {data.name} --preset paper --device cuda`.")
+        what = ("a smaller task than the paper's, with fewer items, pairs, steps and seeds" if data.name == "gpt2" else
+                "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper")
+        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: {what} (see `data/SCHEMA.md`) so that a "
+                     f"2-core CPU finishes them. The paper-scale protocol is "
+                     f"`python -m rgr sweep {data.name} --preset paper --device cuda`.")
     return Markdown("".join(lines))
 
 

@@ -26,7 +26,6 @@ Success criteria (``criterion``):
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,6 +49,7 @@ from .constructions import (
 from .coloring import bipartite_edge_coloring
 from .embeddings import gaussian_unit
 from .graphs import Graph, permutation_graph, regular_graph
+from .store import code_version
 from .verify import (
     all_pair_scores,
     evaluate_contexts,
@@ -514,17 +514,8 @@ def explicit_table(preset: str = "book", seed: int = 0, command: str = "") -> pd
 
 
 def provenance(command: str = "") -> dict[str, str]:
-    """Package version, git commit (``-dirty`` if the tree has changes), torch version, UTC date, command."""
-    root = Path(__file__).resolve().parent.parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                                check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
-        commit += "-dirty" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return dict(rgr_version=__version__, git_commit=commit, torch_version=torch.__version__,
+    """Package version, git commit (:func:`rgr.store.code_version`), torch version, UTC date, command."""
+    return dict(rgr_version=__version__, git_commit=code_version(), torch_version=torch.__version__,
                 date=datetime.now(timezone.utc).strftime("%Y-%m-%d"), command=command)
 
 

@@ -45,7 +45,6 @@ import json
 import math
 import os
 import struct
-import subprocess
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -57,6 +56,7 @@ import torch
 from .embeddings import from_array
 from .paths import data_dir
 from .rng import derive_seed, stream_key, uniform
+from .store import code_version
 
 __all__ = [
     "STAND_IN_SOURCE",
@@ -512,16 +512,6 @@ def items_from_counts(counts: np.ndarray, m: int, eos_id: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- building, saving, loading
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=10
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def _local_dir(local_dir: str | Path | None) -> Path | None:
     d = local_dir if local_dir is not None else os.environ.get("RGR_GPT2_DIR")
     return Path(d) if d else None
@@ -618,7 +608,7 @@ def build_items(
             "m": int(m),
             "d_model": int(wte.shape[1]),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "rgr_git_commit": _git_commit(),
+            "rgr_git_commit": code_version(),
         }
     )
     return ItemTable(

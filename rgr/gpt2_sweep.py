@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from .gpt2 import STAND_IN_SOURCE, items_available
 from .paths import data_dir
-from .store import Column, Schema, TableError, load_table, provenance, write_rows
+from .store import Column, Schema, load_table, provenance, write_rows
 from .transformer import Config, experiment_grid, train_runs
 
 __all__ = ["SCHEMA", "run_key", "table_path", "load_gpt2_results", "run_gpt2_sweep", "embeddings_banner", "OPEN_CHOICES"]
@@ -114,10 +114,9 @@ def embeddings_banner(root: Path | None = None) -> str:
            "`RGR_GPT2_DIR` at a local copy of the `openai-community/gpt2` checkpoint and tokenizer), then "
            "`python -m rgr sweep gpt2 --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
     path = table_path(root)
-    try:
-        rows = load_table(path, SCHEMA)
-    except TableError:  # missing or unreadable: the chapter's data cell says which
-        rows = pd.DataFrame(columns=["embedding_source", "preset"])
+    if not path.is_file():
+        return f"> **No E7 table yet.** {how}"
+    rows = load_table(path, SCHEMA)  # present but unreadable is an error, as everywhere else
     stand_in = rows[rows["embedding_source"] == STAND_IN_SOURCE]
     real_here = items_available()
     if len(stand_in):
@@ -127,6 +126,4 @@ def embeddings_banner(root: Path | None = None) -> str:
                 f"the model hub nor a local GPT-2 checkpoint was reachable where they ran"
                 + ("" if real_here else " (nor is one on this machine)")
                 + f". Every figure below says so in its title. {how}")
-    if len(rows):
-        return f"> **Embeddings:** every row in `data/{path.name}` used {', '.join(sorted(rows['embedding_source'].unique()))}."
-    return f"> **No E7 table yet.** {how}"
+    return f"> **Embeddings:** every row in `data/{path.name}` used {', '.join(sorted(rows['embedding_source'].unique()))}."

@@ -25,8 +25,8 @@ row carries its provenance (code version and commit, torch version, device, pres
 
 ## Experiments and presets
 
-| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff |
-| --- | --- | --- | --- | --- | --- | --- |
+| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, range, refinement rounds |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 {experiments}
 
 ## Columns of every experiment table
@@ -50,7 +50,9 @@ def _experiment_rows() -> str:
             cells = ", ".join(f"({c.m}, {c.d_model}{', r=' + str(c.r) if c.r > 1 else ''})" for c in g.cells)
             steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x protocol"
             seeds = f"{len(g.seeds)}" + (f" ({g.few_seeds} for m >= {g.few_seeds_from_m})" if g.few_seeds_from_m else "")
-            lines.append(f"| {e.name} | {e.spec} | {e.model} | {name}: {cells} | {', '.join(map(str, g.heads))} | {seeds} | {steps} |")
+            ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}, {g.refine_rounds if e.refine else 0}"
+            lines.append(f"| {e.name} | {e.spec} | {e.model} | {name}: {cells} | {', '.join(map(str, g.heads))} | {seeds} "
+                         f"| {steps} | {ladder} |")
     return "\n".join(lines)
 
 

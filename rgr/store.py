@@ -28,7 +28,7 @@ import torch
 from . import __version__
 from .paths import repo_root
 
-__all__ = ["Column", "Schema", "TableError", "PROVENANCE", "provenance", "write_rows", "load_table", "finished_keys"]
+__all__ = ["Column", "Schema", "TableError", "PROVENANCE", "code_version", "provenance", "write_rows", "load_table", "finished_keys"]
 
 _DTYPES = {"int": "int64", "float": "float64", "str": "object", "bool": "bool", "json": "object"}
 
@@ -78,7 +78,7 @@ class Schema:
 
 
 @functools.lru_cache(maxsize=1)
-def _git_commit() -> str:
+def code_version() -> str:
     """The commit (``+dirty`` when rgr/ had uncommitted changes) of the code this process loaded.
 
     Read once, when rgr.store is imported: a long sweep's rows keep naming the code that trains them
@@ -95,7 +95,7 @@ def _git_commit() -> str:
         return "unknown"
 
 
-_git_commit()  # pin the version at import time (see the docstring)
+code_version()  # pin the version at import time (see the docstring)
 
 
 def _device_name(device: torch.device | str) -> str:
@@ -109,7 +109,7 @@ def provenance(preset: str, device: torch.device | str) -> dict[str, str]:
     """The provenance fields of rows written now, by this code, on ``device``."""
     return {
         "rgr_version": __version__,
-        "git_commit": _git_commit(),
+        "git_commit": code_version(),
         "torch_version": torch.__version__,
         "device_name": _device_name(device),
         "preset": preset,

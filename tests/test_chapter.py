@@ -37,3 +37,11 @@ def test_reproduce_note_lists_paper_commands():
     text = reproduce_note(["base", "lambda8"], "permutation_sweeps.ipynb").data
     assert "python -m rgr sweep lambda8 --preset paper --device cuda" in text
     assert "papermill book/permutation_sweeps.ipynb" in text
+
+
+def test_gpt2_goes_through_the_same_loader(tmp_path):
+    data = load_experiment("gpt2", "book", "cpu", root=tmp_path)  # its own runner, the same fallback
+    assert data.is_fallback and (data.runs.embedding_source == "stand-in (not GPT-2)").all()
+    (tmp_path / "gpt2.csv").write_text("run_key\nabc")  # truncated: an error, never a silent stand-in
+    with pytest.raises(TableError):
+        load_experiment("gpt2", "book", "cpu", root=tmp_path)

@@ -29,3 +29,9 @@ def test_missing_table_is_an_error(tmp_path):
 
 def test_banner_without_table(tmp_path):
     assert "No E7 table yet" in embeddings_banner(tmp_path)
+
+
+def test_banner_refuses_a_corrupt_table(tmp_path):
+    (tmp_path / "gpt2.csv").write_text("run_key\nabc")
+    with pytest.raises(TableError):
+        embeddings_banner(tmp_path)

@@ -210,7 +210,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
         if pd.notna(h):
             ax2.annotate(f"h*={int(h)}", (i, float(h)), ha="center", va="bottom", fontsize=8, color="0.3")
     ax2.set_ylabel("$h^*$ (bars)")
-    ax2.set_ylim(0, max(1.0, float(c["h_star"].astype(float).max(skipna=True) or 1)) * 1.25)
+    ax2.set_ylim(0, np.nanmax([1.0, *c["h_star"].astype(float)]) * 1.25)
     ax2.grid(False)
     y = c["D_K_star"].astype(float)
     err = np.vstack([y - c["D_K_opt"].astype(float), c["D_K_cons"].astype(float) - y])
