@@ -41,7 +41,6 @@ def _done(exp, preset, f1_of):
 
 def test_refinement_bisects_between_fail_and_pass():
     exp = get_experiment("base")
-    grid = exp.grid("smoke")
     done = _done(exp, "smoke", lambda h, dk: 1.0 if dk >= 8 else 0.5)  # threshold between 4 and 8
     new = {(c.h, c.D_K) for c in planned_runs(exp, "smoke", done)} - set(zip(done.h, done.D_K))
     assert (1, 6) in new  # midpoint of 4 (fail) and 8 (pass) for h = 1
