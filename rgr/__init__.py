@@ -4,18 +4,18 @@ The importable package behind the book "A Capacity-Based Rationale for
 Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
 the plumbing, module by module in the order data flows:
 
-- :mod:`rgr.graphs`, :mod:`rgr.embeddings`, :mod:`rgr.contexts` — the RGR task
-  (chapter *theory*); :mod:`rgr.rng` — counter-based randomness, so a run's
+- :mod:`rgr.task.graphs`, :mod:`rgr.task.embeddings`, :mod:`rgr.task.contexts` — the RGR task
+  (chapter *theory*); :mod:`rgr.task.rng` — counter-based randomness, so a run's
   draws depend on its seed alone, never on which runs share its tensor program;
-- :mod:`rgr.attention`, :mod:`rgr.models`, :mod:`rgr.metrics` — key–query
+- :mod:`rgr.model.attention`, :mod:`rgr.model.qk`, :mod:`rgr.task.metrics` — key–query
   scoring (max over heads, softmax summed, linear sum, value channel) and micro-F1;
-- :mod:`rgr.train` — the paper's protocol with many runs stacked in one program;
-  :mod:`rgr.bench` — ``python -m rgr bench``;
-- :mod:`rgr.sweeps`, :mod:`rgr.store`, :mod:`rgr.cluster` — experiment grids and
+- :mod:`rgr.experiments.train` — the paper's protocol with many runs stacked in one program;
+  :mod:`rgr.experiments.bench` — ``python -m rgr bench``;
+- :mod:`rgr.experiments.sweeps`, :mod:`rgr.store`, :mod:`rgr.experiments.cluster` — experiment grids and
   presets, the resumable runner writing data/ with provenance, Dask scale-out
   (``python -m rgr sweep``);
-- :mod:`rgr.stats`, :mod:`rgr.analysis` — t-intervals, D_K*, h*, law fits;
-- :mod:`rgr.figures`, :mod:`rgr.style`, :mod:`rgr.chapter` — one function per
+- :mod:`rgr.results.stats`, :mod:`rgr.results.thresholds` — t-intervals, D_K*, h*, law fits;
+- :mod:`rgr.chapters.figures`, :mod:`rgr.chapters.style`, :mod:`rgr.chapters.loading` — one function per
   figure, one colour per head count, and the chapters' data loading.
 """
 

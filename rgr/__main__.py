@@ -11,11 +11,11 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module:function taking argv, one-line help)
-    "bench": ("rgr.bench:main", "time the paper's one-run loop against the stacked training engine"),
-    "sweep": ("rgr.sweeps:main", "run an experiment's grid, resumably, into data/ (--list to see them)"),
+    "bench": ("rgr.experiments.bench:main", "time the paper's one-run loop against the stacked training engine"),
+    "sweep": ("rgr.experiments.sweeps:main", "run an experiment's grid, resumably, into data/ (--list to see them)"),
     "schema": ("rgr.schema_doc:main", "write data/SCHEMA.md from the tables' schemas (--check to compare)"),
-    "constructions": ("rgr.construction_sweeps:main", "smallest D_K of the explicit constructions -> data/constructions.csv"),
-    "gpt2": ("rgr.gpt2:main", "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
+    "constructions": ("rgr.experiments.construction_sweeps:main", "smallest D_K of the explicit constructions -> data/constructions.csv"),
+    "gpt2": ("rgr.gpt2.items:main", "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .paths import data_dir
-from .sweeps import EXPERIMENTS, SCHEMA
+from .experiments.sweeps import EXPERIMENTS, SCHEMA
 
 __all__ = ["render", "main"]
 
@@ -17,7 +17,7 @@ Each experiment of `python -m rgr sweep --list` writes one table, `data/<experim
 run; shards of a split sweep are `data/<experiment>.shard-<i>-of-<n>.csv` until `--merge` folds them in).
 Rows are keyed by `run_key`, a hash of the run's config and preset, so a rerun skips finished runs. Every
 row carries its provenance (code version and commit, torch version, device, preset, date). The loader
-(`rgr.sweeps.load_results`) checks every column and type and refuses truncated or malformed tables.
+(`rgr.experiments.sweeps.load_results`) checks every column and type and refuses truncated or malformed tables.
 
 ## How the D_K grid is built
 
@@ -35,7 +35,7 @@ row carries its provenance (code version and commit, torch version, device, pres
 
 
 def _grid_doc() -> str:
-    from . import sweeps
+    from .experiments import sweeps
 
     doc = sweeps.__doc__ or ""
     start = doc.index("How D_K is chosen")
@@ -57,11 +57,11 @@ def _experiment_rows() -> str:
 
 
 def render() -> str:
-    from .gpt2_sweep import SCHEMA as GPT2
+    from .gpt2.experiment import SCHEMA as GPT2
 
     text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows())
     text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
-    return text + "\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: `rgr.transformer.PRESETS`).\n\n" + GPT2.markdown()
+    return text + "\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: `rgr.gpt2.block.PRESETS`).\n\n" + GPT2.markdown()
 
 
 def main(argv: Sequence[str]) -> int:

@@ -9,8 +9,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from rgr.analysis import law_fits, single_head_penalty, thresholds  # noqa: E402
-from rgr.figures import sweeps as figs  # noqa: E402
+from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
+from rgr.chapters.figures import sweeps as figs  # noqa: E402
 
 
 def _table(slope=3.0):
@@ -65,7 +65,7 @@ def test_figures_draw():
 
 
 def test_extension_figures_draw():
-    from rgr.figures import extensions as ext
+    from rgr.chapters.figures import extensions as ext
 
     df = _table()
     cells = thresholds(df)
@@ -83,8 +83,8 @@ def test_extension_figures_draw():
 
 
 def test_bracket_orders_bounds():
-    from rgr.analysis import bracket
-    from rgr.bounds import bit_budget_DK
+    from rgr.results.thresholds import bracket
+    from rgr.theory.bounds import bit_budget_DK
 
     cells = thresholds(_table())
     cons = pd.DataFrame(dict(m=cells.m, d_model=cells.d_model, r=1, rule="best-split", criterion="margin", found=True,
@@ -98,7 +98,7 @@ def test_bracket_orders_bounds():
 def test_transitions_width_on_hand_table():
     import pandas as pd
 
-    from rgr.analysis import transitions
+    from rgr.results.thresholds import transitions
 
     rows = []
     # h = 1: 0.1 at 16, 0.3 at 32, 0.995 at 64 -> jump within one doubling (width 2)

@@ -1,4 +1,4 @@
-"""rgr.bench: the naive loop agrees with the engine, and the benchmark runs end to end (no timing asserts)."""
+"""rgr.experiments.bench: the naive loop agrees with the engine, and the benchmark runs end to end (no timing asserts)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 
 from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
-from rgr.bench import main, step_flops, train_naive
-from rgr.train import RunConfig, train_run
+from rgr.experiments.bench import main, step_flops, train_naive
+from rgr.experiments.train import RunConfig, train_run
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 
@@ -23,7 +23,7 @@ TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64,
     ids=["max", "softmax", "sum-regular"],
 )
 def test_naive_loop_equals_engine(cfg):
-    """Two independent code paths (per-step sampling + rgr.attention vs the stacked engine) train alike."""
+    """Two independent code paths (per-step sampling + rgr.model.attention vs the stacked engine) train alike."""
     naive = train_naive(cfg)
     engine = train_run(cfg, progress=False, keep_weights=True)
     assert (naive.steps, naive.stop_reason) == (engine.steps, engine.stop_reason)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rgr.bounds import (
+from rgr.theory.bounds import (
     bit_budget_DK,
     bit_budget_min_DK,
     bound_rows,
@@ -17,8 +17,8 @@ from rgr.bounds import (
     regime_table,
     upper_bound,
 )
-from rgr.construction_sweeps import build
-from rgr.constructions import DEFAULT_C
+from rgr.experiments.construction_sweeps import build
+from rgr.theory.constructions import DEFAULT_C
 
 
 @pytest.mark.parametrize("n,k", [(0, 0), (5, 2), (12, 6), (30, 1), (56, 8), (90, 45), (200, 17)])

@@ -1,9 +1,9 @@
-"""What every data chapter does first (rgr.chapter): load or fall back loudly, and say where rows came from."""
+"""What every data chapter does first (rgr.chapters.loading): load or fall back loudly, and say where rows came from."""
 
 import pandas as pd
 import pytest
 
-from rgr.chapter import ExperimentData, load_experiment, provenance_note, reproduce_note
+from rgr.chapters.loading import ExperimentData, load_experiment, provenance_note, reproduce_note
 from rgr.store import TableError
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.attention import QKWeights, head_scores
-from rgr.constructions import (
+from rgr.model.attention import QKWeights, head_scores
+from rgr.theory.constructions import (
     DEFAULT_C,
     binary_family,
     construct_compressive,
@@ -21,10 +21,10 @@ from rgr.constructions import (
     signatures,
     theorem_B1_C,
 )
-from rgr.construction_sweeps import build, success_rate
-from rgr.embeddings import gaussian_unit
-from rgr.graphs import graph_from_edges, permutation_graph, regular_graph
-from rgr.verify import evaluate_contexts, limit_separation, separation
+from rgr.experiments.construction_sweeps import build, success_rate
+from rgr.task.embeddings import gaussian_unit
+from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
+from rgr.theory.checks import evaluate_contexts, limit_separation, separation
 
 
 def test_weights_have_the_trained_models_form_and_metadata():

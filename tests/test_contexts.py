@@ -2,9 +2,9 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from rgr.contexts import graph_table, sample, sample_stacked
-from rgr.graphs import permutation_graph, regular_graph
-from rgr.rng import stream_key
+from rgr.task.contexts import graph_table, sample, sample_stacked
+from rgr.task.graphs import permutation_graph, regular_graph
+from rgr.task.rng import stream_key
 
 
 def _in_context_edges(graph, items):

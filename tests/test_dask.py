@@ -22,9 +22,9 @@ import pytest
 import torch
 from distributed import Client, LocalCluster
 
-import rgr.sweeps as sweeps
-from rgr.cluster import DaskExecutor, StackKilledWorkers
-from rgr.sweeps import Stack, SweepError, get_experiment, load_results, planned_runs, run_key, run_sweep, train_stack
+import rgr.experiments.sweeps as sweeps
+from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
+from rgr.experiments.sweeps import Stack, SweepError, get_experiment, load_results, planned_runs, run_key, run_sweep, train_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.embeddings import from_array, gaussian_unit, one_hot, random_binary
+from rgr.task.embeddings import from_array, gaussian_unit, one_hot, random_binary
 
 
 def test_gaussian_unit_norm_and_seeded():

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from rgr import gpt2
-from rgr.gpt2 import (
+from rgr.gpt2 import items as gpt2
+from rgr.gpt2.items import (
     STAND_IN_SOURCE,
     BytePairEncoder,
     StandInSpec,

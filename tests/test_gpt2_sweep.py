@@ -2,9 +2,9 @@
 
 import pytest
 
-from rgr.gpt2_sweep import SCHEMA, embeddings_banner, load_gpt2_results, run_gpt2_sweep, run_key
+from rgr.gpt2.experiment import SCHEMA, embeddings_banner, load_gpt2_results, run_gpt2_sweep, run_key
 from rgr.store import TableError
-from rgr.transformer import experiment_grid
+from rgr.gpt2.block import experiment_grid
 
 
 def test_smoke_sweep_writes_resumes_and_labels(tmp_path):

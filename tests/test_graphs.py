@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from rgr.graphs import graph_from_edges, permutation_graph, regular_graph
+from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
 
 
 @given(m=st.integers(2, 300), seed=st.integers(0, 2**31 - 1))

@@ -1,12 +1,12 @@
-"""rgr.models: the stacked key–query models against rgr.attention, and their hand-written backward."""
+"""rgr.model.qk: the stacked key–query models against rgr.model.attention, and their hand-written backward."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from rgr.attention import QKWeights, scores
-from rgr.models import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
+from rgr.model.attention import QKWeights, scores
+from rgr.model.qk import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
 
 KINDS = ("max", "softmax", "sum")
 

@@ -1,7 +1,7 @@
 import numpy as np
 import torch
 
-from rgr import rng
+from rgr.task import rng
 
 
 def _mix_numpy(x: np.ndarray) -> np.ndarray:

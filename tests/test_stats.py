@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.stats import DKStar, dk_star, fit_line, h_star_interval, p_paired, regular_x, scaling_x, summarize, t_interval
+from rgr.results.stats import DKStar, dk_star, fit_line, h_star_interval, p_paired, summarize, t_interval
+from rgr.theory.laws import regular_x, scaling_x
 
 
 def test_t_interval_by_hand():
@@ -80,7 +81,7 @@ def test_law_abscissae():
 
 
 def test_regular_x_bound_closed_form():
-    from rgr.stats import regular_x, regular_x_bound
+    from rgr.theory.laws import regular_x, regular_x_bound
 
     # m = 128, d_model = 32, r = 32: m' = 4096, (m'/d) log2(m^2/m') = 128 * 2
     assert regular_x_bound(32, 128, 32) == pytest.approx(256.0)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rgr.store import TableError
-from rgr.sweeps import (
+from rgr.experiments.sweeps import (
     EXPERIMENTS, Cell, Grid, SCHEMA, get_experiment, ladder, load_results, merge_shards, planned_runs, run_key, run_sweep,
 )
 

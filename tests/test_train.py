@@ -1,4 +1,4 @@
-"""rgr.train: run configs, the losses, and the core promise — a stacked run equals the run alone."""
+"""rgr.experiments.train: run configs, the losses, and the core promise — a stacked run equals the run alone."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rgr.train import (
+from rgr.experiments.train import (
     RunConfig,
     RunResult,
     init_weights,

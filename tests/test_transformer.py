@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.figures.gpt2 import plot_accuracy_vs_dk
-from rgr.stats import t_interval
-from rgr.gpt2 import STAND_IN_SOURCE, StandInSpec, stand_in_items
-from rgr.graphs import permutation_graph
-from rgr.rng import stream_key
-from rgr.transformer import (
+from rgr.chapters.figures.gpt2 import plot_accuracy_vs_dk
+from rgr.results.stats import t_interval
+from rgr.gpt2.items import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.task.graphs import permutation_graph
+from rgr.task.rng import stream_key
+from rgr.gpt2.block import (
     PRESETS,
     Config,
     embed_inputs,

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.attention import head_scores
-from rgr.construction_sweeps import (
+from rgr.model.attention import head_scores
+from rgr.experiments.construction_sweeps import (
     build,
     explicit_table,
     head_split,
@@ -19,8 +19,8 @@ from rgr.construction_sweeps import (
     min_dk,
     smallest_budget,
 )
-from rgr.contexts import sample
-from rgr.verify import (
+from rgr.task.contexts import sample
+from rgr.theory.checks import (
     evaluate_contexts,
     all_pair_scores,
     context_scores,

@@ -1,0 +1,1 @@
+"""What chapters touch: loaders, style, one figure module per chapter."""

@@ -1,0 +1,58 @@
+"""How chapters show a table: HTML with headers, sensible rounding and readable missing values.
+
+Every chapter shows its tables through :func:`table` (never ``print(df)``), so a reader sees a
+rendered HTML table with a header row, numbers rounded to what the experiment supports, and "—"
+where a value does not exist (a cell whose D_K* was never reached, say).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+__all__ = ["MISSING", "table"]
+
+MISSING = "—"
+
+
+def table(
+    df: pd.DataFrame,
+    digits: int | Mapping[str, int] = 2,
+    caption: str | None = None,
+    index: bool = False,
+) -> Styler:
+    """``df`` as a styled HTML table.
+
+    ``digits``: decimals for float columns, one number for all or a mapping column -> decimals
+    (integer columns print as integers; missing values, ``NaN``/``<NA>``/``None``, as "—").
+    ``index``: show the index (off by default: chapter tables carry their keys as columns).
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"table: df must be a pandas DataFrame, got {type(df).__name__}")
+    per_col = dict(digits) if isinstance(digits, Mapping) else {}
+    unknown = set(per_col) - set(df.columns)
+    if unknown:
+        raise ValueError(f"table: digits names columns not in the table: {sorted(unknown)}")
+    fmt: dict[str, object] = {}
+    for col in df.columns:
+        s = df[col]
+        if pd.api.types.is_bool_dtype(s):
+            continue
+        if pd.api.types.is_integer_dtype(s):
+            fmt[col] = "{:d}"
+        elif pd.api.types.is_float_dtype(s):
+            d = per_col.get(col, digits if isinstance(digits, int) else 2)
+            # floats that are whole numbers (counts with a gap) print without decimals
+            whole = s.dropna().map(float.is_integer).all() if s.notna().any() else False
+            fmt[col] = "{:.0f}" if whole and col not in per_col else f"{{:.{d}f}}"
+    styler = df.style.format(fmt, na_rep=MISSING)
+    if not index:
+        styler = styler.hide(axis="index")
+    if caption:
+        styler = styler.set_caption(caption)
+    # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
+    uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
+    return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')

@@ -1,0 +1,134 @@
+"""Figures of the chapters *softmax* and *value channel* (paper Figs. 5-6, and the linear ablation)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ...results.thresholds import curves
+from ...task.metrics import F1_TARGET
+from ..style import head_color, set_style
+
+__all__ = ["plot_value_mse", "plot_threshold_shift", "plot_linear_ablation", "plot_softmax_construction"]
+
+
+def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
+    g = g.sort_values("D_K")
+    err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
+    ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
+
+
+def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
+    """Fig. 6: test MSE against D_K per h, one panel per d_model, 95% intervals, with the MSE of the
+    zero and mean-message predictors (``baselines``: columns d_model, mse_zero, mse_mean) as lines."""
+    set_style()
+    s = curves(runs, "test_mse")
+    ds = sorted(s["d_model"].unique())
+    fig, axes = plt.subplots(1, len(ds), figsize=(5.2 * len(ds), 3.8), squeeze=False)
+    for ax, d in zip(axes[0], ds):
+        for h, g in s[s.d_model == d].groupby("h"):
+            _errorbar(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
+        b = baselines[baselines.d_model == d]
+        ax.axhline(b["mse_zero"].mean(), color="k", ls=":", lw=1, label="predict 0")
+        ax.axhline(b["mse_mean"].mean(), color="k", ls="--", lw=1, label="predict the mean message")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(r"$D_K = h\,d_k$")
+        ax.set_ylabel("test MSE")
+        ax.set_title(f"m={int(s.m.iloc[0])}, $d_{{model}}$={d}", fontsize=10)
+    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Figure:
+    """D_K* of the max-over-heads and the softmax model in the cells both measured, with the ratio
+    against ln m (Theorem 8.1's extra factor)."""
+    set_style()
+    both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
+    both = both.sort_values(["m", "d_model"]).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(both) + 2), 3.8))
+    x = np.arange(len(both))
+    ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
+    ax.bar(x + 0.18, both["D_K_star_soft"].astype(float), width=0.36, label="softmax, summed", color="tab:orange")
+    for i, row in both.iterrows():
+        if pd.notna(row["D_K_star_max"]) and pd.notna(row["D_K_star_soft"]):
+            r = float(row["D_K_star_soft"]) / float(row["D_K_star_max"])
+            ax.annotate(f"x{r:.1f}\n(ln m={math.log(row['m']):.1f})", (i + 0.18, float(row["D_K_star_soft"])),
+                        ha="center", va="bottom", fontsize=8)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(both["m"], both["d_model"])])
+    ax.set_xlabel(r"cell $(m, d_{model})$")
+    ax.set_ylabel(r"$D_K^*$")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
+    """Per cell: F1 vs D_K of heads summed linearly (every h), beside max-over-heads with h = 1 and
+    with the cell's best h at any budget up to D_K (an envelope)."""
+    set_style()
+    sl, sm = curves(linear), curves(maxed)
+    keys = sorted({(int(m), int(d)) for m, d in sl[["m", "d_model"]].itertuples(index=False)})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 3.6), squeeze=False, sharey=True)
+    for ax, (m, d) in zip(axes[0], keys):
+        for h, g in sl[(sl.m == m) & (sl.d_model == d)].groupby("h"):
+            _errorbar(ax, g, color=head_color(int(h)), ls="--", label=f"linear sum, h={int(h)}")
+        cm = sm[(sm.m == m) & (sm.d_model == d)]
+        if len(cm):
+            _errorbar(ax, cm[cm.h == 1], color="k", label="max, h=1")
+            # best head count at each budget, as an envelope over budgets <= D_K: the ladders of large h stop
+            # earlier than h = 1's, so a plain per-budget maximum would fall back to h = 1 at the top
+            best = cm.groupby("D_K")["mean"].max().sort_index().cummax()
+            ax.plot(best.index, best.values, color="tab:red", lw=2.2, alpha=0.7, label="max, best h (budget <= D_K)")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"m={m}, $d_{{model}}$={d}", fontsize=10)
+        ax.set_xlabel(r"$D_K = h\,d_k$")
+    axes[0, 0].set_ylabel("test micro-F1")
+    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig
+
+
+def plot_softmax_construction(df: pd.DataFrame) -> Figure:
+    """Algorithm 2 at the trained cells (``rgr.experiments.construction_sweeps.softmax_at_cells``): mean context
+    F1 across seeds against ell, one panel per (m, d_model); solid black on one-hot inputs (the
+    theorem's setting), dashed greys on Gaussian embeddings of width d_model (one per d_k). The dashed
+    red line is ell = max(h, ln m), Theorem 8.1's condition with C_ell = 1; the shaded region is
+    ell <= 2 (h - 1), where the non-owner heads' background (h - 1) / ell alone reaches tau = 1/2."""
+    set_style()
+    keys = sorted({(int(m), int(d)) for m, d in df[["m", "d_model"]].itertuples(index=False)})
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.5), squeeze=False, sharey=True)
+    d_ks = sorted(df.loc[df.inputs == "gaussian", "d_k"].unique())
+    greys = plt.get_cmap("Greys")(np.linspace(0.35, 0.75, max(len(d_ks), 1)))
+    for ax, (m, d) in zip(axes[0], keys):
+        cell = df[(df.m == m) & (df.d_model == d)]
+        s = cell.groupby(["inputs", "d_k", "ell"])["f1"].mean().reset_index()
+        for colour, d_k in zip(greys, d_ks):
+            g = s[(s.inputs == "gaussian") & (s.d_k == d_k)]
+            ax.plot(g["ell"], g["f1"], color=colour, ls="--", marker="o", ms=3, label=f"Gaussian inputs, $d_k$={int(d_k)}")
+        g = s[s.inputs == "one-hot"]
+        ax.plot(g["ell"], g["f1"], color="k", marker="o", ms=3.5, lw=1.8, label=r"one-hot inputs, $d_k=\lceil 2 \ln^2 m \rceil$")
+        h = int(cell["h"].iloc[0])
+        lo = cell["ell"].min() / 1.3
+        if 2 * (h - 1) > lo:
+            ax.axvspan(lo, 2 * (h - 1), color="tab:red", alpha=0.1, lw=0, label=r"$(h-1)/\ell \geq 1/2$")
+        ax.axvline(max(h, math.log(m)), color="tab:red", ls="--", lw=1, label=r"$\ell = \max(h, \ln m)$")
+        ax.axhline(F1_TARGET, color="k", ls=":", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(r"context length $\ell$")
+        ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}, one-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=9)
+    axes[0, 0].set_ylabel("context micro-F1 (construction)")
+    handles = {}
+    for ax in axes[0]:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    axes[0, -1].legend(handles.values(), handles.keys(), frameon=False, fontsize=8, loc="center left",
+                       bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    return fig

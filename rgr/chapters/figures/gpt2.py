@@ -1,0 +1,81 @@
+"""Figures of the chapter *GPT-2 block* (protocol E7): test accuracy of one Transformer block vs D_K."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ...gpt2.items import STAND_IN_SOURCE
+from ...results.stats import t_interval
+from ..style import head_color, set_style
+
+__all__ = ["embedding_label", "plot_accuracy_vs_dk"]
+
+
+def embedding_label(sources: pd.Series | list[str]) -> str:
+    """A plain statement of where the embeddings came from, loud when they are a stand-in."""
+    names = sorted(set(map(str, sources)))
+    if any(s == STAND_IN_SOURCE or s.startswith("stand-in") for s in names):
+        return "STAND-IN embeddings, not GPT-2 (seeded random vectors)"
+    return "frozen embeddings: " + ", ".join(names)
+
+
+def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.04, seed: int = 0) -> Figure:
+    """Fig. 7: mean test accuracy vs D_K, one line per h, 95% t-intervals across seeds, and
+    every seed's accuracy as a point (dodged by h and jittered), so split seeds show.
+    ``dodge`` and ``jitter`` are offsets in octaves of D_K (the x axis is log2).
+
+    ``df`` holds rows of :func:`rgr.gpt2.block.train_runs`: columns ``D_K``, ``h``,
+    ``seed``, ``test_acc`` and ``embedding_source`` (``m``, ``steps`` are shown when present).
+    """
+    need = {"D_K", "h", "seed", "test_acc", "embedding_source"}
+    missing = need - set(df.columns)
+    if missing:
+        raise ValueError(f"df is missing columns {sorted(missing)}")
+    if df.empty:
+        raise ValueError("df has no rows")
+    set_style()
+    rng = np.random.default_rng(seed)
+    heads = sorted(df["h"].unique())
+    dks = sorted(df["D_K"].unique())
+    fig, ax = plt.subplots(figsize=(8.5, 5.0))
+    for j, h in enumerate(heads):
+        sub = df[df["h"] == h]
+        shift = 2 ** ((j - (len(heads) - 1) / 2) * dodge)  # multiplicative: the x axis is log2
+        rows = []
+        for dk, g in sub.groupby("D_K"):
+            mean, lo, hi = t_interval(g["test_acc"])
+            rows.append((dk, mean, lo, hi))
+            xs = dk * shift * 2 ** rng.uniform(-jitter, jitter, len(g))
+            ax.scatter(xs, g["test_acc"], s=14, color=head_color(int(h)), alpha=0.55, linewidths=0, zorder=2)
+        dk_, mean_, lo_, hi_ = map(np.array, zip(*rows))
+        err = np.vstack([mean_ - lo_, hi_ - mean_])
+        ax.errorbar(dk_ * shift, mean_, yerr=np.nan_to_num(err), color=head_color(int(h)), marker="o", ms=5,
+                    capsize=3, lw=1.8, label=f"h = {int(h)}", zorder=3)
+    ax.axhline(0.0, color="grey", lw=0.8, ls=":", zorder=1)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(dks, [str(int(d)) for d in dks])
+    ax.set_xlabel(r"total key width $D_K = h\,d_k$")
+    ax.set_ylabel("test accuracy")
+    ax.set_ylim(-0.03, 1.03)
+    n_seeds = df.groupby(["D_K", "h"])["seed"].nunique()
+    scale = []
+    for col in ("m", "ell", "steps"):
+        if col in df.columns and df[col].nunique() == 1:
+            scale.append(f"{col} = {df[col].iloc[0]}")
+    seeds = f"{n_seeds.min()}" if n_seeds.min() == n_seeds.max() else f"{n_seeds.min()}–{n_seeds.max()}"
+    ax.set_title(
+        "One pre-LN block, best-validation checkpoint: test accuracy vs $D_K$\n"
+        f"means with 95% t-intervals over {seeds} seeds, dots = single seeds"
+        + (f"\n{', '.join(scale)}" if scale else ""),
+        fontsize=9.5,
+        fontweight="normal",
+    )
+    label = embedding_label(df["embedding_source"])
+    stand_in = label.startswith("STAND-IN")
+    fig.suptitle(label, fontsize=11, color="firebrick" if stand_in else "black", fontweight="bold")
+    ax.legend(title="heads", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    fig.tight_layout()
+    return fig

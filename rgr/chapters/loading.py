@@ -1,0 +1,115 @@
+"""What every data chapter does first: load its tables and say where they came from.
+
+:func:`load_experiment` reads one experiment's rows of a preset from data/.
+When the table (or that preset's rows) is missing it says how to produce it
+and runs the ``smoke`` preset into a temporary folder instead, so the chapter
+still executes end to end — clearly labelled as smoke data. A table that is
+present but corrupt is an error, never a silent fallback.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+from IPython.display import Markdown
+
+from ..store import TableError
+from ..experiments.sweeps import load_results, run_sweep, table_path
+
+__all__ = ["ExperimentData", "load_experiment", "provenance_note", "reproduce_note"]
+
+
+@dataclass(frozen=True)
+class ExperimentData:
+    """One experiment's rows as a chapter uses them, and how they were obtained."""
+
+    name: str
+    preset: str  # the preset the rows belong to (``smoke`` after a fallback)
+    runs: pd.DataFrame
+    fallback_reason: str | None = None  # why the smoke preset stands in, if it does
+
+    @property
+    def is_fallback(self) -> bool:
+        return self.fallback_reason is not None
+
+
+def _load(name: str, preset: str, root: Path | None) -> pd.DataFrame:
+    if name == "gpt2":  # E7 trains its own model family through its own runner (rgr.gpt2.experiment)
+        from ..gpt2.experiment import load_gpt2_results
+
+        return load_gpt2_results(preset, root=root)
+    return load_results(name, preset, root=root)
+
+
+def _run_smoke(name: str, device: str, root: Path) -> None:
+    quiet = dict(progress=False, log=lambda s: None)
+    if name == "gpt2":
+        from ..gpt2.experiment import run_gpt2_sweep
+
+        run_gpt2_sweep("smoke", device, root=root, **quiet)
+    else:
+        run_sweep(name, "smoke", device, root=root, **quiet)
+
+
+def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: Path | None = None) -> ExperimentData:
+    """Rows of ``preset`` from data/<name>.csv; the smoke preset, run now, when they are missing."""
+    try:
+        df = _load(name, preset, root)
+        if len(df):
+            return ExperimentData(name, preset, df)
+        reason = f"{table_path(name, root=root).name} has no rows of preset {preset!r}"
+    except TableError as e:
+        if table_path(name, root=root).is_file():
+            raise  # present but unreadable: never plot half a table
+        reason = str(e)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny stacked matmuls: one thread is fastest (see README)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            _run_smoke(name, device, Path(tmp))
+            df = _load(name, "smoke", Path(tmp))
+    finally:
+        torch.set_num_threads(threads)
+    return ExperimentData(name, "smoke", df, reason)
+
+
+def _commits(df: pd.DataFrame, most: int = 3) -> str:
+    """The code versions that wrote the rows: all of them when few, else how many and the first and last."""
+    by_date = df.sort_values("date")["git_commit"]
+    names = list(dict.fromkeys(by_date))  # in order of first use
+    if len(names) <= most:
+        return ("commit " if len(names) == 1 else "commits ") + ", ".join(names)
+    return f"{len(names)} commits, from {names[0]} to {by_date.iloc[-1]}"
+
+
+def provenance_note(data: ExperimentData) -> Markdown:
+    """A visible note: which preset, device, code version and dates produced the rows."""
+    df = data.runs
+    devices = ", ".join(sorted(df["device_name"].unique()))
+    commits = _commits(df)
+    dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
+    lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}` on {devices}; "
+             f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
+    if data.is_fallback:
+        lines.append(f"\n\n> **Smoke data, not results.** {data.fallback_reason}. The runs above were made just now "
+                     f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "
+                     f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
+    elif data.preset == "book":
+        what = ("a smaller task than the paper's, with fewer items, pairs, steps and seeds" if data.name == "gpt2" else
+                "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper")
+        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: {what} (see `data/SCHEMA.md`) so that a "
+                     f"2-core CPU finishes them. The paper-scale protocol is "
+                     f"`python -m rgr sweep {data.name} --preset paper --device cuda`.")
+    return Markdown("".join(lines))
+
+
+def reproduce_note(experiments: list[str], notebook: str) -> Markdown:
+    """The exact commands that regenerate a chapter's data at paper scale, then the chapter."""
+    cmds = "\n".join(f"python -m rgr sweep {e} --preset paper --device cuda" for e in experiments)
+    return Markdown(
+        f"```bash\n{cmds}\npapermill book/{notebook} /tmp/{notebook} -p preset paper\n```"
+    )

@@ -1,0 +1,1 @@
+"""Training engine, experiment registry, runner, executors, bench."""

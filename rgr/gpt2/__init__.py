@@ -1,0 +1,1 @@
+"""The E7 block: items, the transformer block, its experiment."""

@@ -1,0 +1,1 @@
+"""Key-query scoring: reference scores and the stacked model."""

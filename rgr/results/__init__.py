@@ -1,0 +1,1 @@
+"""From tables to the paper's quantities: stats, thresholds, findings."""

@@ -1,0 +1,172 @@
+"""Statistics of the sweeps (protocol E2, E3; chapters *permutation sweeps* and *denser graphs*).
+
+- :func:`t_interval` — mean and 95% t-interval across seeds;
+- :func:`summarize` — one row per (cell, h, D_K) with mean, interval and n;
+- :func:`dk_star` — D_K* of one (m, d_model) cell as central, optimistic and
+  conservative values, and h*, the head count attaining the central value;
+- :func:`h_star_interval` — the head counts statistically tied with h*
+  (paired t-test over seeds, E3);
+- :func:`fit_line` — least squares through the origin or with intercept, with R^2;
+
+R^2 is always 1 - SS_res / SS_tot with the *centred* total sum of squares, so
+fits with and without intercept are compared on the same scale (through the
+origin it can be negative when the line is a poor description).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from ..task.metrics import F1_TARGET, reaches_target
+
+__all__ = [
+    "t_interval",
+    "summarize",
+    "DKStar",
+    "dk_star",
+    "h_star_interval",
+    "p_paired",
+    "Fit",
+    "fit_line",
+]
+
+
+
+def t_interval(values: np.ndarray | list[float], level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): mean +- t_{(1+level)/2, n-1} s / sqrt(n). NaN bounds when n < 2."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("values must be non-empty")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, math.nan, math.nan
+    half = float(sps.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    return mean, mean - half, mean + half
+
+
+def summarize(df: pd.DataFrame, by: list[str], metric: str = "test_f1") -> pd.DataFrame:
+    """Mean, 95% interval (lo, hi) and count of ``metric`` per group ``by``."""
+    missing = [c for c in [*by, metric] if c not in df.columns]
+    if missing:
+        raise ValueError(f"columns missing from the table: {missing}")
+    rows = []
+    for key, g in df.groupby(by, sort=True):
+        mean, lo, hi = t_interval(g[metric].to_numpy())
+        rows.append((*np.atleast_1d(key), mean, lo, hi, len(g)))
+    return pd.DataFrame(rows, columns=[*by, "mean", "lo", "hi", "n"])
+
+
+@dataclass(frozen=True)
+class DKStar:
+    """D_K* of one cell: central (mean >= target), optimistic (CI high >= target),
+    conservative (CI low >= target), the head count h* attaining the central value,
+    and d_k* = D_K*/h*. None where no tested D_K qualifies."""
+
+    central: int | None
+    optimistic: int | None
+    conservative: int | None
+    h_star: int | None
+
+    @property
+    def d_k_star(self) -> float | None:
+        return None if self.central is None or self.h_star is None else self.central / self.h_star
+
+
+def _min_dk(summary: pd.DataFrame, column: str, target: float) -> int | None:
+    ok = summary[reaches_target(summary[column], target)]
+    return None if ok.empty else int(ok["D_K"].min())
+
+
+def dk_star(summary: pd.DataFrame, target: float = F1_TARGET) -> DKStar:
+    """D_K* from the summary of ONE cell (columns h, D_K, mean, lo, hi).
+
+    Ties at the central D_K are broken by the larger mean F1 (then the smaller h).
+    """
+    for c in ("h", "D_K", "mean", "lo", "hi"):
+        if c not in summary.columns:
+            raise ValueError(f"summary must have column {c!r}")
+    central = _min_dk(summary, "mean", target)
+    h_star = None
+    if central is not None:
+        at = summary[(summary["D_K"] == central) & reaches_target(summary["mean"], target)]
+        h_star = int(at.sort_values(["mean", "h"], ascending=[False, True]).iloc[0]["h"])
+    return DKStar(central, _min_dk(summary, "hi", target), _min_dk(summary, "lo", target), h_star)
+
+
+def h_star_interval(
+    runs: pd.DataFrame, star: DKStar, metric: str = "test_f1", tol: float = 0.10, alpha: float = 0.05
+) -> tuple[int, int] | None:
+    """(min, max) of the head counts tied with h* (E3).
+
+    Candidates: head counts with a tested D_K within ``tol`` of D_K* (the closest
+    one is used). Each is compared with h* at D_K* by a two-sided paired t-test on
+    per-seed ``metric`` (seeds paired); those with p > ``alpha`` are kept. Runs are
+    the rows of ONE cell with columns h, D_K, seed and ``metric``. Identical
+    per-seed values count as a tie (p = 1).
+    """
+    if star.central is None or star.h_star is None:
+        return None
+    ref = runs[(runs["h"] == star.h_star) & (runs["D_K"] == star.central)].set_index("seed")[metric]
+    kept = [star.h_star]
+    for h, g in runs.groupby("h"):
+        if h == star.h_star:
+            continue
+        dks = np.unique(g["D_K"].to_numpy())
+        near = dks[np.abs(dks - star.central) <= tol * star.central]
+        if near.size == 0:
+            continue
+        dk = near[np.argmin(np.abs(near - star.central))]
+        other = g[g["D_K"] == dk].set_index("seed")[metric]
+        seeds = ref.index.intersection(other.index)
+        if len(seeds) < 2:
+            continue
+        a, b = ref.loc[seeds].to_numpy(float), other.loc[seeds].to_numpy(float)
+        if p_paired(a, b) > alpha:
+            kept.append(int(h))
+    return min(kept), max(kept)
+
+
+def p_paired(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided paired t-test p-value; a constant difference gives 1 if zero, else 0."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    if np.allclose(d, d[0]):
+        return 1.0 if np.allclose(d, 0.0) else 0.0
+    return float(sps.ttest_rel(a, b).pvalue)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """y = slope * x + intercept (intercept 0 when fitted through the origin)."""
+
+    slope: float
+    intercept: float
+    r2: float
+    n: int
+    through_origin: bool
+
+    def __call__(self, x: np.ndarray | float) -> np.ndarray | float:
+        return self.slope * np.asarray(x) + self.intercept
+
+
+def fit_line(x: np.ndarray | list[float], y: np.ndarray | list[float], intercept: bool = True) -> Fit:
+    """Least-squares line of y on x, with or without intercept; R^2 with centred SS_tot."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of the same length, got {x.shape} and {y.shape}")
+    if x.size < (2 if intercept else 1):
+        raise ValueError(f"need at least {2 if intercept else 1} points, got {x.size}")
+    if intercept:
+        slope, icpt = np.polyfit(x, y, 1)
+    else:
+        slope, icpt = float(x @ y / (x @ x)), 0.0
+    res = y - (slope * x + icpt)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(res @ res) / ss_tot if ss_tot > 0 else math.nan
+    return Fit(float(slope), float(icpt), r2, int(x.size), not intercept)

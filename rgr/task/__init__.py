@@ -1,0 +1,1 @@
+"""The RGR task: graphs, embeddings, contexts, counter-based randomness, micro-F1."""

@@ -1,0 +1,61 @@
+"""Micro-averaged precision, recall and F1 over all scored pairs (protocol E1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = ["F1_TARGET", "reaches_target", "Counts", "counts", "micro_f1"]
+
+F1_TARGET = 0.99
+"""The success level of protocol E2: a setting succeeds when its mean micro-F1 over seeds reaches it.
+The D_K planner (refinement rounds) and the D_K* estimator both decide through :func:`reaches_target`."""
+
+_EPS = 1e-9  # forgive float round-off in a mean over seeds (0.99 * 3 / 3 < 0.99)
+
+
+def reaches_target(mean_f1, target: float = F1_TARGET):
+    """True where a mean F1 (a float or an array) reaches ``target``, up to float round-off."""
+    return mean_f1 >= target - _EPS
+
+
+@dataclass(frozen=True)
+class Counts:
+    """True/false positives and false negatives per run, shape (R,) each."""
+
+    tp: torch.Tensor
+    fp: torch.Tensor
+    fn: torch.Tensor
+
+    def __add__(self, other: "Counts") -> "Counts":
+        return Counts(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
+
+    @property
+    def precision(self) -> torch.Tensor:
+        return self.tp / (self.tp + self.fp).clamp_min(1)
+
+    @property
+    def recall(self) -> torch.Tensor:
+        return self.tp / (self.tp + self.fn).clamp_min(1)
+
+    @property
+    def f1(self) -> torch.Tensor:
+        """Micro-F1 = 2 tp / (2 tp + fp + fn); 1 when there is nothing to find and nothing found."""
+        den = 2 * self.tp + self.fp + self.fn
+        return torch.where(den > 0, 2 * self.tp / den.clamp_min(1), torch.ones_like(den))
+
+
+def counts(pred: torch.Tensor, labels: torch.Tensor) -> Counts:
+    """Counts per run from boolean predictions and labels of shape (R, ...)."""
+    if pred.shape != labels.shape:
+        raise ValueError(f"pred and labels must have the same shape, got {tuple(pred.shape)} and {tuple(labels.shape)}")
+    p, y = pred.flatten(1), labels.flatten(1)
+    return Counts(
+        tp=(p & y).sum(1).double(), fp=(p & ~y).sum(1).double(), fn=(~p & y).sum(1).double()
+    )
+
+
+def micro_f1(pred: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Micro-F1 per run (R,)."""
+    return counts(pred, labels).f1

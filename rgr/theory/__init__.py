@@ -1,0 +1,1 @@
+"""Constructions, edge colouring, bounds and their checks."""

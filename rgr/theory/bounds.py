@@ -1,0 +1,225 @@
+"""Lower bounds on the key budget D_K, and the constructions' upper bounds (chapter *lower bounds*; paper Sec. 9).
+
+Counting argument (Sec. 9, warm-up). There are ``N = m (m - 1)`` ordered
+pairs of distinct items, so ``binom(N, m')`` graphs with ``m'`` edges. A
+layer whose ``2 d_model D_K`` query/key entries and one threshold are stored
+with ``b`` bits each can take at most ``2^(b (2 d_model D_K + 1))`` distinct
+states, hence realise at most that many edge sets. Recovering every graph
+with ``m'`` edges therefore needs
+
+    b (2 d_model D_K + 1) >= log2 binom(m (m - 1), m'),
+
+i.e. ``D_K >= (log2 binom(N, m') / b - 1) / (2 d_model)``
+(:func:`bit_budget_DK`). This holds for any aggregation over heads and any
+context length ``ell >= 2``. Theorem 9.2 replaces the bit count by a covering
+number under a constant margin, with an unspecified constant ``c(gamma)``.
+
+Since ``m' log2(N/m') <= log2 binom(N, m') <= m' log2(e N / m')`` the bound is
+``Theta((m'/d_model) log(m^2/m'))``; its regime forms (:func:`regime_form`)
+drop constants: permutations ``m' = m``: ``(m/d_model) log m``; sparse
+``m' = O(m^(2-eps))``: ``(m'/d_model) log m``; dense ``m' = Theta(m^2)``:
+``m'/d_model``. Logarithms are natural unless named log2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .constructions import DEFAULT_C, dk_from_C
+
+__all__ = [
+    "n_pairs",
+    "log2_binom",
+    "log2_graph_count",
+    "bit_budget_DK",
+    "bit_budget_min_DK",
+    "entropy_bounds",
+    "regime",
+    "regime_form",
+    "upper_bound",
+    "regime_table",
+    "bound_rows",
+    "gap_table",
+]
+
+
+def _check_nonneg_int(name: str, v) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    return int(v)
+
+
+def n_pairs(m: int) -> int:
+    """``N = m (m - 1)``: ordered pairs of distinct items (possible edges)."""
+    m = _check_nonneg_int("m", m)
+    return m * (m - 1)
+
+
+def log2_binom(n: int, k: int) -> float:
+    """``log2 binom(n, k)`` through ``lgamma`` (exact to float rounding, any size)."""
+    n, k = _check_nonneg_int("n", n), _check_nonneg_int("k", k)
+    if k > n:
+        raise ValueError(f"k must be <= n, got k={k}, n={n}")
+    return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
+
+
+def log2_graph_count(m: int, m_edges: int) -> float:
+    """``log2 binom(m (m - 1), m')``: bits needed to name one graph with ``m'`` edges."""
+    return log2_binom(n_pairs(m), m_edges)
+
+
+def bit_budget_DK(m: int, m_edges: int, d_model: int, b: float) -> float:
+    """The real-valued bit-budget bound ``(log2 binom(N, m') / b - 1) / (2 d_model)`` (at least 0)."""
+    if not b > 0:
+        raise ValueError(f"b (bits per parameter) must be > 0, got {b}")
+    if d_model < 1:
+        raise ValueError(f"d_model must be >= 1, got {d_model}")
+    return max(0.0, (log2_graph_count(m, m_edges) / b - 1) / (2 * d_model))
+
+
+def bit_budget_min_DK(m: int, m_edges: int, d_model: int, b: float) -> int:
+    """Smallest integer D_K with ``b (2 d_model D_K + 1) >= log2 binom(m (m-1), m')``."""
+    bits = log2_graph_count(m, m_edges)
+    D = max(0, math.ceil((bits / b - 1) / (2 * d_model) - 1e-12))
+    while b * (2 * d_model * D + 1) < bits:  # guard against rounding
+        D += 1
+    return D
+
+
+def entropy_bounds(m: int, m_edges: int) -> tuple[float, float]:
+    """``(m' log2(N/m'), m' log2(e N/m'))``, which bracket ``log2 binom(N, m')`` (``m' >= 1``)."""
+    N = n_pairs(m)
+    if not 1 <= m_edges <= N:
+        raise ValueError(f"m_edges must be in [1, m(m-1)={N}], got {m_edges}")
+    return m_edges * math.log2(N / m_edges), m_edges * math.log2(math.e * N / m_edges)
+
+
+def regime(m: int, m_edges: int, dense_fraction: float = 0.25) -> str:
+    """Which of Sec. 9's regimes a size falls in: "permutation" (``m' = m``),
+    "dense" (``m' >= dense_fraction * m (m-1)``) or "sparse" (otherwise).
+
+    The paper's regimes are asymptotic (``Theta(m^2)`` vs ``O(m^(2-eps))``);
+    the cut-off ``dense_fraction`` makes them a finite-size label.
+    """
+    if m_edges == m:
+        return "permutation"
+    return "dense" if m_edges >= dense_fraction * n_pairs(m) else "sparse"
+
+
+def regime_form(m: int, m_edges: int, d_model: int, form: str = "general") -> float:
+    """Sec. 9's bound shapes, constants dropped: "general" ``(m'/d) ln(m^2/m')``,
+    "permutation" ``(m/d) ln m``, "sparse" ``(m'/d) ln m``, "dense" ``m'/d``."""
+    if form == "general":
+        return m_edges / d_model * math.log(m * m / m_edges)
+    if form == "permutation":
+        return m / d_model * math.log(m)
+    if form == "sparse":
+        return m_edges / d_model * math.log(m)
+    if form == "dense":
+        return m_edges / d_model
+    raise ValueError(f"form must be general, permutation, sparse or dense, got {form!r}")
+
+
+def upper_bound(
+    construction: str,
+    m: int,
+    d_model: int | None = None,
+    *,
+    m_edges: int | None = None,
+    delta: int = 1,
+    C: float | None = None,
+    B: int | None = None,
+) -> int:
+    """D_K = h d_k of a construction at width constant C (default: :data:`rgr.theory.constructions.DEFAULT_C`).
+
+    ``one-hot``: ``ceil(C ln m)`` (one head); ``compressive``:
+    ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;
+    ``general-embedding``: ``ceil(m/B) ceil(C ln m)``; ``general-graph``:
+    ``(ceil(m'/d_model) + Delta) ceil(C ln m)`` (Algorithm 5's head bound).
+    These are the formulas; :func:`rgr.experiments.construction_sweeps.min_dk` measures
+    the widths that actually suffice.
+    """
+    if construction not in DEFAULT_C:
+        raise ValueError(f"construction must be one of {sorted(DEFAULT_C)}, got {construction!r}")
+    C = DEFAULT_C[construction] if C is None else C
+    if construction in ("one-hot", "one-hot-rademacher"):
+        return dk_from_C(C, m)
+    if d_model is None:
+        raise ValueError(f"{construction} needs d_model")
+    if construction == "compressive":
+        return math.ceil(m / d_model) * dk_from_C(C, m)
+    if construction == "softmax":
+        return math.ceil(m / d_model) * dk_from_C(C, m, 2)
+    if construction == "general-embedding":
+        if B is None:
+            raise ValueError("general-embedding needs the block size B")
+        return math.ceil(m / B) * dk_from_C(C, m)
+    if construction == "general-graph":
+        if m_edges is None:
+            raise ValueError("general-graph needs m_edges")
+        return (math.ceil(m_edges / d_model) + delta) * dk_from_C(C, m)
+    raise AssertionError(construction)  # pragma: no cover
+
+
+def regime_table(ms: list[int], d_model: int, b: float = 1.0, sparse_exponent: float = 1.5) -> pd.DataFrame:
+    """One row per (m, regime): the exact count of bits, its entropy bracket, the
+    bit-budget bound and Sec. 9's regime form, for ``m' = m`` (permutation),
+    ``m' = round(m^sparse_exponent)`` (sparse) and ``m' = m(m-1)/2`` (dense).
+
+    ``form_ratio`` = bound / regime form: roughly constant down a regime's
+    column when the form captures the bound's growth.
+    """
+    rows = []
+    for m in ms:
+        sizes = {"permutation": m, "sparse": round(m**sparse_exponent), "dense": n_pairs(m) // 2}
+        for name, me in sizes.items():
+            lo, hi = entropy_bounds(m, me)
+            bound = bit_budget_DK(m, me, d_model, b)
+            form = regime_form(m, me, d_model, name)
+            rows.append(dict(m=m, regime=name, m_edges=me, log2_count=log2_graph_count(m, me),
+                             entropy_lo=lo, entropy_hi=hi, d_model=d_model, b=b, bound_DK=bound,
+                             regime_form=form, form_ratio=bound / form, label=regime(m, me)))
+    return pd.DataFrame(rows)
+
+
+def bound_rows(cells: pd.DataFrame, bits: tuple[float, ...] = (1.0, 8.0, 32.0)) -> pd.DataFrame:
+    """The bit-budget bound for each (m, m_edges, d_model) row of ``cells`` and each ``b``.
+
+    Columns: m, m_edges, d_model, b, bound_DK (real), bound_min_DK (integer),
+    general_form ``(m'/d_model) ln(m^2/m')``.
+    """
+    keys = cells[["m", "m_edges", "d_model"]].drop_duplicates()
+    rows = []
+    for m, me, d in keys.itertuples(index=False):
+        for b in bits:
+            rows.append(dict(m=int(m), m_edges=int(me), d_model=int(d), b=b,
+                             bound_DK=bit_budget_DK(int(m), int(me), int(d), b),
+                             bound_min_DK=bit_budget_min_DK(int(m), int(me), int(d), b),
+                             general_form=regime_form(int(m), int(me), int(d))))
+    return pd.DataFrame(rows)
+
+
+def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
+    """Constructions' D_K against the bit-budget bound, one row per cell of ``table``.
+
+    ``table`` has the columns of ``data/constructions.csv``; for each cell
+    (construction, m, d_model, r) the row gives the smallest D_K found under
+    each rule/criterion (NaN if none), the bound at ``b`` bits per parameter,
+    the general form ``(m'/d_model) ln(m^2/m')``, and the ratio of the best
+    D_K found to the bound.
+    """
+    keys = ["construction", "m", "d_model", "r", "m_edges"]
+    t = table.copy()
+    t["col"] = t["rule"] + ", " + t["criterion"]
+    wide = t.pivot_table(index=keys, columns="col", values="D_K", aggfunc="first").reset_index()
+    wide.columns.name = None
+    found = [c for c in wide.columns if c not in keys]
+    wide["best_D_K"] = wide[found].min(axis=1)
+    wide["bound_DK"] = [bit_budget_DK(int(m), int(me), int(d), b)
+                        for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["general_form"] = [regime_form(int(m), int(me), int(d)) for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["best_over_bound"] = wide.best_D_K / wide.bound_DK
+    return wide

@@ -1,0 +1,28 @@
+"""rgr.chapters.display.table: headers, rounding, missing values, stable HTML."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rgr.chapters.display import MISSING, table
+
+
+def _df():
+    return pd.DataFrame({"m": [64, 128], "D_K*": [np.nan, 48.0], "f1": [0.991234, np.nan]})
+
+
+def test_missing_values_and_rounding():
+    html = table(_df(), digits={"f1": 3}).to_html()
+    assert MISSING in html and "0.991" in html and "nan" not in html.lower().replace("nano", "")
+    assert "<th" in html and "D_K*" in html
+
+
+def test_html_is_stable_across_calls():
+    assert table(_df(), caption="c").to_html() == table(_df(), caption="c").to_html()
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(TypeError, match="df"):
+        table([1, 2])
+    with pytest.raises(ValueError, match="digits"):
+        table(_df(), digits={"nope": 1})

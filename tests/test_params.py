@@ -1,0 +1,37 @@
+"""rgr.chapters.params: every chapter's parameters fail in one line naming the parameter."""
+
+import pytest
+
+from rgr.chapters.params import ParameterError, check, in_range, one_of, positive_int
+
+
+def test_good_parameters_pass():
+    p = check("book", "cpu", 0)
+    assert (p.preset, p.device, p.seed) == ("book", "cpu", 0)
+    assert check("smoke", "auto").device in ("cpu", "cuda")
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"preset": "nope"}, "preset"), ({"preset": "book", "device": "tpu"}, "device"),
+     ({"preset": "book", "seed": -1}, "seed"), ({"preset": "book", "seed": 1.5}, "seed")],
+)
+def test_bad_parameters_name_themselves(kwargs, name):
+    with pytest.raises(ParameterError, match=rf"^{name} ="):
+        check(**kwargs)
+
+
+def test_cuda_without_gpu_is_refused(monkeypatch):
+    monkeypatch.setattr("rgr.chapters.params._cuda_available", lambda: False)
+    with pytest.raises(ParameterError, match="device = 'cuda'"):
+        check("book", "cuda")
+
+
+def test_helpers():
+    assert positive_int("h", 4) == 4
+    with pytest.raises(ParameterError, match="^h = 0"):
+        positive_int("h", 0)
+    with pytest.raises(ParameterError, match="^rho"):
+        in_range("rho", 1.5, 0.0, 1.0)
+    with pytest.raises(ParameterError, match="^fig1_cell"):
+        one_of("fig1_cell", [(1, 2)], [(256, 32)])
