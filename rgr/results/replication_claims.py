@@ -1,6 +1,6 @@
 """One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*).
 
-:func:`evaluate` turns the runs of each experiment (:class:`Source`) into one :class:`ClaimRow`
+:func:`rgr.results.replication_table.evaluate` turns the runs of each experiment (:class:`Source`) into one :class:`ClaimRow`
 per entry of :data:`rgr.results.reported.CLAIMS`: the book's value, its interval, the preset and
 seeds behind it, and a :class:`~rgr.results.replication.Verdict`. Every rule is stated in the
 docstring of its reader; the paper's numbers come from :mod:`rgr.results.reported` only.
@@ -11,17 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from ..task.metrics import F1_TARGET, reaches_target
 from ..theory.laws import regular_x_bound, scaling_x
 from . import reported as rep
 from .replication import Verdict, dk_star_intervals, fit_interval, interval_verdict, table1, with_log_base
-from .stats import summarize, t_interval
 from .thresholds import curves, law_fits, thresholds
 
-__all__ = ["Source", "ClaimRow", "evaluate", "claims_frame", "basis"]
+__all__ = ["Source", "ClaimRow", "basis"]
 
 NAN = math.nan
 

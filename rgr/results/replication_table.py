@@ -6,16 +6,19 @@ The readers of Sec. 6.1, Fig. 4 and App. A.3 are in :mod:`rgr.results.replicatio
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import pandas as pd
 
-from ..task.metrics import reaches_target
 from . import reported as rep
 from .replication import Verdict
 from .replication_claims import (ClaimRow, Source, _cells, _diag_rows, _dk_rows, _excluded_above, _fig1, _fig2, _heads_rows,
                                  _law_rows, _regular_rows, _single_head, _untestable, basis)
 from .stats import summarize, t_interval
 
-__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES"]
+__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "LogBaseReading",
+           "log_base_reading"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
@@ -185,3 +188,55 @@ def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
                             basis=r.basis, verdict=r.verdict.status, why=r.verdict.detail,
                             chapter=f'<a href="{c.chapter}.html">{title}</a>' if link else title))
     return pd.DataFrame(out)
+
+
+def verdict_counts(rows: list[ClaimRow]) -> dict[str, int]:
+    """How many rows of the verdict table have each status (every status present, 0 when none)."""
+    from .replication import STATUSES
+
+    return {s: sum(r.verdict.status == s for r in rows) for s in STATUSES}
+
+
+def row_value(rows: list[ClaimRow], key: str, digits: int = 2) -> str:
+    """The book's number of one row as prose: "1.21 (95% interval 1.01–1.26)", or "not testable here"."""
+    found = [r for r in rows if r.key == key]
+    if not found or found[0].verdict.status == "not testable" or not math.isfinite(found[0].value):
+        return "not testable here"
+    r = found[0]
+    if math.isfinite(r.lo) and math.isfinite(r.hi):
+        return f"{r.value:.{digits}f} (95% interval {r.lo:.{digits}f}–{r.hi:.{digits}f})"
+    return f"{r.value:.{digits}f}"
+
+
+@dataclass(frozen=True)
+class LogBaseReading:
+    """Which reading of the paper's "log" its constant agrees with, per fit (``all`` / ``pre`` cells).
+
+    ``inside[fit]``: the bases whose bootstrap interval of the book's slope holds the paper's constant;
+    ``nearer[fit]``: the base whose book slope is closer to it in ratio (|ln(book / paper)|); None without data.
+    """
+
+    inside: dict[str, tuple[str, ...]]
+    nearer: dict[str, str | None]
+
+    def words(self, fit: str) -> str:
+        """A phrase for prose, e.g. "log2 only", "neither base (log2 is nearer)", "not testable here"."""
+        if self.nearer.get(fit) is None:
+            return "not testable here"
+        ins = self.inside[fit]
+        if len(ins) == 2:
+            return "both bases"
+        return f"{ins[0]} only" if ins else f"neither base ({self.nearer[fit]} is nearer)"
+
+
+def log_base_reading(rows: list[ClaimRow]) -> LogBaseReading:
+    """:class:`LogBaseReading` from the rows law_slope_{all,pre}_{ln,log2}."""
+    by = {r.key: r for r in rows}
+    inside, nearer = {}, {}
+    for fit in ("all", "pre"):
+        paper = rep.claim(f"law_slope_{fit}").value
+        got = {b: by.get(f"law_slope_{fit}_{b}") for b in ("ln", "log2")}
+        got = {b: r for b, r in got.items() if r is not None and r.verdict.status != "not testable"}
+        inside[fit] = tuple(b for b, r in got.items() if r.verdict.status == "agrees")
+        nearer[fit] = min(got, key=lambda b: abs(math.log(got[b].value / paper))) if got else None
+    return LogBaseReading(inside, nearer)
