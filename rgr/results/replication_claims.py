@@ -78,6 +78,8 @@ def _fit_row(key: str, x, y, paper: float, what: str, b: str, intercept: bool = 
     fi = fit_interval(x, y, intercept=intercept)
     value, (lo, hi) = {"slope": (fi.fit.slope, fi.slope), "intercept": (fi.fit.intercept, fi.intercept),
                        "r2": (fi.fit.r2, fi.r2)}[what]
+    if not math.isfinite(value):
+        return _untestable(key, f"the fit's {what} is undefined on these {fi.fit.n} points (all equal)", b)
     v = interval_verdict(paper, value, lo, hi, caveat)
     return ClaimRow(key, f"{value:.3g} (n = {fi.fit.n})", _fmt_iv(lo, hi), b + "; bootstrap over cells", v, value, lo, hi)
 
@@ -300,7 +302,7 @@ def _regular_rows(src: Source, b: str) -> list[ClaimRow]:
         rows += [_untestable(k, f"{len(ok)} out-degrees r <= 16 with a D_K*; a fit needs 2", b) for k in ("regular_slope", "regular_lower_form")]
     rows.append(_plateaus(src, b))
     rows.append(_regular_heads(ok, b, int(src.runs["h"].max()) if len(src.runs) else 0))
-    construct = (f"the book's D_K* at r = 16 is {int(ok[ok.r == 16].D_K_star.iloc[0])}; " if (ok.r == 16).any() else "")
+    construct = (f"the book's D_K* at r = 16 is {int(ok[ok.r == 16].D_K_star.iloc[0])}; " if len(ok) and (ok.r == 16).any() else "")
     rows.append(_untestable("regular_r16_bound", construct + "the paper's constructive bound carries a constant C it does not fix for "
                             "this size; the book's prescribed construction fails at this cell and its only separating one is one "
                             "rank-one head per edge (D_K = m'), a trivial bound (chapter constructions)", b))
