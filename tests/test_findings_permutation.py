@@ -72,13 +72,15 @@ def test_findings_of_a_step_table():
     cells = chapter_cells(base, diag, extreme)
     cons = pd.DataFrame(dict(construction="compressive", m=[m for m, _ in BASE] * 2, d_model=[d for _, d in BASE] * 2, r=1,
                              rule=["best-split"] * 5 + ["prescribed"] * 5, criterion="margin",
-                             D_K=[m for m, _ in BASE] + [None] * 5, found=[True] * 5 + [False] * 5, preset="book"))
+                             D_K=[m for m, _ in BASE] + [None] * 5, found=[True] * 5 + [False] * 5, preset="book",
+                             note=[""] * 5 + ["limit fails"] * 4 + ["searched up to d_k=4096"]))
     f = permutation_findings(base, cells, cons)
     assert f.notes == ()
     assert f.heads.n_multi == 5 and f.heads.n_single_never == f.heads.n_cells and math.isnan(f.heads.penalty_min)
     assert f.heads.h_max == 8 and f.heads.n_top == 0  # h = 4 and 8 tie everywhere: the smaller h is h*
     b = f.bracket
     assert b.n_cells == 5 and b.n_rank_one == b.n_rank_one_is_m == 5 and b.n_alg1_tested == 5 and b.n_alg1_separated == 0
+    assert b.n_alg1_limit_fails == 4
     want = [bit_budget_DK(m, m, d, 32.0) / bit_budget_DK_derangements(m, d, 32.0) for m, d in BASE]
     assert b.lower_ratio_min == pytest.approx(min(want)) and b.lower_ratio_max == pytest.approx(max(want))
     assert b.n_above_lower == 5
@@ -96,13 +98,20 @@ def test_diagonal_that_grows_and_too_few_cells():
     rising = thresholds(_runs([(128, 16), (1024, 128)], lambda m, d: m / 4))
     assert diagonal_trend(rising).grows == "grows" and diagonal_trend(rising).law_outside == "below"
     assert diagonal_trend(cells.iloc[:1]).n_cells == 1
+    up = thresholds(_runs([(128, 16), (1024, 128)], lambda m, d: 30 if m == 128 else 40))  # 32 -> 64, seeds agree
+    assert diagonal_trend(up).grows == "grows"
+    noisy = _runs([(128, 16), (1024, 128)], lambda m, d: 30 if m == 128 else 40)
+    noisy.loc[(noisy.m == 128) & (noisy.D_K == 32) & (noisy.seed == 0), "test_f1"] = 0.98  # D_K* 32, interval [32, 64]
+    assert diagonal_trend(thresholds(noisy)).grows == "rises within the intervals"
 
 
 def test_rank_ceiling_measures_one_heads_gain_past_d_model():
     runs = _runs([(64, 16)], law)  # one head stuck at 0.1 everywhere: no gain
-    assert rank_ceiling(runs) == type(rank_ceiling(runs))(1, 0.0, 0.0)
+    assert rank_ceiling(runs) == type(rank_ceiling(runs))(1, 0.0, 0.0, 0.0, 0.0)
     runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.6
-    assert rank_ceiling(runs).max_gain == pytest.approx(0.5)
+    assert rank_ceiling(runs).max_gain == pytest.approx(0.5) == rank_ceiling(runs).max_abs
+    runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.05
+    assert rank_ceiling(runs).max_gain == pytest.approx(-0.05) and rank_ceiling(runs).max_abs == pytest.approx(0.05)
 
 
 def test_too_little_data_gives_notes_not_errors():

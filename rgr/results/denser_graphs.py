@@ -51,6 +51,8 @@ class DenserFindings:
     bound_all: FormFit
     flatter_16: str  # which form keeps D_K* / x flatter (smaller spread), in words
     flatter_all: str
+    contrast_16: float  # spread of the log2 m form / spread of the bound's form, r <= 16
+    contrast_all: float  # the same over every r
     h_first: int  # h* at the smallest r with an h*
     r_first: int
     h_last: int
@@ -117,6 +119,7 @@ def denser_findings(cells: pd.DataFrame, h_max: int) -> DenserFindings:
         cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0,
         fits["log2m", "16"], fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
         _flatter(fits["log2m", "16"], fits["bound", "16"]), _flatter(fits["log2m", "all"], fits["bound", "all"]),
+        fits["log2m", "16"].spread / fits["bound", "16"].spread, fits["log2m", "all"].spread / fits["bound", "all"].spread,
         *heads, note,
     )
 

@@ -26,7 +26,7 @@ from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresho
 __all__ = [
     "TransitionWidths", "LawReading", "HeadCounts", "RankCeiling", "Bracketing", "DiagonalTrend",
     "PermutationFindings", "transition_widths", "law_reading", "head_counts", "rank_ceiling", "bracketing",
-    "diagonal_trend", "ChapterCells", "chapter_cells", "permutation_findings", "on_diagonal", "read_constructions", "penalty_table", "dk_table",
+    "diagonal_trend", "ChapterCells", "chapter_cells", "every_cell", "permutation_findings", "on_diagonal", "read_constructions", "penalty_table", "dk_table",
     "step_cutoffs", "diagonal_table", "extreme_table",
 ]
 
@@ -88,6 +88,8 @@ class RankCeiling:
     n_cells: int
     median_gain: float
     max_gain: float
+    median_abs: float  # median |change|
+    max_abs: float  # largest |change|
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ class Bracketing:
     n_below_rank_one: int  # D_K* <= the best-split construction
     n_alg1_tested: int  # cells where the table tried the paper's split (Algorithm 1)
     n_alg1_separated: int  # ... and it separated every pair with a margin
+    n_alg1_limit_fails: int  # ... and did not, because its d_k -> infinity limit already fails (note "limit fails")
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ class DiagonalTrend:
     law_rise: float  # ln m_last / ln m_first: the law's D_K*(last) / D_K*(first)
     measured_rise: float
     law_last: float  # D_K*(first) * law_rise
-    grows: str  # "grows" when the last interval lies above the first, else "does not grow"
+    grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
+    # "rises within the intervals"
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
 
 
@@ -188,7 +192,8 @@ def rank_ceiling(runs: pd.DataFrame, target: float = 0.99) -> RankCeiling:
         if pd.notna(lo) and pd.notna(hi) and lo < target:
             gains.append(float(hi - lo))
     s = pd.Series(gains, dtype=float)
-    return RankCeiling(len(s), _median(s), float(s.max()) if len(s) else math.nan)
+    top = (lambda v: float(v.max()) if len(v) else math.nan)
+    return RankCeiling(len(s), _median(s), top(s), _median(s.abs()), top(s.abs()))
 
 
 def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Bracketing:
@@ -205,8 +210,19 @@ def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Brack
         int(ok.sum()), int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
         float(ratio.min()) if ratio.size else math.nan, float(ratio.max()) if ratio.size else math.nan,
         int(np.isfinite(rank_one).sum()), int((rank_one == m_edges).sum()), int((ok & (dk <= rank_one)).sum()),
-        int(tested.sum()), int((tested & np.isfinite(alg1)).sum()),
+        int(tested.sum()), int((tested & np.isfinite(alg1)).sum()), _limit_fails(cells, constructions),
     )
+
+
+def _limit_fails(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> int:
+    """Cells of ``cells`` where the prescribed split was tried, found nothing and its limit already fails."""
+    if constructions is None or not len(constructions) or "note" not in constructions:
+        return 0
+    c = constructions[(constructions["rule"] == "prescribed") & (constructions["criterion"] == "margin")]
+    bad = c.groupby(["m", "d_model", "r"]).apply(
+        lambda g: (~g["found"].astype(bool)).all() and (g["note"] == "limit fails").any(), include_groups=False)
+    bad = bad[bad].reset_index()[["m", "d_model", "r"]]
+    return len(cells[["m", "d_model", "r"]].merge(bad, on=["m", "d_model", "r"]))
 
 
 def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
@@ -219,7 +235,8 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     v = {k: (nan_if_none(a[c]), nan_if_none(z[c])) for k, c in (("c", "D_K_star"), ("o", "D_K_opt"), ("k", "D_K_cons"))}
     law_rise = math.log(z["m"]) / math.log(a["m"])
     law_last = v["c"][0] * law_rise
-    grows = "grows" if v["o"][1] > v["k"][0] else "does not grow"
+    grows = ("grows" if v["o"][1] > v["k"][0] else "does not grow" if v["c"][1] <= v["c"][0]
+             else "rises within the intervals")
     where = "above" if law_last > v["k"][1] else "below" if law_last < v["o"][1] else "inside"
     return DiagonalTrend(lam, len(ok), int(a["m"]), int(z["m"]), v["c"][0], v["o"][0], v["k"][0], v["c"][1], v["o"][1],
                          v["k"][1], law_rise, v["c"][1] / v["c"][0], law_last, grows, where)
@@ -257,9 +274,14 @@ def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame)
                         thresholds(pd.concat([on_diagonal(base, 32), extreme])))
 
 
+def every_cell(cells: ChapterCells) -> pd.DataFrame:
+    """One row per (m, d_model) across the chapter's cell sets (base grid first)."""
+    return pd.concat(list(cells)).drop_duplicates(["m", "d_model"]).reset_index(drop=True)
+
+
 def permutation_findings(base: pd.DataFrame, cells: ChapterCells, constructions: pd.DataFrame | None) -> PermutationFindings:
     """Every number the chapter states, from the base grid's runs, the chapter's cells and the constructions."""
-    everything = pd.concat(list(cells)).drop_duplicates(["m", "d_model"]).reset_index(drop=True)
+    everything = every_cell(cells)
     law, _ = law_reading(cells.base)
     diagonal = diagonal_trend(cells.diagonal, 8)
     notes = [law.note] if law.note else []
