@@ -214,7 +214,7 @@ def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -
     bx.set_xlabel(xlabel)
     bx.set_ylabel(r"$D_K$")
     bx.set_title("necessary, learned, sufficient", fontsize=10)
-    bx.legend(fontsize=7.5, frameon=False)
+    bx.legend(fontsize=7.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
 
 
 def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
