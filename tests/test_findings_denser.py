@@ -41,6 +41,7 @@ def test_a_law_in_the_bound_form_is_flat_there():
     f = denser_findings(cells, 16)
     assert f.bound_all.spread < f.log2m_all.spread and f.flatter_all == "the lower bound's form"
     assert f.h_max == 16 and (f.r_first, f.r_last) == (1, 32) and f.fold == 32
+    assert (denser_findings(cells, 16, 3).n_seeds, denser_findings(cells, 16, 3).n_heads) == (3, 3)
 
 
 def test_heads_and_the_ratio_to_the_trend():

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 from rgr.results.findings import flatten  # noqa: E402
 from rgr.results.permutation_sweeps import (  # noqa: E402
     chapter_cells,
+    cutoff_share,
     diagonal_trend,
     dk_table,
     law_reading,
@@ -75,7 +76,7 @@ def test_findings_of_a_step_table():
                              D_K=[m for m, _ in BASE] + [None] * 5, found=[True] * 5 + [False] * 5, preset="book",
                              note=[""] * 5 + ["limit fails"] * 4 + ["searched up to d_k=4096"]))
     f = permutation_findings(base, cells, cons)
-    assert f.notes == ()
+    assert f.notes == () and f.seeds_base == f.seeds_diagonal == 3
     assert f.heads.n_multi == 5 and f.heads.n_single_never == f.heads.n_cells and math.isnan(f.heads.penalty_min)
     assert f.heads.h_max == 8 and f.heads.n_top == 0  # h = 4 and 8 tie everywhere: the smaller h is h*
     b = f.bracket
@@ -84,6 +85,8 @@ def test_findings_of_a_step_table():
     want = [bit_budget_DK(m, m, d, 32.0) / bit_budget_DK_derangements(m, d, 32.0) for m, d in BASE]
     assert b.lower_ratio_min == pytest.approx(min(want)) and b.lower_ratio_max == pytest.approx(max(want))
     assert b.n_above_lower == 5
+    assert b.lower_gap_min == pytest.approx(min(float(c.D_K_star) / bit_budget_DK_derangements(int(c.m), int(c.d_model), 32.0)
+                                                for c in cells.base.itertuples()))
     d = f.diagonal  # (128, 16) from the base grid, then 512 and 1024 at 64
     assert (d.m_first, d.m_last, d.dk_last) == (128, 1024, 64)
     assert d.grows == "does not grow" and d.law_rise == pytest.approx(math.log(1024) / math.log(128))
@@ -112,6 +115,15 @@ def test_rank_ceiling_measures_one_heads_gain_past_d_model():
     assert rank_ceiling(runs).max_gain == pytest.approx(0.5) == rank_ceiling(runs).max_abs
     runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.05
     assert rank_ceiling(runs).max_gain == pytest.approx(-0.05) and rank_ceiling(runs).max_abs == pytest.approx(0.05)
+
+
+def test_cutoff_share_names_its_extreme_cells():
+    runs = _runs(BASE, law)
+    runs["stop_reason"] = ["cutoff" if m >= 256 else "converged" for m in runs.m]
+    runs.loc[(runs.m == 128) & (runs.d_model == 16), "stop_reason"] = "cutoff"
+    runs.loc[(runs.m == 128) & (runs.d_model == 16) & (runs.h == 1), "stop_reason"] = "converged"
+    c = cutoff_share(runs)
+    assert (c.low, c.low_m, c.low_d_model) == (0.0, 64, 16) and (c.high, c.high_m, c.high_d_model) == (1.0, 256, 32)
 
 
 def test_too_little_data_gives_notes_not_errors():

@@ -62,6 +62,8 @@ class DenserFindings:
     n_top: int  # out-degrees whose h* is h_max
     h_ratio_min: float  # h* / (r m / d_model)
     h_ratio_max: float
+    n_seeds: int  # most seeds behind one (r, h, D_K) point
+    n_heads: int  # head counts tried
     note: str  # "" or what the table is too thin for
 
 
@@ -98,9 +100,9 @@ def _flatter(a: FormFit, b: FormFit) -> str:
     return "the lower bound's form" if b.spread < a.spread else "the log2 m form"
 
 
-def denser_findings(cells: pd.DataFrame, h_max: int) -> DenserFindings:
+def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> DenserFindings:
     """``cells``: :func:`rgr.results.thresholds.thresholds` of the E4 table (one (m, d_model), several r);
-    ``h_max``: the largest head count tried."""
+    ``h_max``: the largest head count tried; ``n_heads``: how many head counts were tried."""
     ok = cells[cells["D_K_star"].notna()].sort_values("r")
     fits = {(f, k): form_fit(cells, f, r) for f in FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
     hs = ok[ok["h_star"].notna()]
@@ -120,7 +122,7 @@ def denser_findings(cells: pd.DataFrame, h_max: int) -> DenserFindings:
         fits["log2m", "16"], fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
         _flatter(fits["log2m", "16"], fits["bound", "16"]), _flatter(fits["log2m", "all"], fits["bound", "all"]),
         fits["log2m", "16"].spread / fits["bound", "16"].spread, fits["log2m", "all"].spread / fits["bound", "all"].spread,
-        *heads, note,
+        *heads, int(cells["n_seeds"].max()) if len(cells) else 0, int(n_heads), note,
     )
 
 

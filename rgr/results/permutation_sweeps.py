@@ -25,7 +25,7 @@ from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresho
 
 __all__ = [
     "TransitionWidths", "LawReading", "HeadCounts", "RankCeiling", "Bracketing", "DiagonalTrend",
-    "PermutationFindings", "transition_widths", "law_reading", "head_counts", "rank_ceiling", "bracketing",
+    "CutoffShare", "PermutationFindings", "transition_widths", "cutoff_share", "law_reading", "head_counts", "rank_ceiling", "bracketing",
     "diagonal_trend", "ChapterCells", "chapter_cells", "every_cell", "permutation_findings", "on_diagonal", "read_constructions", "penalty_table", "dk_table",
     "step_cutoffs", "diagonal_table", "extreme_table",
 ]
@@ -96,6 +96,7 @@ class RankCeiling:
 class Bracketing:
     n_cells: int  # base cells with a D_K*
     n_above_lower: int  # D_K* >= the derangement (sampled-family) bound
+    lower_gap_min: float  # smallest D_K* / that bound over the cells (how far above the bound the thresholds sit)
     lower_ratio_min: float  # all-m'-edge-graph bound / derangement bound
     lower_ratio_max: float
     n_rank_one: int  # cells where the best-split construction separated with a margin
@@ -129,6 +130,26 @@ class DiagonalTrend:
 
 
 @dataclass(frozen=True)
+class CutoffShare:
+    """The share of a cell's runs that stopped at the step cutoff (stop_reason "cutoff"), lowest and highest cell."""
+
+    low: float
+    low_m: int
+    low_d_model: int
+    high: float
+    high_m: int
+    high_d_model: int
+
+
+def cutoff_share(runs: pd.DataFrame) -> CutoffShare:
+    if not len(runs) or "stop_reason" not in runs:
+        return CutoffShare(math.nan, 0, 0, math.nan, 0, 0)
+    share = runs.assign(cut=runs["stop_reason"].eq("cutoff")).groupby(["m", "d_model"])["cut"].mean()
+    lo, hi = share.idxmin(), share.idxmax()
+    return CutoffShare(float(share[lo]), int(lo[0]), int(lo[1]), float(share[hi]), int(hi[0]), int(hi[1]))
+
+
+@dataclass(frozen=True)
 class PermutationFindings:
     transitions: TransitionWidths
     law: LawReading
@@ -136,6 +157,9 @@ class PermutationFindings:
     rank: RankCeiling
     bracket: Bracketing
     diagonal: DiagonalTrend
+    cutoffs: CutoffShare  # on the base grid
+    seeds_base: int  # most seeds behind one (cell, h, D_K) point of the base grid
+    seeds_diagonal: int  # fewest on the diagonal's cells beyond the base grid
     notes: tuple[str, ...]  # what could not be computed from these tables, and why
 
 
@@ -204,10 +228,13 @@ def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Brack
     rank_one = b["construction"].to_numpy(float) if "construction" in b else np.full(len(b), np.nan)
     alg1 = b["algorithm1"].to_numpy(float) if "algorithm1" in b else np.full(len(b), np.nan)
     tested = b["algorithm1_tested"].to_numpy(bool) if "algorithm1_tested" in b else np.zeros(len(b), bool)
+    gap = dk[ok] / b["lower_sampled"].to_numpy(float)[ok]
+    gap = gap[np.isfinite(gap)]
     ratio = (b["lower"] / b["lower_sampled"]).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
     return Bracketing(
         int(ok.sum()), int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
+        float(gap.min()) if gap.size else math.nan,
         float(ratio.min()) if ratio.size else math.nan, float(ratio.max()) if ratio.size else math.nan,
         int(np.isfinite(rank_one).sum()), int((rank_one == m_edges).sum()), int((ok & (dk <= rank_one)).sum()),
         int(tested.sum()), int((tested & np.isfinite(alg1)).sum()), _limit_fails(cells, constructions),
@@ -292,7 +319,9 @@ def permutation_findings(base: pd.DataFrame, cells: ChapterCells, constructions:
                      "(produce it with `python -m rgr constructions`)")
     h_max = int(base["h"].max()) if len(base) else 0
     return PermutationFindings(transition_widths(base), law, head_counts(cells.base, everything, h_max), rank_ceiling(base),
-                               bracketing(cells.base, constructions), diagonal, tuple(notes))
+                               bracketing(cells.base, constructions), diagonal, cutoff_share(base),
+                               int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
+                               int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0, tuple(notes))
 
 
 def penalty_table(cells: pd.DataFrame) -> pd.DataFrame:
