@@ -87,6 +87,9 @@ def test_extension_figures_draw():
 
 
 def test_figures_say_when_there_is_nothing_to_draw():
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
     df = _table()
     never = df.assign(test_f1=0.1)
     cells = thresholds(never)

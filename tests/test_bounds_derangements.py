@@ -4,7 +4,11 @@ import math
 
 import pytest
 
-from rgr.theory.bounds import bit_budget_DK, bit_budget_DK_derangements, log2_derangement_count
+from rgr.theory.bounds import (
+    bit_budget_DK,
+    bit_budget_DK_derangements,
+    log2_derangement_count,
+)
 
 
 def _derangements(m: int) -> int:

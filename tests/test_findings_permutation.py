@@ -9,8 +9,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from rgr.results.findings import flatten  # noqa: E402
-from rgr.results.permutation_sweeps import (  # noqa: E402
+from rgr.results.findings import flatten
+from rgr.results.permutation_sweeps import (
     chapter_cells,
     cutoff_share,
     diagonal_trend,
@@ -22,9 +22,9 @@ from rgr.results.permutation_sweeps import (  # noqa: E402
     read_constructions,
     transition_widths,
 )
-from rgr.results.thresholds import thresholds  # noqa: E402
-from rgr.store import TableError  # noqa: E402
-from rgr.theory.bounds import bit_budget_DK, bit_budget_DK_derangements  # noqa: E402
+from rgr.results.thresholds import thresholds
+from rgr.store import TableError
+from rgr.theory.bounds import bit_budget_DK, bit_budget_DK_derangements
 
 LADDER = [2**k for k in range(1, 12)]
 

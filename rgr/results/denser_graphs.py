@@ -17,7 +17,7 @@ import pandas as pd
 from ..theory.laws import regular_x, regular_x_bound
 from .stats import fit_line
 
-__all__ = ["FormFit", "DenserFindings", "form_fit", "denser_findings", "forms_table", "PAPER_R_MAX", "FORMS"]
+__all__ = ["FORMS", "PAPER_R_MAX", "DenserFindings", "FormFit", "denser_findings", "form_fit", "forms_table"]
 
 PAPER_R_MAX = 16  # the paper's E4 grid stops at r = 16 (App. A.3)
 FORMS = ("log2m", "bound")  # x = (r m / d_model) log2 m | (m' / d_model) log2(m^2 / m')

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["flatten", "nan_if_none", "DIGITS"]
+__all__ = ["DIGITS", "flatten", "nan_if_none"]
 
 DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 

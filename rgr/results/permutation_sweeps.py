@@ -21,13 +21,42 @@ import pandas as pd
 
 from ..store import TableError
 from .findings import nan_if_none
-from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresholds, transitions
+from .thresholds import (
+    LawFits,
+    bracket,
+    law_fits,
+    single_head_penalty,
+    thresholds,
+    transitions,
+)
 
 __all__ = [
-    "TransitionWidths", "LawReading", "HeadCounts", "RankCeiling", "Bracketing", "DiagonalTrend",
-    "CutoffShare", "PermutationFindings", "transition_widths", "cutoff_share", "law_reading", "head_counts", "rank_ceiling", "bracketing",
-    "diagonal_trend", "ChapterCells", "chapter_cells", "every_cell", "permutation_findings", "on_diagonal", "read_constructions", "penalty_table", "dk_table",
-    "step_cutoffs", "diagonal_table", "extreme_table",
+    "Bracketing",
+    "ChapterCells",
+    "CutoffShare",
+    "DiagonalTrend",
+    "HeadCounts",
+    "LawReading",
+    "PermutationFindings",
+    "RankCeiling",
+    "TransitionWidths",
+    "bracketing",
+    "chapter_cells",
+    "cutoff_share",
+    "diagonal_table",
+    "diagonal_trend",
+    "dk_table",
+    "every_cell",
+    "extreme_table",
+    "head_counts",
+    "law_reading",
+    "on_diagonal",
+    "penalty_table",
+    "permutation_findings",
+    "rank_ceiling",
+    "read_constructions",
+    "step_cutoffs",
+    "transition_widths",
 ]
 
 CONSTRUCTION_COLUMNS = ("construction", "m", "d_model", "r", "rule", "criterion", "D_K", "found", "preset")

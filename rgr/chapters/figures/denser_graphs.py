@@ -7,7 +7,7 @@ and returns a Figure; with no out-degree at the target the panel says so instead
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -20,7 +20,7 @@ from ...theory.laws import regular_x, regular_x_bound
 from ..style import set_style
 from .permutation_sweeps import no_data, plot_f1_curves
 
-__all__ = ["plot_f1_curves", "plot_regular_law", "plot_regular_forms", "plot_h_star_vs_r"]
+__all__ = ["plot_f1_curves", "plot_h_star_vs_r", "plot_regular_forms", "plot_regular_law"]
 
 _STYLE = {16: ("k--", "r <= 16 (the paper's range)"), None: ("k:", "every r")}
 

@@ -9,26 +9,26 @@ Each function takes a table (runs, or the per-cell thresholds of
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...results.thresholds import LawFits, curves
 from ...results.stats import Fit
+from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
 from ..style import head_color, set_style
 
 __all__ = [
-    "plot_f1_curves",
-    "plot_dk_star_grid",
-    "plot_h_star",
-    "plot_scaling_law",
-    "plot_heads_law",
-    "plot_diagonal",
     "no_data",
+    "plot_diagonal",
+    "plot_dk_star_grid",
+    "plot_f1_curves",
+    "plot_h_star",
+    "plot_heads_law",
+    "plot_scaling_law",
 ]
 
 
@@ -109,7 +109,7 @@ def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
         i, j = ms.index(row["m"]), ds.index(row["d_model"])
         c = row["D_K_star"]
         grid[i, j] = np.log2(float(c)) if pd.notna(c) else np.nan
-        fmt = lambda v: "-" if pd.isna(v) else str(int(v))  # noqa: E731
+        fmt = lambda v: "-" if pd.isna(v) else str(int(v))
         ax.text(j, i, f"{fmt(c)}\n[{fmt(row['D_K_opt'])}, {fmt(row['D_K_cons'])}]", ha="center", va="center", fontsize=9)
     ax.imshow(grid, cmap="Blues", alpha=0.6, aspect="auto")
     ax.set_xticks(range(len(ds)), [str(d) for d in ds])

@@ -15,5 +15,14 @@ from .permutation_sweeps import (
     plot_scaling_law,
 )
 
-__all__ = ["plot_f1_curves", "plot_dk_star_grid", "plot_h_star", "plot_scaling_law", "plot_heads_law", "plot_diagonal",
-           "plot_regular_law", "plot_regular_forms", "plot_h_star_vs_r"]
+__all__ = [
+    "plot_diagonal",
+    "plot_dk_star_grid",
+    "plot_f1_curves",
+    "plot_h_star",
+    "plot_h_star_vs_r",
+    "plot_heads_law",
+    "plot_regular_forms",
+    "plot_regular_law",
+    "plot_scaling_law",
+]
