@@ -15,6 +15,8 @@ the plumbing, module by module in the order data flows:
   presets, the resumable runner writing data/ with provenance, Dask scale-out
   (``python -m rgr sweep``);
 - :mod:`rgr.results.stats`, :mod:`rgr.results.thresholds` — t-intervals, D_K*, h*, law fits;
+  :mod:`rgr.results.permutation_sweeps`, :mod:`rgr.results.denser_graphs` — each chapter's findings as a
+  frozen result (:mod:`rgr.results.findings` flattens one for the chapter's glued prose);
 - :mod:`rgr.chapters.figures`, :mod:`rgr.chapters.style`, :mod:`rgr.chapters.loading` — one function per
   figure, one colour per head count, and the chapters' data loading.
 """

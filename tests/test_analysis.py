@@ -10,7 +10,9 @@ import pytest
 matplotlib.use("Agg")
 
 from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
-from rgr.chapters.figures import sweeps as figs  # noqa: E402
+from rgr.chapters.figures import denser_graphs as dense  # noqa: E402
+from rgr.chapters.figures import permutation_sweeps as figs  # noqa: E402
+from rgr.results.denser_graphs import form_fit  # noqa: E402
 
 
 def _table(slope=3.0):
@@ -58,8 +60,10 @@ def test_figures_draw():
         figs.plot_f1_curves(df, cells=[(999, 1, 1)])
     bounds = cells[["m", "d_model", "r", "x_law"]].assign(lower=1.0, construction=cells.D_K_star.astype(float) * 4)
     assert len(figs.plot_scaling_law(cells, fits, bounds).axes) == 2  # fits, and necessary/learned/sufficient
-    forms = figs.plot_regular_forms(cells).axes[0].get_lines()  # r = 1: log2 m = log2(m^2 / m'), the forms agree
-    np.testing.assert_allclose(forms[0].get_ydata(), forms[1].get_ydata())
+    ax = dense.plot_regular_forms(cells).axes[0]  # r = 1: log2 m = log2(m^2 / m'), the forms agree
+    blue, green = (c.lines[0].get_ydata() for c in ax.containers)
+    np.testing.assert_allclose(np.asarray(blue, float), np.asarray(green, float))
+    assert dense.plot_regular_law(cells, [form_fit(cells, "log2m")]).axes[0].get_legend() is not None
     diag = figs.plot_diagonal(cells, fits.origin_all)
     assert any("law" in t.get_text() for t in diag.axes[0].get_legend().get_texts())
 
@@ -82,6 +86,20 @@ def test_extension_figures_draw():
     assert ext.plot_value_mse(val, base).axes
 
 
+def test_figures_say_when_there_is_nothing_to_draw():
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    df = _table()
+    never = df.assign(test_f1=0.1)
+    cells = thresholds(never)
+    for fig in (figs.plot_h_star(cells), figs.plot_scaling_law(cells, None), figs.plot_heads_law(cells, None),
+                figs.plot_diagonal(cells), dense.plot_regular_law(cells), dense.plot_regular_forms(cells),
+                dense.plot_h_star_vs_r(cells), figs.plot_f1_curves(df.iloc[:0]), figs.plot_dk_star_grid(cells.iloc[:0])):
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+        assert any("no " in t or "too few" in t for t in texts), texts
+
+
 def test_bracket_orders_bounds():
     from rgr.results.thresholds import bracket
     from rgr.theory.bounds import bit_budget_DK
@@ -93,6 +111,8 @@ def test_bracket_orders_bounds():
     assert (b.construction == b.m).all()
     assert b.lower.iloc[0] == pytest.approx(bit_budget_DK(64, 64, 16, 32.0))
     assert (b.lower < cells.D_K_star.astype(float)).all()  # the learned threshold respects the bound here
+    assert (b.lower_sampled < b.lower).all()  # derangements are fewer than all m-edge graphs
+    assert "algorithm1" not in b or b.algorithm1.isna().all()
 
 
 def test_transitions_width_on_hand_table():

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..theory.bounds import bit_budget_DK
+from ..theory.bounds import bit_budget_DK, bit_budget_DK_derangements
 from ..task.metrics import F1_TARGET
 from ..theory.laws import regular_x, scaling_x
 from .stats import Fit, dk_star, fit_line, h_star_interval, summarize
@@ -58,7 +58,9 @@ def thresholds(df: pd.DataFrame, law: str = "permutation") -> pd.DataFrame:
                 n_seeds=int(s["n"].max()),
             )
         )
-    out = pd.DataFrame(rows)
+    columns = ["m", "d_model", "r", "D_K_star", "D_K_opt", "D_K_cons", "h_star", "h_lo", "h_hi", "d_k_star",
+               "D_K_star_h1", "max_f1_h1", "x_law", "lam", "n_seeds"]
+    out = pd.DataFrame(rows, columns=columns)  # no rows (an empty table) gives the columns, no cells
     for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star", "h_lo", "h_hi", "D_K_star_h1"):
         out[c] = out[c].astype("Int64")
     return out
@@ -131,16 +133,29 @@ def law_fits(cells: pd.DataFrame) -> LawFits:
 def bracket(cells: pd.DataFrame, constructions: pd.DataFrame | None, bits: float = 32.0) -> pd.DataFrame:
     """Necessary and sufficient budgets beside the learned D_K* of each cell.
 
-    ``lower``: the bit-budget bound of Sec. 9 for parameters of ``bits`` bits
-    (float32 by default: what the trained models have); ``construction``: the
-    smallest D_K of an explicit construction that separated every pair with a
-    margin (``data/constructions.csv``, rule best-split, criterion margin).
+    ``lower``: the bit-budget bound of Sec. 9 counting all graphs with m' = r m edges, for parameters of
+    ``bits`` bits (float32 by default: what the trained models have); ``lower_sampled``: the same bound
+    counting only the family the sweeps draw, the derangements of m items (r = 1; NaN otherwise).
+    ``construction``: the smallest D_K of an explicit construction that separated every pair with a margin
+    (``data/constructions.csv``, rule best-split, criterion margin); ``algorithm1``: the same for the
+    paper's prescribed split (Algorithm 1 / 5), NaN where it separated nothing, and ``algorithm1_tested``
+    whether the table tried it at that cell.
     """
     out = cells[["m", "d_model", "r", "x_law"]].copy()
     out["lower"] = [bit_budget_DK(int(m), int(r) * int(m), int(d), bits) for m, d, r in zip(out.m, out.d_model, out.r)]
+    out["lower_sampled"] = [bit_budget_DK_derangements(int(m), int(d), bits) if int(r) == 1 else math.nan
+                            for m, d, r in zip(out.m, out.d_model, out.r)]
     if constructions is not None and len(constructions):
-        c = constructions[(constructions["rule"] == "best-split") & (constructions["criterion"] == "margin")
-                          & constructions["found"].astype(bool)]
-        c = c.groupby(["m", "d_model", "r"], as_index=False)["D_K"].min().rename(columns={"D_K": "construction"})
-        out = out.merge(c, on=["m", "d_model", "r"], how="left")
+        out = out.merge(_smallest(constructions, "best-split", "construction"), on=CELL, how="left")
+        out = out.merge(_smallest(constructions, "prescribed", "algorithm1"), on=CELL, how="left")
+        tried = constructions[constructions["rule"] == "prescribed"][CELL].drop_duplicates().assign(algorithm1_tested=True)
+        out = out.merge(tried, on=CELL, how="left")
+        out["algorithm1_tested"] = out["algorithm1_tested"].fillna(False).astype(bool)
     return out
+
+
+def _smallest(constructions: pd.DataFrame, rule: str, name: str) -> pd.DataFrame:
+    """Smallest D_K per cell that ``rule`` found under the margin criterion, as column ``name``."""
+    c = constructions[(constructions["rule"] == rule) & (constructions["criterion"] == "margin")
+                      & constructions["found"].astype(bool)]
+    return c.groupby(CELL, as_index=False)["D_K"].min().rename(columns={"D_K": name})

@@ -43,6 +43,8 @@ __all__ = [
     "regime_table",
     "bound_rows",
     "gap_table",
+    "log2_derangement_count",
+    "bit_budget_DK_derangements",
 ]
 
 
@@ -223,3 +225,25 @@ def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
     wide["general_form"] = [regime_form(int(m), int(me), int(d)) for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
     wide["best_over_bound"] = wide.best_D_K / wide.bound_DK
     return wide
+
+
+def log2_derangement_count(m: int) -> float:
+    """``log2 D_m``, the number of derangements of ``m`` items (``m >= 2``): the family the permutation
+    experiments sample (chapter *permutation sweeps*). ``D_m = m! sum_{k=0}^{m} (-1)^k / k!``, the nearest
+    integer to ``m!/e``, so ``log2 D_m = log2 m! - log2 e`` up to a term below ``1/(m+1)!``."""
+    m = _check_nonneg_int("m", m)
+    if m < 2:
+        raise ValueError(f"m must be >= 2 (there is no derangement of {m} item(s)), got {m}")
+    partial = math.fsum((-1) ** k / math.factorial(k) for k in range(min(m, 40) + 1))  # 1/e to double precision
+    return math.lgamma(m + 1) / math.log(2) + math.log2(partial)
+
+
+def bit_budget_DK_derangements(m: int, d_model: int, b: float) -> float:
+    """:func:`bit_budget_DK` for the derangements of ``m`` items rather than all m-edge graphs:
+    ``(log2 D_m / b - 1) / (2 d_model)`` (at least 0). A layer that recovers every derangement needs this
+    much; it is the necessary side for the family the experiments actually draw."""
+    if not b > 0:
+        raise ValueError(f"b (bits per parameter) must be > 0, got {b}")
+    if d_model < 1:
+        raise ValueError(f"d_model must be >= 1, got {d_model}")
+    return max(0.0, (log2_derangement_count(m) / b - 1) / (2 * d_model))

@@ -1,0 +1,273 @@
+"""Figures of chapter *permutation sweeps* (paper Figs. 1-4 and 8-10); :func:`plot_f1_curves` also draws
+Fig. 11 of chapter *denser graphs*.
+
+Each function takes a table (runs, or the per-cell thresholds of
+:func:`rgr.results.thresholds.thresholds`) and returns a Figure; where the table has too little to draw
+(a smoke run whose cells never reach the target) the panel says so in words instead of failing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ...results.stats import Fit
+from ...results.thresholds import LawFits, curves
+from ...task.metrics import F1_TARGET
+from ..style import head_color, set_style
+
+__all__ = [
+    "no_data",
+    "plot_diagonal",
+    "plot_dk_star_grid",
+    "plot_f1_curves",
+    "plot_h_star",
+    "plot_heads_law",
+    "plot_scaling_law",
+]
+
+
+def no_data(ax, what: str) -> None:
+    """Write on ``ax`` that there is nothing to draw, and why (no ticks, no axis)."""
+    ax.text(0.5, 0.5, what, ha="center", va="center", wrap=True, fontsize=10, transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def _cell_title(m: int, d_model: int, r: int) -> str:
+    return f"m={m}, $d_{{model}}$={d_model}" + (f", r={r}" if r > 1 else "")
+
+
+def plot_f1_curves(
+    runs: pd.DataFrame,
+    cells: Sequence[tuple[int, int, int]] | None = None,
+    metric: str = "test_f1",
+    ncols: int = 3,
+    title: str | None = None,
+) -> Figure:
+    """Mean test metric vs D_K, one line per h, 95% t-intervals; one panel per (m, d_model, r) cell.
+
+    A dotted vertical line marks D_K = d_model: past it a single head's score
+    x_p^T W_Q W_K^T x_q cannot gain rank (rank <= min(D_K, d_model)).
+    """
+    set_style()
+    if not len(runs):
+        fig, ax = plt.subplots(figsize=(4.6, 3.5))
+        no_data(ax, "no runs in the table")
+        return fig
+    s = curves(runs, metric)
+    keys = sorted({(int(a), int(b), int(c)) for a, b, c in s[["m", "d_model", "r"]].itertuples(index=False)})
+    cells = list(cells) if cells is not None else keys
+    missing = [c for c in cells if c not in keys]
+    if missing:
+        raise ValueError(f"cells not in the table: {missing}")
+    ncols = min(ncols, len(cells))
+    nrows = math.ceil(len(cells) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.5 * nrows), squeeze=False, sharey=True)
+    for ax, (m, d, r) in zip(axes.flat, cells):
+        c = s[(s.m == m) & (s.d_model == d) & (s.r == r)]
+        for h, g in c.groupby("h"):
+            g = g.sort_values("D_K")
+            err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
+            ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2,
+                        color=head_color(int(h)), label=f"h={int(h)}")
+        if metric == "test_f1":
+            ax.axhline(F1_TARGET, color="k", ls="--", lw=0.8)
+        ax.axvline(d, color="gray", ls=":", lw=1)
+        ax.set_xscale("log", base=2)
+        ax.set_title(_cell_title(m, d, r), fontsize=10)
+        ax.set_xlabel(r"$D_K = h\,d_k$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test micro-F1" if metric == "test_f1" else metric)
+    for ax in list(axes.flat)[len(cells):]:
+        ax.axis("off")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    order = np.argsort([int(lbl.split("=")[1]) for lbl in labels])
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="center right", frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 0.92, 1))
+    return fig
+
+
+def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
+    """Fig. 8: D_K* per (m, d_model) as a grid, with [optimistic, conservative] under each value."""
+    set_style()
+    if not len(cells):
+        fig, ax = plt.subplots(figsize=(4.6, 3.5))
+        no_data(ax, "no cells in the table")
+        return fig
+    ms = sorted(cells["m"].unique())
+    ds = sorted(cells["d_model"].unique())
+    grid = np.full((len(ms), len(ds)), np.nan)
+    fig, ax = plt.subplots(figsize=(1.9 * len(ds) + 2, 0.9 * len(ms) + 1.4))
+    for _, row in cells.iterrows():
+        i, j = ms.index(row["m"]), ds.index(row["d_model"])
+        c = row["D_K_star"]
+        grid[i, j] = np.log2(float(c)) if pd.notna(c) else np.nan
+        fmt = lambda v: "-" if pd.isna(v) else str(int(v))
+        ax.text(j, i, f"{fmt(c)}\n[{fmt(row['D_K_opt'])}, {fmt(row['D_K_cons'])}]", ha="center", va="center", fontsize=9)
+    ax.imshow(grid, cmap="Blues", alpha=0.6, aspect="auto")
+    ax.set_xticks(range(len(ds)), [str(d) for d in ds])
+    ax.set_yticks(range(len(ms)), [str(m) for m in ms])
+    ax.set_xlabel(r"$d_{model}$")
+    ax.set_ylabel("m")
+    ax.grid(False)
+    ax.set_title(r"$D_K^*$  [optimistic, conservative]   ('-': not reached)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_h_star(cells: pd.DataFrame) -> Figure:
+    """Fig. 2: h* per (m, d_model) cell with its interval (head counts tied by the paired t-test)."""
+    set_style()
+    c = cells[cells["h_star"].notna()].sort_values(["d_model", "m"]).reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(max(5, 0.65 * len(c) + 2), 3.6))
+    if not len(c):
+        no_data(ax, f"no cell reached mean F1 {F1_TARGET} at any tested budget: no h* to show")
+        return fig
+    x = np.arange(len(c))
+    hs = c["h_star"].astype(float).to_numpy()
+    lo, hi = c["h_lo"].astype(float).to_numpy(), c["h_hi"].astype(float).to_numpy()
+    ax.vlines(x, lo, hi, color="gray", lw=3, alpha=0.5, label="tied head counts (p > 0.05)")
+    ax.scatter(x, hs, c=[head_color(int(h)) for h in hs], s=60, zorder=3, edgecolors="k", label="$h^*$")
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=45, fontsize=8)
+    ax.set_xlabel(r"cell $(m, d_{model})$")
+    ax.set_ylabel("$h^*$")
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _fit_label(name: str, f: Fit) -> str:
+    icpt = "" if f.through_origin else f" {f.intercept:+.1f}"
+    return f"{name}: {f.slope:.2f} x{icpt}  ($R^2$={f.r2:.2f}, n={f.n})"
+
+
+def plot_scaling_law(
+    cells: pd.DataFrame,
+    fits: LawFits | None,
+    bounds: pd.DataFrame | None = None,
+    xlabel: str = r"$m \ln m / d_{model}$",
+) -> Figure:
+    """Fig. 3: D_K* against m ln m / d_model with its fits (left). With ``bounds``
+    (:func:`rgr.results.thresholds.bracket`) a second, log-log panel puts beside the learned D_K* of each cell
+    the necessary budget for the family sampled (``lower_sampled``: the float32 bit-budget bound counting
+    derangements; ``lower`` when absent), the rank-one construction (``construction``: one rank-one head per
+    edge, D_K = m') and the paper's Algorithm 1 (``algorithm1``, drawn where it separated; the legend counts
+    the cells where it was tried and did not)."""
+    set_style()
+    ok = cells[cells["D_K_star"].notna()]
+    two = bounds is not None and len(bounds)
+    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(12.5 if two else 6.8, 4.6), squeeze=False)
+    ax = axes[0, 0]
+    if fits is None or not len(ok):
+        no_data(ax, f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})")
+    else:
+        _law_panel(ax, ok, fits, xlabel)
+    if two:
+        _bracket_panel(axes[0, 1], cells, bounds, xlabel)
+    fig.tight_layout()
+    return fig
+
+
+def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:
+    for d, g in ok.groupby("d_model"):
+        y = g["D_K_star"].astype(float)
+        err = np.vstack([y - g["D_K_opt"].astype(float), g["D_K_cons"].astype(float) - y])
+        ax.errorbar(g["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3,
+                    label=f"learned $D_K^*$, $d_{{model}}$={d}")
+    xs = np.linspace(0, ok["x_law"].max() * 1.05, 50)
+    ax.plot(xs, fits.origin_all(xs), "k-", lw=1, label=_fit_label("fit, all", fits.origin_all))
+    if fits.origin_pre is not None and fits.n_excluded:
+        ax.plot(xs, fits.origin_pre(xs), "k--", lw=1, label=_fit_label("fit, precondition", fits.origin_pre))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(r"$D_K^*$")
+    ax.legend(fontsize=7.5, frameon=False)
+
+
+def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -> None:
+    b = bounds.merge(cells[["m", "d_model", "r", "D_K_star"]], on=["m", "d_model", "r"], how="left").sort_values("x_law")
+    lower = "lower_sampled" if "lower_sampled" in b and b["lower_sampled"].notna().any() else "lower"
+    for _, row in b.iterrows():
+        ys = [float(v) for v in (row.get(lower), row["D_K_star"], row.get("construction")) if pd.notna(v)]
+        bx.plot([row["x_law"]] * len(ys), ys, color="0.75", lw=0.8, zorder=1)
+    if "construction" in b:
+        bx.plot(b["x_law"], b["construction"], "^", color="tab:green", mfc="none",
+                label="one rank-one head per edge, calibrated $\\tau$ ($D_K^* \\leq m'$)")
+    if "algorithm1" in b:
+        tried = b[b["algorithm1_tested"]]
+        miss = int(tried["algorithm1"].isna().sum())
+        bx.plot(tried["x_law"], tried["algorithm1"], "s", color="tab:purple", mfc="none",
+                label=f"Algorithm 1, paper's split (separates none of {miss} cells)" if miss == len(tried)
+                else f"Algorithm 1, paper's split (fails in {miss} of {len(tried)} cells)")
+    bx.plot(b["x_law"], b["D_K_star"].astype(float), "o", color="k", label=r"learned $D_K^*$")
+    which = "derangements" if lower == "lower_sampled" else "all $m'$-edge graphs"
+    bx.plot(b["x_law"], b[lower], "v", color="tab:red", label=f"bit-budget bound, float32, {which} (necessary)")
+    bx.set_xscale("log")
+    bx.set_yscale("log", base=2)
+    bx.set_xlabel(xlabel)
+    bx.set_ylabel(r"$D_K$")
+    bx.set_title("necessary, learned, sufficient", fontsize=10)
+    bx.legend(fontsize=7.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+
+
+def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
+    """Fig. 10: h* against m / d_model with its least-squares line."""
+    set_style()
+    ok = cells[cells["h_star"].notna()]
+    fig, ax = plt.subplots(figsize=(5.6, 4))
+    if not len(ok):
+        no_data(ax, f"no cell reached mean F1 {F1_TARGET}: no h* to plot")
+        return fig
+    ax.scatter(ok["lam"], ok["h_star"].astype(float), c=[head_color(int(h)) for h in ok["h_star"]], s=55, edgecolors="k")
+    if fit is not None:
+        xs = np.linspace(0, ok["lam"].max() * 1.05, 20)
+        ax.plot(xs, fit(xs), "k--", lw=1, label=_fit_label("fit", fit))
+        ax.legend(frameon=False, fontsize=8)
+    ax.set_xlabel(r"$m / d_{model}$")
+    ax.set_ylabel("$h^*$")
+    fig.tight_layout()
+    return fig
+
+
+def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
+    """Fig. 4: along a fixed m / d_model, D_K* (line with its optimistic-conservative bar, left axis) and
+    h* (bars, right axis) against m. With ``fit`` (a through-origin fit of D_K* on m ln m / d_model), the
+    law's prediction c (m / d_model) ln m is drawn dashed: at fixed compression it grows like ln m."""
+    set_style()
+    c = cells.sort_values("m").reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    if not c["D_K_star"].notna().any():
+        no_data(ax, f"no cell on this diagonal reached mean F1 {F1_TARGET}")
+        return fig
+    x = np.arange(len(c))
+    ax2 = ax.twinx()
+    ax2.bar(x, c["h_star"].astype(float).fillna(0), color=[head_color(int(h)) if pd.notna(h) else "w" for h in c["h_star"]],
+            alpha=0.45, width=0.5)
+    for i, h in enumerate(c["h_star"]):
+        if pd.notna(h):
+            ax2.annotate(f"h*={int(h)}", (i, float(h)), ha="center", va="bottom", fontsize=8, color="0.3")
+    ax2.set_ylabel("$h^*$ (bars)")
+    ax2.set_ylim(0, np.nanmax([1.0, *c["h_star"].astype(float)]) * 1.25)
+    ax2.grid(False)
+    y = c["D_K_star"].astype(float)
+    err = np.vstack([y - c["D_K_opt"].astype(float), c["D_K_cons"].astype(float) - y])
+    ax.errorbar(x, y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="ko-", capsize=3, label=r"learned $D_K^*$")
+    if fit is not None:
+        law = fit.slope * c["m"] * np.log(c["m"]) / c["d_model"]
+        ax.plot(x, law, "k--", lw=1, label=rf"law: {fit.slope:.2f} $(m/d_{{model}}) \ln m$")
+    ax.set_ylim(0, None)
+    ax.set_xticks(x, [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])])
+    ax.set_xlabel(r"m  ($d_{model}$)")
+    ax.set_ylabel(r"$D_K^*$ (line)")
+    ax.legend(fontsize=8, loc="lower right", frameon=True, framealpha=0.9)
+    ax.set_zorder(ax2.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,387 @@
+"""The findings of chapter *permutation sweeps* (protocol E1-E3), each a small frozen result.
+
+:func:`permutation_findings` reads the three tables of the chapter (the base grid, the diagonal
+m / d_model = 8 and the extreme compression m / d_model = 32) and the constructions table, and returns
+every number the chapter's readings state: transition widths, the law fits, head counts and the single-head
+penalty, the rank ceiling, the bracket, the diagonal trend. Where the data are too thin for a quantity it
+is NaN and ``notes`` says why, so a chapter run on the smoke preset words that instead of failing.
+The tables the chapter shows come from :func:`penalty_table`, :func:`dk_table`, :func:`step_cutoffs`,
+:func:`diagonal_table` and :func:`extreme_table`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ..store import TableError
+from .findings import nan_if_none
+from .thresholds import (
+    LawFits,
+    bracket,
+    law_fits,
+    single_head_penalty,
+    thresholds,
+    transitions,
+)
+
+__all__ = [
+    "Bracketing",
+    "ChapterCells",
+    "CutoffShare",
+    "DiagonalTrend",
+    "HeadCounts",
+    "LawReading",
+    "PermutationFindings",
+    "RankCeiling",
+    "TransitionWidths",
+    "bracketing",
+    "chapter_cells",
+    "cutoff_share",
+    "diagonal_table",
+    "diagonal_trend",
+    "dk_table",
+    "every_cell",
+    "extreme_table",
+    "head_counts",
+    "law_reading",
+    "on_diagonal",
+    "penalty_table",
+    "permutation_findings",
+    "rank_ceiling",
+    "read_constructions",
+    "step_cutoffs",
+    "transition_widths",
+]
+
+CONSTRUCTION_COLUMNS = ("construction", "m", "d_model", "r", "rule", "criterion", "D_K", "found", "preset")
+
+
+@dataclass(frozen=True)
+class TransitionWidths:
+    """How sharp the F1-vs-D_K curves are (:func:`rgr.results.thresholds.transitions`)."""
+
+    n_curves: int  # (cell, h) curves in the table
+    n_reach: int  # curves whose mean F1 reaches the target
+    n_sharp: int  # of those, the ones with a budget below mean F1 0.5 before the first passing one
+    median_width: float  # D_pass / D_below over the sharp ones (NaN if none)
+    min_width: float
+    max_width: float
+    median_range: float  # median of (largest / smallest tested D_K) per curve
+
+
+@dataclass(frozen=True)
+class LawReading:
+    """The E2 fits, as numbers (NaN when not computable; ``note`` then says why)."""
+
+    n_cells: int
+    n_reached: int
+    c_all: float
+    r2_all: float
+    slope_icpt: float
+    intercept: float
+    r2_icpt: float
+    c_pre: float
+    r2_pre: float
+    n_pre: int
+    n_excluded: int
+    n_excluded_above: int  # excluded cells whose D_K* lies above the precondition line
+    tightens: str  # "tightens" / "does not tighten" (R^2 without the excluded cells vs with)
+    heads_slope: float
+    heads_intercept: float
+    heads_r2: float
+    note: str  # "" or why the law could not be fitted
+
+
+@dataclass(frozen=True)
+class HeadCounts:
+    n_multi: int  # base cells with h* > 1
+    n_with_h: int  # base cells with an h*
+    n_top: int  # base cells whose h* is the largest head count tried
+    h_max: int  # the largest head count tried on the base grid (0 if none)
+    n_cells: int  # cells of the whole chapter (base, diagonal, extreme)
+    n_single_never: int  # of those, cells where one head never reaches the target
+    penalty_min: float  # D_K*(h=1) / D_K* where one head does reach it (NaN if nowhere)
+    penalty_max: float
+
+
+@dataclass(frozen=True)
+class RankCeiling:
+    """One head, widened past D_K = d_model: the change in its best mean F1 (cells not yet at the target)."""
+
+    n_cells: int
+    median_gain: float
+    max_gain: float
+    median_abs: float  # median |change|
+    max_abs: float  # largest |change|
+
+
+@dataclass(frozen=True)
+class Bracketing:
+    n_cells: int  # base cells with a D_K*
+    n_above_lower: int  # D_K* >= the derangement (sampled-family) bound
+    lower_gap_min: float  # smallest D_K* / that bound over the cells (how far above the bound the thresholds sit)
+    lower_ratio_min: float  # all-m'-edge-graph bound / derangement bound
+    lower_ratio_max: float
+    n_rank_one: int  # cells where the best-split construction separated with a margin
+    n_rank_one_is_m: int  # ... at D_K = m' (one rank-one head per edge)
+    n_below_rank_one: int  # D_K* <= the best-split construction
+    n_alg1_tested: int  # cells where the table tried the paper's split (Algorithm 1)
+    n_alg1_separated: int  # ... and it separated every pair with a margin
+    n_alg1_limit_fails: int  # ... and did not, because its d_k -> infinity limit already fails (note "limit fails")
+
+
+@dataclass(frozen=True)
+class DiagonalTrend:
+    """D_K* along m / d_model = lam against the law's ln m growth (the intervals are [optimistic, conservative])."""
+
+    lam: int
+    n_cells: int  # cells on the diagonal with a D_K*
+    m_first: int
+    m_last: int
+    dk_first: float
+    dk_first_opt: float
+    dk_first_cons: float
+    dk_last: float
+    dk_last_opt: float
+    dk_last_cons: float
+    law_rise: float  # ln m_last / ln m_first: the law's D_K*(last) / D_K*(first)
+    measured_rise: float
+    law_last: float  # D_K*(first) * law_rise
+    grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
+    # "rises within the intervals"
+    law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
+
+
+@dataclass(frozen=True)
+class CutoffShare:
+    """The share of a cell's runs that stopped at the step cutoff (stop_reason "cutoff"), lowest and highest cell."""
+
+    low: float
+    low_m: int
+    low_d_model: int
+    high: float
+    high_m: int
+    high_d_model: int
+
+
+def cutoff_share(runs: pd.DataFrame) -> CutoffShare:
+    if not len(runs) or "stop_reason" not in runs:
+        return CutoffShare(math.nan, 0, 0, math.nan, 0, 0)
+    share = runs.assign(cut=runs["stop_reason"].eq("cutoff")).groupby(["m", "d_model"])["cut"].mean()
+    lo, hi = share.idxmin(), share.idxmax()
+    return CutoffShare(float(share[lo]), int(lo[0]), int(lo[1]), float(share[hi]), int(hi[0]), int(hi[1]))
+
+
+@dataclass(frozen=True)
+class PermutationFindings:
+    transitions: TransitionWidths
+    law: LawReading
+    heads: HeadCounts
+    rank: RankCeiling
+    bracket: Bracketing
+    diagonal: DiagonalTrend
+    cutoffs: CutoffShare  # on the base grid
+    seeds_base: int  # most seeds behind one (cell, h, D_K) point of the base grid
+    seeds_diagonal: int  # fewest on the diagonal's cells beyond the base grid
+    notes: tuple[str, ...]  # what could not be computed from these tables, and why
+
+
+def _median(s: pd.Series) -> float:
+    return float(s.median()) if len(s) else math.nan
+
+
+def transition_widths(runs: pd.DataFrame) -> TransitionWidths:
+    tr = transitions(runs)
+    span = runs.groupby(["m", "d_model", "r", "h"])["D_K"].agg(lambda s: s.max() / s.min())
+    w = tr["width"].dropna()
+    return TransitionWidths(len(span), len(tr), len(w), _median(w), float(w.min()) if len(w) else math.nan,
+                            float(w.max()) if len(w) else math.nan, _median(span))
+
+
+def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
+    """The fits of :func:`rgr.results.thresholds.law_fits` as numbers, and the fits (None with too few cells)."""
+    n_reached = int(cells["D_K_star"].notna().sum())
+    nan = math.nan
+    try:
+        f = law_fits(cells)
+    except ValueError as e:
+        return LawReading(len(cells), n_reached, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0, "", nan, nan, nan, str(e)), None
+    pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
+    ok = cells[cells["D_K_star"].notna()]
+    excluded = ok[(ok["d_model"] == 16) & (ok["m"] > 64)]
+    above = int((excluded["D_K_star"].astype(float) > pre(excluded["x_law"].astype(float))).sum()) if pre else 0
+    tight = "tightens" if pre is not None and f.n_excluded and pre.r2 > f.origin_all.r2 else "does not tighten"
+    return LawReading(
+        len(cells), n_reached, f.origin_all.slope, f.origin_all.r2, icpt.slope, icpt.intercept, icpt.r2,
+        pre.slope if pre else nan, pre.r2 if pre else nan, pre.n if pre else 0, f.n_excluded, above, tight,
+        heads.slope if heads else nan, heads.intercept if heads else nan, heads.r2 if heads else nan,
+        "" if heads else f"need h* in at least 2 cells to fit the head count, got {int(ok['h_star'].notna().sum())}",
+    ), f
+
+
+def head_counts(base_cells: pd.DataFrame, all_cells: pd.DataFrame, h_max: int) -> HeadCounts:
+    """``all_cells``: every cell of the chapter (one row per (m, d_model)); ``h_max``: largest h tried on the base grid."""
+    pen = single_head_penalty(all_cells).astype(float)
+    has = pen.dropna()
+    return HeadCounts(
+        int((base_cells["h_star"] > 1).sum()), int(base_cells["h_star"].notna().sum()),
+        int((base_cells["h_star"] == h_max).sum()), int(h_max), len(all_cells), int(pen.isna().sum()),
+        float(has.min()) if len(has) else math.nan, float(has.max()) if len(has) else math.nan,
+    )
+
+
+def rank_ceiling(runs: pd.DataFrame, target: float = 0.99) -> RankCeiling:
+    """Per cell, best mean F1 of one head at D_K > d_model minus that at D_K <= d_model, where the latter < target."""
+    one = runs[runs["h"] == 1].groupby(["m", "d_model", "D_K"])["test_f1"].mean().reset_index()
+    gains = []
+    for (_, d), g in one.groupby(["m", "d_model"]):
+        lo, hi = g[g["D_K"] <= d]["test_f1"].max(), g[g["D_K"] > d]["test_f1"].max()
+        if pd.notna(lo) and pd.notna(hi) and lo < target:
+            gains.append(float(hi - lo))
+    s = pd.Series(gains, dtype=float)
+    top = (lambda v: float(v.max()) if len(v) else math.nan)
+    return RankCeiling(len(s), _median(s), top(s), _median(s.abs()), top(s.abs()))
+
+
+def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Bracketing:
+    b = bracket(cells, constructions)
+    ok = cells["D_K_star"].notna().to_numpy()
+    dk = cells["D_K_star"].astype(float).to_numpy()
+    m_edges = (b["m"] * b["r"]).to_numpy(float)
+    rank_one = b["construction"].to_numpy(float) if "construction" in b else np.full(len(b), np.nan)
+    alg1 = b["algorithm1"].to_numpy(float) if "algorithm1" in b else np.full(len(b), np.nan)
+    tested = b["algorithm1_tested"].to_numpy(bool) if "algorithm1_tested" in b else np.zeros(len(b), bool)
+    gap = dk[ok] / b["lower_sampled"].to_numpy(float)[ok]
+    gap = gap[np.isfinite(gap)]
+    ratio = (b["lower"] / b["lower_sampled"]).to_numpy(float)
+    ratio = ratio[np.isfinite(ratio)]
+    return Bracketing(
+        int(ok.sum()), int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
+        float(gap.min()) if gap.size else math.nan,
+        float(ratio.min()) if ratio.size else math.nan, float(ratio.max()) if ratio.size else math.nan,
+        int(np.isfinite(rank_one).sum()), int((rank_one == m_edges).sum()), int((ok & (dk <= rank_one)).sum()),
+        int(tested.sum()), int((tested & np.isfinite(alg1)).sum()), _limit_fails(cells, constructions),
+    )
+
+
+def _limit_fails(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> int:
+    """Cells of ``cells`` where the prescribed split was tried, found nothing and its limit already fails."""
+    if constructions is None or not len(constructions) or "note" not in constructions:
+        return 0
+    c = constructions[(constructions["rule"] == "prescribed") & (constructions["criterion"] == "margin")]
+    bad = c.groupby(["m", "d_model", "r"]).apply(
+        lambda g: (~g["found"].astype(bool)).all() and (g["note"] == "limit fails").any(), include_groups=False)
+    bad = bad[bad].reset_index()[["m", "d_model", "r"]]
+    return len(cells[["m", "d_model", "r"]].merge(bad, on=["m", "d_model", "r"]))
+
+
+def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
+    """The first and last m of the diagonal cells with a D_K*, against the law's ln m growth."""
+    ok = cells[cells["D_K_star"].notna()].sort_values("m")
+    nan = math.nan
+    if len(ok) < 2:
+        return DiagonalTrend(lam, len(ok), 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, nan, "—", "—")
+    a, z = ok.iloc[0], ok.iloc[-1]
+    v = {k: (nan_if_none(a[c]), nan_if_none(z[c])) for k, c in (("c", "D_K_star"), ("o", "D_K_opt"), ("k", "D_K_cons"))}
+    law_rise = math.log(z["m"]) / math.log(a["m"])
+    law_last = v["c"][0] * law_rise
+    grows = ("grows" if v["o"][1] > v["k"][0] else "does not grow" if v["c"][1] <= v["c"][0]
+             else "rises within the intervals")
+    where = "above" if law_last > v["k"][1] else "below" if law_last < v["o"][1] else "inside"
+    return DiagonalTrend(lam, len(ok), int(a["m"]), int(z["m"]), v["c"][0], v["o"][0], v["k"][0], v["c"][1], v["o"][1],
+                         v["k"][1], law_rise, v["c"][1] / v["c"][0], law_last, grows, where)
+
+
+def on_diagonal(runs: pd.DataFrame, lam: int) -> pd.DataFrame:
+    """The rows of ``runs`` with m = lam * d_model."""
+    return runs[runs["m"] == lam * runs["d_model"]]
+
+
+def read_constructions(path: Path, preset: str) -> pd.DataFrame | None:
+    """``data/constructions.csv`` for the bracket: None when the file is missing; the smoke preset's rows only
+    when the chapter itself runs on smoke data (they cover other cells than the book's)."""
+    if not path.is_file():
+        return None
+    t = pd.read_csv(path)
+    missing = [c for c in CONSTRUCTION_COLUMNS if c not in t.columns]
+    if missing:
+        raise TableError(f"{path}: columns {missing} missing; rewrite it with `python -m rgr constructions`")
+    keep = t[t["preset"] != "smoke"] if preset != "smoke" else t
+    return keep.reset_index(drop=True)
+
+
+class ChapterCells(NamedTuple):
+    """The per-cell thresholds of the chapter's three cell sets."""
+
+    base: pd.DataFrame
+    diagonal: pd.DataFrame  # m / d_model = 8: the base grid's diagonal cells and the lambda8 runs
+    extreme: pd.DataFrame  # m / d_model = 32: the base grid's and the lambda32 runs
+
+
+def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> ChapterCells:
+    """:func:`rgr.results.thresholds.thresholds` of the base grid, the diagonal and the extreme compression."""
+    return ChapterCells(thresholds(base), thresholds(pd.concat([on_diagonal(base, 8), diag])),
+                        thresholds(pd.concat([on_diagonal(base, 32), extreme])))
+
+
+def every_cell(cells: ChapterCells) -> pd.DataFrame:
+    """One row per (m, d_model) across the chapter's cell sets (base grid first)."""
+    return pd.concat(list(cells)).drop_duplicates(["m", "d_model"]).reset_index(drop=True)
+
+
+def permutation_findings(base: pd.DataFrame, cells: ChapterCells, constructions: pd.DataFrame | None) -> PermutationFindings:
+    """Every number the chapter states, from the base grid's runs, the chapter's cells and the constructions."""
+    everything = every_cell(cells)
+    law, _ = law_reading(cells.base)
+    diagonal = diagonal_trend(cells.diagonal, 8)
+    notes = [law.note] if law.note else []
+    if diagonal.n_cells < 2:
+        notes.append(f"need D_K* in at least 2 cells of the diagonal m / d_model = 8 to read its trend, got {diagonal.n_cells}")
+    if constructions is None:
+        notes.append("data/constructions.csv is missing, so the bracket has no construction side "
+                     "(produce it with `python -m rgr constructions`)")
+    h_max = int(base["h"].max()) if len(base) else 0
+    return PermutationFindings(transition_widths(base), law, head_counts(cells.base, everything, h_max), rank_ceiling(base),
+                               bracketing(cells.base, constructions), diagonal, cutoff_share(base),
+                               int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
+                               int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0, tuple(notes))
+
+
+def penalty_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: D_K*, h*, one head's threshold and best mean F1, and the penalty D_K*(h=1) / D_K*."""
+    out = cells[["m", "d_model", "D_K_star", "h_star", "D_K_star_h1", "max_f1_h1"]].copy()
+    out["penalty"] = single_head_penalty(cells).astype(float)
+    return out.rename(columns={"D_K_star": "D_K*", "h_star": "h*", "D_K_star_h1": "D_K*(h=1)",
+                               "max_f1_h1": "best F1, h=1", "penalty": "D_K*(h=1) / D_K*"})
+
+
+def dk_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Table 1: d_k* = D_K* / h* with rows m and columns d_model."""
+    t = cells.assign(d_k_star=cells["d_k_star"].astype(float)).pivot(index="m", columns="d_model", values="d_k_star")
+    t.columns = [f"d_model={d}" for d in t.columns]
+    return t.reset_index()
+
+
+def step_cutoffs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Table 2: the step cutoff (max_steps) used per (m, d_model) cell."""
+    return runs.groupby(["m", "d_model"], as_index=False)["max_steps"].max()
+
+
+def diagonal_table(cells: pd.DataFrame, c: float) -> pd.DataFrame:
+    """The diagonal's cells with their interval, h* and the law's c (m / d_model) ln m (``c``: its fitted constant)."""
+    d = cells.sort_values("m")[["m", "d_model", "D_K_star", "D_K_opt", "D_K_cons", "h_star"]].copy()
+    d["law"] = c * d["m"] * np.log(d["m"]) / d["d_model"]
+    return d.rename(columns={"D_K_star": "D_K*", "D_K_opt": "optimistic", "D_K_cons": "conservative", "h_star": "h*",
+                             "law": "law c (m/d_model) ln m"})
+
+
+def extreme_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """The extreme-compression cells: D_K*, h* and one head's best mean F1."""
+    return cells.sort_values("m")[["m", "d_model", "D_K_star", "h_star", "max_f1_h1"]].rename(
+        columns={"D_K_star": "D_K*", "h_star": "h*", "max_f1_h1": "best F1, h=1"})

@@ -1,0 +1,78 @@
+"""Every chapter executes through papermill with ``-p preset smoke`` (issue 16, item 1).
+
+Each chapter runs into a temporary folder; the chapters listed in :data:`REQUIRED` must pass, the others are
+expected to pass once their owners make them preset-safe (``xfail``, not strict, until then: move a chapter into
+REQUIRED when it lands). The required chapters also run on a checkout with no tables (they fall back to smoke
+data and say so), refuse a bad parameter in one line, and every ``{glue:text}`` name their prose uses is glued.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pm = pytest.importorskip("papermill")
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+CHAPTERS = sorted(BOOK.glob("*.ipynb"))
+REQUIRED = {"permutation_sweeps", "denser_graphs"}  # preset-safe now; add each chapter here when it is
+GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`:]+)")
+
+
+def _run(chapter: Path, out: Path, cwd: Path, **parameters) -> nbformat.NotebookNode:
+    pm.execute_notebook(str(chapter), str(out), parameters=parameters, cwd=str(cwd), kernel_name="python3",
+                        progress_bar=False, log_output=False)
+    return nbformat.read(out, 4)
+
+
+def _glued(nb: nbformat.NotebookNode) -> set[str]:
+    return {o["metadata"]["scrapbook"]["name"] for c in nb.cells for o in c.get("outputs", [])
+            if "scrapbook" in o.get("metadata", {})}
+
+
+def _referenced(nb: nbformat.NotebookNode) -> set[str]:
+    return {name for c in nb.cells if c.cell_type == "markdown" for name in GLUE_REF.findall(c.source)}
+
+
+def _param(chapter: Path):
+    if chapter.stem in REQUIRED:
+        return pytest.param(chapter, id=chapter.stem)
+    why = "chapter not yet preset-safe (issue 16 item 1, owned elsewhere); move it into REQUIRED when it is"
+    return pytest.param(chapter, id=chapter.stem, marks=pytest.mark.xfail(reason=why, strict=False))
+
+
+@pytest.mark.parametrize("chapter", [_param(c) for c in CHAPTERS])
+def test_chapter_runs_on_the_smoke_preset(chapter, tmp_path):
+    nb = _run(chapter, tmp_path / chapter.name, BOOK, preset="smoke")
+    missing = _referenced(nb) - _glued(nb)
+    assert not missing, f"prose uses glue names the chapter never glues: {sorted(missing)}"
+
+
+@pytest.fixture
+def empty_checkout(tmp_path) -> Path:
+    """A checkout with the package but no tables: _config.yml, rgr/ (a link) and an empty data/."""
+    root = tmp_path / "checkout"
+    (root / "data").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: empty checkout\n")
+    (root / "rgr").symlink_to(ROOT / "rgr", target_is_directory=True)
+    return root
+
+
+@pytest.mark.parametrize("name", ["permutation_sweeps"])  # the required chapter that also reads constructions.csv
+def test_required_chapter_falls_back_to_smoke_data_without_tables(name, empty_checkout, tmp_path):
+    nb = _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", empty_checkout / "book", preset="book")
+    text = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "Smoke data, not results" in text
+    assert not list((empty_checkout / "data").iterdir())  # the fallback wrote nothing into data/
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_required_chapter_refuses_a_bad_preset_in_one_line(name, tmp_path):
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", BOOK, preset="nope")
+    assert err.value.ename == "ParameterError" and err.value.evalue.startswith("preset = 'nope'")
