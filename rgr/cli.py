@@ -321,7 +321,7 @@ def _schema(argv: Sequence[str]) -> int:
 
 def _repair(argv: Sequence[str]) -> int:
     from .catalog import schema_for_file
-    from .store import TableError, repair_table
+    from .store import repair_table
 
     ap = _Parser(prog="rgr repair", description="Cut a truncated table in data/ back to the rows before the damage.")
     ap.add_argument("table", type=Path, help="e.g. data/base.csv")

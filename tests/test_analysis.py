@@ -9,8 +9,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
 from rgr.chapters.figures import sweeps as figs  # noqa: E402
+from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
 
 
 def _table(slope=3.0):

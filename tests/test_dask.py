@@ -233,3 +233,16 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
     assert len(load_results("value", root=tmp_path)) == len(planned_runs(get_experiment("value"), "smoke")) - sum(
         1 for c in planned_runs(get_experiment("value"), "smoke") if c.stack_key() == bad.stack_key())
     assert cli.main(["sweep", "value", "--preset", "smoke", "--scheduler", "tcp://x:1"]) == 2  # needs --executor dask
+
+
+def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
+    """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
+    from rgr.gpt2.experiment import GPT2Sweep
+
+    sweep = GPT2Sweep(embeddings="stand-in")
+    local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)
+    logs = []
+    remote = runner.run_sweep(sweep, "smoke", root=tmp_path / "dask", progress=False, log=logs.append,
+                              executor=_executor(client))
+    assert "the Dask cluster" in logs[0] and len(remote) == len(sweep.planned_runs("smoke"))
+    _assert_same_table(remote, local)

@@ -6,14 +6,14 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from rgr.chapters import style  # noqa: E402
+from rgr.chapters.figures import constructions as figs  # noqa: E402
 from rgr.experiments import construction_sweeps as cs  # noqa: E402
 from rgr.experiments.construction_table import explicit_table  # noqa: E402
 from rgr.theory import bounds  # noqa: E402
-from rgr.chapters.figures import constructions as figs  # noqa: E402
 
 
 def test_figures_draw_and_close(tmp_path):

@@ -18,7 +18,17 @@ from rgr import catalog
 from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.store import Column, Schema, TableBusy, TableError, load_table, provenance, repair_table, sweep_lock, write_rows
+from rgr.store import (
+    Column,
+    Schema,
+    TableBusy,
+    TableError,
+    load_table,
+    provenance,
+    repair_table,
+    sweep_lock,
+    write_rows,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))

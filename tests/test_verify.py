@@ -4,11 +4,9 @@ limits, searches and the interference measurements."""
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
-from rgr.model.attention import head_scores
 from rgr.cli import main as cli
 from rgr.experiments.construction_sweeps import (
     build,
@@ -20,12 +18,13 @@ from rgr.experiments.construction_sweeps import (
 )
 from rgr.experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from rgr.experiments.construction_table import explicit_table
+from rgr.model.attention import head_scores
 from rgr.store import load_table
 from rgr.task.contexts import sample
 from rgr.theory.checks import (
-    evaluate_contexts,
     all_pair_scores,
     context_scores,
+    evaluate_contexts,
     limit_scores,
     score_samples,
     score_terms,

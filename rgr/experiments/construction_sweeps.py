@@ -31,17 +31,6 @@ from functools import lru_cache
 import pandas as pd
 import torch
 
-from ..theory.constructions import (
-    Construction,
-    binary_family,
-    construct_compressive,
-    construct_general_embedding,
-    construct_general_graph,
-    construct_one_hot,
-    construct_softmax,
-    gaussian_family,
-)
-from ..theory.coloring import bipartite_edge_coloring
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import Graph, permutation_graph, regular_graph
 from ..task.metrics import F1_TARGET
@@ -53,6 +42,17 @@ from ..theory.checks import (
     score_samples,
     separation,
     separation_from_scores,
+)
+from ..theory.coloring import bipartite_edge_coloring
+from ..theory.constructions import (
+    Construction,
+    binary_family,
+    construct_compressive,
+    construct_general_embedding,
+    construct_general_graph,
+    construct_one_hot,
+    construct_softmax,
+    gaussian_family,
 )
 
 __all__ = [
