@@ -2,23 +2,27 @@
 
 The importable package behind the book "A Capacity-Based Rationale for
 Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
-the plumbing, module by module in the order data flows:
+the plumbing in wings that follow the data flow; a module imports only from its own wing or
+one below it (tests/test_style.py checks it):
 
-- :mod:`rgr.task.graphs`, :mod:`rgr.task.embeddings`, :mod:`rgr.task.contexts` — the RGR task
-  (chapter *theory*); :mod:`rgr.task.rng` — counter-based randomness, so a run's
-  draws depend on its seed alone, never on which runs share its tensor program;
-- :mod:`rgr.model.attention`, :mod:`rgr.model.qk`, :mod:`rgr.task.metrics` — key–query
-  scoring (max over heads, softmax summed, linear sum, value channel) and micro-F1;
-- :mod:`rgr.experiments.train` — the paper's protocol with many runs stacked in one program;
-  :mod:`rgr.experiments.bench` — ``python -m rgr bench``;
-- :mod:`rgr.experiments.sweeps`, :mod:`rgr.store`, :mod:`rgr.experiments.cluster` — experiment grids and
-  presets, the resumable runner writing data/ with provenance, Dask scale-out
-  (``python -m rgr sweep``);
-- :mod:`rgr.results.stats`, :mod:`rgr.results.thresholds` — t-intervals, D_K*, h*, law fits;
-  :mod:`rgr.results.permutation_sweeps`, :mod:`rgr.results.denser_graphs` — each chapter's findings as a
-  frozen result (:mod:`rgr.results.findings` flattens one for the chapter's glued prose);
-- :mod:`rgr.chapters.figures`, :mod:`rgr.chapters.style`, :mod:`rgr.chapters.loading` — one function per
-  figure, one colour per head count, and the chapters' data loading.
+- ground: :mod:`rgr.store` (typed tables: locked atomic writes, the strict loader,
+  repair, provenance), :mod:`rgr.paths`;
+- :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
+  depend on its seed alone, never on its stack), metrics (the F1 target);
+- :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
+  value channel) and the stacked QK model;
+- :mod:`rgr.theory` — constructions, colouring, bounds, checks, scaling laws;
+- :mod:`rgr.experiments` — train (the stacked engine), registry (E1-E6 as grids with
+  presets), planner (D_K ladder, refinement rounds, shards), tables (where tables
+  live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
+  experiment), cluster (Dask), bench, construction_sweeps and construction_table
+  (``data/constructions.csv``);
+- :mod:`rgr.gpt2` — items (GPT-2 embeddings), block (the E7 model), experiment (E7 for the runner);
+- :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
+- :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
+  frozen result (permutation_sweeps, denser_graphs, ...), the replication verdicts;
+- :mod:`rgr.chapters` — loading (``load_experiment``), style, display, figures;
+- commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """
 
 __version__ = "0.1.0"

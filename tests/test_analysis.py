@@ -9,10 +9,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
 from rgr.chapters.figures import denser_graphs as dense  # noqa: E402
 from rgr.chapters.figures import permutation_sweeps as figs  # noqa: E402
 from rgr.results.denser_graphs import form_fit  # noqa: E402
+from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
 
 
 def _table(slope=3.0):

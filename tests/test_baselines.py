@@ -1,7 +1,7 @@
 import pytest
 
-from rgr.results.baselines import trivial_mse
 from rgr.experiments.train import RunConfig, build_task, init_weights
+from rgr.results.baselines import trivial_mse
 
 
 def test_trivial_mse_closed_forms():

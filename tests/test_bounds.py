@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from rgr.experiments.construction_sweeps import build
 from rgr.theory.bounds import (
     bit_budget_DK,
     bit_budget_min_DK,
@@ -17,7 +18,6 @@ from rgr.theory.bounds import (
     regime_table,
     upper_bound,
 )
-from rgr.experiments.construction_sweeps import build
 from rgr.theory.constructions import DEFAULT_C
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rgr.theory.coloring import bipartite_edge_coloring, is_matching, matching_blocks, max_degree
 from rgr.task.graphs import regular_graph
+from rgr.theory.coloring import bipartite_edge_coloring, is_matching, matching_blocks, max_degree
 
 
 @st.composite

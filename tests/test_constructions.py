@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from rgr.experiments.construction_sweeps import build, success_rate
 from rgr.model.attention import QKWeights, head_scores
+from rgr.task.embeddings import gaussian_unit
+from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
+from rgr.theory.checks import evaluate_contexts, limit_separation, separation
 from rgr.theory.constructions import (
     DEFAULT_C,
     binary_family,
@@ -21,10 +25,6 @@ from rgr.theory.constructions import (
     signatures,
     theorem_B1_C,
 )
-from rgr.experiments.construction_sweeps import build, success_rate
-from rgr.task.embeddings import gaussian_unit
-from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
-from rgr.theory.checks import evaluate_contexts, limit_separation, separation
 
 
 def test_weights_have_the_trained_models_form_and_metadata():

@@ -1,6 +1,7 @@
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rgr.task.contexts import graph_table, sample, sample_stacked
 from rgr.task.graphs import permutation_graph, regular_graph

@@ -3,7 +3,7 @@
 One real LocalCluster (two worker processes of one thread, each declaring a
 GPU resource so that the one-GPU-per-stack path is taken; the stacks train on
 the CPU) serves the module. Faults are injected through the executor's
-``work`` function (a slow or failing wrapper of ``train_stack``) and by
+``work`` function (a slow or failing wrapper of ``run_job``) and by
 killing worker processes.
 """
 
@@ -22,9 +22,22 @@ import pytest
 import torch
 from distributed import Client, LocalCluster
 
-import rgr.experiments.sweeps as sweeps
+import rgr.experiments.registry as registry
+from rgr import catalog, cli
+from rgr.experiments import runner
 from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
-from rgr.experiments.sweeps import Stack, SweepError, get_experiment, load_results, planned_runs, run_key, run_sweep, train_stack
+from rgr.experiments.planner import planned_runs, run_key
+from rgr.experiments.registry import get_experiment
+from rgr.experiments.runner import Job, SweepError, run_job
+from rgr.store import provenance
+
+
+def load_results(name, root=None):
+    return catalog.load(name, root=root)
+
+
+def run_sweep(name, *args, **kw):
+    return runner.run_sweep(catalog.get(name), *args, **kw)
 
 ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]
@@ -75,17 +88,17 @@ def _executor(client, **kw):
 
 
 def _slow_train(delay, stack, device):
-    """train_stack, slowed down so that a fault lands while stacks are still running."""
+    """run_job, slowed down so that a fault lands while stacks are still running."""
     time.sleep(delay)
-    return train_stack(stack, device)
+    return run_job(stack, device)
 
 
 def _failing_train(attempts_dir, bad_key, stack, device):
-    """train_stack, except that a stack holding ``bad_key`` raises (each attempt leaves a file)."""
+    """run_job, except that a stack holding ``bad_key`` raises (each attempt leaves a file)."""
     if bad_key in stack.keys:
         Path(attempts_dir, f"{time.time_ns()}-{os.getpid()}").touch()
         raise RuntimeError("injected failure")
-    return train_stack(stack, device)
+    return run_job(stack, device)
 
 
 def _crash(stack, device):
@@ -99,8 +112,8 @@ class _FaultAfter(DaskExecutor):
         super().__init__(client, **kw)
         self.after, self.fault, self.fired = after, fault, False
 
-    def map_stacks(self, stacks):
-        for i, item in enumerate(super().map_stacks(stacks)):
+    def map_jobs(self, stacks):
+        for i, item in enumerate(super().map_jobs(stacks)):
             if i == self.after and not self.fired:
                 self.fired = True
                 self.fault(self)  # items 0..after-1 have been written by now
@@ -132,7 +145,7 @@ def test_dask_sweep_equals_local_and_survives_a_killed_worker(tmp_path, client, 
     before = snapshot["rows"].set_index("run_key")
     after = _table(tmp_path).set_index("run_key").loc[before.index]
     assert (after["date"] == before["date"]).all() and (after["wall_time_s"] == before["wall_time_s"]).all()
-    assert set(out["device_name"]) == {sweeps.provenance("smoke", "cpu")["device_name"]}  # the workers' own provenance
+    assert set(out["device_name"]) == {provenance("smoke", "cpu")["device_name"]}  # the workers' own provenance
     # a rerun has nothing left to train
     logs = []
     again = run_sweep("base", "smoke", root=tmp_path, progress=False, log=logs.append, executor=_executor(client))
@@ -190,9 +203,9 @@ def test_failing_stack_is_retried_then_reported_with_its_configs(tmp_path, clien
 
 
 def test_a_stack_that_kills_its_workers_is_reported(client):
-    stack = Stack("base", "smoke", (planned_runs(get_experiment("base"), "smoke")[0],))
+    stack = Job(get_experiment("base"), "smoke", (planned_runs(get_experiment("base"), "smoke")[0],))
     try:
-        out = list(_executor(client, work=_crash).map_stacks([stack]))
+        out = list(_executor(client, work=_crash).map_jobs([stack]))
     finally:
         client.wait_for_workers(2, timeout=300)  # the nannies restart the workers (slow on a loaded machine)
     assert len(out) == 1 and out[0][0] == stack
@@ -201,22 +214,35 @@ def test_a_stack_that_kills_its_workers_is_reported(client):
 
 def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
     bad = planned_runs(get_experiment("value"), "smoke")[0]
-    real = sweeps.train
+    real = registry.train
 
     def train(cfgs, **kw):
         if bad in cfgs:
             raise RuntimeError("injected failure")
         return real(cfgs, **kw)
 
-    monkeypatch.setattr(sweeps, "train", train)
+    monkeypatch.setattr(registry, "train", train)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rc = sweeps.main(["value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path), "--no-progress"])
+        rc = cli.main(["sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path), "--no-progress"])
     finally:
         torch.set_num_threads(threads)
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert rc == 1 and "run(s) failed" in out and repr(bad) in out and "RuntimeError: injected failure" in out
     assert len(load_results("value", root=tmp_path)) == len(planned_runs(get_experiment("value"), "smoke")) - sum(
         1 for c in planned_runs(get_experiment("value"), "smoke") if c.stack_key() == bad.stack_key())
-    assert sweeps.main(["value", "--preset", "smoke", "--scheduler", "tcp://x:1"]) == 2  # needs --executor dask
+    assert cli.main(["sweep", "value", "--preset", "smoke", "--scheduler", "tcp://x:1"]) == 2  # needs --executor dask
+
+
+def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
+    """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
+    from rgr.gpt2.experiment import GPT2Sweep
+
+    sweep = GPT2Sweep(embeddings="stand-in")
+    local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)
+    logs = []
+    remote = runner.run_sweep(sweep, "smoke", root=tmp_path / "dask", progress=False, log=logs.append,
+                              executor=_executor(client))
+    assert "the Dask cluster" in logs[0] and len(remote) == len(sweep.planned_runs("smoke"))
+    _assert_same_table(remote, local)

@@ -6,13 +6,14 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from rgr.chapters import style  # noqa: E402
-from rgr.experiments import construction_sweeps as cs  # noqa: E402
-from rgr.theory import bounds  # noqa: E402
 from rgr.chapters.figures import constructions as figs  # noqa: E402
+from rgr.experiments import construction_sweeps as cs  # noqa: E402
+from rgr.experiments.construction_table import explicit_table  # noqa: E402
+from rgr.theory import bounds  # noqa: E402
 
 
 def test_figures_draw_and_close(tmp_path):
@@ -20,7 +21,7 @@ def test_figures_draw_and_close(tmp_path):
     style.set_style()
     assert len(style.head_palette()) == 7 and style.head_color(3) in style.head_palette().values()
     panels, summary = cs.separation_panels([("I", "one-hot", 32, 32, 0, {}), ("sm", "softmax-one-hot", 32, 32, 0, {})])
-    table = cs.explicit_table("smoke")
+    table = explicit_table("smoke")
     out = [
         figs.score_separation(panels),
         figs.success_vs_C(cs.success_rate("one-hot-rademacher", 32, 32, [4, 20], range(2)).assign(label="a")),

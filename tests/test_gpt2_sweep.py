@@ -2,19 +2,26 @@
 
 import pytest
 
-from rgr.gpt2.experiment import SCHEMA, embeddings_banner, load_gpt2_results, run_gpt2_sweep, run_key
-from rgr.store import TableError
+from rgr.experiments.runner import run_sweep
 from rgr.gpt2.block import experiment_grid
+from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, load_gpt2_results, run_key
+from rgr.store import TableError
+
+STAND_IN = GPT2Sweep(embeddings="stand-in")
+
+
+def run_gpt2_sweep(preset, device, **kw):
+    return run_sweep(STAND_IN, preset, device, **kw)
 
 
 def test_smoke_sweep_writes_resumes_and_labels(tmp_path):
-    df = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, embeddings="stand-in", log=lambda s: None)
+    df = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     grid = experiment_grid("smoke", embeddings="stand-in")
     assert len(df) == len(grid) and set(df.run_key) == {run_key(c, "smoke") for c in grid}
     assert (df.embedding_source == "stand-in (not GPT-2)").all() and (df.preset == "smoke").all()
     assert df.test_acc.between(0, 1).all()
     before = df.set_index("run_key")["date"]
-    again = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, embeddings="stand-in", log=lambda s: None)
+    again = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     assert (again.set_index("run_key").loc[before.index, "date"] == before).all()  # nothing retrained
     assert len(load_gpt2_results("smoke", root=tmp_path)) == len(grid)
     banner = embeddings_banner(tmp_path)  # stand-in rows: the chapter's top says so, and how to use GPT-2
@@ -35,3 +42,17 @@ def test_banner_refuses_a_corrupt_table(tmp_path):
     (tmp_path / "gpt2.csv").write_text("run_key\nabc")
     with pytest.raises(TableError):
         embeddings_banner(tmp_path)
+
+
+def test_gpt2_is_an_experiment_of_the_one_runner():
+    """E7 is planned, keyed, stacked and trained through the runner's protocol (so Dask can take it too)."""
+    import pickle
+
+    from rgr import catalog
+
+    assert catalog.get("gpt2") is GPT2 and not GPT2.shardable
+    grid = STAND_IN.planned_runs("smoke")
+    groups = STAND_IN.stack_groups(grid, None)
+    assert sorted(i for g in groups for i in g) == list(range(len(grid)))
+    assert all(len({grid[i].shape_key() for i in g}) == 1 for g in groups)
+    assert pickle.loads(pickle.dumps(STAND_IN)) == STAND_IN  # a Dask worker receives it

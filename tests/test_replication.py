@@ -9,11 +9,26 @@ import pandas as pd
 import pytest
 
 from rgr.results import reported as rep
-from rgr.results.replication import (LOG_BASES, Verdict, choose_preset, dk_star_intervals, fit_interval, interval_verdict,
-                                     most_complete_preset, table1, with_log_base)
+from rgr.results.replication import (
+    LOG_BASES,
+    Verdict,
+    choose_preset,
+    dk_star_intervals,
+    fit_interval,
+    interval_verdict,
+    most_complete_preset,
+    table1,
+    with_log_base,
+)
 from rgr.results.replication_claims import ClaimRow, Source
-from rgr.results.replication_table import claims_frame, evaluate, gpt2_testable, log_base_reading, row_value, verdict_counts
-
+from rgr.results.replication_table import (
+    claims_frame,
+    evaluate,
+    gpt2_testable,
+    log_base_reading,
+    row_value,
+    verdict_counts,
+)
 
 # ----------------------------------------------------------------------------- the paper's numbers
 
@@ -212,11 +227,10 @@ def test_gpt2_testability():
 
 
 def test_committed_book_tables_give_every_status_a_reason():
-    from rgr.experiments.sweeps import load_results
-    from rgr.gpt2.experiment import load_gpt2_results
+    from rgr import catalog
 
     names = ("base", "lambda8", "regular", "softmax", "value", "gpt2")
-    src = {n: Source(n, "book", load_gpt2_results("book") if n == "gpt2" else load_results(n, "book")) for n in names}
+    src = {n: Source(n, "book", catalog.load(n, "book")) for n in names}
     rows = evaluate(src)
     assert all(r.verdict.detail for r in rows)
     by = {r.key: r for r in rows}

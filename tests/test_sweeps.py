@@ -11,10 +11,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rgr import catalog
+from rgr.experiments import runner
+from rgr.experiments.planner import ladder, planned_runs, run_key
+from rgr.experiments.registry import EXPERIMENTS, SCHEMA, Cell, Grid, get_experiment
+from rgr.experiments.tables import merge_shards
 from rgr.store import TableError
-from rgr.experiments.sweeps import (
-    EXPERIMENTS, Cell, Grid, SCHEMA, get_experiment, ladder, load_results, merge_shards, planned_runs, run_key, run_sweep,
-)
+
+
+def load_results(name, root=None):
+    return catalog.load(name, root=root)
+
+
+def run_sweep(name, *args, **kw):
+    return runner.run_sweep(get_experiment(name), *args, **kw)
 
 ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]
@@ -128,7 +138,7 @@ def test_shards_merge_into_the_same_table(tmp_path, reference):
         run_sweep("base", "smoke", "cpu", shard=(i, 2), root=tmp_path, progress=False, log=lambda s: None)
     assert len(list(tmp_path.glob("base.shard-*"))) == 2
     merged = load_results("base", root=tmp_path)
-    assert merge_shards("base", root=tmp_path) == len(merged)
+    assert merge_shards(get_experiment("base").schema, root=tmp_path) == len(merged)
     assert not list(tmp_path.glob("base.shard-*"))
     pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)), _stable(load_results("base", root=reference)),
                                   check_exact=False, rtol=1e-5)
@@ -142,7 +152,7 @@ def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
     with pytest.raises(TableError, match="python -m rgr sweep lambda8"):
         load_results("lambda8", root=tmp_path)
     r = subprocess.run(_sweep_cmd(tmp_path), cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
-    assert r.returncode == 2 and "base.csv" in r.stdout
+    assert r.returncode == 2 and "base.csv" in r.stderr and not r.stdout
 
 
 def test_schema_doc_is_current():

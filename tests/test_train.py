@@ -23,7 +23,6 @@ from rgr.experiments.train import (
     value_targets,
 )
 
-
 # A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 

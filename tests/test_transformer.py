@@ -9,10 +9,6 @@ import pytest
 import torch
 
 from rgr.chapters.figures.gpt2 import plot_accuracy_vs_dk
-from rgr.results.stats import t_interval
-from rgr.gpt2.items import STAND_IN_SOURCE, StandInSpec, stand_in_items
-from rgr.task.graphs import permutation_graph
-from rgr.task.rng import stream_key
 from rgr.gpt2.block import (
     PRESETS,
     Config,
@@ -23,6 +19,10 @@ from rgr.gpt2.block import (
     sample_task,
     train_runs,
 )
+from rgr.gpt2.items import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.results.stats import t_interval
+from rgr.task.graphs import permutation_graph
+from rgr.task.rng import stream_key
 
 matplotlib.use("Agg")
 

@@ -4,26 +4,27 @@ limits, searches and the interference measurements."""
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
-from rgr.model.attention import head_scores
+from rgr.cli import main as cli
 from rgr.experiments.construction_sweeps import (
     build,
-    explicit_table,
     head_split,
     leakage_noise,
     limit_phase,
-    main,
     min_dk,
     smallest_budget,
 )
+from rgr.experiments.construction_table import SCHEMA as CONSTRUCTIONS
+from rgr.experiments.construction_table import explicit_table
+from rgr.model.attention import head_scores
+from rgr.store import load_table
 from rgr.task.contexts import sample
 from rgr.theory.checks import (
-    evaluate_contexts,
     all_pair_scores,
     context_scores,
+    evaluate_contexts,
     limit_scores,
     score_samples,
     score_terms,
@@ -118,15 +119,16 @@ def test_score_samples_for_histograms():
 
 def test_table_command_writes_csv_with_provenance(tmp_path):
     out = tmp_path / "c.csv"
-    assert main(["--preset", "smoke", "--out", str(out)]) == 0
-    df = pd.read_csv(out)
+    assert cli(["constructions", "--preset", "smoke", "--out", str(out), "--no-progress"]) == 0
+    df = load_table(out, CONSTRUCTIONS)  # the strict loader, the same provenance as every table
     for col in ("construction", "m", "d_model", "r", "m_edges", "rule", "criterion", "h", "d_k", "D_K",
-                "found", "note", "C_eff", "rgr_version", "git_commit", "torch_version", "date", "command"):
+                "found", "note", "C_eff", "rgr_version", "git_commit", "torch_version", "device_name", "date", "preset"):
         assert col in df.columns
-    assert df.command.iloc[0].startswith("python -m rgr constructions --preset smoke")
+    assert (df.preset == "smoke").all()
     ok = df[df.found]
     assert (ok.D_K == ok.h * ok.d_k).all()
-    assert len(explicit_table("smoke")) == len(df)
+    mem = explicit_table("smoke")
+    assert len(mem) == len(df) and set(mem.run_key) == set(df.run_key)
 
 
 def test_context_check_from_all_pairs_equals_rescoring():

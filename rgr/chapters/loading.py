@@ -1,6 +1,8 @@
 """What every data chapter does first: load its tables and say where they came from.
 
 :func:`load_experiment` reads one experiment's rows of a preset from data/.
+Every table goes through the one strict loader (:func:`rgr.catalog.load`),
+E7 and the constructions included.
 When the table (or that preset's rows) is missing it says how to produce it
 and runs the ``smoke`` preset into a temporary folder instead, so the chapter
 still executes end to end — clearly labelled as smoke data. A table that is
@@ -17,8 +19,9 @@ import pandas as pd
 import torch
 from IPython.display import Markdown
 
+from ..catalog import get, load, table_path
+from ..experiments.runner import run_sweep
 from ..store import TableError
-from ..experiments.sweeps import load_results, run_sweep, table_path
 
 __all__ = ["ExperimentData", "load_experiment", "provenance_note", "reproduce_note"]
 
@@ -37,28 +40,10 @@ class ExperimentData:
         return self.fallback_reason is not None
 
 
-def _load(name: str, preset: str, root: Path | None) -> pd.DataFrame:
-    if name == "gpt2":  # E7 trains its own model family through its own runner (rgr.gpt2.experiment)
-        from ..gpt2.experiment import load_gpt2_results
-
-        return load_gpt2_results(preset, root=root)
-    return load_results(name, preset, root=root)
-
-
-def _run_smoke(name: str, device: str, root: Path) -> None:
-    quiet = dict(progress=False, log=lambda s: None)
-    if name == "gpt2":
-        from ..gpt2.experiment import run_gpt2_sweep
-
-        run_gpt2_sweep("smoke", device, root=root, **quiet)
-    else:
-        run_sweep(name, "smoke", device, root=root, **quiet)
-
-
 def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: Path | None = None) -> ExperimentData:
     """Rows of ``preset`` from data/<name>.csv; the smoke preset, run now, when they are missing."""
     try:
-        df = _load(name, preset, root)
+        df = load(name, preset, root)
         if len(df):
             return ExperimentData(name, preset, df)
         reason = f"{table_path(name, root=root).name} has no rows of preset {preset!r}"
@@ -70,8 +55,8 @@ def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: 
     torch.set_num_threads(1)  # tiny stacked matmuls: one thread is fastest (see README)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            _run_smoke(name, device, Path(tmp))
-            df = _load(name, "smoke", Path(tmp))
+            run_sweep(get(name), "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
+            df = load(name, "smoke", Path(tmp))
     finally:
         torch.set_num_threads(threads)
     return ExperimentData(name, "smoke", df, reason)
@@ -99,8 +84,7 @@ def provenance_note(data: ExperimentData) -> Markdown:
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "
                      f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
     elif data.preset == "book":
-        what = ("a smaller task than the paper's, with fewer items, pairs, steps and seeds" if data.name == "gpt2" else
-                "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper")
+        what = get(data.name).book_scope
         lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: {what} (see `data/SCHEMA.md`) so that a "
                      f"2-core CPU finishes them. The paper-scale protocol is "
                      f"`python -m rgr sweep {data.name} --preset paper --device cuda`.")

@@ -2,10 +2,11 @@
 
 ``python -m rgr sweep <experiment> --preset <p> --executor dask [--scheduler ADDRESS] [--workers N]``
 
-The unit of work is a :class:`rgr.experiments.sweeps.Stack` (runs that train as one
-tensor program). Each is submitted as one task; a worker trains it on its own
-device (``--device auto``: its GPU when it has one) with
-:func:`rgr.experiments.sweeps.train_stack` and returns the rows, provenance included. This
+The unit of work is a :class:`rgr.experiments.runner.Job` (runs of any sweep —
+E1-E7 or the constructions — that train as one stack). Each is submitted as one
+task; a worker trains it on its own device (``--device auto``: its GPU when it
+has one) with :func:`rgr.experiments.runner.run_job` and returns the rows,
+provenance included. This
 process (the client) writes each stack's rows to the table as soon as its
 future completes, with the same atomic, resumable store as a local sweep, and
 plans the refinement rounds; so a worker that dies, a cluster that restarts or
@@ -16,7 +17,7 @@ Failures. A stack that raises on a worker is tried again ``retries`` times
 (Dask's ``retries=``); a stack whose workers die under it is rescheduled by
 the scheduler up to ``distributed.scheduler.allowed-failures`` times (default
 3), then comes back as ``KilledWorker``. Either way it is then reported with
-its configs (:class:`rgr.experiments.sweeps.SweepError`, non-zero exit) once every other
+its configs (:class:`rgr.experiments.runner.SweepError`, non-zero exit) once every other
 stack has finished and been written.
 
 GPUs. When the workers declare a ``GPU`` resource (``dask worker ...
@@ -38,16 +39,16 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-from .sweeps import Stack, train_stack
+from .runner import Job, run_job
 
-__all__ = ["DaskExecutor", "dask_executor", "StackKilledWorkers"]
+__all__ = ["DaskExecutor", "dask_executor", "StackKilledWorkers", "check_device"]
 
 
 class StackKilledWorkers(RuntimeError):
     """Every worker that tried this stack died (out of memory? a crash in native code?)."""
 
 
-def _check_device(device: str | torch.device) -> str:
+def check_device(device: str | torch.device) -> str:
     """The device as a string a worker resolves; only its form is checked here (workers differ)."""
     text = str(device)
     if text not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", text):
@@ -61,14 +62,14 @@ def _workers_with_gpu(client: Any) -> int:
 
 
 class DaskExecutor:
-    """Train a sweep's stacks on the Dask cluster of ``client`` (see the module's docstring).
+    """Train a sweep's jobs on the Dask cluster of ``client`` (see the module's docstring).
 
     ``device`` is resolved on each worker (``"auto"``: its GPU if it has one).
     ``gpu_per_stack``: ask for one ``GPU`` resource per stack (None: when the
     cluster's workers declare one). ``retries``: extra tries of a stack that
     raised. ``timeout``: seconds a round may take before :class:`TimeoutError`
     (None: no limit). ``work`` is the function a worker calls with
-    ``(stack, device)``, :func:`rgr.experiments.sweeps.train_stack` unless a test injects
+    ``(job, device)``, :func:`rgr.experiments.runner.run_job` unless a test injects
     faults.
     """
 
@@ -79,13 +80,13 @@ class DaskExecutor:
         gpu_per_stack: bool | None = None,
         retries: int = 2,
         timeout: float | None = None,
-        work: Callable[[Stack, str], list[dict]] = train_stack,
+        work: Callable[[Job, str], list[dict]] = run_job,
         log: Callable[[str], None] = print,
     ) -> None:
         if not (isinstance(retries, int) and retries >= 0):
             raise ValueError(f"retries must be an integer >= 0, got {retries!r}")
         self.client = client
-        self.device = _check_device(device)
+        self.device = check_device(device)
         self.gpu_per_stack = gpu_per_stack
         self.retries = retries
         self.timeout = timeout
@@ -103,7 +104,7 @@ class DaskExecutor:
         gpu = ", one GPU per stack" if self._gpu() else ""
         return f"the Dask cluster at {self.client.scheduler.address} ({n} workers, device {self.device}{gpu})"
 
-    def map_stacks(self, stacks: Sequence[Stack]) -> Iterator[tuple[Stack, list[dict] | BaseException]]:
+    def map_jobs(self, jobs: Sequence[Job]) -> Iterator[tuple[Job, list[dict] | BaseException]]:
         from distributed import KilledWorker, as_completed
 
         gpu = self._gpu()
@@ -111,9 +112,8 @@ class DaskExecutor:
             self.log("note: every stack asks for one GPU resource and no worker declares one yet; "
                      "waiting for workers started with --resources GPU=1")
         pending = {}
-        for s in stacks:
-            c = s.configs[0]
-            key = f"train_stack-{s.experiment}-{s.preset}-h{c.h}-dk{c.d_k}-{uuid.uuid4().hex[:12]}"
+        for s in jobs:
+            key = f"job-{s.label}-{uuid.uuid4().hex[:12]}"
             fut = self.client.submit(self.work, s, self.device, key=key, pure=False, retries=self.retries,
                                      resources={"GPU": 1} if gpu else None)
             pending[fut] = s
@@ -155,7 +155,7 @@ def dask_executor(
         from distributed import Client, LocalCluster
     except ImportError as e:  # pragma: no cover - the test extra installs it
         raise ValueError("--executor dask needs dask and distributed: pip install -e '.[dask]'") from e
-    device = _check_device(device)
+    device = check_device(device)
     if workers is not None and not (isinstance(workers, int) and workers >= 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     cluster = None

@@ -6,8 +6,8 @@
 - :func:`success_rate` sweeps ``C`` in ``d_k = ceil(C (ln m)^a)`` over seeds;
 - :func:`min_dk` / :func:`smallest_budget` find the smallest width (and head
   split) at which a construction succeeds on every seed;
-- :func:`explicit_table` builds the "explicit construction" rows of
-  ``data/constructions.csv`` (command: ``python -m rgr constructions``);
+- :mod:`rgr.experiments.construction_table` builds ``data/constructions.csv``
+  from :func:`min_dk` and :func:`smallest_budget` (command: ``python -m rgr constructions``);
 - :func:`leakage_noise` and :func:`head_split` measure Sec. 5's interference
   mechanism.
 
@@ -26,30 +26,13 @@ Success criteria (``criterion``):
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import dataclass
 from functools import lru_cache
-from datetime import datetime, timezone
-from pathlib import Path
 
 import pandas as pd
 import torch
 
-from .. import __version__
-from ..theory.constructions import (
-    Construction,
-    binary_family,
-    construct_compressive,
-    construct_general_embedding,
-    construct_general_graph,
-    construct_one_hot,
-    construct_softmax,
-    gaussian_family,
-)
-from ..theory.coloring import bipartite_edge_coloring
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import Graph, permutation_graph, regular_graph
-from ..store import code_version
 from ..task.metrics import F1_TARGET
 from ..theory.checks import (
     all_pair_scores,
@@ -59,6 +42,17 @@ from ..theory.checks import (
     score_samples,
     separation,
     separation_from_scores,
+)
+from ..theory.coloring import bipartite_edge_coloring
+from ..theory.constructions import (
+    Construction,
+    binary_family,
+    construct_compressive,
+    construct_general_embedding,
+    construct_general_graph,
+    construct_one_hot,
+    construct_softmax,
+    gaussian_family,
 )
 
 __all__ = [
@@ -76,13 +70,8 @@ __all__ = [
     "softmax_cells_summary",
     "coloring_table",
     "CHAPTER_PRESETS",
-    "Preset",
-    "PRESETS",
-    "explicit_table",
     "leakage_noise",
     "head_split",
-    "provenance",
-    "main",
 ]
 
 NAMES = ("one-hot", "one-hot-rademacher", "compressive", "softmax", "softmax-one-hot", "gun", "rbce", "general-graph")
@@ -436,90 +425,6 @@ CHAPTER_PRESETS: dict[str, dict] = {
 }
 
 
-# ---------------------------------------------------------------------------
-# the explicit-construction table
-
-
-@dataclass(frozen=True)
-class Preset:
-    """Sizes of the explicit-construction table."""
-
-    base_m: tuple[int, ...]
-    base_d: tuple[int, ...]
-    regular_rs: tuple[int, ...]
-    regular_m: int
-    regular_d: int
-    theory_cells: tuple[tuple[int, int], ...]
-    n_seeds: int
-    d_k_max: int
-
-
-PRESETS: dict[str, Preset] = {
-    "smoke": Preset((64,), (16, 64), (2,), 64, 16, (), 1, 256),
-    "book": Preset((64, 128, 256, 512), (16, 32, 64), (1, 2, 4, 8, 16, 32), 128, 32, ((1024, 512),), 3, 4096),
-}
-
-
-def _cell_rows(name, m, d_model, r, P: Preset, seeds) -> list[dict]:
-    """Rows of one (graph, m, d_model) cell: the prescribed split and the best split, per criterion."""
-    c0, g0 = build(name, m, d_model, seeds[0], d_k=1, r=r)
-    base = dict(construction=name, graph="permutation" if r == 1 else "regular", m=m, d_model=d_model, r=r,
-                m_edges=g0.m_edges, delta=c0.info.delta)
-    rows = []
-    for criterion in ("tau", "margin"):
-        dk, note = min_dk(name, m, d_model, seeds, criterion=criterion, d_k_max=P.d_k_max, r=r)
-        rows.append(dict(base, rule="prescribed", criterion=criterion, B=c0.info.B, h=c0.info.h, d_k=dk,
-                         D_K=None if dk is None else c0.info.h * dk, found=dk is not None, note=note))
-    for criterion in ("tau", "margin"):
-        tab = smallest_budget(name, m, d_model, seeds, criterion=criterion, d_k_max=P.d_k_max, r=r)
-        hit = tab[tab.found]
-        if len(hit):
-            best = hit.loc[hit.D_K.astype(float).idxmin()]
-            rows.append(dict(base, rule="best-split", criterion=criterion, B=int(best.B), h=int(best.h),
-                             d_k=int(best.d_k), D_K=int(best.D_K), found=True, note=""))
-        else:
-            rows.append(dict(base, rule="best-split", criterion=criterion, B=None, h=None, d_k=None, D_K=None,
-                             found=False, note="no block size passes"))
-    return rows
-
-
-def explicit_table(preset: str = "book", seed: int = 0, command: str = "") -> pd.DataFrame:
-    """Smallest D_K of the explicit constructions, per cell, rule and criterion (``data/constructions.csv``).
-
-    Cells: the base grid of permutation graphs (Algorithm 1), r-regular graphs
-    (Algorithm 5), and the preset's theory-scale cells (where d_model is large
-    enough for the paper's constants). Seeds ``seed .. seed + n_seeds - 1``;
-    success must hold on every seed. Schema: ``data/README-constructions.md``.
-    """
-    P = PRESETS[preset]
-    prov = provenance(command)  # the code version that computes the rows
-    seeds = list(range(seed, seed + P.n_seeds))
-    rows: list[dict] = []
-    for m in P.base_m:
-        for d in P.base_d:
-            rows += _cell_rows("compressive", m, d, 1, P, seeds)
-    for r in P.regular_rs:
-        rows += _cell_rows("general-graph", P.regular_m, P.regular_d, r, P, seeds)
-    for m, d in P.theory_cells:
-        rows += _cell_rows("compressive", m, d, 1, P, seeds)
-    df = pd.DataFrame(rows)
-    df["C_eff"] = [None if pd.isna(dk) else round(float(dk) / math.log(m), 3) for dk, m in zip(df.d_k, df.m)]
-    df["n_seeds"] = P.n_seeds
-    df["d_k_max"] = P.d_k_max
-    df["preset"] = preset
-    for k, v in prov.items():
-        df[k] = v
-    for col in ("B", "h", "d_k", "D_K"):
-        df[col] = df[col].astype("Int64")
-    return df
-
-
-def provenance(command: str = "") -> dict[str, str]:
-    """Package version, git commit (:func:`rgr.store.code_version`), torch version, UTC date, command."""
-    return dict(rgr_version=__version__, git_commit=code_version(), torch_version=torch.__version__,
-                date=datetime.now(timezone.utc).strftime("%Y-%m-%d"), command=command)
-
-
 def limit_phase(
     name: str,
     m: int,
@@ -647,30 +552,3 @@ def head_split(
                                  separated=sep.separated, margin=sep.margin / c.info.d_k,
                                  slack=sep.slack / c.info.tau, limit_slack=lim.slack / lim.tau, f1=f1))
     return pd.DataFrame(rows)
-
-
-# ---------------------------------------------------------------------------
-# command line
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rgr constructions [--preset book] [--seed 0] [--out data/constructions.csv]``."""
-    import argparse
-
-    from ..paths import data_dir
-
-    ap = argparse.ArgumentParser(prog="python -m rgr constructions",
-                                 description="Smallest D_K of the explicit constructions -> CSV")
-    ap.add_argument("--preset", choices=sorted(PRESETS), default="book")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=None, help="default: data/constructions.csv")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (the checks use many small tensors)")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(max(1, args.threads))
-    command = "python -m rgr constructions " + " ".join(argv if argv is not None else sys.argv[2:])
-    df = explicit_table(args.preset, args.seed, command.strip())
-    out = args.out or data_dir() / "constructions.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(out, index=False)
-    print(f"wrote {len(df)} rows to {out}")
-    return 0

@@ -50,9 +50,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .items import ItemTable, StandInSpec, items_available, load_items, stand_in_items
 from ..task.graphs import permutation_graph
 from ..task.rng import derive_seed, randint, stream_key, uniform
+from .items import ItemTable, StandInSpec, items_available, load_items, stand_in_items
 
 __all__ = [
     "Config",

@@ -1,9 +1,11 @@
-"""The E7 grid through the same resumable store as every other sweep (chapter *GPT-2 block*).
+"""E7 as an experiment of the one runner (chapter *GPT-2 block*).
 
-``python -m rgr sweep gpt2 --preset book`` trains :func:`rgr.gpt2.block.experiment_grid`'s
-runs stack by stack (seeds of one (D_K, h) train as one program) and writes each
-stack's rows atomically to ``data/gpt2.csv``, keyed by a hash of the run's config
-and preset, so an interrupted sweep resumes where it stopped. Every row records
+:data:`GPT2` is a :class:`rgr.experiments.runner.Sweepable`:
+``python -m rgr sweep gpt2 --preset book`` (local or ``--executor dask``) trains
+:func:`rgr.gpt2.block.experiment_grid`'s runs stack by stack (seeds of one
+(D_K, h) train as one program) and writes each stack's rows atomically to
+``data/gpt2.csv``, keyed by a hash of the run's config and preset, so an
+interrupted sweep resumes where it stopped. Every row records
 ``embedding_source``: a stand-in table is never mistaken for GPT-2.
 """
 
@@ -13,36 +15,44 @@ import dataclasses
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Mapping, Sequence
 
 import pandas as pd
 import torch
-from tqdm import tqdm
 
+from ..experiments.tables import load_results, table_path
+from ..store import Column, Schema, load_table, provenance
+from .block import PRESETS, Config, Preset, experiment_grid, train_runs
 from .items import STAND_IN_SOURCE, items_available
-from ..paths import data_dir
-from ..store import Column, Schema, load_table, provenance, write_rows
-from .block import Config, experiment_grid, train_runs
 
-__all__ = ["SCHEMA", "run_key", "table_path", "load_gpt2_results", "run_gpt2_sweep", "embeddings_banner", "OPEN_CHOICES"]
+__all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "load_gpt2_results", "embeddings_banner", "OPEN_CHOICES"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
+_POSITIVE = ("m", "ell", "d_model", "D_K", "h", "d_ff", "steps", "batch_size", "eval_interval", "n_val", "n_test")
+
+
+def _config_column(f: dataclasses.Field) -> Column:
+    kind = _TYPES[type(f.default)]
+    low = 1 if f.name in _POSITIVE else (0 if f.name == "seed" else None)
+    return Column(f.name, kind, f"Config.{f.name} (rgr.gpt2.block)", low=low)
 
 
 def _schema() -> Schema:
-    cols = [Column(f.name, _TYPES[type(f.default)], f"Config.{f.name} (rgr.gpt2.block)") for f in dataclasses.fields(Config)]
+    acc = dict(low=0, high=1)
+    cols = [_config_column(f) for f in dataclasses.fields(Config)]
     cols += [
-        Column("d_k", "int", "per-head key width D_K / h"),
-        Column("test_acc", "float", "test accuracy of the best-validation checkpoint"),
-        Column("best_val_acc", "float", "best validation accuracy"),
-        Column("best_step", "int", "step of the best validation check"),
-        Column("steps_done", "int", "optimisation steps taken"),
-        Column("final_train_loss", "float", "mean training loss over the last 100 steps"),
+        Column("d_k", "int", "per-head key width D_K / h", low=1),
+        Column("test_acc", "float", "test accuracy of the best-validation checkpoint", **acc),
+        Column("best_val_acc", "float", "best validation accuracy", **acc),
+        Column("best_step", "int", "step of the best validation check", low=0),
+        Column("steps_done", "int", "optimisation steps taken", low=0),
+        Column("final_train_loss", "float", "mean training loss over the last 100 steps", low=0),
         Column("embedding_source", "str", "where the frozen table came from; 'stand-in (not GPT-2)' when it is not GPT-2"),
         Column("precision", "str", "float32, or bf16 autocast on a GPU"),
-        Column("stack_size", "int", "runs trained together in the stack that held this run"),
-        Column("wall_time_s", "float", "wall time of the stack divided by its size"),
+        Column("stack_size", "int", "runs trained together in the stack that held this run", low=1),
+        Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
     ]
     return Schema("gpt2", tuple(cols))
 
@@ -55,51 +65,58 @@ def run_key(cfg: Config, preset: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def table_path(root: Path | None = None) -> Path:
-    return (root or data_dir()) / "gpt2.csv"
+@dataclass(frozen=True)
+class GPT2Sweep:
+    """E7 for :func:`rgr.experiments.runner.run_sweep`; ``embeddings``: "auto", "gpt2" or "stand-in"."""
+
+    embeddings: str = "auto"
+    name: str = "gpt2"
+    spec: str = "E7"
+    description: str = "one pre-LN Transformer block on frozen GPT-2 embeddings"
+    shardable: bool = False
+    book_scope: str = "a smaller task than the paper's, with fewer items, pairs, steps and seeds"
+
+    @property
+    def presets(self) -> Mapping[str, Preset]:
+        return PRESETS
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMA
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Config]:
+        return experiment_grid(preset, embeddings=self.embeddings)
+
+    def run_key(self, cfg: Config, preset: str) -> str:
+        return run_key(cfg, preset)
+
+    def stack_groups(self, configs: Sequence[Config], max_stack: int | None) -> list[list[int]]:
+        groups: dict[Config, list[int]] = {}
+        for i, c in enumerate(configs):
+            groups.setdefault(c.shape_key(), []).append(i)
+        size = max_stack or max(1, len(configs))
+        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
+
+    def train_stack(self, configs: Sequence[Config], preset: str, device: torch.device) -> list[dict]:
+        t0 = time.perf_counter()
+        results = train_runs(list(configs), device=device, max_stack=len(configs))
+        wall = time.perf_counter() - t0
+        prov = provenance(preset, device)
+        rows = []
+        for res, cfg in zip(results, configs):
+            row = {c.name: res.get(c.name) for c in SCHEMA.columns}
+            row.update(dataclasses.asdict(cfg), d_k=cfg.d_k, stack_size=len(configs), wall_time_s=wall / len(configs),
+                       run_key=run_key(cfg, preset), **prov)
+            rows.append(row)
+        return rows
+
+
+GPT2 = GPT2Sweep()
 
 
 def load_gpt2_results(preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """The E7 table (strictly validated), optionally one preset's rows."""
-    df = load_table(table_path(root), SCHEMA)
-    return df if preset is None else df[df["preset"] == preset].reset_index(drop=True)
-
-
-def _row(res: dict, cfg: Config, preset: str, prov: dict, wall: float, size: int) -> dict:
-    row = {c.name: res.get(c.name) for c in SCHEMA.columns}
-    row.update(dataclasses.asdict(cfg), d_k=cfg.d_k, stack_size=size, wall_time_s=wall / size, run_key=run_key(cfg, preset), **prov)
-    return row
-
-
-def run_gpt2_sweep(
-    preset: str,
-    device: str | torch.device = "cpu",
-    root: Path | None = None,
-    progress: bool = True,
-    embeddings: str = "auto",
-    log: Callable[[str], None] = print,
-) -> pd.DataFrame:
-    """Train every unfinished run of the E7 preset; rows go to data/gpt2.csv stack by stack."""
-    configs = experiment_grid(preset, embeddings=embeddings)
-    out = table_path(root)
-    have = set(load_table(out, SCHEMA)["run_key"]) if out.is_file() else set()
-    todo = [c for c in configs if run_key(c, preset) not in have]
-    stacks: dict[Config, list[Config]] = {}
-    for c in todo:
-        stacks.setdefault(c.shape_key(), []).append(c)
-    log(f"gpt2/{preset}: {len(todo)} of {len(configs)} runs to train ({configs[0].embeddings} embeddings) on {device}")
-    bar = tqdm(total=len(todo), desc=f"gpt2/{preset}", unit="run", disable=not progress)
-    try:
-        for group in stacks.values():
-            t0 = time.perf_counter()
-            results = train_runs(group, device=device)
-            wall = time.perf_counter() - t0
-            prov = provenance(preset, device)
-            write_rows(out, SCHEMA, [_row(r, c, preset, prov, wall, len(group)) for r, c in zip(results, group)])
-            bar.update(len(group))
-    finally:
-        bar.close()
-    return load_table(out, SCHEMA) if out.is_file() else pd.DataFrame()
+    return load_results(SCHEMA, preset, root)
 
 
 # the Config fields the protocol leaves open, as the chapter reports them
@@ -113,7 +130,7 @@ def embeddings_banner(root: Path | None = None) -> str:
     how = ("To use GPT-2's embeddings: on a machine with internet run `python -m rgr gpt2 build --hub` once (or point "
            "`RGR_GPT2_DIR` at a local copy of the `openai-community/gpt2` checkpoint and tokenizer), then "
            "`python -m rgr sweep gpt2 --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
-    path = table_path(root)
+    path = table_path("gpt2", root=root)
     if not path.is_file():
         return f"> **No E7 table yet.** {how}"
     rows = load_table(path, SCHEMA)  # present but unreadable is an error, as everywhere else

@@ -53,10 +53,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..task.embeddings import from_array
 from ..paths import data_dir
-from ..task.rng import derive_seed, stream_key, uniform
 from ..store import code_version
+from ..task.embeddings import from_array
+from ..task.rng import derive_seed, stream_key, uniform
 
 __all__ = [
     "STAND_IN_SOURCE",

@@ -106,29 +106,21 @@ def preset_completeness(name: str, preset: str, root: Path | None = None) -> flo
     """Fraction of the runs the preset's planner asks for that data/<name>.csv holds; None without rows.
 
     A sweep is complete (1.0) when its planner, given the finished rows, has nothing left to run
-    (:func:`rgr.experiments.sweeps.planned_runs`; for E7 the grid of :func:`rgr.gpt2.block.experiment_grid`).
+    (the experiment's ``planned_runs``, :mod:`rgr.catalog`: the same for every table, E7 included).
     """
+    from .. import catalog
     from ..store import TableError
 
+    sweep = catalog.get(name)
+    if preset not in sweep.presets:
+        return None
     try:
-        if name == "gpt2":
-            from ..gpt2.block import experiment_grid
-            from ..gpt2.experiment import load_gpt2_results, run_key as gpt2_key
-
-            done = load_gpt2_results(preset, root=root)
-            if not len(done):
-                return None
-            emb = str(done["embeddings"].iloc[0])
-            keys = [gpt2_key(c, preset) for c in experiment_grid(preset, embeddings=emb)]
-        else:
-            from ..experiments.sweeps import get_experiment, load_results, planned_runs, run_key
-
-            done = load_results(name, preset, root=root)
-            if not len(done):
-                return None
-            keys = [run_key(c, preset) for c in planned_runs(get_experiment(name), preset, done)]
+        done = catalog.load(name, preset, root=root)
     except TableError:
         return None
+    if not len(done):
+        return None
+    keys = [sweep.run_key(c, preset) for c in sweep.planned_runs(preset, done, (0, 1))]
     have = set(done["run_key"])
     return sum(k in have for k in keys) / len(keys) if keys else 1.0
 

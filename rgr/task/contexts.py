@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from .graphs import Graph
-from .rng import stream_key, uniform, randint
+from .rng import randint, stream_key, uniform
 
 __all__ = ["ContextBatch", "GraphTable", "graph_table", "sample_stacked", "sample"]
 

@@ -21,10 +21,10 @@ import pandas as pd
 import torch
 
 from ..model.attention import QKWeights, scores
-from .constructions import Construction
 from ..task.contexts import sample
 from ..task.graphs import Graph
 from ..task.metrics import counts
+from .constructions import Construction
 
 __all__ = [
     "Separation",

@@ -45,10 +45,10 @@ import numpy as np
 import torch
 
 from ..model.attention import QKWeights
-from .coloring import is_matching, matching_blocks, max_degree
 from ..task.embeddings import gaussian_unit, random_binary
 from ..task.graphs import Graph
 from ..task.rng import derive_seed
+from .coloring import is_matching, matching_blocks, max_degree
 
 __all__ = [
     "SIGNATURE_STREAM",

@@ -1,0 +1,214 @@
+"""data/constructions.csv: the smallest D_K of the explicit constructions, as an experiment of the one runner.
+
+Chapters *constructions*, *lower bounds* and *permutation sweeps* read it (through
+:func:`rgr.catalog.load`). For each cell (a graph family at sizes m, d_model) the
+table gives the smallest total key dimension ``D_K = h * d_k`` at which an
+explicit construction (Algorithm 1 on permutation graphs, Algorithm 5 on
+r-regular graphs) succeeds on every seed, under two rules for splitting the
+edges into heads (``prescribed``: the paper's; ``best-split``: the best block
+size) and two criteria (``tau``, ``margin``; :mod:`rgr.experiments.construction_sweeps`).
+
+:data:`CONSTRUCTIONS` is a :class:`rgr.experiments.runner.Sweepable`: one run is one
+(cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
+so ``python -m rgr constructions --preset smoke`` adds smoke rows beside the
+book's and never replaces them; the rows of one cell form one stack (they share
+the cached checks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+import torch
+
+from ..store import Column, Schema, provenance
+from .construction_sweeps import build, min_dk, smallest_budget
+from .tables import load_results
+
+__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table",
+           "load_constructions"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Sizes of the explicit-construction table."""
+
+    base_m: tuple[int, ...]
+    base_d: tuple[int, ...]
+    regular_rs: tuple[int, ...]
+    regular_m: int
+    regular_d: int
+    theory_cells: tuple[tuple[int, int], ...]
+    n_seeds: int
+    d_k_max: int
+
+
+PRESETS: dict[str, Preset] = {
+    "smoke": Preset((64,), (16, 64), (2,), 64, 16, (), 1, 256),
+    "book": Preset((64, 128, 256, 512), (16, 32, 64), (1, 2, 4, 8, 16, 32), 128, 32, ((1024, 512),), 3, 4096),
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One row of the table: a cell, a head-split rule and a criterion, searched over seeds seed..seed+n_seeds-1."""
+
+    construction: str  # "compressive" (Algorithm 1) | "general-graph" (Algorithm 5)
+    m: int
+    d_model: int
+    r: int
+    rule: str  # "prescribed" | "best-split"
+    criterion: str  # "tau" | "margin"
+    seed: int
+    n_seeds: int
+    d_k_max: int
+
+    @property
+    def graph(self) -> str:
+        return "permutation" if self.r == 1 else "regular"
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(range(self.seed, self.seed + self.n_seeds))
+
+
+def _schema() -> Schema:
+    pos = dict(low=1)
+    cols = [
+        Column("construction", "str", "`compressive` (Algorithm 1 / Construction II) or `general-graph` (Algorithm 5)"),
+        Column("graph", "str", "`permutation` (random derangement) or `regular` (directed r-regular)"),
+        Column("m", "int", "number of items", **pos),
+        Column("d_model", "int", "embedding width", **pos),
+        Column("r", "int", "out-/in-degree (1 for permutations)", **pos),
+        Column("m_edges", "int", "number of edges m'", **pos),
+        Column("delta", "int", "maximum in-/out-degree Delta", **pos),
+        Column("rule", "str", "`prescribed`: the paper's split; `best-split`: the best over block sizes B = 1, 2, 4, "
+               "..., d_model (one head per block)"),
+        Column("criterion", "str", "`tau`: every ordered pair on the right side of tau = d_k/2; `margin`: min edge "
+               "score > max non-edge score"),
+        Column("B", "int", "largest number of edges served by one head", nullable=True, **pos),
+        Column("h", "int", "number of heads", nullable=True, **pos),
+        Column("d_k", "int", "smallest per-head width found (empty: none up to d_k_max, or the limit fails)",
+               nullable=True, **pos),
+        Column("D_K", "int", "h * d_k (empty when not found)", nullable=True, **pos),
+        Column("found", "bool", "whether a width was found"),
+        Column("note", "str", "why not: `limit fails`, `searched up to d_k=...`, `no block size passes`", nullable=True),
+        Column("C_eff", "float", "d_k / ln m, the constant C in d_k = C ln m actually needed", nullable=True, low=0),
+        Column("seed", "int", "first seed (graph, embedding and signatures redrawn per seed)", low=0),
+        Column("n_seeds", "int", "seeds per check; success must hold on all", **pos),
+        Column("d_k_max", "int", "search cap on d_k", **pos),
+        Column("stack_size", "int", "rows computed together (one cell)", **pos),
+        Column("wall_time_s", "float", "wall time of the cell divided by its rows", low=0),
+    ]
+    return Schema("constructions", tuple(cols))
+
+
+SCHEMA = _schema()
+
+
+def _runs(P: Preset, seed: int) -> list[Run]:
+    cells = [("compressive", m, d, 1) for m in P.base_m for d in P.base_d]
+    cells += [("general-graph", P.regular_m, P.regular_d, r) for r in P.regular_rs]
+    cells += [("compressive", m, d, 1) for m, d in P.theory_cells]
+    return [Run(name, m, d, r, rule, criterion, seed, P.n_seeds, P.d_k_max)
+            for name, m, d, r in cells for rule in ("prescribed", "best-split") for criterion in ("tau", "margin")]
+
+
+def _result(run: Run) -> dict:
+    """The search of one row: B, h, d_k, D_K, found, note."""
+    if run.rule == "prescribed":
+        c0, _ = build(run.construction, run.m, run.d_model, run.seed, d_k=1, r=run.r)
+        dk, note = min_dk(run.construction, run.m, run.d_model, run.seeds, criterion=run.criterion,
+                          d_k_max=run.d_k_max, r=run.r)
+        return dict(B=c0.info.B, h=c0.info.h, d_k=dk, D_K=None if dk is None else c0.info.h * dk, found=dk is not None,
+                    note=note or None)
+    tab = smallest_budget(run.construction, run.m, run.d_model, run.seeds, criterion=run.criterion,
+                          d_k_max=run.d_k_max, r=run.r)
+    hit = tab[tab.found]
+    if not len(hit):
+        return dict(B=None, h=None, d_k=None, D_K=None, found=False, note="no block size passes")
+    best = hit.loc[hit.D_K.astype(float).idxmin()]
+    return dict(B=int(best.B), h=int(best.h), d_k=int(best.d_k), D_K=int(best.D_K), found=True, note=None)
+
+
+@dataclass(frozen=True)
+class ConstructionSweep:
+    """The constructions table for :func:`rgr.experiments.runner.run_sweep`; ``seed``: the first seed."""
+
+    seed: int = 0
+    name: str = "constructions"
+    spec: str = "Sec. 4, App. B"
+    description: str = "smallest D_K of the explicit constructions (Algorithms 1 and 5)"
+    shardable: bool = False
+    book_scope: str = "the base grid, r-regular graphs and one theory-scale cell, three seeds each"
+
+    @property
+    def presets(self) -> Mapping[str, Preset]:
+        return PRESETS
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMA
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Run]:
+        return _runs(PRESETS[preset], self.seed)
+
+    def run_key(self, run: Run, preset: str) -> str:
+        text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def stack_groups(self, runs: Sequence[Run], max_stack: int | None) -> list[list[int]]:
+        groups: dict[tuple, list[int]] = {}
+        for i, r in enumerate(runs):
+            groups.setdefault((r.construction, r.m, r.d_model, r.r, r.seed), []).append(i)
+        size = max_stack or max(1, len(runs))
+        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
+
+    def train_stack(self, runs: Sequence[Run], preset: str, device: torch.device) -> list[dict]:
+        import time
+
+        t0 = time.perf_counter()
+        rows = []
+        for run in runs:
+            c0, g0 = build(run.construction, run.m, run.d_model, run.seed, d_k=1, r=run.r)
+            res = _result(run)
+            c_eff = None if res["d_k"] is None else round(res["d_k"] / math.log(run.m), 3)
+            rows.append(dict(construction=run.construction, graph=run.graph, m=run.m, d_model=run.d_model, r=run.r,
+                             m_edges=g0.m_edges, delta=c0.info.delta, rule=run.rule, criterion=run.criterion, **res,
+                             C_eff=c_eff, seed=run.seed, n_seeds=run.n_seeds, d_k_max=run.d_k_max,
+                             run_key=self.run_key(run, preset)))
+        wall = time.perf_counter() - t0
+        prov = provenance(preset, device)
+        for row in rows:
+            row.update(stack_size=len(rows), wall_time_s=wall / len(rows), **prov)
+        return rows
+
+
+CONSTRUCTIONS = ConstructionSweep()
+
+
+def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
+    """The table's rows of ``preset`` computed here, in memory (the command writes them: ``python -m rgr constructions``)."""
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    sweep = ConstructionSweep(seed)
+    runs = sweep.planned_runs(preset)
+    rows = [row for g in sweep.stack_groups(runs, None)
+            for row in sweep.train_stack([runs[i] for i in g], preset, torch.device("cpu"))]
+    df = pd.DataFrame(rows)
+    for col in ("B", "h", "d_k", "D_K"):
+        df[col] = df[col].astype("Int64")
+    return df
+
+
+def load_constructions(preset: str = "book", seed: int = 0, root: Path | None = None) -> pd.DataFrame:
+    """The committed rows of ``preset`` (first seed ``seed``), through the strict loader."""
+    df = load_results(SCHEMA, preset, root)
+    return df[df["seed"] == seed].reset_index(drop=True)

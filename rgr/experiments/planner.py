@@ -1,0 +1,137 @@
+"""Which runs a protocol sweep needs: the common D_K ladder, refinement rounds, shards (data/SCHEMA.md).
+
+How D_K is chosen (recorded in data/SCHEMA.md). Every (cell, h) starts on one
+common ladder of powers of two, ``D_K in {2, 4, 8, ...}`` from ``max(h, 2)``
+up to ``top(cell) = 2^ceil(log2(factor * m ln m / d_model))`` (clamped to the
+preset's ``dk_min``/``dk_max``), so F1-vs-D_K lines of different head counts
+meet at equal budgets. Then, round by round, each (cell, h) gets at most one
+new D_K, computed from the finished runs in the table:
+
+1. *extend*: when no tested D_K reaches mean F1 >= 0.99, twice the largest
+   (up to ``dk_max``); when the smallest tested one already passes, half of it
+   (down to h);
+2. *refine*: otherwise the midpoint (a multiple of h) between the largest
+   failing and the smallest passing D_K, so D_K* is not limited by the
+   ladder's spacing —
+
+until ``refine_rounds`` extra points per (cell, h) have been added or the gap is
+one multiple of h. Because each round is a function of the table, a rerun
+continues exactly where an interrupted sweep stopped. "Passing" is
+:func:`rgr.task.metrics.reaches_target`, the same test the D_K* estimator uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ..task.metrics import reaches_target
+from .train import RunConfig
+
+if TYPE_CHECKING:  # the registry imports this module; these names are for the type hints only
+    from .registry import Cell, Experiment, Grid
+
+__all__ = ["ladder", "next_dk", "planned_runs", "run_key", "in_shard", "parse_shard"]
+
+
+def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
+    """The common D_K ladder of one (cell, h): powers of two from max(h, 2) to the cell's top.
+
+    ``h`` must be a power of two for its ladder to be non-empty (every grid's heads are).
+    """
+    law = cell.r * cell.m * math.log(cell.m) / cell.d_model
+    top = 2 ** math.ceil(math.log2(max(grid.dk_factor * law, 1.0)))
+    top = min(max(top, grid.dk_min), grid.dk_max)
+    out, dk = [], 2
+    while dk <= max(top, h):  # a head count above the top still gets its smallest budget, D_K = h
+        if dk >= h and dk % h == 0 and dk <= grid.dk_max:
+            out.append(dk)
+        dk *= 2
+    return out
+
+
+def run_key(cfg: RunConfig, preset: str) -> str:
+    """The row key: the run's config and the preset it belongs to."""
+    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
+
+
+def _config(exp: Experiment, grid: Grid, cell: Cell, h: int, D_K: int, seed: int) -> RunConfig:
+    return RunConfig(
+        m=cell.m, d_model=cell.d_model, h=h, d_k=D_K // h, seed=seed, model=exp.model, graph=exp.graph, r=cell.r,
+        max_steps=grid.steps_for(cell, exp.cutoff(cell)), **dict(grid.run_fields),
+    )
+
+
+def next_dk(tested: dict[int, float], h: int, base: list[int], grid: Grid) -> int | None:
+    """One extension or bisection point for a (cell, h) from mean F1 per tested D_K (None: done)."""
+    extra = [d for d in tested if d not in base]
+    if len(extra) >= grid.refine_rounds:
+        return None
+    passing = sorted(d for d, f in tested.items() if reaches_target(f))
+    if not passing:
+        nxt = 2 * max(tested)
+        return nxt if nxt <= grid.dk_max else None
+    hi = passing[0]
+    failing = [d for d, f in tested.items() if d < hi and not reaches_target(f)]
+    if not failing:
+        nxt = (hi // 2) // h * h
+        return nxt if nxt >= h and nxt not in tested else None
+    lo = max(failing)
+    mid = int(round((lo + hi) / 2 / h)) * h
+    return mid if lo < mid < hi and mid not in tested else None
+
+
+def planned_runs(exp: Experiment, preset: str, done: pd.DataFrame | None = None,
+                 shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+    """Every run the sweep needs, given this preset's finished rows ``done``.
+
+    That is the ladder, every D_K already tested, and — once all seeds of all
+    of those have finished — the next extension or bisection point of each
+    (cell, h) (see the module's docstring).
+    """
+    grid = exp.grid(preset)
+    runs: list[RunConfig] = []
+    for cell in grid.cells:
+        seeds = grid.seeds_for(cell)
+        for h in grid.heads:
+            if not in_shard(cell, h, *shard):
+                continue
+            base = ladder(cell, h, grid)
+            f1 = _mean_f1(done, cell, h, len(seeds))
+            dks = set(base) | set(f1)
+            if exp.refine and f1 and set(base) <= set(f1) and len(f1) == len(dks):
+                nxt = next_dk(f1, h, base, grid)
+                if nxt is not None:
+                    dks.add(nxt)
+            runs += [_config(exp, grid, cell, h, D_K, seed) for D_K in sorted(dks) for seed in seeds]
+    return runs
+
+
+def _mean_f1(done: pd.DataFrame | None, cell: Cell, h: int, n_seeds: int) -> dict[int, float]:
+    """Mean test F1 per D_K of one (cell, h) over its finished seeds; only D_K with all seeds count."""
+    if done is None or not len(done):
+        return {}
+    sel = done[(done.m == cell.m) & (done.d_model == cell.d_model) & (done.r == cell.r) & (done.h == h)]
+    g = sel.groupby("D_K")["test_f1"]
+    full = g.size() >= n_seeds
+    return {int(d): float(v) for d, v in g.mean()[full].items()}
+
+
+def in_shard(cell: Cell, h: int, i: int, n: int) -> bool:
+    """(cell, h) units go to shards by a stable hash, so refinement stays inside one shard."""
+    digest = hashlib.sha256(f"{cell.m},{cell.d_model},{cell.r},{h}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % n == i
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` -> (i, n) with 0 <= i < n; a ValueError naming the shard otherwise."""
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"shard must look like i/n (e.g. 0/4), got {text!r}") from None
+    if not (n >= 1 and 0 <= i < n):
+        raise ValueError(f"shard must be i/n with 0 <= i < n, got {text!r}")
+    return i, n

@@ -1,0 +1,265 @@
+"""The protocol's experiments E1-E6 as named grids (chapters *permutation sweeps*, *denser graphs*, *softmax*, *value channel*).
+
+An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
+``softmax``, ``linear``, ``value``) has three presets, each a frozen :class:`Grid`:
+
+- ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
+- ``book``: the same protocol on a reduced grid (fewer seeds, heads and
+  largest points) that a 2-core CPU finishes in about an hour;
+- ``smoke``: seconds, for tests.
+
+An experiment is what :func:`rgr.experiments.runner.run_sweep` runs: it plans its
+runs (:mod:`rgr.experiments.planner`), keys them (:func:`run_key`), groups them
+into stacks (:func:`rgr.experiments.train.stack_groups`), trains a stack and
+turns the results into rows of :data:`SCHEMA`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import pandas as pd
+import torch
+
+from ..store import Column, Schema, provenance
+from . import planner
+from .train import RunConfig, stack_groups, step_cutoff, train
+
+__all__ = ["Cell", "Grid", "Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment"]
+
+HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+PRESET_NAMES: tuple[str, ...] = ("smoke", "book", "paper")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (m, d_model) point of a grid; r > 1 for r-regular graphs."""
+
+    m: int
+    d_model: int
+    r: int = 1
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One preset of an experiment: which runs, how long, how the D_K ladder is set."""
+
+    cells: tuple[Cell, ...]
+    heads: tuple[int, ...]
+    seeds: tuple[int, ...]
+    dk_factor: float = 4.0  # ladder top ~ factor * m ln m / d_model (times r)
+    dk_min: int = 8  # the ladder's top is at least this
+    dk_max: int = 4096  # no D_K above this
+    refine_rounds: int = 3
+    step_scale: float = 1.0  # max_steps = step_scale * protocol cutoff (rounded to check_every)
+    max_steps: int | None = None  # overrides the protocol cutoff when set
+    few_seeds_from_m: int | None = None  # cells with m >= this use only the first `few_seeds` seeds
+    few_seeds: int = 3
+    run_fields: tuple[tuple[str, object], ...] = ()  # extra RunConfig fields (e.g. n_test for smoke)
+
+    def seeds_for(self, cell: Cell) -> tuple[int, ...]:
+        if self.few_seeds_from_m is not None and cell.m >= self.few_seeds_from_m:
+            return self.seeds[: self.few_seeds]
+        return self.seeds
+
+    def steps_for(self, cell: Cell, base: int) -> int:
+        if self.max_steps is not None:
+            return self.max_steps
+        return max(500, int(round(self.step_scale * base / 500)) * 500)
+
+
+def _schema() -> Schema:
+    pos = dict(low=1)
+    cfg = [
+        Column("m", "int", "items (vertices)", **pos),
+        Column("d_model", "int", "embedding width", **pos),
+        Column("h", "int", "heads", **pos),
+        Column("d_k", "int", "per-head key/query width", **pos),
+        Column("D_K", "int", "total key budget h * d_k", **pos),
+        Column("seed", "int", "run seed: graph, embeddings, init and contexts derive from it", low=0),
+        Column("model", "str", "max | softmax | sum | value"),
+        Column("graph", "str", "permutation | regular"),
+        Column("r", "int", "out-degree of the graph (1 for permutations)", **pos),
+        Column("ell", "int", "context length", low=2),
+        Column("rho", "float", "target-in-context rate of the sampler", low=0, high=1),
+        Column("max_steps", "int", "the run's step cutoff", **pos),
+        Column("alpha", "float", "logit scale of the loss", low=0),
+        Column("lr", "float", "AdamW learning rate (weight decay 0)", low=0),
+        Column("check_every", "int", "steps between validation checks", **pos),
+        Column("patience", "int", "consecutive checks that stop a run", **pos),
+        Column("f1_stop", "float", "validation micro-F1 a check must exceed", low=0, high=1),
+        Column("mse_tol", "float", "value channel: relative MSE improvement a check must beat", low=0, high=1),
+        Column("n_val", "int", "fixed validation contexts", **pos),
+        Column("n_test", "int", "fixed test contexts", **pos),
+        Column("init_std", "float", "std of the W_Q, W_K init entries", low=0),
+        Column("d_msg", "int", "value channel: message width", **pos),
+        Column("dtype", "str", "float32 | float64"),
+    ]
+    f1 = dict(nullable=True, low=0, high=1, null_when=("model", ("value",)))
+    res = [
+        Column("experiment", "str", "experiment name (python -m rgr sweep --list)"),
+        Column("config_key", "str", "hash of the run config alone (equal across presets)"),
+        Column("steps", "int", "optimisation steps taken", low=0),
+        Column("stop_reason", "str", "converged (early stop) | cutoff (max_steps reached)"),
+        Column("test_f1", "float", "micro-F1 over all ordered pairs of the test contexts, learned tau", **f1),
+        Column("test_precision", "float", "micro precision on the test contexts", **f1),
+        Column("test_recall", "float", "micro recall on the test contexts", **f1),
+        Column("test_mse", "float", "value channel: test MSE over valid positions", nullable=True, low=0,
+               null_when=("model", ("max", "softmax", "sum"))),
+        Column("tau", "float", "the learned threshold at the stop", nullable=True, null_when=("model", ("value",))),
+        Column("val_curve", "json", "[[step, validation metric], ...] at every check"),
+        Column("stack_size", "int", "runs trained together in the stack that held this run", **pos),
+        Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
+    ]
+    return Schema("experiment", tuple(cfg + res))
+
+
+SCHEMA = _schema()
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named experiment of the protocol with its presets; the runner's unit (see the module doc)."""
+
+    name: str
+    spec: str  # the protocol section(s) it follows
+    description: str
+    model: str  # "max" | "softmax" | "sum" | "value"
+    graph: str  # "permutation" | "regular"
+    presets: Mapping[str, Grid]  # preset name -> grid
+    fixed_cutoff: int | None = None  # every cell's step cutoff (None: the protocol's step_cutoff(m, d_model))
+    refine: bool = True  # threshold-locating rounds (off for the MSE experiment)
+    shardable: bool = True
+    book_scope: str = "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper"
+
+    @property
+    def schema(self) -> Schema:
+        return Schema(self.name, SCHEMA.columns)
+
+    def grid(self, preset: str) -> Grid:
+        if preset not in self.presets:
+            raise ValueError(f"preset must be one of {sorted(self.presets)}, got {preset!r}")
+        return self.presets[preset]
+
+    def cutoff(self, cell: Cell) -> int:
+        return self.fixed_cutoff if self.fixed_cutoff is not None else step_cutoff(cell.m, cell.d_model)
+
+    # --- the runner's protocol (rgr.experiments.runner.Sweepable)
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+        return planner.planned_runs(self, preset, done, shard)
+
+    def run_key(self, cfg: RunConfig, preset: str) -> str:
+        return planner.run_key(cfg, preset)
+
+    def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
+        return stack_groups(configs, max_stack)
+
+    def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device) -> list[dict]:
+        t0 = time.perf_counter()
+        results = train(list(configs), device=device, progress=False)
+        wall = time.perf_counter() - t0
+        prov = provenance(preset, device)
+        rows = []
+        for res, cfg in zip(results, configs):
+            r = res.row()
+            r["config_key"] = r.pop("key")
+            r.update(run_key=self.run_key(cfg, preset), experiment=self.name, stack_size=len(results),
+                     wall_time_s=wall / len(results), **prov)
+            rows.append(r)
+        return rows
+
+
+def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
+    return Grid(cells=cells, heads=heads, seeds=(0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=1,
+                max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
+
+
+BASE_CELLS = tuple(Cell(m, d) for m in (64, 128, 256, 512) for d in (16, 32, 64))
+LAMBDA8_CELLS = tuple(Cell(m, m // 8) for m in (128, 256, 512, 1024, 2048, 4096))
+LAMBDA32_CELLS = (Cell(1024, 32), Cell(512, 16))
+REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
+SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
+VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
+LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
+
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "base", "E1, E2", "base grid: m in {64..512} x d_model in {16, 32, 64}, max over heads", "max",
+            "permutation",
+            {
+                "paper": Grid(BASE_CELLS, HEADS_ALL, tuple(range(10))),
+                "book": Grid(BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=2),
+                "smoke": _smoke((Cell(16, 8), Cell(32, 8))),
+            },
+        ),
+        Experiment(
+            "lambda8", "E1, E2", "fixed compression m / d_model = 8, m up to 4096", "max", "permutation",
+            {
+                "paper": Grid(LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048),
+                # the first three diagonal cells are base-grid cells: the book runs the next one
+                "book": Grid(LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024,
+                             refine_rounds=2),
+                "smoke": _smoke((Cell(16, 2), Cell(32, 4))),
+            },
+        ),
+        Experiment(
+            "lambda32", "E1, E2", "extreme compression m / d_model = 32", "max", "permutation",
+            {
+                "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10))),
+                # (512, 16) is a base-grid cell: the book runs (1024, 32)
+                "book": Grid(LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
+                "smoke": _smoke((Cell(32, 1),)),
+            },
+        ),
+        Experiment(
+            "regular", "E4", "directed r-regular graphs, m = 128, d_model = 32, r in {1..32}", "max", "regular",
+            {
+                "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10))),
+                "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
+                             refine_rounds=2),
+                "smoke": _smoke((Cell(16, 8, 1), Cell(16, 8, 2))),
+            },
+        ),
+        Experiment(
+            "softmax", "E5", "softmax per head, summed over heads", "softmax", "permutation",
+            {
+                "paper": Grid(SOFTMAX_CELLS, HEADS_ALL, (0, 1, 2), dk_factor=8.0),
+                "book": Grid(SOFTMAX_CELLS[:3], (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024, refine_rounds=1),
+                "smoke": _smoke((Cell(16, 8),)),
+            },
+            fixed_cutoff=80_000,
+        ),
+        Experiment(
+            "linear", "ablation", "heads summed without a nonlinearity (not in the paper): one head of width D_K?",
+            "sum", "permutation",
+            {
+                "paper": Grid(LINEAR_CELLS, (1, 4, 16, 64), tuple(range(10))),
+                "book": Grid(LINEAR_CELLS, (1, 4, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=1),
+                "smoke": _smoke((Cell(16, 8),)),
+            },
+        ),
+        Experiment(
+            "value", "E6", "value channel: S_max V_C against the target's message, MSE", "value", "permutation",
+            {
+                # the ladder reaches 8x the permutation law: at 2x the error was still falling at the top rung
+                "paper": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
+                "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
+                "smoke": _smoke((Cell(16, 8),)),
+            },
+            refine=False,
+        ),
+    )
+}
+
+
+def get_experiment(name: str) -> Experiment:
+    """The protocol experiment called ``name`` (every table, E7 and constructions included: :func:`rgr.catalog.get`)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {sorted(EXPERIMENTS)}, got {name!r}")
+    return EXPERIMENTS[name]

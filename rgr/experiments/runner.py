@@ -1,0 +1,231 @@
+"""The one resumable runner that fills data/: stacks, executors, failures (every sweep, E1-E7 and constructions).
+
+:func:`run_sweep` takes any :class:`Sweepable` — a protocol experiment
+(:class:`rgr.experiments.registry.Experiment`), E7 (:data:`rgr.gpt2.experiment.GPT2`)
+or the constructions table (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
+something that plans its runs, keys them, groups them into stacks, trains a
+stack into table rows, and has a schema. The runner trains pending runs stack
+by stack, writes each finished stack's rows atomically to data/<name>.csv (or a
+shard file) and skips every run whose key is already in the table; refinement
+rounds are planned from the table, so a rerun continues where an interrupted
+sweep stopped. The table is held (:func:`rgr.store.sweep_lock`) for the whole
+sweep: a second sweep of the same table refuses and names the first.
+
+Where the stacks train is the runner's :class:`Executor`: :class:`LocalExecutor`
+(the default: one after the other, in this process) or
+:class:`rgr.experiments.cluster.DaskExecutor` (a Dask cluster). Either way a
+:class:`Job`'s rows come back to this process, which writes them as each job
+finishes; a job that fails is reported with its configs (:class:`SweepError`)
+after the others have been written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+import pandas as pd
+import torch
+from tqdm import tqdm
+
+from ..store import Schema, load_table, sweep_lock, write_rows
+from .tables import table_path
+from .train import resolve_device
+
+__all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "run_sweep",
+           "check_shard"]
+
+
+class Sweepable(Protocol):
+    """What the runner needs of an experiment."""
+
+    name: str
+    presets: Any  # a mapping (or collection) of preset names
+    shardable: bool
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None, shard: tuple[int, int]) -> list:
+        """Every run the preset needs given its finished rows ``done`` (called again after each round)."""
+        ...
+
+    def run_key(self, cfg: Any, preset: str) -> str: ...
+
+    def stack_groups(self, configs: Sequence, max_stack: int | None) -> list[list[int]]: ...
+
+    def train_stack(self, configs: Sequence, preset: str, device: torch.device) -> list[dict]:
+        """Train ``configs`` as one stack here; their table rows (run_key and provenance included)."""
+        ...
+
+
+def check_preset(sweep: Sweepable, preset: str) -> None:
+    if preset not in sweep.presets:
+        raise ValueError(f"preset must be one of {sorted(sweep.presets)} for {sweep.name}, got {preset!r}")
+
+
+def check_shard(sweep: Sweepable, shard: tuple[int, int]) -> None:
+    i, n = shard
+    if not (isinstance(n, int) and n >= 1 and isinstance(i, int) and 0 <= i < n):
+        raise ValueError(f"shard must be i/n with 0 <= i < n, got {i}/{n}")
+    if n > 1 and not sweep.shardable:
+        raise ValueError(f"shard: the {sweep.name} sweep is not split into shards, got {i}/{n}")
+
+
+@dataclass(frozen=True)
+class Job:
+    """The unit of work an executor trains: configs of one sweep's preset that train as one stack."""
+
+    sweep: Sweepable
+    preset: str
+    configs: tuple
+
+    @property
+    def keys(self) -> list[str]:
+        """The run_key of each config (the table's row keys)."""
+        return [self.sweep.run_key(c, self.preset) for c in self.configs]
+
+    @property
+    def label(self) -> str:
+        return f"{self.sweep.name}-{self.preset}-{len(self.configs)}runs"
+
+
+def run_job(job: Job, device: str | torch.device = "auto") -> list[dict]:
+    """Train one job where this is called (this process, or a Dask worker) and return its table rows.
+
+    The device is resolved here (``"auto"``: this machine's GPU when it has one); the rows' provenance names it.
+    """
+    return job.sweep.train_stack(job.configs, job.preset, resolve_device(device))
+
+
+class Executor(Protocol):
+    """Where a sweep's jobs train. :func:`run_sweep` writes the rows it yields."""
+
+    def describe(self) -> str:
+        """Where the runs train, for the log (e.g. ``cpu``, ``the Dask cluster at tcp://...``)."""
+        ...
+
+    def map_jobs(self, jobs: Sequence[Job]) -> Iterator[tuple[Job, list[dict] | BaseException]]:
+        """Train ``jobs``; yield each with its rows (or the error that stopped it) as it finishes."""
+        ...
+
+
+class LocalExecutor:
+    """Train the jobs one after the other in this process, on ``device``."""
+
+    def __init__(self, device: str | torch.device = "auto") -> None:
+        self.device = resolve_device(device)
+
+    def describe(self) -> str:
+        return str(self.device)
+
+    def map_jobs(self, jobs: Sequence[Job]) -> Iterator[tuple[Job, list[dict] | BaseException]]:
+        for job in jobs:
+            try:
+                rows = run_job(job, self.device)
+            except Exception as e:  # reported with the job's configs; the sweep goes on
+                yield job, e
+            else:
+                yield job, rows
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A run that could not be trained, and why."""
+
+    config: Any
+    run_key: str
+    error: str
+
+
+class SweepError(RuntimeError):
+    """Some runs failed; every other finished run is in the table. ``failures`` lists them."""
+
+    def __init__(self, name: str, preset: str, failures: Sequence[Failure]) -> None:
+        self.failures = list(failures)
+        lines = [f"{name}/{preset}: {len(self.failures)} run(s) failed (the others are written; "
+                 "rerunning the sweep retries only what is missing):"]
+        by_error: dict[str, list[Failure]] = {}
+        for f in self.failures:
+            by_error.setdefault(f.error, []).append(f)
+        for err, fs in by_error.items():
+            lines.append(f"  {err}")
+            lines += [f"    run_key {f.run_key}: {f.config!r}" for f in fs]
+        super().__init__("\n".join(lines))
+
+
+def _error_text(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".strip()
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def run_sweep(
+    sweep: Sweepable,
+    preset: str,
+    device: str | torch.device = "auto",
+    shard: tuple[int, int] = (0, 1),
+    root: Path | None = None,
+    progress: bool = True,
+    max_stack: int | None = None,
+    max_rounds: int = 32,
+    log: Callable[[str], None] = print,
+    executor: Executor | None = None,
+    path: Path | None = None,
+) -> pd.DataFrame:
+    """Train every pending run of a sweep's preset; rows go to data/ as jobs finish.
+
+    ``executor`` trains the jobs (default: a :class:`LocalExecutor` on
+    ``device``; ``device`` is not used otherwise). Refinement rounds are
+    planned here, each from the table once the previous round has finished.
+    A run that fails is not tried again in later rounds; once nothing else is
+    left, :class:`SweepError` lists the failures (the table holds the rest).
+    ``path`` overrides the table's file (default: data/<name>.csv, or the shard's file under ``root``).
+    Raises :class:`rgr.store.TableBusy` when another sweep holds the table.
+    """
+    check_preset(sweep, preset)
+    check_shard(sweep, shard)
+    ex = executor if executor is not None else LocalExecutor(device)
+    out = Path(path) if path is not None else table_path(sweep.name, shard, root)
+    schema = sweep.schema
+    failed: dict[str, Failure] = {}
+    with sweep_lock(out, f"{sweep.name}/{preset}"):
+        for rnd in range(max_rounds):
+            done = load_table(out, schema) if out.is_file() else None
+            done_p = None if done is None else done[done["preset"] == preset]
+            skip = set(failed) | (set() if done is None else set(done["run_key"]))
+            todo = [c for c in sweep.planned_runs(preset, done_p, shard) if sweep.run_key(c, preset) not in skip]
+            if not todo:
+                n_done = 0 if done_p is None else len(done_p)
+                state = "complete" if not failed else f"{len(failed)} failed"
+                log(f"{sweep.name}/{preset}: {state} ({n_done} runs in {out.name})")
+                break
+            log(f"{sweep.name}/{preset} round {rnd}: {len(todo)} runs to train on {ex.describe()}")
+            for f in _train_and_write(sweep, preset, todo, ex, out, progress, max_stack):
+                failed[f.run_key] = f
+    if failed:
+        raise SweepError(sweep.name, preset, list(failed.values()))
+    return load_table(out, schema) if out.is_file() else pd.DataFrame()
+
+
+def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) -> list[Failure]:
+    """Hand one round's jobs to the executor; write each job's rows as it comes back."""
+    jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
+    failures: list[Failure] = []
+    bar = tqdm(total=len(todo), desc=f"{sweep.name}/{preset}", unit="run", disable=not progress)
+    finished = executor.map_jobs(jobs)
+    try:
+        for job, res in finished:
+            if isinstance(res, BaseException):
+                err = _error_text(res)
+                failures += [Failure(c, k, err) for c, k in zip(job.configs, job.keys)]
+                bar.set_postfix(failed=len(failures))
+            else:
+                write_rows(out, sweep.schema, res)
+            bar.update(len(job.configs))
+    finally:
+        close = getattr(finished, "close", None)
+        if close is not None:
+            close()  # an executor stops (or cancels) what it still had under way
+        bar.close()
+    return failures

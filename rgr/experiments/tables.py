@@ -1,0 +1,62 @@
+"""Where each experiment's table lives, reading it (shards merged) through the strict loader, merging shards.
+
+Every table of data/ is read here, through :func:`rgr.store.load_table` and the
+experiment's own :class:`rgr.store.Schema`: the protocol sweeps, E7
+(``gpt2.csv``) and the constructions (``constructions.csv``) alike. Chapters
+reach it through :func:`rgr.catalog.load` (by name).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+import pandas as pd
+
+from ..paths import data_dir
+from ..store import Schema, TableError, load_table, sweep_lock, write_rows
+
+__all__ = ["table_path", "shard_paths", "load_results", "merge_shards"]
+
+
+def table_path(name: str, shard: tuple[int, int] | None = None, root: Path | None = None) -> Path:
+    """data/<name>.csv, or a shard's file data/<name>.shard-<i>-of-<n>.csv."""
+    base = root or data_dir()
+    if shard is None or shard[1] == 1:
+        return base / f"{name}.csv"
+    return base / f"{name}.shard-{shard[0]}-of-{shard[1]}.csv"
+
+
+def shard_paths(name: str, root: Path | None = None) -> list[Path]:
+    return sorted((root or data_dir()).glob(f"{name}.shard-*-of-*.csv"))
+
+
+def load_results(schema: Schema, preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
+    """The table of ``schema.name`` (with any shard files merged), optionally one preset's rows."""
+    main = table_path(schema.name, root=root)
+    paths = [p for p in [main, *shard_paths(schema.name, root)] if p.is_file()]
+    if not paths:
+        raise TableError(f"{main}: no such table; produce it with "
+                         f"`python -m rgr {'constructions' if schema.name == 'constructions' else 'sweep ' + schema.name}"
+                         " --preset book`")
+    df = pd.concat([load_table(p, schema) for p in paths], ignore_index=True)
+    df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
+    if preset is not None:
+        df = df[df["preset"] == preset].reset_index(drop=True)
+    return df
+
+
+def merge_shards(schema: Schema, root: Path | None = None) -> int:
+    """Fold shard files into the main table (then delete them); returns the row count.
+
+    Refuses (:class:`rgr.store.TableBusy`) while a sweep still writes one of the shards.
+    """
+    shards = shard_paths(schema.name, root)
+    with ExitStack() as held:
+        for p in shards:
+            held.enter_context(sweep_lock(p, "merging shards"))
+        df = load_results(schema, root=root)
+        n = write_rows(table_path(schema.name, root=root), schema, df.to_dict("records"))
+        for p in shards:
+            p.unlink()
+    return n
