@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.chapters.figures.gpt2 import plot_accuracy_vs_dk
+from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
 from rgr.results.stats import t_interval
 from rgr.gpt2.items import STAND_IN_SOURCE, StandInSpec, stand_in_items
 from rgr.task.graphs import permutation_graph
