@@ -74,6 +74,22 @@ class ThresholdShift:
         return max((c.ratio for c in self.both), default=math.nan)
 
     @property
+    def n_costly(self) -> int:
+        """Cells where normalising the heads costs budget (ratio >= 1)."""
+        return sum(c.ratio >= 1 for c in self.both)
+
+    @property
+    def n_below_ln_m(self) -> int:
+        """Cells whose ratio is at most ln m, Theorem 8.1's extra factor."""
+        return sum(c.ratio <= c.ln_m for c in self.both)
+
+    @property
+    def n_more_heads(self) -> int:
+        """Cells where the softmax model's h* exceeds the max-over-heads model's."""
+        return sum(c.h_star_soft is not None and c.h_star_max is not None and c.h_star_soft > c.h_star_max
+                   for c in self.cells)
+
+    @property
     def all_costly(self) -> bool:
         """Every measured ratio is at least 1 (False when there is none)."""
         return bool(self.both) and all(c.ratio >= 1 for c in self.both)
@@ -116,17 +132,20 @@ class Algorithm2Reading:
 
     n_cells: int
     n_one_hot: int  # cells where the one-hot construction reaches the target at some tested ell
-    ell_over_h_min: float  # shortest such ell divided by the cell's h, smallest over those cells
+    ell_scale_min: float  # shortest such ell / max(h, ln m) (Theorem 8.1's condition), smallest over those cells
+    ell_scale_max: float  # ... and largest
     gaussian_best_f1: float  # best mean F1 on Gaussian embeddings over every cell, width and length
 
 
 def algorithm2_reading(summary: pd.DataFrame) -> Algorithm2Reading:
     """Word the per-cell summary of :func:`rgr.experiments.construction_sweeps.softmax_cells_summary`."""
     ok = summary.dropna(subset=["one_hot_min_ell"])
+    scale = ok.one_hot_min_ell / [max(h, math.log(m)) for h, m in zip(ok.h, ok.m)]
     return Algorithm2Reading(
         n_cells=len(summary),
         n_one_hot=len(ok),
-        ell_over_h_min=float((ok.one_hot_min_ell / ok.h).min()) if len(ok) else math.nan,
+        ell_scale_min=float(scale.min()) if len(ok) else math.nan,
+        ell_scale_max=float(scale.max()) if len(ok) else math.nan,
         gaussian_best_f1=float(summary.gaussian_best_f1.max()) if len(summary) else math.nan,
     )
 

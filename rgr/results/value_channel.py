@@ -23,7 +23,8 @@ import pandas as pd
 from .stats import summarize
 
 __all__ = ["rank_floor", "paper_mse", "error_ratios", "ValueCell", "value_cells", "one_head_stopping",
-           "StoppingEffect", "stopping_effect", "cells_table"]
+           "StoppingEffect", "stopping_effect", "cells_table",
+           "ValueSummary", "value_summary"]
 
 
 def rank_floor(m: int, d_model: int) -> float:
@@ -106,12 +107,40 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class ValueSummary:
+    """:func:`value_cells` over all cells, in the numbers the chapter words."""
+
+    n_cells: int
+    n_solved: int  # cells where some tested budget brings the mean error to the level
+    n_one_head_solved: int
+    closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
+    multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
+    n_budgets: int
+    n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
+    n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
+
+
+def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
+    ratios = [c.solved_over_f1 for c in cells if not math.isnan(c.solved_over_f1)]
+    one = [c for c in cells if c.f1_h_star == 1]
+    return ValueSummary(
+        n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
+        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
+        closest_to_f1=min(ratios, default=math.nan),
+        multi_head_best=sum(c.multi_head_best for c in cells), n_budgets=sum(c.n_budgets for c in cells),
+        n_f1_one_head_cells=len(one), n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one),
+    )
+
+
 def cells_table(cells: tuple[ValueCell, ...]) -> pd.DataFrame:
     """The per-cell readings as the chapter's table."""
     cols = ["m", "d_model", "m/d_model", "F1 D_K*", "F1 h*", "first D_K below level", "its h",
-            "one head: first D_K below", "lowest ratio", "budgets with best h > 1"]
+            "one head: first D_K below", "lowest ratio", "one head: lowest ratio", "rank floor 1 - d_model/m",
+            "budgets with best h > 1"]
     rows = [(c.m, c.d_model, c.lam, c.f1_D_K_star, c.f1_h_star, c.first_solved_D_K, c.first_solved_h,
-             c.one_head_solved_D_K, c.lowest_ratio, f"{c.multi_head_best} of {c.n_budgets}") for c in cells]
+             c.one_head_solved_D_K, c.lowest_ratio, c.one_head_best_ratio, rank_floor(c.m, c.d_model),
+             f"{c.multi_head_best} of {c.n_budgets}") for c in cells]
     out = pd.DataFrame(rows, columns=cols)
     for c in ("F1 D_K*", "F1 h*", "first D_K below level", "its h", "one head: first D_K below"):
         out[c] = out[c].astype("Int64")
@@ -145,14 +174,19 @@ class StoppingEffect:
     best_D_K_full: tuple[int, ...]
 
     @property
-    def rises_without_stop(self) -> bool:
-        """In every d_model the error at the largest D_K is above its minimum by more than 5% with no early stop."""
-        return bool(self.d_model) and all(t > 1.05 * b for t, b in zip(self.top_full, self.best_full))
+    def n_rise_without_stop(self) -> int:
+        """d_model whose error at the largest D_K is above its minimum by more than 5% with no early stop."""
+        return int(sum(t > 1.05 * b for t, b in zip(self.top_full, self.best_full)))
+
+    @property
+    def n_min_at_d_model(self) -> int:
+        """d_model whose one-head minimum (no early stop) sits at D_K = d_model, where one head's rank tops out."""
+        return int(sum(d == k for d, k in zip(self.d_model, self.best_D_K_full)))
 
     @property
     def largest_gain(self) -> float:
         """Largest drop of the top-rung ratio from training to the cutoff (stop - full), over d_model."""
-        return max((s - f for s, f in zip(self.top_stop, self.top_full)), default=math.nan)
+        return float(max((s - f for s, f in zip(self.top_stop, self.top_full)), default=math.nan))
 
 
 def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
@@ -162,6 +196,6 @@ def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
         p = g.pivot_table(index="D_K", columns="stopping", values="ratio").dropna()
         if len(p) and {"early stop", "to the cutoff"} <= set(p.columns):
             s, f = p["early stop"], p["to the cutoff"]
-            rows.append((int(d), s.min(), s.iloc[-1], f.min(), f.iloc[-1], int(f.idxmin())))
+            rows.append((int(d), float(s.min()), float(s.iloc[-1]), float(f.min()), float(f.iloc[-1]), int(f.idxmin())))
     cols = list(zip(*rows)) if rows else [()] * 6
     return StoppingEffect(*(tuple(c) for c in cols))
