@@ -66,6 +66,8 @@ def test_value_cells_first_budget_best_heads_and_f1():
     s = value_summary(cells)
     assert (s.n_cells, s.n_solved, s.n_one_head_solved) == (2, 2, 0)
     assert s.closest_to_f1 == pytest.approx(32 / 20) and (s.n_f1_one_head_cells, s.n_f1_one_head_multi) == (1, 1)
+    assert s.closest_cell is c16 and s.farthest_from_f1 == pytest.approx(8.0)
+    assert s.tracks_f1(8.0) and not s.tracks_f1(2.0)
     t = cells_table(cells)
     assert list(t["rank floor 1 - d_model/m"]) == [0.75, 0.5] and t["first D_K below level"].tolist() == [32, 32]
     with pytest.raises(ValueError, match="solved"):
@@ -75,7 +77,8 @@ def test_value_cells_first_budget_best_heads_and_f1():
 def test_value_cells_without_f1_or_success():
     cells = value_cells(error_ratios(_runs(lambda d, h, dk: 0.09), BASE), pd.DataFrame(), solved=0.1)
     assert all(c.first_solved_D_K is None and c.f1_D_K_star is None for c in cells)
-    assert math.isnan(value_summary(cells).closest_to_f1) and value_summary(cells).n_solved == 0
+    s = value_summary(cells)
+    assert math.isnan(s.closest_to_f1) and s.n_solved == 0 and s.closest_cell is None and not s.tracks_f1(100)
 
 
 def test_one_head_with_and_without_early_stopping():
@@ -86,8 +89,12 @@ def test_one_head_with_and_without_early_stopping():
     e = stopping_effect(compare)
     assert e.d_model == (16, 32) and e.n_min_at_d_model == 0  # ties: the minimum is the first D_K tested
     assert e.n_rise_without_stop == 2 and e.largest_gain == pytest.approx(0.005 * 64 / 0.5)  # d_model = 32: mean predictor 0.05
+    assert e.best_gain == 0 and e.floor_kept(0.01)
+    lower = stopping_effect(one_head_stopping(stopped, full.assign(test_mse=full.test_mse * 0.5), BASE))
+    assert lower.best_gain == pytest.approx(0.6) and not lower.floor_kept(0.01)
     none = one_head_stopping(stopped, full.iloc[:0], BASE)
     assert set(none.stopping) == {"early stop"} and stopping_effect(none).d_model == ()
+    assert not stopping_effect(none).floor_kept() and math.isnan(stopping_effect(none).best_gain)
 
 
 def test_value_figures():

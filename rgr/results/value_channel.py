@@ -115,19 +115,28 @@ class ValueSummary:
     n_solved: int  # cells where some tested budget brings the mean error to the level
     n_one_head_solved: int
     closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
+    closest_cell: ValueCell | None  # the cell attaining it
+    farthest_from_f1: float  # largest such ratio
     multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
     n_budgets: int
     n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
     n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
 
+    def tracks_f1(self, factor: float = 2.0) -> bool:
+        """Every cell's error reaches the level within ``factor`` x its F1 threshold (False with no cells)."""
+        return self.n_cells > 0 and self.n_solved == self.n_cells and self.farthest_from_f1 <= factor
+
 
 def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
-    ratios = [c.solved_over_f1 for c in cells if not math.isnan(c.solved_over_f1)]
+    """Sum up :func:`value_cells` (see :class:`ValueSummary`)."""
+    solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
     one = [c for c in cells if c.f1_h_star == 1]
     return ValueSummary(
         n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
         n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
-        closest_to_f1=min(ratios, default=math.nan),
+        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
+        closest_cell=solved[0] if solved else None,
+        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
         multi_head_best=sum(c.multi_head_best for c in cells), n_budgets=sum(c.n_budgets for c in cells),
         n_f1_one_head_cells=len(one), n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one),
     )
@@ -182,6 +191,15 @@ class StoppingEffect:
     def n_min_at_d_model(self) -> int:
         """d_model whose one-head minimum (no early stop) sits at D_K = d_model, where one head's rank tops out."""
         return int(sum(d == k for d, k in zip(self.d_model, self.best_D_K_full)))
+
+    @property
+    def best_gain(self) -> float:
+        """Largest change of one head's lowest ratio from early stopping to training to the cutoff."""
+        return float(max((abs(s - f) for s, f in zip(self.best_stop, self.best_full)), default=math.nan))
+
+    def floor_kept(self, tol: float = 0.01) -> bool:
+        """One head's lowest ratio moves by at most ``tol`` without early stopping, in every d_model."""
+        return bool(self.d_model) and self.best_gain <= tol
 
     @property
     def largest_gain(self) -> float:
