@@ -15,8 +15,11 @@ the plumbing, module by module in the order data flows:
   presets, the resumable runner writing data/ with provenance, Dask scale-out
   (``python -m rgr sweep``);
 - :mod:`rgr.results.stats`, :mod:`rgr.results.thresholds` — t-intervals, D_K*, h*, law fits;
-- :mod:`rgr.chapters.figures`, :mod:`rgr.chapters.style`, :mod:`rgr.chapters.loading` — one function per
-  figure, one colour per head count, and the chapters' data loading.
+  :mod:`rgr.results.softmax`, :mod:`rgr.results.value_channel`, :mod:`rgr.results.gpt2_block`,
+  :mod:`rgr.results.baselines` — each chapter's findings as small frozen results;
+- :mod:`rgr.chapters.figures`, :mod:`rgr.chapters.style`, :mod:`rgr.chapters.loading` — one ``plot_*``
+  function per figure in one module per chapter (``figures.softmax`` for book/softmax.ipynb, ...), one colour
+  per head count, and the chapters' data loading.
 """
 
 __version__ = "0.1.0"
