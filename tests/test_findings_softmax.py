@@ -9,7 +9,10 @@ import pytest
 matplotlib.use("Agg")
 
 from rgr.results.softmax import (  # noqa: E402
-    algorithm2_reading, best_f1_by_cell, linear_sum_check, threshold_shift,
+    algorithm2_reading,
+    best_f1_by_cell,
+    linear_sum_check,
+    threshold_shift,
 )
 
 

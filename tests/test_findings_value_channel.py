@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 matplotlib.use("Agg")
 
 from rgr.results.value_channel import (  # noqa: E402
-    cells_table, error_ratios, one_head_stopping, paper_mse, rank_floor, stopping_effect, value_cells, value_summary,
+    cells_table,
+    error_ratios,
+    one_head_stopping,
+    paper_mse,
+    rank_floor,
+    stopping_effect,
+    value_cells,
+    value_summary,
 )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-__all__ = ["MISSING", "table", "number"]
+__all__ = ["MISSING", "number", "table"]
 
 MISSING = "—"
 

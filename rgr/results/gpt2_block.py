@@ -16,7 +16,7 @@ import pandas as pd
 from ..gpt2.items import STAND_IN_SOURCE
 from .stats import summarize
 
-__all__ = ["embedding_label", "is_stand_in", "GPT2Reading", "gpt2_reading"]
+__all__ = ["GPT2Reading", "embedding_label", "gpt2_reading", "is_stand_in"]
 
 
 def is_stand_in(sources: pd.Series | list[str]) -> bool:

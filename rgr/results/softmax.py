@@ -20,8 +20,16 @@ import pandas as pd
 from ..task.metrics import reaches_target
 from .thresholds import curves
 
-__all__ = ["ShiftCell", "ThresholdShift", "threshold_shift", "Algorithm2Reading", "algorithm2_reading",
-           "LinearSumCheck", "linear_sum_check", "best_f1_by_cell"]
+__all__ = [
+    "Algorithm2Reading",
+    "LinearSumCheck",
+    "ShiftCell",
+    "ThresholdShift",
+    "algorithm2_reading",
+    "best_f1_by_cell",
+    "linear_sum_check",
+    "threshold_shift",
+]
 
 _CELL = ["m", "d_model", "r"]
 

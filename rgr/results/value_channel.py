@@ -22,9 +22,19 @@ import pandas as pd
 
 from .stats import summarize
 
-__all__ = ["rank_floor", "paper_mse", "error_ratios", "ValueCell", "value_cells", "one_head_stopping",
-           "StoppingEffect", "stopping_effect", "cells_table",
-           "ValueSummary", "value_summary"]
+__all__ = [
+    "StoppingEffect",
+    "ValueCell",
+    "ValueSummary",
+    "cells_table",
+    "error_ratios",
+    "one_head_stopping",
+    "paper_mse",
+    "rank_floor",
+    "stopping_effect",
+    "value_cells",
+    "value_summary",
+]
 
 
 def rank_floor(m: int, d_model: int) -> float:

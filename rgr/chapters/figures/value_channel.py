@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from ...results.thresholds import curves
 from ..style import head_color, set_style
 
-__all__ = ["plot_value_mse", "plot_one_head_stopping"]
+__all__ = ["plot_one_head_stopping", "plot_value_mse"]
 
 
 def _empty(message: str) -> Figure:
