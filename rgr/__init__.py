@@ -20,8 +20,10 @@ one below it (tests/test_style.py checks it):
 - :mod:`rgr.gpt2` — items (GPT-2 embeddings), block (the E7 model), experiment (E7 for the runner);
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
-  frozen result (permutation_sweeps, denser_graphs, ...), the replication verdicts;
-- :mod:`rgr.chapters` — loading (``load_experiment``), style, display, figures;
+  frozen result (permutation_sweeps, denser_graphs, softmax, value_channel, gpt2_block), the replication
+  verdicts;
+- :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, and one figure module per
+  chapter (``figures.softmax`` for book/softmax.ipynb, ...);
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """
 

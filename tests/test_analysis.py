@@ -69,7 +69,8 @@ def test_figures_draw():
 
 
 def test_extension_figures_draw():
-    from rgr.chapters.figures import extensions as ext
+    from rgr.chapters.figures import softmax as ext
+    from rgr.chapters.figures.value_channel import plot_value_mse
 
     df = _table()
     cells = thresholds(df)
@@ -83,7 +84,7 @@ def test_extension_figures_draw():
                 assert (np.diff(line.get_ydata()) >= 0).all()
     val = df.assign(test_mse=1.0 - df.test_f1 * 0.5)
     base = pd.DataFrame(dict(d_model=[16, 32], mse_zero=[1.0, 1.0], mse_mean=[0.9, 0.9]))
-    assert ext.plot_value_mse(val, base).axes
+    assert plot_value_mse(val, base).axes
 
 
 def test_figures_say_when_there_is_nothing_to_draw():

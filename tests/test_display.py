@@ -26,3 +26,15 @@ def test_bad_input_names_the_parameter():
         table([1, 2])
     with pytest.raises(ValueError, match="digits"):
         table(_df(), digits={"nope": 1})
+
+
+def test_number_for_prose():
+    import math
+
+    import numpy as np
+
+    from rgr.chapters.display import MISSING, number
+
+    assert number(1.234, 1) == "1.2" and number(np.float64(0.5), 3) == "0.500"
+    assert number(3) == "3" and number(np.int64(7), 2) == "7"
+    assert number(None) == number(math.nan) == number(pd.NA) == number(np.nan) == MISSING

@@ -50,7 +50,7 @@ def test_summary(table):
 
 
 def test_figure_draws(table):
-    from rgr.chapters.figures.extensions import plot_softmax_construction
+    from rgr.chapters.figures.softmax import plot_softmax_construction
 
     fig = plot_softmax_construction(table)
     labels = {t.get_text() for t in fig.axes[-1].get_legend().get_texts()}

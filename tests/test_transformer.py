@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.chapters.figures.gpt2 import plot_accuracy_vs_dk
+from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
 from rgr.gpt2.block import (
     PRESETS,
     Config,

@@ -8,12 +8,14 @@ where a value does not exist (a cell whose D_K* was never reached, say).
 from __future__ import annotations
 
 import hashlib
+import math
+import numbers
 from collections.abc import Mapping
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-__all__ = ["MISSING", "table"]
+__all__ = ["MISSING", "number", "table"]
 
 MISSING = "—"
 
@@ -56,3 +58,13 @@ def table(
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
     return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+
+
+def number(x: object, digits: int = 2) -> str:
+    """``x`` rounded for prose (an integer as an integer), or "—" when it is missing (None, NaN, <NA>):
+    what a chapter glues where a reading may lack data (the smoke preset, a checkout with no tables)."""
+    if x is None or x is pd.NA or (isinstance(x, numbers.Real) and math.isnan(float(x))):
+        return MISSING
+    if isinstance(x, numbers.Integral):
+        return str(int(x))
+    return f"{float(x):.{digits}f}"

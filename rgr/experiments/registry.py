@@ -185,6 +185,8 @@ REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
 SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
 VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
 LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
+# patience above any step cutoff / check interval: a run stops only at its cutoff
+NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -251,6 +253,18 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "paper": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
                 "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
                 "smoke": _smoke((Cell(16, 8),)),
+            },
+            refine=False,
+        ),
+        Experiment(
+            "value_nostop", "E6 ablation", "value channel, one head, early stopping off: every run trains to the step "
+            "cutoff (chapter value channel: is the one-head error's rise with D_K an early stop?)", "value", "permutation",
+            {
+                "paper": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),
+                "book": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),
+                "smoke": Grid((Cell(16, 8),), (1,), (0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=0,
+                              max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50),
+                                                         *NO_EARLY_STOP)),
             },
             refine=False,
         ),

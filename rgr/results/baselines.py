@@ -1,9 +1,11 @@
-"""Reference predictors for the value channel (protocol E6; chapter *value channel*).
+"""Reference predictors for the value channel (protocol E6; chapter *value channel*, book/value_channel.ipynb).
 
 A test MSE means little on its own. Two trivial predictors on the very same
 test contexts give the scale: predicting the zero message, and predicting the
 mean message of all items. A trained layer that does not beat the mean message
-has learned nothing about where to attend.
+has learned nothing about where to attend. Both are, like the table's ``test_mse``, squared errors averaged
+over the d_msg coordinates of a message (the paper sums them; see :func:`rgr.results.value_channel.paper_mse`),
+so ratios against them do not depend on the convention.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Figures of the chapter *GPT-2 block* (protocol E7): test accuracy of one Transformer block vs D_K."""
+"""Figures of the chapter *GPT-2 block* (book/gpt2_block.ipynb, protocol E7): paper's Fig. 7, test accuracy of
+one Transformer block against D_K."""
 
 from __future__ import annotations
 
@@ -7,19 +8,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...gpt2.items import STAND_IN_SOURCE
+from ...results.gpt2_block import embedding_label
 from ...results.stats import t_interval
 from ..style import head_color, set_style
 
-__all__ = ["embedding_label", "plot_accuracy_vs_dk"]
-
-
-def embedding_label(sources: pd.Series | list[str]) -> str:
-    """A plain statement of where the embeddings came from, loud when they are a stand-in."""
-    names = sorted(set(map(str, sources)))
-    if any(s == STAND_IN_SOURCE or s.startswith("stand-in") for s in names):
-        return "STAND-IN embeddings, not GPT-2 (seeded random vectors)"
-    return "frozen embeddings: " + ", ".join(names)
+__all__ = ["plot_accuracy_vs_dk"]
 
 
 def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.04, seed: int = 0) -> Figure:

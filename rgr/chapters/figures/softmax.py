@@ -1,4 +1,6 @@
-"""Figures of the chapters *softmax* and *value channel* (paper Figs. 5-6, and the linear ablation)."""
+"""Figures of the chapter *softmax* (book/softmax.ipynb): paper Fig. 5, the threshold shift, Algorithm 2 at
+the trained cells, and the linear-sum ablation. Every function sets the book's style and draws a note instead
+of failing when its table has nothing to show (the smoke preset, a checkout with no tables)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,25 @@ from matplotlib.figure import Figure
 from ...results.thresholds import curves
 from ...task.metrics import F1_TARGET
 from ..style import head_color, set_style
+from .permutation_sweeps import plot_f1_curves
 
-__all__ = ["plot_value_mse", "plot_threshold_shift", "plot_linear_ablation", "plot_softmax_construction"]
+
+def _empty(message: str) -> Figure:
+    """A small figure that says why there is nothing to plot."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(6, 1.6))
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10, wrap=True)
+    return fig
+
+
+def plot_softmax_f1(runs: pd.DataFrame) -> Figure:
+    """Paper's Fig. 5: the softmax model's mean test F1 against D_K per h, one panel per cell."""
+    if runs.empty:
+        return _empty("no softmax runs in this table")
+    return plot_f1_curves(runs, ncols=3, title="softmax per head, heads summed")
+
+__all__ = ["plot_linear_ablation", "plot_softmax_construction", "plot_softmax_f1", "plot_threshold_shift"]
 
 
 def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
@@ -22,35 +41,14 @@ def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
     ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
 
 
-def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
-    """Fig. 6: test MSE against D_K per h, one panel per d_model, 95% intervals, with the MSE of the
-    zero and mean-message predictors (``baselines``: columns d_model, mse_zero, mse_mean) as lines."""
-    set_style()
-    s = curves(runs, "test_mse")
-    ds = sorted(s["d_model"].unique())
-    fig, axes = plt.subplots(1, len(ds), figsize=(5.2 * len(ds), 3.8), squeeze=False)
-    for ax, d in zip(axes[0], ds):
-        for h, g in s[s.d_model == d].groupby("h"):
-            _errorbar(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
-        b = baselines[baselines.d_model == d]
-        ax.axhline(b["mse_zero"].mean(), color="k", ls=":", lw=1, label="predict 0")
-        ax.axhline(b["mse_mean"].mean(), color="k", ls="--", lw=1, label="predict the mean message")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel(r"$D_K = h\,d_k$")
-        ax.set_ylabel("test MSE")
-        ax.set_title(f"m={int(s.m.iloc[0])}, $d_{{model}}$={d}", fontsize=10)
-    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.tight_layout()
-    return fig
-
-
 def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Figure:
     """D_K* of the max-over-heads and the softmax model in the cells both measured, with the ratio
     against ln m (Theorem 8.1's extra factor)."""
-    set_style()
     both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
     both = both.sort_values(["m", "d_model"]).reset_index(drop=True)
+    if both.empty:
+        return _empty("no cell measured by both the max-over-heads and the softmax table")
+    set_style()
     fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(both) + 2), 3.8))
     x = np.arange(len(both))
     ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
@@ -72,6 +70,8 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
 def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
     """Per cell: F1 vs D_K of heads summed linearly (every h), beside max-over-heads with h = 1 and
     with the cell's best h at any budget up to D_K (an envelope)."""
+    if linear.empty:
+        return _empty("no linear-sum runs in this table")
     set_style()
     sl, sm = curves(linear), curves(maxed)
     keys = sorted({(int(m), int(d)) for m, d in sl[["m", "d_model"]].itertuples(index=False)})
@@ -101,6 +101,8 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
     theorem's setting), dashed greys on Gaussian embeddings of width d_model (one per d_k). The dashed
     red line is ell = max(h, ln m), Theorem 8.1's condition with C_ell = 1; the shaded region is
     ell <= 2 (h - 1), where the non-owner heads' background (h - 1) / ell alone reaches tau = 1/2."""
+    if df.empty:
+        return _empty("no construction results for these cells")
     set_style()
     keys = sorted({(int(m), int(d)) for m, d in df[["m", "d_model"]].itertuples(index=False)})
     fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.5), squeeze=False, sharey=True)

@@ -1,0 +1,202 @@
+"""Findings of the chapter *softmax* (book/softmax.ipynb; protocol E5 and the linear-sum ablation).
+
+Each function takes the chapter's tables and returns a small frozen result that the chapter words:
+
+- :func:`threshold_shift` — D_K* of the softmax model over D_K* of the max-over-heads model per cell,
+  against Theorem 8.1's extra factor ln m;
+- :func:`algorithm2_reading` — where Algorithm 2's explicit weights reach the target on sampled contexts;
+- :func:`linear_sum_check` — the linear sum of h heads against one max head of the same width, run for
+  run. By construction (one d_model x D_K init whatever h, a score that is one matrix product) they are
+  the same model up to floating-point rounding: a sanity check of the argument, not a measured effect.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..task.metrics import reaches_target
+from .thresholds import curves
+
+__all__ = [
+    "Algorithm2Reading",
+    "LinearSumCheck",
+    "ShiftCell",
+    "ThresholdShift",
+    "algorithm2_reading",
+    "best_f1_by_cell",
+    "linear_sum_check",
+    "threshold_shift",
+]
+
+_CELL = ["m", "d_model", "r"]
+
+
+def _int_or_none(x: object) -> int | None:
+    return None if pd.isna(x) else int(x)
+
+
+@dataclass(frozen=True)
+class ShiftCell:
+    """One cell measured by both models: thresholds, head counts, their ratio and ln m."""
+
+    m: int
+    d_model: int
+    D_K_star_max: int | None
+    D_K_star_soft: int | None
+    h_star_max: int | None
+    h_star_soft: int | None
+    max_f1_h1_soft: float  # best mean F1 of one softmax head at any tested budget
+
+    @property
+    def ln_m(self) -> float:
+        return math.log(self.m)
+
+    @property
+    def ratio(self) -> float:
+        """D_K*(softmax) / D_K*(max); NaN where either threshold was not reached."""
+        if self.D_K_star_max is None or self.D_K_star_soft is None:
+            return math.nan
+        return self.D_K_star_soft / self.D_K_star_max
+
+
+@dataclass(frozen=True)
+class ThresholdShift:
+    """The cells both tables measured (see :func:`threshold_shift`)."""
+
+    cells: tuple[ShiftCell, ...]
+
+    @property
+    def both(self) -> tuple[ShiftCell, ...]:
+        """Cells where both models reached the target."""
+        return tuple(c for c in self.cells if not math.isnan(c.ratio))
+
+    @property
+    def ratio_min(self) -> float:
+        return min((c.ratio for c in self.both), default=math.nan)
+
+    @property
+    def ratio_max(self) -> float:
+        return max((c.ratio for c in self.both), default=math.nan)
+
+    @property
+    def n_costly(self) -> int:
+        """Cells where normalising the heads costs budget (ratio >= 1)."""
+        return sum(c.ratio >= 1 for c in self.both)
+
+    @property
+    def n_below_ln_m(self) -> int:
+        """Cells whose ratio is at most ln m, Theorem 8.1's extra factor."""
+        return sum(c.ratio <= c.ln_m for c in self.both)
+
+    @property
+    def n_more_heads(self) -> int:
+        """Cells where the softmax model's h* exceeds the max-over-heads model's."""
+        return sum(c.h_star_soft is not None and c.h_star_max is not None and c.h_star_soft > c.h_star_max
+                   for c in self.cells)
+
+    @property
+    def all_costly(self) -> bool:
+        """Every measured ratio is at least 1 (False when there is none)."""
+        return bool(self.both) and all(c.ratio >= 1 for c in self.both)
+
+    @property
+    def all_below_ln_m(self) -> bool:
+        """Every measured ratio is at most ln m, Theorem 8.1's extra factor (False when there is none)."""
+        return bool(self.both) and all(c.ratio <= c.ln_m for c in self.both)
+
+    @property
+    def n_one_head_soft(self) -> int:
+        """Cells where one softmax head reaches the target at some budget."""
+        return sum(reaches_target(c.max_f1_h1_soft) for c in self.cells)
+
+    def table(self) -> pd.DataFrame:
+        rows = [dict(m=c.m, d_model=c.d_model, D_K_star_max=c.D_K_star_max, h_star_max=c.h_star_max,
+                     D_K_star_soft=c.D_K_star_soft, h_star_soft=c.h_star_soft, ratio=c.ratio, ln_m=c.ln_m,
+                     best_f1_one_soft_head=c.max_f1_h1_soft) for c in self.cells]
+        cols = ["m", "d_model", "D_K_star_max", "h_star_max", "D_K_star_soft", "h_star_soft", "ratio", "ln_m",
+                "best_f1_one_soft_head"]
+        out = pd.DataFrame(rows, columns=cols)
+        for c in ("D_K_star_max", "h_star_max", "D_K_star_soft", "h_star_soft"):
+            out[c] = out[c].astype("Int64")
+        return out
+
+
+def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> ThresholdShift:
+    """Pair the per-cell rows of :func:`rgr.results.thresholds.thresholds` of the max-over-heads and the
+    softmax tables on (m, d_model, r); cells only one table has are left out."""
+    both = max_cells.merge(soft_cells, on=_CELL, suffixes=("_max", "_soft")).sort_values(["m", "d_model"])
+    return ThresholdShift(tuple(
+        ShiftCell(int(r.m), int(r.d_model), _int_or_none(r.D_K_star_max), _int_or_none(r.D_K_star_soft),
+                  _int_or_none(r.h_star_max), _int_or_none(r.h_star_soft), float(r.max_f1_h1_soft))
+        for r in both.itertuples()))
+
+
+@dataclass(frozen=True)
+class Algorithm2Reading:
+    """Algorithm 2 at the trained cells (from ``softmax_cells_summary``): one-hot and Gaussian inputs."""
+
+    n_cells: int
+    n_one_hot: int  # cells where the one-hot construction reaches the target at some tested ell
+    ell_scale_min: float  # shortest such ell / max(h, ln m) (Theorem 8.1's condition), smallest over those cells
+    ell_scale_max: float  # ... and largest
+    gaussian_best_f1: float  # best mean F1 on Gaussian embeddings over every cell, width and length
+
+
+def algorithm2_reading(summary: pd.DataFrame) -> Algorithm2Reading:
+    """Word the per-cell summary of :func:`rgr.experiments.construction_sweeps.softmax_cells_summary`."""
+    ok = summary.dropna(subset=["one_hot_min_ell"])
+    scale = ok.one_hot_min_ell / [max(h, math.log(m)) for h, m in zip(ok.h, ok.m)]
+    return Algorithm2Reading(
+        n_cells=len(summary),
+        n_one_hot=len(ok),
+        ell_scale_min=float(scale.min()) if len(ok) else math.nan,
+        ell_scale_max=float(scale.max()) if len(ok) else math.nan,
+        gaussian_best_f1=float(summary.gaussian_best_f1.max()) if len(summary) else math.nan,
+    )
+
+
+@dataclass(frozen=True)
+class LinearSumCheck:
+    """The linear-sum runs beside the one-head max runs of the same (cell, D_K, seed)."""
+
+    n_runs: int  # linear-sum runs
+    n_matched: int  # of them, with a one-head max run of the same (cell, D_K, seed) and step cutoff
+    f1_gap: float  # largest |test F1 difference| over the matched runs (NaN when none)
+    tau_gap: float  # largest |tau difference| over the matched runs
+    h_spread: float  # largest spread of test F1 across head counts at one (cell, D_K, seed)
+
+    @property
+    def identical(self) -> bool:
+        """Every matched run has the same test F1 and a tau within float32 rounding (1e-5)."""
+        return self.n_matched > 0 and self.f1_gap == 0 and self.tau_gap < 1e-5
+
+
+def linear_sum_check(linear: pd.DataFrame, maxed: pd.DataFrame) -> LinearSumCheck:
+    """Compare every linear-sum run with the one-head max-over-heads run of the same configuration."""
+    key = [*_CELL, "D_K", "seed", "max_steps"]
+    one = maxed[maxed.h == 1][[*key, "test_f1", "tau"]]
+    both = linear.merge(one, on=key, suffixes=("", "_max"))
+    spread = linear.groupby([*_CELL, "D_K", "seed"])["test_f1"].agg(lambda s: s.max() - s.min())
+    return LinearSumCheck(
+        n_runs=len(linear),
+        n_matched=len(both),
+        f1_gap=float((both.test_f1 - both.test_f1_max).abs().max()) if len(both) else math.nan,
+        tau_gap=float((both.tau - both.tau_max).abs().max()) if len(both) else math.nan,
+        h_spread=float(spread.max()) if len(spread) else math.nan,
+    )
+
+
+def best_f1_by_cell(linear: pd.DataFrame, maxed: pd.DataFrame) -> pd.DataFrame:
+    """Per cell of the linear table: best mean F1 of the linear sum, of one max head, of any max head count."""
+    lin, mx = curves(linear), curves(maxed)
+    rows = []
+    for (m, d, r), g in lin.groupby(_CELL):
+        cell = mx[(mx.m == m) & (mx.d_model == d) & (mx.r == r)]
+        rows.append(dict(m=int(m), d_model=int(d), linear=float(g["mean"].max()),
+                         max_one_head=float(cell[cell.h == 1]["mean"].max()) if len(cell) else math.nan,
+                         max_best_h=float(cell["mean"].max()) if len(cell) else math.nan))
+    return pd.DataFrame(rows, columns=["m", "d_model", "linear", "max_one_head", "max_best_h"])
+

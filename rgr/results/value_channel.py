@@ -1,0 +1,229 @@
+"""Findings of the chapter *value channel* (book/value_channel.ipynb; protocol E6).
+
+The layer predicts ``sum_q S_pq y_q`` with the raw max-over-heads scores ``S`` as mixing weights. Zero
+error needs a score of exactly 1 on the target and 0 on every other item in context: a regression onto
+the permutation matrix P, not a sign test as in the F1 task. One head's score matrix
+``X W_Q W_K^T X^T`` has rank at most d_model < m, while P has rank m; :func:`rank_floor` is the share of
+P that the closest such matrix misses (Eckart–Young). The table's MSE is a mean over the d_msg
+coordinates of a message (the paper sums them: multiply by d_msg); every ratio here divides it by the
+mean-message predictor's MSE, computed the same way, so the convention cancels.
+
+- :func:`error_ratios` — test MSE / the mean predictor's, per (m, d_model, h, D_K);
+- :func:`value_cells` — per cell: the first budget below a level, the best head counts, the F1 threshold;
+- :func:`one_head_stopping` / :func:`stopping_effect` — one head with and without early stopping.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .stats import summarize
+
+__all__ = [
+    "StoppingEffect",
+    "ValueCell",
+    "ValueSummary",
+    "cells_table",
+    "error_ratios",
+    "one_head_stopping",
+    "paper_mse",
+    "rank_floor",
+    "stopping_effect",
+    "value_cells",
+    "value_summary",
+]
+
+
+def rank_floor(m: int, d_model: int) -> float:
+    """min over rank-d_model matrices S of ||S - P||_F^2 / ||P||_F^2 for an m x m permutation matrix P:
+    (m - min(d_model, m)) / m, since all m singular values of P equal 1."""
+    if m < 1 or d_model < 1:
+        raise ValueError(f"m and d_model must be positive, got m={m}, d_model={d_model}")
+    return (m - min(d_model, m)) / m
+
+
+def paper_mse(mse: float, d_msg: int) -> float:
+    """The table's per-coordinate MSE in the paper's convention (squared error summed over d_msg)."""
+    return mse * d_msg
+
+
+def error_ratios(runs: pd.DataFrame, baselines: pd.DataFrame) -> pd.DataFrame:
+    """Mean test MSE and its 95% interval per (m, d_model, h, D_K), divided by the mean-message predictor's
+    MSE of the cell (``baselines``: d_model, mse_mean, averaged over seeds): columns ratio, lo, hi."""
+    s = summarize(runs, ["m", "d_model", "h", "D_K"], "test_mse")
+    ref = s["d_model"].map(baselines.groupby("d_model")["mse_mean"].mean())
+    return s.assign(ratio=s["mean"] / ref, lo=s["lo"] / ref, hi=s["hi"] / ref)
+
+
+@dataclass(frozen=True)
+class ValueCell:
+    """One (m, d_model) cell of E6 beside the F1 threshold of the same cell (E1)."""
+
+    m: int
+    d_model: int
+    n_budgets: int
+    multi_head_best: int  # budgets where the lowest mean error has h > 1
+    lowest_ratio: float
+    first_solved_D_K: int | None  # smallest D_K whose mean error is <= solved x the mean predictor's
+    first_solved_h: int | None
+    one_head_solved_D_K: int | None
+    one_head_best_ratio: float
+    one_head_best_D_K: int
+    one_head_top_ratio: float  # one head at its largest tested D_K
+    f1_D_K_star: int | None  # the F1 task's threshold in the same cell (None: not measured or not reached)
+    f1_h_star: int | None
+
+    @property
+    def lam(self) -> float:
+        return self.m / self.d_model
+
+    @property
+    def solved_over_f1(self) -> float:
+        """First solved budget / the F1 threshold (NaN when either is missing)."""
+        if self.first_solved_D_K is None or self.f1_D_K_star is None:
+            return math.nan
+        return self.first_solved_D_K / self.f1_D_K_star
+
+
+def _opt(x: object) -> int | None:
+    return None if x is None or pd.isna(x) else int(x)
+
+
+def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> tuple[ValueCell, ...]:
+    """Per (m, d_model) of :func:`error_ratios`; ``f1_cells`` are the E1 rows of
+    :func:`rgr.results.thresholds.thresholds` (may be empty); ``solved`` a fraction in (0, 1]."""
+    if not 0 < solved <= 1:
+        raise ValueError(f"solved must be in (0, 1], got {solved}")
+    f1 = {(int(r.m), int(r.d_model)): r for r in f1_cells.itertuples()} if len(f1_cells) else {}
+    out = []
+    for (m, d), g in ratios.groupby(["m", "d_model"]):
+        best = g.loc[g.groupby("D_K")["ratio"].idxmin()]
+        ok, one = g[g.ratio <= solved].sort_values(["D_K", "ratio"]), g[g.h == 1].sort_values("D_K")
+        one_ok, ref = one[one.ratio <= solved], f1.get((int(m), int(d)))
+        out.append(ValueCell(
+            m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
+            lowest_ratio=float(g.ratio.min()),
+            first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
+            first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
+            one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
+            one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
+            one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
+            one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
+            f1_D_K_star=_opt(getattr(ref, "D_K_star", None)), f1_h_star=_opt(getattr(ref, "h_star", None)),
+        ))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ValueSummary:
+    """:func:`value_cells` over all cells, in the numbers the chapter words."""
+
+    n_cells: int
+    n_solved: int  # cells where some tested budget brings the mean error to the level
+    n_one_head_solved: int
+    closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
+    closest_cell: ValueCell | None  # the cell attaining it
+    farthest_from_f1: float  # largest such ratio
+    multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
+    n_budgets: int
+    n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
+    n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
+
+    def tracks_f1(self, factor: float = 2.0) -> bool:
+        """Every cell's error reaches the level within ``factor`` x its F1 threshold (False with no cells)."""
+        return self.n_cells > 0 and self.n_solved == self.n_cells and self.farthest_from_f1 <= factor
+
+
+def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
+    """Sum up :func:`value_cells` (see :class:`ValueSummary`)."""
+    solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
+    one = [c for c in cells if c.f1_h_star == 1]
+    return ValueSummary(
+        n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
+        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
+        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
+        closest_cell=solved[0] if solved else None,
+        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
+        multi_head_best=sum(c.multi_head_best for c in cells), n_budgets=sum(c.n_budgets for c in cells),
+        n_f1_one_head_cells=len(one), n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one),
+    )
+
+
+def cells_table(cells: tuple[ValueCell, ...]) -> pd.DataFrame:
+    """The per-cell readings as the chapter's table."""
+    cols = ["m", "d_model", "m/d_model", "F1 D_K*", "F1 h*", "first D_K below level", "its h",
+            "one head: first D_K below", "lowest ratio", "one head: lowest ratio", "rank floor 1 - d_model/m",
+            "budgets with best h > 1"]
+    rows = [(c.m, c.d_model, c.lam, c.f1_D_K_star, c.f1_h_star, c.first_solved_D_K, c.first_solved_h,
+             c.one_head_solved_D_K, c.lowest_ratio, c.one_head_best_ratio, rank_floor(c.m, c.d_model),
+             f"{c.multi_head_best} of {c.n_budgets}") for c in cells]
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("F1 D_K*", "F1 h*", "first D_K below level", "its h", "one head: first D_K below"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+def one_head_stopping(stopped: pd.DataFrame, full: pd.DataFrame, baselines: pd.DataFrame) -> pd.DataFrame:
+    """One head's error ratio per (d_model, D_K) with early stopping (``stopped``: the E6 table) and trained
+    to the step cutoff (``full``: the value_nostop table); long format with a ``stopping`` column."""
+    parts = []
+    for how, runs in (("early stop", stopped), ("to the cutoff", full)):
+        one = runs[runs.h == 1]
+        if len(one):
+            r = error_ratios(one, baselines)
+            steps = one.groupby(["d_model", "D_K"])["steps"].mean().rename("mean_steps").reset_index()
+            parts.append(r.merge(steps, on=["d_model", "D_K"]).assign(stopping=how))
+    cols = ["m", "d_model", "D_K", "stopping", "ratio", "lo", "hi", "n", "mean_steps"]
+    return pd.concat(parts)[cols].reset_index(drop=True) if parts else pd.DataFrame(columns=cols)
+
+
+@dataclass(frozen=True)
+class StoppingEffect:
+    """Does one head's error still rise with D_K once early stopping is off? Per d_model, over the D_K both
+    tables tested: the best ratio and the ratio at the largest D_K, with and without early stopping."""
+
+    d_model: tuple[int, ...]
+    best_stop: tuple[float, ...]
+    top_stop: tuple[float, ...]
+    best_full: tuple[float, ...]
+    top_full: tuple[float, ...]
+    best_D_K_full: tuple[int, ...]
+
+    @property
+    def n_rise_without_stop(self) -> int:
+        """d_model whose error at the largest D_K is above its minimum by more than 5% with no early stop."""
+        return int(sum(t > 1.05 * b for t, b in zip(self.top_full, self.best_full)))
+
+    @property
+    def n_min_at_d_model(self) -> int:
+        """d_model whose one-head minimum (no early stop) sits at D_K = d_model, where one head's rank tops out."""
+        return int(sum(d == k for d, k in zip(self.d_model, self.best_D_K_full)))
+
+    @property
+    def best_gain(self) -> float:
+        """Largest change of one head's lowest ratio from early stopping to training to the cutoff."""
+        return float(max((abs(s - f) for s, f in zip(self.best_stop, self.best_full)), default=math.nan))
+
+    def floor_kept(self, tol: float = 0.01) -> bool:
+        """One head's lowest ratio moves by at most ``tol`` without early stopping, in every d_model."""
+        return bool(self.d_model) and self.best_gain <= tol
+
+    @property
+    def largest_gain(self) -> float:
+        """Largest drop of the top-rung ratio from training to the cutoff (stop - full), over d_model."""
+        return float(max((s - f for s, f in zip(self.top_stop, self.top_full)), default=math.nan))
+
+
+def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
+    """Summarise :func:`one_head_stopping`'s rows over the D_K that both variants tested."""
+    rows = []
+    for d, g in compare.groupby("d_model"):
+        p = g.pivot_table(index="D_K", columns="stopping", values="ratio").dropna()
+        if len(p) and {"early stop", "to the cutoff"} <= set(p.columns):
+            s, f = p["early stop"], p["to the cutoff"]
+            rows.append((int(d), float(s.min()), float(s.iloc[-1]), float(f.min()), float(f.iloc[-1]), int(f.idxmin())))
+    cols = list(zip(*rows)) if rows else [()] * 6
+    return StoppingEffect(*(tuple(c) for c in cols))

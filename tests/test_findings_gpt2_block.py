@@ -1,0 +1,47 @@
+"""Findings of the chapter *GPT-2 block* (rgr.results.gpt2_block) on synthetic E7 tables."""
+
+import pandas as pd
+import pytest
+
+from rgr.gpt2.items import STAND_IN_SOURCE
+from rgr.results.gpt2_block import embedding_label, gpt2_reading, is_stand_in
+
+
+def _runs(acc, m=256, d_model=768, source=STAND_IN_SOURCE, steps=2000):
+    return pd.DataFrame([dict(m=m, d_model=d_model, D_K=dk, h=h, seed=s, test_acc=acc(dk, h, s), embedding_source=source,
+                              best_step=steps if s else steps // 2, steps_done=steps)
+                         for dk in (64, 128, 256) for h in (1, 2, 4) for s in (0, 1, 2)])
+
+
+def test_reading_of_a_known_table():
+    # more heads better; accuracy rises with D_K except h = 1 at 256; seed 2 of h = 2, D_K = 64 far ahead
+    def acc(dk, h, s):
+        if (dk, h, s) == (64, 2, 2):
+            return 1.0
+        return 0.2 * h / 4 + dk / 1000 - (0.2 if (h, dk) == (1, 256) else 0)
+
+    r = gpt2_reading(_runs(acc))
+    assert r.best_h == (2, 4, 4) and r.multi_head_best == 3 == r.n_budgets
+    assert r.one_head_acc == pytest.approx((0.05 + 0.064, 0.05 + 0.128, 0.05 + 0.256 - 0.2))
+    assert (r.n_monotone, r.n_heads) == (1, 3)  # h = 2 falls after its lucky seed, h = 1 at 256
+    assert r.frac_best_last == pytest.approx(2 / 3)
+    assert (r.n_split, r.n_settings) == (1, 9)
+    assert r.stand_in and not r.compressive and r.lam == pytest.approx(1 / 3)
+
+
+def test_compressive_and_real_embeddings():
+    r = gpt2_reading(_runs(lambda dk, h, s: 0.5, m=6144, source="gpt2 (openai-community/gpt2)"))
+    assert r.compressive and r.lam == 8 and not r.stand_in and r.n_split == 0
+
+
+def test_bad_tables():
+    with pytest.raises(ValueError, match="no rows"):
+        gpt2_reading(_runs(lambda dk, h, s: 0.5).iloc[:0])
+    mixed = pd.concat([_runs(lambda dk, h, s: 0.5), _runs(lambda dk, h, s: 0.5, m=512)])
+    with pytest.raises(ValueError, match="one m"):
+        gpt2_reading(mixed)
+
+
+def test_embedding_label():
+    assert is_stand_in([STAND_IN_SOURCE, "gpt2"]) and embedding_label([STAND_IN_SOURCE]).startswith("STAND-IN")
+    assert not is_stand_in(["gpt2"]) and embedding_label(["gpt2", "gpt2"]) == "frozen embeddings: gpt2"
