@@ -2,8 +2,8 @@
 
 - **Buttons from one URL.** ``repository.url`` in _config.yml is the one place that names the public
   repository; when it is set, the repository and issue buttons are switched on here (Jupyter Book
-  refuses them without a URL, so they cannot be on in _config.yml while the URL is empty), and the
-  Colab button is dropped for a repository Colab cannot open (not on GitHub).
+  refuses them without a URL, so they cannot be on in _config.yml while the URL is empty); the launch
+  buttons of _config.yml are kept only with a URL, and Colab's only for a repository on GitHub.
 - **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source.
 - **Look.** ``book/_static/rgr.css``: readable tables and figures at desktop and phone width.
 - **Tables to download.** data/*.csv and data/SCHEMA.md are copied to ``_build/html/data/``, where the
@@ -40,6 +40,8 @@ def _buttons(app, config) -> None:
         theme["use_issues_button"] = True
         if "github.com" not in url:
             launch.pop("colab_url", None)
+    else:  # the theme's launch buttons need a repository (it fails on an empty URL)
+        launch = {k: v for k, v in launch.items() if not k.endswith("_url")}
     theme["launch_buttons"] = launch
 
 
