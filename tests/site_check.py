@@ -101,6 +101,7 @@ def _chromium(chromium: str, url: str, size: tuple[int, int], *extra: str) -> st
 
 def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: Path | None = None) -> PageReport:
     """Render ``page`` (a built HTML file) at ``width`` and list what a reader would see broken."""
+    page = Path(page).resolve()
     size = WIDTHS[width]
     report = PageReport(str(page), width)
     text = page.read_text(encoding="utf-8")
