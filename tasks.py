@@ -5,6 +5,11 @@
     python3 tasks.py test   # create .venv, install, run the unit/property tests and nbval
 
     python3 tasks.py execute book/theory.ipynb ...   # re-execute chapters in place (commit the outputs)
+    python3 tasks.py tag [book/x.ipynb ...]          # install cell first, `hide-input` on code cells
+    python3 tasks.py check-site [page.html ...]      # render the built site in headless Chromium
+
+``book`` re-executes every chapter whose inputs changed since its cached execution: its code, the
+``rgr`` package, or a data/ table it reads (see :func:`chapter_inputs`), never showing a stale figure.
 
 Extra arguments after ``test`` go to pytest (e.g. ``python3 tasks.py test -k graphs``).
 The virtual environment is reused while pyproject.toml is unchanged.
@@ -13,7 +18,9 @@ The virtual environment is reused while pyproject.toml is unchanged.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -47,7 +54,11 @@ def ensure_env() -> None:
 
 def book() -> None:
     ensure_env()
-    _run(BIN / "jupyter-book", "build", ".", "-n", "-W", "--keep-going")
+    _run(PY, __file__, "_invalidate")  # jupyter-cache keys on code only: drop records of changed inputs
+    try:
+        _run(BIN / "jupyter-book", "build", ".", "-n", "-W", "--keep-going")
+    finally:
+        _run(PY, __file__, "_stamp")  # remember the inputs of every record that matches the code now
     print(f"book written to {ROOT / '_build' / 'html' / 'index.html'}")
 
 
@@ -72,7 +83,206 @@ def execute(notebooks: list[str]) -> None:
     _run(PY, "-c", code, *(notebooks or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("*.ipynb"))))
 
 
-COMMANDS = {"book": lambda a: book(), "test": test, "execute": execute}
+# ---------------------------------------------------------------------------------------------------
+# notebooks as JSON (this file runs on a bare Python: no nbformat), written the way nbformat writes them
+
+
+def read_nb(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_nb(nb: dict, path: Path) -> None:
+    Path(path).write_text(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def cell_source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The book's chapters: every notebook in book/."""
+    return sorted((root / "book").glob("*.ipynb"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# tag: the install cell first, `hide-input` on every code cell (idempotent)
+
+INSTALL_SNIPPET = ROOT / "book" / "_install_cell.py"
+INSTALL_MARKER = "# rgr: install cell"
+HIDE = "hide-input"
+INSTALL_TAGS = ["remove-cell"]  # plumbing: runs everywhere, never shown on the site
+
+
+def repository_url(root: Path = ROOT) -> str:
+    """``repository.url`` of _config.yml (the one place that names the public repository)."""
+    text = (root / "_config.yml").read_text(encoding="utf-8")
+    block = re.search(r"^repository:\s*\n((?:[ \t]+.*\n?)*)", text, re.M)
+    m = block and re.search(r"^\s+url:\s*[\"']?([^\"'#\s]*)", block.group(1), re.M)
+    return m.group(1) if m else ""
+
+
+def install_cell_source(url: str, snippet: Path = INSTALL_SNIPPET) -> str:
+    text = snippet.read_text(encoding="utf-8").rstrip("\n")
+    if not text.startswith(INSTALL_MARKER):
+        raise ValueError(f"{snippet} must start with {INSTALL_MARKER!r}")
+    return text.replace("{repository_url}", url)
+
+
+def tag_notebook(nb: dict, install_source: str) -> bool:
+    """Put the install cell first among the code cells and tag every other code cell ``hide-input``.
+
+    Keeps every other tag (``parameters`` among them); an existing install cell is replaced in place
+    of the first code cell, so rerunning changes nothing. Returns whether ``nb`` changed.
+    """
+    before = json.dumps(nb, sort_keys=True)
+    cells = [c for c in nb["cells"] if not (c["cell_type"] == "code" and cell_source(c).startswith(INSTALL_MARKER))]
+    for c in cells:
+        if c["cell_type"] == "code":
+            tags = c.setdefault("metadata", {}).setdefault("tags", [])
+            if HIDE not in tags and not {"remove-cell", "remove-input"} & set(tags):
+                tags.append(HIDE)
+    old = next((c for c in nb["cells"] if c["cell_type"] == "code" and cell_source(c).startswith(INSTALL_MARKER)), None)
+    install = {
+        "cell_type": "code",
+        "execution_count": old.get("execution_count") if old else None,
+        "id": "rgr-install",
+        "metadata": {"tags": list(INSTALL_TAGS)},
+        "outputs": old.get("outputs", []) if old else [],
+        "source": install_source.splitlines(keepends=True),
+    }
+    if nb.get("nbformat_minor", 0) < 5:
+        del install["id"]
+    first_code = next((i for i, c in enumerate(cells) if c["cell_type"] == "code"), len(cells))
+    cells.insert(first_code, install)
+    nb["cells"] = cells
+    return json.dumps(nb, sort_keys=True) != before
+
+
+def tag(paths: list[str]) -> None:
+    source = install_cell_source(repository_url())
+    for p in [Path(x) for x in paths] or chapters():
+        nb = read_nb(p)
+        if tag_notebook(nb, source):
+            write_nb(nb, p)
+            print("tagged", p)
+
+
+# ---------------------------------------------------------------------------------------------------
+# fresh pages: a chapter's inputs are its code (jupyter-cache's key), rgr/**/*.py and the data/ files
+# it reads; `book` drops the cached execution of every chapter whose inputs changed
+
+STAMPS = "rgr-inputs.json"  # in the jupyter cache folder: {notebook: {"hashkey": ..., "inputs": ...}}
+
+
+def _cache_dir(root: Path) -> Path:
+    return root / "_build" / ".jupyter_cache"
+
+
+def data_reads(nb: dict, data: Path) -> list[Path]:
+    """The files of ``data`` a chapter reads: those named in its code, as a string literal of the file's
+    name or stem (``"base"``, ``"constructions.csv"``), with their companions (``gpt2`` ->
+    ``gpt2_items.npz``); ``metadata.rgr.reads`` (a list of file names) adds to them."""
+    code = "\n".join(cell_source(c) for c in nb["cells"] if c["cell_type"] == "code")
+    literals = set(re.findall(r"[\"']([A-Za-z0-9_.\-]+)[\"']", code))
+    declared = set(nb.get("metadata", {}).get("rgr", {}).get("reads", []))
+    stems = {x.rsplit(".", 1)[0] for x in literals}
+    out = []
+    for f in sorted(data.iterdir()) if data.is_dir() else []:
+        if not f.is_file() or f.suffix == ".md":
+            continue
+        if f.name in declared or f.name in literals or f.stem in stems or any(f.stem.startswith(s + "_") for s in stems):
+            out.append(f)
+    missing = declared - {f.name for f in out}
+    if missing:
+        raise FileNotFoundError(f"metadata.rgr.reads names files not in {data}: {sorted(missing)}")
+    return out
+
+
+def _digest(files: list[Path], root: Path) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def chapter_inputs(nb_path: Path, root: Path = ROOT) -> str:
+    """A digest of what a chapter's outputs depend on besides its code: rgr/**/*.py and its data/ reads."""
+    package = sorted(p for p in (root / "rgr").rglob("*.py") if "__pycache__" not in p.parts)
+    return _digest(package + data_reads(read_nb(nb_path), root / "data"), root)
+
+
+def invalidate_stale(notebooks: list[Path], root: Path = ROOT, cache_dir: Path | None = None) -> list[Path]:
+    """Drop the cached execution of every chapter whose inputs changed (or are unknown); returns them.
+
+    Needs jupyter-cache (run inside the book's environment)."""
+    from jupyter_cache import get_cache
+
+    cache_dir = cache_dir or _cache_dir(root)
+    if not cache_dir.exists():
+        return []
+    cache = get_cache(str(cache_dir))
+    stamps = json.loads((cache_dir / STAMPS).read_text()) if (cache_dir / STAMPS).exists() else {}
+    stale = []
+    for nb_path in notebooks:
+        import nbformat
+
+        try:
+            record = cache.match_cache_notebook(nbformat.read(nb_path, as_version=4))
+        except KeyError:
+            continue  # not cached: it executes anyway
+        stamp = stamps.get(str(nb_path.resolve()), {})
+        if stamp.get("hashkey") != record.hashkey or stamp.get("inputs") != chapter_inputs(nb_path, root):
+            cache.remove_cache(record.pk)
+            stale.append(nb_path)
+    return stale
+
+
+def stamp_cached(notebooks: list[Path], root: Path = ROOT, cache_dir: Path | None = None) -> None:
+    """Record the current inputs of every chapter whose cached execution matches its code now."""
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache_dir = cache_dir or _cache_dir(root)
+    if not cache_dir.exists():
+        return
+    cache = get_cache(str(cache_dir))
+    path = cache_dir / STAMPS
+    stamps = json.loads(path.read_text()) if path.exists() else {}
+    for nb_path in notebooks:
+        try:
+            record = cache.match_cache_notebook(nbformat.read(nb_path, as_version=4))
+        except KeyError:
+            continue
+        stamps[str(nb_path.resolve())] = {"hashkey": record.hashkey, "inputs": chapter_inputs(nb_path, root)}
+    path.write_text(json.dumps(stamps, indent=1, sort_keys=True))
+
+
+def _invalidate(args: list[str]) -> None:
+    for p in invalidate_stale(chapters()):
+        print(f"inputs changed, re-executing: {p.relative_to(ROOT)}", flush=True)
+
+
+def _stamp(args: list[str]) -> None:
+    stamp_cached(chapters())
+
+
+def check_site(args: list[str]) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from site_check import main as site_main
+
+    raise SystemExit(site_main(args))
+
+
+COMMANDS = {
+    "book": lambda a: book(),
+    "test": test,
+    "execute": execute,
+    "tag": tag,
+    "check-site": check_site,
+    "_invalidate": _invalidate,
+    "_stamp": _stamp,
+}
 
 
 def main(argv: list[str]) -> int:
