@@ -47,10 +47,12 @@ from ..theory.laws import scaling_x
 from .thresholds import _precondition, curves
 
 __all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
-           "Preregistration", "PREREGISTERED"]
+           "Preregistration", "PREREGISTERED", "fit_from_runs", "validation", "Layer", "REAL_LAYERS",
+           "capacity", "real_layers"]
 
 F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
 LEVEL = 0.95
+MIN_CELLS = 3  # fitted cells a predicted F1 must rest on
 
 
 class DomainError(ValueError):
@@ -207,7 +209,8 @@ def fit_rule(cells: pd.DataFrame, runs: pd.DataFrame, preset: str, heads: tuple[
     lam, hs = ok["lam"].to_numpy(float), ok["h_star"].to_numpy(float)
     a, b = np.polyfit(lam, hs, 1)
     res = hs - (a * lam + b)
-    r2 = 1 - float(res @ res) / float(((hs - hs.mean()) ** 2).sum())
+    ss = float(((hs - hs.mean()) ** 2).sum())
+    r2 = 1 - float(res @ res) / ss if ss > 0 else math.nan
     ratio = ok["d_model"].to_numpy(float) / np.log(ok["m"].to_numpy(float))
     return DesignRule(
         preset=preset,
@@ -254,9 +257,10 @@ def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = No
     lo_h, hi_h = rule.h_interval(lam)
     h = min(_pow2(rule.h_fit(lam)), max(1, 2 ** int(math.floor(math.log2(max(budget, 1.0))))))
     f1, f1_lo, f1_hi, n = rule.f1_at(budget, x)
-    if D_K is not None and n == 0:
-        msg = (f"D_K = {D_K} is below every budget the fitted cells tested at this m' ln m' / d_model "
-               f"(the smallest corresponds to D_K = {min(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes)):.3g})")
+    if D_K is not None and n < MIN_CELLS:
+        low = sorted(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes))[MIN_CELLS - 1]
+        msg = (f"D_K = {D_K} is below the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / d_model "
+               f"(D_K >= {low:.3g}; {low / D_K:.2g}x below)")
         if not extrapolate:
             raise DomainError(msg)
         flags += (msg,)
@@ -316,3 +320,100 @@ PREREGISTERED = Preregistration(
     D_K=46.88, D_K_lo=28.41, D_K_hi=77.35, h=8, h_lo=1, h_hi=16,
     f1_at=((16, 0.495, 0.404, 0.583), (32, 0.871, 0.708, 0.976), (64, 1.000, 0.990, 1.000), (128, 1.000, 0.998, 1.000)),
 )
+
+
+def fit_from_runs(runs: pd.DataFrame, preset: str) -> DesignRule | None:
+    """:func:`fit_rule` on one preset's base-grid runs; None when fewer than 3 cells reached D_K* (smoke)."""
+    from .thresholds import thresholds
+
+    try:
+        return fit_rule(thresholds(runs), runs, preset, tuple(int(h) for h in sorted(runs["h"].unique())))
+    except ValueError:
+        return None
+
+
+def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Predicted against measured D_K* and h* on cells the rule was not fitted on.
+
+    ``held_out``: experiment name -> threshold rows (:func:`rgr.results.thresholds.thresholds`). Cells outside
+    the domain are predicted with ``extrapolate=True`` and marked ``in_domain = False``. ``inside``: the
+    measured central D_K* lies in the 95% prediction interval; ``h_inside``: the measured h* lies in
+    [h_lo, h_hi].
+    """
+    cols = ["experiment", "m", "d_model", "lam", "in_domain", "D_K_pred", "D_K_lo", "D_K_hi", "D_K_star",
+            "D_K_opt", "D_K_cons", "ratio", "inside", "h", "h_lo", "h_hi", "h_star", "h_inside"]
+    rows = []
+    for name, cells in ([] if rule is None else held_out.items()):
+        for c in cells.itertuples(index=False):
+            d = recommend(rule, int(c.m), int(c.d_model), target_f1=F1_TARGET, extrapolate=True)
+            star = None if pd.isna(c.D_K_star) else int(c.D_K_star)
+            hs = None if pd.isna(c.h_star) else int(c.h_star)
+            rows.append(dict(
+                experiment=name, m=int(c.m), d_model=int(c.d_model), lam=c.m / c.d_model, in_domain=d.in_domain,
+                D_K_pred=d.D_K, D_K_lo=d.D_K_lo, D_K_hi=d.D_K_hi, D_K_star=star,
+                D_K_opt=None if pd.isna(c.D_K_opt) else int(c.D_K_opt),
+                D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
+                ratio=math.nan if star is None else star / d.D_K,
+                inside=star is not None and d.D_K_lo <= star <= d.D_K_hi,
+                h=d.h, h_lo=d.h_lo, h_hi=d.h_hi, h_star=hs, h_inside=hs is not None and d.h_lo <= hs <= d.h_hi))
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A real attention layer's shape: d_model, h heads of width d_k."""
+
+    name: str
+    d_model: int
+    h: int
+    d_k: int
+
+
+REAL_LAYERS: tuple[Layer, ...] = (
+    Layer("GPT-2 small", 768, 12, 64),
+    Layer("GPT-2 medium", 1024, 16, 64),
+    Layer("7B Llama-style", 4096, 32, 128),
+)
+
+
+def capacity(rule: DesignRule, d_model: int, D_K: int) -> tuple[float, float, float]:
+    """(central, low, high) m' with c * m' ln m' / d_model = D_K: the relations the law says fit in D_K.
+
+    ``low``/``high`` use the ends of the 95% prediction interval of c. No domain check: this is the law read
+    backwards, which the caller must flag (see :func:`real_layers`).
+    """
+    from scipy.optimize import brentq
+
+    def solve(c: float) -> float:
+        target = D_K * d_model / c
+        return float(brentq(lambda m: m * math.log(m) - target, 2.0, max(4.0, target)))
+
+    c, f = rule.c(), rule.factor()
+    return solve(c), solve(c * f), solve(c / f)
+
+
+def real_layers(rule: DesignRule | None, layers: tuple[Layer, ...] = REAL_LAYERS) -> pd.DataFrame:
+    """The law read backwards at real layer shapes, with what the rule says about each (an extrapolation).
+
+    Per layer: its D_K = h d_k; the m' the law would let that budget hold (``m_cap`` with its interval);
+    the head count and per-head width the rule would pick for that m' (``h_rule``, ``d_k_rule``, from
+    ``extrapolate=True``); and ``refusal``, the rule's message when asked without ``extrapolate``.
+    """
+    cols = ["layer", "d_model", "h", "d_k", "D_K", "m_cap", "m_cap_lo", "m_cap_hi", "lam_cap", "h_rule",
+            "d_k_rule", "refusal"]
+    rows = []
+    for L in ([] if rule is None else layers):
+        D_K = L.h * L.d_k
+        m, lo, hi = capacity(rule, L.d_model, D_K)
+        d = recommend(rule, int(round(m)), L.d_model, D_K=D_K, extrapolate=True)
+        try:
+            recommend(rule, int(round(m)), L.d_model, D_K=D_K)
+            refusal = ""
+        except DomainError as e:
+            refusal = str(e).split(". Pass")[0]
+        rows.append(dict(layer=L.name, d_model=L.d_model, h=L.h, d_k=L.d_k, D_K=D_K, m_cap=m, m_cap_lo=lo,
+                         m_cap_hi=hi, lam_cap=m / L.d_model, h_rule=d.h, d_k_rule=d.d_k, refusal=refusal))
+    return pd.DataFrame(rows, columns=cols)
