@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 from rgr.experiments.sweeps import get_experiment, load_results  # noqa: E402
 from rgr.results.design import (  # noqa: E402
     PREREGISTERED, DomainError, capacity, fit_from_runs, lookup, real_layers, recommend, validation,
+    f1_check as design_f1_check,
 )
 from rgr.results.thresholds import thresholds  # noqa: E402
 from rgr.theory.laws import scaling_x  # noqa: E402
@@ -141,3 +142,11 @@ def test_lookup_keeps_only_the_domain(book):
     t = lookup(rule, [64, 256, 1024, 4096], [16, 32, 64, 128])
     assert len(t) and t["d_model"].max() <= 64 and (t["m_prime"] / t["d_model"]).max() <= 16
     assert np.allclose(t["d_k"] * t["h"], t["D_K"])
+
+
+def test_f1_check_pairs_each_preregistered_budget_with_a_measurement(book):
+    rule, _ = book
+    runs = load_results("design_check", "book")
+    t = design_f1_check(rule, runs)
+    assert list(t["D_K"]) == [dk for dk, *_ in PREREGISTERED.f1_at] and t["f1_measured"].notna().all()
+    assert design_f1_check(None, runs).empty

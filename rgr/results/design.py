@@ -48,7 +48,7 @@ from .thresholds import _precondition, curves
 
 __all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
            "Preregistration", "PREREGISTERED", "fit_from_runs", "validation", "Layer", "REAL_LAYERS",
-           "capacity", "real_layers"]
+           "capacity", "real_layers", "f1_check", "RuleSummary", "summarize_rule"]
 
 F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
 LEVEL = 0.95
@@ -417,3 +417,46 @@ def real_layers(rule: DesignRule | None, layers: tuple[Layer, ...] = REAL_LAYERS
         rows.append(dict(layer=L.name, d_model=L.d_model, h=L.h, d_k=L.d_k, D_K=D_K, m_cap=m, m_cap_lo=lo,
                          m_cap_hi=hi, lam_cap=m / L.d_model, h_rule=d.h, d_k_rule=d.d_k, refusal=refusal))
     return pd.DataFrame(rows, columns=cols)
+
+
+def f1_check(rule: DesignRule | None, runs: pd.DataFrame, p: Preregistration = PREREGISTERED) -> pd.DataFrame:
+    """The preregistered F1 predictions beside the measured best-over-h mean F1 (and its h) at each budget."""
+    cols = ["D_K", "f1_pred", "f1_lo", "f1_hi", "f1_measured", "h_best", "inside"]
+    if rule is None:
+        return pd.DataFrame(columns=cols)
+    s = curves(runs[(runs.m == p.m) & (runs.d_model == p.d_model)])
+    rows = []
+    for dk, f1, lo, hi in p.f1_at:
+        at = s[s.D_K == dk].sort_values(["mean", "h"], ascending=[False, True])
+        meas = float(at["mean"].iloc[0]) if len(at) else math.nan
+        rows.append(dict(D_K=dk, f1_pred=f1, f1_lo=lo, f1_hi=hi, f1_measured=meas,
+                         h_best=int(at["h"].iloc[0]) if len(at) else None, inside=bool(lo - 5e-4 <= meas <= hi + 5e-4)))
+    out = pd.DataFrame(rows, columns=cols)
+    out["h_best"] = out["h_best"].astype("Int64")
+    return out
+
+
+@dataclass(frozen=True)
+class RuleSummary:
+    """The numbers the chapter words (NaN where the preset has no rule)."""
+
+    c: float
+    factor: float
+    a: float
+    b: float
+    h_r2: float
+    n: int
+    d_model_lo: float
+    d_model_hi: float
+    lam_lo: float
+    lam_hi: float
+    c0: float
+    dk_per_log: float  # c / a: d_k ~ (c / a) ln m' where b is negligible
+
+
+def summarize_rule(rule: DesignRule | None) -> RuleSummary:
+    if rule is None:
+        return RuleSummary(*([math.nan] * 5), 0, *([math.nan] * 6))
+    d = rule.domain
+    return RuleSummary(rule.c(), rule.factor(), rule.a, rule.b, rule.h_r2, rule.n, *d.d_model, *d.lam, d.c0,
+                       rule.c() / rule.a)
