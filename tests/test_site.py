@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from site_check import WIDTHS, build_committed, check_page, find_chromium
 
 CHROMIUM = find_chromium()

@@ -185,6 +185,7 @@ REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
 SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
 VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
 LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
+DESIGN_CHECK_CELLS = (Cell(384, 48),)  # chapter *choosing heads*: a held-out cell, chosen before it was run
 # patience above any step cutoff / check interval: a run stops only at its cutoff
 NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 
@@ -255,6 +256,16 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "smoke": _smoke((Cell(16, 8),)),
             },
             refine=False,
+        ),
+        Experiment(
+            "design_check", "E1, E2", "held-out cell (384, 48) for the design rule (chapter choosing heads)", "max",
+            "permutation",
+            {
+                "paper": Grid(DESIGN_CHECK_CELLS, HEADS_ALL, tuple(range(10))),
+                "book": Grid(DESIGN_CHECK_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024,
+                             refine_rounds=2),
+                "smoke": _smoke((Cell(24, 6),)),
+            },
         ),
         Experiment(
             "value_nostop", "E6 ablation", "value channel, one head, early stopping off: every run trains to the step "

@@ -1,0 +1,93 @@
+"""Figures of the chapter *choosing heads*: the rule against its data, and a chart to read it off."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from ...results.design import DesignRule, recommend
+from ...task.metrics import F1_TARGET
+from ..style import head_color, set_style
+
+__all__ = ["plot_validation", "plot_chart"]
+
+
+def _empty(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
+    """Left: D_K* against x = m' ln m' / d_model, the rule's line c x with its 95% prediction band, the fitted
+    cells (dots) and the held-out cells (diamonds; hollow where outside the domain) with their optimistic to
+    conservative range. Right: h* against m'/d_model, the fitted h* line and the heads the rule picks."""
+    set_style()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 4.0))
+    if rule is None:
+        _empty(a1, "no rule: too few thresholds in this preset")
+        _empty(a2, "")
+        return fig
+    cells = pd.DataFrame(rule.cells, columns=["m", "d_model", "x", "lam", "D_K_star", "h_star"])
+    xs = np.geomspace(min(cells.x.min(), held_out.get("x", cells.x).min()) / 1.5,
+                      max(cells.x.max(), (held_out.m * np.log(held_out.m) / held_out.d_model).max() if len(held_out) else 0) * 1.5, 50)
+    c, f = rule.c(), rule.factor()
+    a1.fill_between(xs, c * xs / f, c * xs * f, color="0.85", label="95% prediction band")
+    a1.plot(xs, c * xs, color="k", lw=1.2, label=f"rule: $D_K^* = c\\,x$, c = {c:.2f}")
+    a1.scatter(cells.x, cells.D_K_star, color="tab:blue", zorder=3, label="fitted cells (base)")
+    for r in held_out.itertuples(index=False):
+        if pd.isna(r.D_K_star):
+            continue
+        x = r.m * np.log(r.m) / r.d_model
+        lo = r.D_K_opt if pd.notna(r.D_K_opt) else r.D_K_star
+        hi = r.D_K_cons if pd.notna(r.D_K_cons) else r.D_K_star
+        a1.errorbar([x], [r.D_K_star], yerr=[[r.D_K_star - lo], [hi - r.D_K_star]], fmt="D", ms=7, capsize=3,
+                    color="tab:red", mfc="tab:red" if r.in_domain else "white", zorder=4)
+        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", xytext=(6, -12), fontsize=8)
+    a1.scatter([], [], marker="D", color="tab:red", label="held-out (hollow: outside the domain)")
+    a1.set(xscale="log", yscale="log", xlabel=r"$x = m' \ln m' / d_{model}$", ylabel=r"$D_K^*$ (F1 $\geq$ 0.99)")
+    a1.legend(frameon=False, fontsize=8, loc="upper left")
+    lam = np.linspace(1, max(rule.domain.lam[1], held_out["lam"].max() if len(held_out) else 1), 100)
+    lo_hi = np.array([rule.h_interval(v) for v in lam])
+    a2.fill_between(lam, lo_hi[:, 0], lo_hi[:, 1], color="0.85", label="95% prediction band")
+    a2.plot(lam, np.maximum(rule.h_fit(lam), 1), color="k", lw=1.2,
+            label=f"$h^* = {rule.a:.2f}\\,m'/d_{{model}} {rule.b:+.2f}$")
+    a2.scatter(cells.lam, cells.h_star, color="tab:blue", zorder=3, label="fitted cells: $h^*$")
+    for r in held_out.itertuples(index=False):
+        if pd.notna(r.h_star):
+            a2.scatter([r.lam], [r.h_star], marker="D", s=45, color="tab:red", facecolor="tab:red" if r.in_domain else "white", zorder=4)
+    a2.axvspan(rule.domain.lam[1], lam.max() + 1, color="tab:red", alpha=0.06, label="outside the fitted range")
+    a2.set(yscale="log", xlabel=r"$m' / d_{model}$", ylabel="heads")
+    a2.set_yticks([1, 2, 4, 8, 16, 32, 64], labels=["1", "2", "4", "8", "16", "32", "64"])
+    a2.legend(frameon=False, fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48, 64), target_f1: float = F1_TARGET) -> Figure:
+    """The rule as a chart: the budget D_K needed for ``target_f1`` against m', one line per d_model over its
+    domain, with the 95% band; markers coloured by the head count the rule picks."""
+    set_style()
+    fig, ax = plt.subplots(figsize=(6.8, 4.4))
+    if rule is None:
+        _empty(ax, "no rule: too few thresholds in this preset")
+        return fig
+    for d in d_models:
+        ms = [m for m in np.unique(np.geomspace(d * rule.domain.lam[0], d * rule.domain.lam[1], 24).round().astype(int))
+              if not rule.domain.violations(int(m), d)]
+        if not ms:
+            continue
+        rs = [recommend(rule, int(m), d, target_f1=target_f1) for m in ms]
+        line, = ax.plot(ms, [r.D_K for r in rs], lw=1.3, label=f"$d_{{model}}$ = {d}")
+        ax.fill_between(ms, [r.D_K_lo for r in rs], [r.D_K_hi for r in rs], color=line.get_color(), alpha=0.12)
+        ax.scatter(ms, [r.D_K for r in rs], c=[head_color(r.h) for r in rs], s=22, zorder=3, edgecolor="none")
+    for h in sorted({recommend(rule, int(d * lam), d, target_f1=target_f1).h for d in d_models
+                     for lam in (rule.domain.lam[0], 2, 4, 8, rule.domain.lam[1])
+                     if not rule.domain.violations(int(d * lam), d)}):
+        ax.scatter([], [], color=head_color(h), s=22, label=f"h = {h}")
+    ax.set(xscale="log", yscale="log", xlabel="m' (relations; = m for a permutation graph)",
+           ylabel=f"$D_K$ needed for F1 $\\geq$ {target_f1}")
+    ax.legend(frameon=False, fontsize=8, loc="upper left", ncol=2)
+    fig.tight_layout()
+    return fig

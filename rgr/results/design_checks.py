@@ -1,0 +1,179 @@
+"""The design rule checked (chapter *choosing heads*): the preregistered held-out cell, validation on
+cells the rule was not fitted on, the law read backwards at real layer shapes, and a summary.
+
+The rule itself is :mod:`rgr.results.design`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..task.metrics import F1_TARGET
+from .design import DesignRule, DomainError, recommend
+from .thresholds import curves
+
+__all__ = ["Preregistration", "PREREGISTERED", "validation", "Layer", "REAL_LAYERS", "capacity", "real_layers",
+           "f1_check", "RuleSummary", "summarize_rule"]
+
+
+@dataclass(frozen=True)
+class Preregistration:
+    """A prediction written down and committed before its cell was run (chapter *choosing heads*).
+
+    ``f1_at``: (D_K, predicted F1, low, high) at a few budgets, from :func:`recommend` with the rule fitted on
+    the ``book`` preset of data/base.csv. Tests check that the rule still gives these numbers, so the
+    prediction cannot drift after the result is known.
+    """
+
+    experiment: str
+    preset: str
+    m: int
+    d_model: int
+    D_K: float
+    D_K_lo: float
+    D_K_hi: float
+    h: int
+    h_lo: int
+    h_hi: int
+    f1_at: tuple[tuple[int, float, float, float], ...]
+
+
+# committed before `python -m rgr sweep design_check --preset book` was run (see the git log)
+PREREGISTERED = Preregistration(
+    experiment="design_check", preset="book", m=384, d_model=48,
+    D_K=46.88, D_K_lo=28.41, D_K_hi=77.35, h=8, h_lo=1, h_hi=16,
+    f1_at=((16, 0.495, 0.404, 0.583), (32, 0.871, 0.708, 0.976), (64, 1.000, 0.990, 1.000), (128, 1.000, 0.998, 1.000)),
+)
+
+
+def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Predicted against measured D_K* and h* on cells the rule was not fitted on.
+
+    ``held_out``: experiment name -> threshold rows (:func:`rgr.results.thresholds.thresholds`). Cells outside
+    the domain are predicted with ``extrapolate=True`` and marked ``in_domain = False``. ``inside``: the
+    measured central D_K* lies in the 95% prediction interval; ``h_inside``: the measured h* lies in
+    [h_lo, h_hi].
+    """
+    cols = ["experiment", "m", "d_model", "lam", "in_domain", "D_K_pred", "D_K_lo", "D_K_hi", "D_K_star",
+            "D_K_opt", "D_K_cons", "ratio", "inside", "h", "h_lo", "h_hi", "h_star", "h_inside"]
+    rows = []
+    for name, cells in ([] if rule is None else held_out.items()):
+        for c in cells.itertuples(index=False):
+            d = recommend(rule, int(c.m), int(c.d_model), target_f1=F1_TARGET, extrapolate=True)
+            star = None if pd.isna(c.D_K_star) else int(c.D_K_star)
+            hs = None if pd.isna(c.h_star) else int(c.h_star)
+            rows.append(dict(
+                experiment=name, m=int(c.m), d_model=int(c.d_model), lam=c.m / c.d_model, in_domain=d.in_domain,
+                D_K_pred=d.D_K, D_K_lo=d.D_K_lo, D_K_hi=d.D_K_hi, D_K_star=star,
+                D_K_opt=None if pd.isna(c.D_K_opt) else int(c.D_K_opt),
+                D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
+                ratio=math.nan if star is None else star / d.D_K,
+                inside=star is not None and d.D_K_lo <= star <= d.D_K_hi,
+                h=d.h, h_lo=d.h_lo, h_hi=d.h_hi, h_star=hs, h_inside=hs is not None and d.h_lo <= hs <= d.h_hi))
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star"):
+        out[c] = out[c].astype("Int64")
+    return out
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A real attention layer's shape: d_model, h heads of width d_k."""
+
+    name: str
+    d_model: int
+    h: int
+    d_k: int
+
+
+REAL_LAYERS: tuple[Layer, ...] = (
+    Layer("GPT-2 small", 768, 12, 64),
+    Layer("GPT-2 medium", 1024, 16, 64),
+    Layer("7B Llama-style", 4096, 32, 128),
+)
+
+
+def capacity(rule: DesignRule, d_model: int, D_K: int) -> tuple[float, float, float]:
+    """(central, low, high) m' with c * m' ln m' / d_model = D_K: the relations the law says fit in D_K.
+
+    ``low``/``high`` use the ends of the 95% prediction interval of c. No domain check: this is the law read
+    backwards, which the caller must flag (see :func:`real_layers`).
+    """
+    from scipy.optimize import brentq
+
+    def solve(c: float) -> float:
+        target = D_K * d_model / c
+        return float(brentq(lambda m: m * math.log(m) - target, 2.0, max(4.0, target)))
+
+    c, f = rule.c(), rule.factor()
+    return solve(c), solve(c * f), solve(c / f)
+
+
+def real_layers(rule: DesignRule | None, layers: tuple[Layer, ...] = REAL_LAYERS) -> pd.DataFrame:
+    """The law read backwards at real layer shapes, with what the rule says about each (an extrapolation).
+
+    Per layer: its D_K = h d_k; the m' the law would let that budget hold (``m_cap`` with its interval);
+    the head count and per-head width the rule would pick for that m' (``h_rule``, ``d_k_rule``, from
+    ``extrapolate=True``); and ``refusal``, the rule's message when asked without ``extrapolate``.
+    """
+    cols = ["layer", "d_model", "h", "d_k", "D_K", "m_cap", "m_cap_lo", "m_cap_hi", "lam_cap", "h_rule",
+            "d_k_rule", "refusal"]
+    rows = []
+    for L in ([] if rule is None else layers):
+        D_K = L.h * L.d_k
+        m, lo, hi = capacity(rule, L.d_model, D_K)
+        d = recommend(rule, int(round(m)), L.d_model, D_K=D_K, extrapolate=True)
+        try:
+            recommend(rule, int(round(m)), L.d_model, D_K=D_K)
+            refusal = ""
+        except DomainError as e:
+            refusal = str(e).split(". Pass")[0]
+        rows.append(dict(layer=L.name, d_model=L.d_model, h=L.h, d_k=L.d_k, D_K=D_K, m_cap=m, m_cap_lo=lo,
+                         m_cap_hi=hi, lam_cap=m / L.d_model, h_rule=d.h, d_k_rule=d.d_k, refusal=refusal))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def f1_check(rule: DesignRule | None, runs: pd.DataFrame, p: Preregistration = PREREGISTERED) -> pd.DataFrame:
+    """The preregistered F1 predictions beside the measured best-over-h mean F1 (and its h) at each budget."""
+    cols = ["D_K", "f1_pred", "f1_lo", "f1_hi", "f1_measured", "h_best", "inside"]
+    if rule is None:
+        return pd.DataFrame(columns=cols)
+    s = curves(runs[(runs.m == p.m) & (runs.d_model == p.d_model)])
+    rows = []
+    for dk, f1, lo, hi in p.f1_at:
+        at = s[s.D_K == dk].sort_values(["mean", "h"], ascending=[False, True])
+        meas = float(at["mean"].iloc[0]) if len(at) else math.nan
+        rows.append(dict(D_K=dk, f1_pred=f1, f1_lo=lo, f1_hi=hi, f1_measured=meas,
+                         h_best=int(at["h"].iloc[0]) if len(at) else None, inside=bool(lo - 5e-4 <= meas <= hi + 5e-4)))
+    out = pd.DataFrame(rows, columns=cols)
+    out["h_best"] = out["h_best"].astype("Int64")
+    return out
+
+
+@dataclass(frozen=True)
+class RuleSummary:
+    """The numbers the chapter words (NaN where the preset has no rule)."""
+
+    c: float
+    factor: float
+    a: float
+    b: float
+    h_r2: float
+    n: int
+    d_model_lo: float
+    d_model_hi: float
+    lam_lo: float
+    lam_hi: float
+    c0: float
+    dk_per_log: float  # c / a: d_k ~ (c / a) ln m' where b is negligible
+
+
+def summarize_rule(rule: DesignRule | None) -> RuleSummary:
+    if rule is None:
+        return RuleSummary(*([math.nan] * 5), 0, *([math.nan] * 6))
+    d = rule.domain
+    return RuleSummary(rule.c(), rule.factor(), rule.a, rule.b, rule.h_r2, rule.n, *d.d_model, *d.lam, d.c0,
+                       rule.c() / rule.a)
