@@ -53,5 +53,5 @@ def test_figure_draws(table):
     from rgr.chapters.figures.softmax import plot_softmax_construction
 
     fig = plot_softmax_construction(table)
-    labels = {t.get_text() for t in fig.axes[-1].get_legend().get_texts()}
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}  # one legend for all panels, below them
     assert any(lb.startswith("one-hot inputs") for lb in labels) and any("max(h" in lb for lb in labels)

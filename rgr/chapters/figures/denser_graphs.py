@@ -52,7 +52,7 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     ax.set_xlabel(r"$x = (r\,m / d_{model}) \log_2 m$")
     ax.set_ylabel(r"$D_K^*$")
     if fits:
-        ax.legend(frameon=False, fontsize=8)
+        ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -83,7 +83,7 @@ def plot_regular_forms(cells: pd.DataFrame) -> Figure:
     ax.set_ylim(bottom=0)
     ax.set_xlabel("r (out-degree)")
     ax.set_ylabel("normalised threshold")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -106,6 +106,6 @@ def plot_h_star_vs_r(cells: pd.DataFrame) -> Figure:
     ax.set_yscale("log", base=2)
     ax.set_xlabel("r (out-degree)")
     ax.set_ylabel("$h^*$")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig

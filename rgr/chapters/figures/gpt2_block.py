@@ -33,7 +33,7 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     rng = np.random.default_rng(seed)
     heads = sorted(df["h"].unique())
     dks = sorted(df["D_K"].unique())
-    fig, ax = plt.subplots(figsize=(8.5, 5.0))
+    fig, ax = plt.subplots(figsize=(6.6, 4.6))  # with the legend beside it, within the book's 8 in
     for j, h in enumerate(heads):
         sub = df[df["h"] == h]
         shift = 2 ** ((j - (len(heads) - 1) / 2) * dodge)  # multiplicative: the x axis is log2

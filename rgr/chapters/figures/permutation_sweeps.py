@@ -8,7 +8,6 @@ Each function takes a table (runs, or the per-cell thresholds of
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -19,7 +18,7 @@ from matplotlib.figure import Figure
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 
 __all__ = [
     "no_data",
@@ -65,9 +64,10 @@ def plot_f1_curves(
     missing = [c for c in cells if c not in keys]
     if missing:
         raise ValueError(f"cells not in the table: {missing}")
-    ncols = min(ncols, len(cells))
-    nrows = math.ceil(len(cells) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.5 * nrows), squeeze=False, sharey=True)
+    # panels wrap into rows within the book's column (rgr.chapters.style.panel_grid); at most ``ncols`` a row
+    panel = (4.6, 3.4) if len(cells) == 1 else (2.6, 2.3)
+    nrows, ncols, _ = panel_grid(len(cells), panel, max_width=min(ncols * panel[0], 8.0))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * panel[0], nrows * panel[1]), squeeze=False, sharey=True)
     for ax, (m, d, r) in zip(axes.flat, cells):
         c = s[(s.m == m) & (s.d_model == d) & (s.r == r)]
         for h, g in c.groupby("h"):
@@ -80,6 +80,7 @@ def plot_f1_curves(
         ax.axvline(d, color="gray", ls=":", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_title(_cell_title(m, d, r), fontsize=10)
+    for ax in axes[-1, :]:
         ax.set_xlabel(r"$D_K = h\,d_k$")
     for ax in axes[:, 0]:
         ax.set_ylabel("test micro-F1" if metric == "test_f1" else metric)
@@ -87,10 +88,11 @@ def plot_f1_curves(
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     order = np.argsort([int(lbl.split("=")[1]) for lbl in labels])
-    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="center right", frameon=False)
     if title:
         fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 0.92, 1))
+    fig.tight_layout()
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center", frameon=False,
+               bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4 if ncols == 1 else 7), fontsize=10)
     return fig
 
 
@@ -104,7 +106,7 @@ def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
     ms = sorted(cells["m"].unique())
     ds = sorted(cells["d_model"].unique())
     grid = np.full((len(ms), len(ds)), np.nan)
-    fig, ax = plt.subplots(figsize=(1.9 * len(ds) + 2, 0.9 * len(ms) + 1.4))
+    fig, ax = plt.subplots(figsize=(min(1.9 * len(ds) + 2, 8.0), 0.9 * len(ms) + 1.4))
     for _, row in cells.iterrows():
         i, j = ms.index(row["m"]), ds.index(row["d_model"])
         c = row["D_K_star"]
@@ -126,7 +128,7 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     """Fig. 2: h* per (m, d_model) cell with its interval (head counts tied by the paired t-test)."""
     set_style()
     c = cells[cells["h_star"].notna()].sort_values(["d_model", "m"]).reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(max(5, 0.65 * len(c) + 2), 3.6))
+    fig, ax = plt.subplots(figsize=(min(max(5, 0.5 * len(c) + 1.5), 8.0), 3.6))
     if not len(c):
         no_data(ax, f"no cell reached mean F1 {F1_TARGET} at any tested budget: no h* to show")
         return fig
@@ -136,10 +138,10 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     ax.vlines(x, lo, hi, color="gray", lw=3, alpha=0.5, label="tied head counts (p > 0.05)")
     ax.scatter(x, hs, c=[head_color(int(h)) for h in hs], s=60, zorder=3, edgecolors="k", label="$h^*$")
     ax.set_yscale("log", base=2)
-    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=45, fontsize=8)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=45, ha="right", fontsize=9)
     ax.set_xlabel(r"cell $(m, d_{model})$")
     ax.set_ylabel("$h^*$")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -164,14 +166,15 @@ def plot_scaling_law(
     set_style()
     ok = cells[cells["D_K_star"].notna()]
     two = bounds is not None and len(bounds)
-    fig, axes = plt.subplots(1, 2 if two else 1, figsize=(12.5 if two else 6.8, 4.6), squeeze=False)
+    # two panels stack (top: the law; below: the bracket) so each keeps a readable width in the column
+    fig, axes = plt.subplots(2 if two else 1, 1, figsize=(6.8, 9.6 if two else 4.6), squeeze=False)
     ax = axes[0, 0]
     if fits is None or not len(ok):
         no_data(ax, f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})")
     else:
         _law_panel(ax, ok, fits, xlabel)
     if two:
-        _bracket_panel(axes[0, 1], cells, bounds, xlabel)
+        _bracket_panel(axes[1, 0], cells, bounds, xlabel)
     fig.tight_layout()
     return fig
 
@@ -188,7 +191,7 @@ def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:
         ax.plot(xs, fits.origin_pre(xs), "k--", lw=1, label=_fit_label("fit, precondition", fits.origin_pre))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$")
-    ax.legend(fontsize=7.5, frameon=False)
+    ax.legend(fontsize=9, frameon=False)
 
 
 def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -> None:
@@ -214,7 +217,7 @@ def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -
     bx.set_xlabel(xlabel)
     bx.set_ylabel(r"$D_K$")
     bx.set_title("necessary, learned, sufficient", fontsize=10)
-    bx.legend(fontsize=7.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    bx.legend(fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1)
 
 
 def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
@@ -229,7 +232,7 @@ def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
     if fit is not None:
         xs = np.linspace(0, ok["lam"].max() * 1.05, 20)
         ax.plot(xs, fit(xs), "k--", lw=1, label=_fit_label("fit", fit))
-        ax.legend(frameon=False, fontsize=8)
+        ax.legend(frameon=False, fontsize=9)
     ax.set_xlabel(r"$m / d_{model}$")
     ax.set_ylabel("$h^*$")
     fig.tight_layout()
@@ -266,7 +269,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     ax.set_xticks(x, [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])])
     ax.set_xlabel(r"m  ($d_{model}$)")
     ax.set_ylabel(r"$D_K^*$ (line)")
-    ax.legend(fontsize=8, loc="lower right", frameon=True, framealpha=0.9)
+    ax.legend(fontsize=9, loc="lower right", frameon=True, framealpha=0.9)
     ax.set_zorder(ax2.get_zorder() + 1)
     ax.patch.set_visible(False)
     fig.tight_layout()

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
 from ...task.metrics import F1_TARGET
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 from .permutation_sweeps import plot_f1_curves
 
 
@@ -49,7 +49,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     if both.empty:
         return _empty("no cell measured by both the max-over-heads and the softmax table")
     set_style()
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(both) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(min(max(5, 1.3 * len(both) + 2), 8.0), 3.8))
     x = np.arange(len(both))
     ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
     ax.bar(x + 0.18, both["D_K_star_soft"].astype(float), width=0.36, label="softmax, summed", color="tab:orange")
@@ -62,7 +62,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     ax.set_xticks(x, [f"({m},{d})" for m, d in zip(both["m"], both["d_model"])])
     ax.set_xlabel(r"cell $(m, d_{model})$")
     ax.set_ylabel(r"$D_K^*$")
-    ax.legend(frameon=False, fontsize=8)
+    ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -75,8 +75,11 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
     set_style()
     sl, sm = curves(linear), curves(maxed)
     keys = sorted({(int(m), int(d)) for m, d in sl[["m", "d_model"]].itertuples(index=False)})
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.6 * len(keys), 3.6), squeeze=False, sharey=True)
-    for ax, (m, d) in zip(axes[0], keys):
+    nrows, ncols, size = panel_grid(len(keys), (3.6, 3.0))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    for ax, (m, d) in zip(axes.flat, keys):
         for h, g in sl[(sl.m == m) & (sl.d_model == d)].groupby("h"):
             _errorbar(ax, g, color=head_color(int(h)), ls="--", label=f"linear sum, h={int(h)}")
         cm = sm[(sm.m == m) & (sm.d_model == d)]
@@ -89,9 +92,14 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_title(f"m={m}, $d_{{model}}$={d}", fontsize=10)
         ax.set_xlabel(r"$D_K = h\,d_k$")
-    axes[0, 0].set_ylabel("test micro-F1")
-    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test micro-F1")
+    handles = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
     fig.tight_layout()
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
     return fig
 
 
@@ -105,10 +113,13 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
         return _empty("no construction results for these cells")
     set_style()
     keys = sorted({(int(m), int(d)) for m, d in df[["m", "d_model"]].itertuples(index=False)})
-    fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.5), squeeze=False, sharey=True)
+    nrows, ncols, size = panel_grid(len(keys), (3.6, 3.0))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
     d_ks = sorted(df.loc[df.inputs == "gaussian", "d_k"].unique())
     greys = plt.get_cmap("Greys")(np.linspace(0.35, 0.75, max(len(d_ks), 1)))
-    for ax, (m, d) in zip(axes[0], keys):
+    for ax, (m, d) in zip(axes.flat, keys):
         cell = df[(df.m == m) & (df.d_model == d)]
         s = cell.groupby(["inputs", "d_k", "ell"])["f1"].mean().reset_index()
         for colour, d_k in zip(greys, d_ks):
@@ -124,13 +135,13 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
         ax.axhline(F1_TARGET, color="k", ls=":", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xlabel(r"context length $\ell$")
-        ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}, one-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=9)
-    axes[0, 0].set_ylabel("context micro-F1 (construction)")
+        ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}\none-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=10)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("context micro-F1")
     handles = {}
-    for ax in axes[0]:
+    for ax in axes.flat:
         for hd, lb in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lb, hd)
-    axes[0, -1].legend(handles.values(), handles.keys(), frameon=False, fontsize=8, loc="center left",
-                       bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
     return fig

@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 
 __all__ = ["plot_one_head_stopping", "plot_value_mse"]
 
@@ -37,8 +37,11 @@ def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
     set_style()
     s = curves(runs, "test_mse")
     ds = sorted(s["d_model"].unique())
-    fig, axes = plt.subplots(1, len(ds), figsize=(5.2 * len(ds), 3.8), squeeze=False)
-    for ax, d in zip(axes[0], ds):
+    nrows, ncols, size = panel_grid(len(ds), (3.9, 3.4))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+    for ax in list(axes.flat)[len(ds):]:
+        ax.axis("off")
+    for ax, d in zip(axes.flat, ds):
         for h, g in s[s.d_model == d].groupby("h"):
             _errorbar(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
         b = baselines[baselines.d_model == d]
@@ -47,10 +50,11 @@ def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(r"$D_K = h\,d_k$")
-        ax.set_ylabel("test MSE (mean over the $d_{msg}$ coordinates)")
+        ax.set_ylabel("test MSE (mean over $d_{msg}$ coords)")
         ax.set_title(f"m={int(s.m.iloc[0])}, $d_{{model}}$={d}", fontsize=10)
-    axes[0, -1].legend(frameon=False, fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
     return fig
 
 
@@ -65,9 +69,12 @@ def plot_one_head_stopping(compare: pd.DataFrame) -> Figure:
         return _empty("no one-head runs without early stopping in this table")
     set_style()
     ds = sorted(compare["d_model"].unique())
-    fig, axes = plt.subplots(1, len(ds), figsize=(4.6 * len(ds), 3.5), squeeze=False, sharey=True)
+    nrows, ncols, size = panel_grid(len(ds), (3.6, 3.0))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    for ax in list(axes.flat)[len(ds):]:
+        ax.axis("off")
     styles = {"early stop": dict(color="tab:blue", ls="-"), "to the cutoff": dict(color="tab:red", ls="--")}
-    for ax, d in zip(axes[0], ds):
+    for ax, d in zip(axes.flat, ds):
         for how, g in compare[compare.d_model == d].groupby("stopping"):
             g = g.sort_values("D_K")
             err = np.vstack([g["ratio"] - g["lo"], g["hi"] - g["ratio"]])
@@ -77,7 +84,8 @@ def plot_one_head_stopping(compare: pd.DataFrame) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xlabel(r"$D_K = d_k$ (one head)")
         ax.set_title(f"$d_{{model}}$={d}", fontsize=10)
-    axes[0, 0].set_ylabel("test MSE / mean predictor's")
-    axes[0, -1].legend(frameon=False, fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("test MSE / mean predictor's")
+    axes[0, -1].legend(frameon=False, fontsize=9)
     fig.tight_layout()
     return fig
