@@ -1,0 +1,88 @@
+"""One training step of a stack, and the losses of protocol E1/E4/E5/E6 (chapter *permutation sweeps*).
+
+The loss is summed over runs, so each run's gradient (and AdamW update) is
+exactly its own. Contexts are drawn a block of steps at a time for all runs
+(context ``t`` of stream "train" at step ``t``).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..task.contexts import sample_stacked
+from .stacking import _blocks, _gather, _Stack
+
+__all__ = ["logistic_coefficients", "logistic_loss", "value_targets", "value_loss", "train_steps"]
+
+def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Coefficients (a, b) with ``loss = sum(a * softplus(z) - b * z)`` per context.
+
+    Since softplus(-z) = softplus(z) - z, E1's
+    ``ell^-2 sum[pw y softplus(-z) + (1 - y) softplus(z)]`` equals
+    ``sum[a softplus(z) - b z]`` with ``a = (pw y + 1 - y) / ell^2``, ``b = pw y / ell^2``
+    (the gradients agree exactly; only the form is cheaper). ``labels`` is
+    (R, n, ell, ell) bool; ``adaptive`` (R, 1, 1) bool picks pw = #neg/#pos of the
+    context (E4, 1 when the context has no positive) over pw = ell - 1 (E1).
+    """
+    ell = labels.shape[-1]
+    y = labels.to(dtype)
+    pos = y.sum((-1, -2), keepdim=True)  # (R, n, 1, 1)
+    pw_adaptive = torch.where(pos > 0, (ell * ell - pos) / pos.clamp_min(1), torch.ones_like(pos))
+    pw = torch.where(adaptive.unsqueeze(1), pw_adaptive, torch.full_like(pos, ell - 1))
+    return (pw * y + 1 - y) / ell**2, pw * y / ell**2
+
+
+def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
+    z = alpha * (S - tau.view(-1, 1, 1))
+    return (a * F.softplus(z) - b * z).sum()
+
+
+def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Targets and weights of E6's MSE: T (R, n, ell, d_msg) = message of each position's target;
+    w (R, n, ell, 1) = 1 / (#valid d_msg) on valid positions (target in context), else 0."""
+    T = labels.to(V_C.dtype) @ V_C  # (R, n, ell, d_msg): each row of labels has at most one 1
+    valid = labels.any(-1, keepdim=True).to(V_C.dtype)  # (R, n, ell, 1)
+    n_valid = valid.sum(-2, keepdim=True) * V_C.shape[-1]  # (R, n, 1, 1)
+    return T, valid / n_valid.clamp_min(1)
+
+
+def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E6's per-context MSE; S (R, ell, ell), V_C and T (R, ell, d_msg), w (R, ell, 1)."""
+    return (w * (torch.bmm(S, V_C) - T).square()).sum()
+
+
+# ---------------------------------------------------------------------------------------
+# training and evaluation
+
+
+def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
+    """Steps t0 .. t1-1 of every run in the stack (contexts drawn a block at a time)."""
+    c0, R = st.cfgs[0], st.R
+    dt, dev = st.X.dtype, st.X.device
+    per_ctx = c0.d_model + (2 * c0.d_msg + 1 if c0.model == "value" else 2 * c0.ell)  # floats per position
+    per_step = R * c0.ell * per_ctx
+    size = max(1, min(t1 - t0, block_elems // per_step))
+    model, opt = st.model, st.opt
+    for a, b in _blocks(t0, t1, size):
+        index = torch.arange(a, b, device=dev).expand(R, -1)  # (R, B): context t at step t
+        batch = sample_stacked(st.table, st.train_keys, index, c0.ell, c0.rho)
+        X_C = _gather(st.X, batch.items)  # (R, B, ell, d_model)
+        if c0.model == "value":
+            V_C = model.messages(X_C)  # (R, B, ell, d_msg)
+            T, w = value_targets(batch.labels, V_C)
+            per = [x.transpose(0, 1).contiguous() for x in (X_C, V_C, T, w)]  # step-major (B, R, ...)
+        else:
+            A, Bc = logistic_coefficients(batch.labels, st.adaptive, dt)
+            per = [x.transpose(0, 1).contiguous() for x in (X_C, A, Bc)]  # (B, R, ...)
+        for s in range(b - a):
+            x = per[0][s].unsqueeze(1)  # (R, 1, ell, d_model)
+            S = model(x).squeeze(1)  # (R, ell, ell)
+            if c0.model == "value":
+                loss = value_loss(S, per[1][s], per[2][s], per[3][s])
+            else:
+                loss = logistic_loss(S, model.tau, st.alpha, per[1][s], per[2][s])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
