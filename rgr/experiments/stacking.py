@@ -13,7 +13,7 @@ its runs, a run's missing columns are zero and its missing heads masked
 (:class:`rgr.model.qk.QKModel`), so each run still trains exactly as it would
 alone (up to float rounding order). :func:`stack_groups` bounds the padding: a
 run joins a stack of shape (h, d_k) = (H, w) only if its d_k >= w/2 and
-h * d_k >= H * w / 2 (so a stack spends at most twice a run's own work on it),
+H * w <= 2 h * d_k (so a stack spends at most twice a run's own work on it),
 and caps a stack's size (:func:`stack_cap`).
 """
 
@@ -98,25 +98,34 @@ def stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
     return int(min(hi, max(lo, _CPU_COLUMNS // (h * d_k))))
 
 
-def padding_ok(cfg: RunConfig, h: int, d_k: int) -> bool:
+MAX_PADDING = 2.0  # a stack spends at most this many times a run's own D_K on it
+
+
+def padding_ok(cfg: RunConfig, h: int, d_k: int, max_padding: float = MAX_PADDING) -> bool:
     """May ``cfg`` join a stack of shape (h, d_k)? Its head count and width fit, d_k >= half the
-    stack's width, and its own D_K is at least half the stack's h * d_k."""
-    return cfg.h <= h and cfg.d_k <= d_k and 2 * cfg.d_k >= d_k and 2 * cfg.D_K >= h * d_k
+    stack's width, and h * d_k <= ``max_padding`` times its own D_K (1: exact shapes only)."""
+    return cfg.h <= h and cfg.d_k <= d_k and 2 * cfg.d_k >= d_k and h * d_k <= max_padding * cfg.D_K
 
 
 def stack_groups(
-    configs: Sequence[RunConfig], max_stack: int | None = None, device: str | torch.device = "cpu"
+    configs: Sequence[RunConfig],
+    max_stack: int | None = None,
+    device: str | torch.device = "cpu",
+    max_padding: float = MAX_PADDING,
 ) -> list[list[int]]:
     """Indices of ``configs`` grouped into stacks.
 
     Runs with equal stack keys (first-seen order) are taken largest D_K first
     (then widest d_k, most heads; ties in input order): the first run left sets
     the stack's shape (h, d_k), and the runs that fit it (:func:`padding_ok`)
-    join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`).
+    join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`);
+    ``max_padding`` bounds the padding (:func:`padding_ok`).
     A stack formed here forms again unchanged when passed back on its own.
     """
     if max_stack is not None:
         _int("max_stack", max_stack, 1)
+    if not isinstance(max_padding, (int, float)) or not max_padding >= 1:
+        raise ValueError(f"max_padding must be a number >= 1, got {max_padding!r}")
     families: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
         families.setdefault(c.stack_key(), []).append(i)
@@ -126,7 +135,7 @@ def stack_groups(
         while rest:
             top = configs[rest[0]]
             cap = max_stack or stack_cap(top.h, top.d_k, device)
-            group = [i for i in rest if padding_ok(configs[i], top.h, top.d_k)][:cap]
+            group = [i for i in rest if padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
             taken = set(group)
             rest = [i for i in rest if i not in taken]
             out.append(sorted(group))
