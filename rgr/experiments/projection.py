@@ -187,3 +187,36 @@ def project(
     for t in times:  # longest first, each to the least loaded worker
         load[load.index(min(load))] += t
     return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers, cal)
+
+
+def refinement_runs(configs: Sequence[RunConfig], rounds: int) -> list[RunConfig]:
+    """Stand-ins for the runs ``rounds`` refinement rounds may add: per (cell, h) unit and seed, one run per round
+    at the unit's median first-round D_K (a refinement point lies between, or next to, the tested ones)."""
+    units: dict[tuple, list[RunConfig]] = {}
+    for c in configs:
+        units.setdefault((c.m, c.d_model, c.r, c.h, c.model, c.graph, c.seed), []).append(c)
+    out = []
+    for runs in units.values():
+        mid = sorted(runs, key=lambda c: c.D_K)[len(runs) // 2]
+        out += [mid] * rounds
+    return out
+
+
+def dry_run_report(
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0
+) -> list[str]:
+    """The lines ``sweep --dry-run`` prints: the first round's projection and, with refinement rounds, their bound
+    and estimate (one calibration for both)."""
+    first = project(configs, device, workers)
+    lines = [f"first round: {first.describe()}"]
+    total = first.seconds
+    if refine_rounds > 0:
+        extra = refinement_runs(configs, refine_rounds)
+        per_round = len(extra) // refine_rounds
+        rest = project(refinement_runs(configs, 1), device, workers, first.calibration)
+        total += refine_rounds * rest.seconds
+        lines.append(f"refinement: up to {refine_rounds} round(s) of at most {per_round} runs each, about "
+                     f"{format_seconds(rest.seconds)} per round (stand-ins at each (cell, h)'s median D_K)")
+    lines.append(f"projected total: {format_seconds(total)} on {workers} worker(s) ({first.device}); an upper bound "
+                 "in steps: runs that converge stop early")
+    return lines
