@@ -184,6 +184,8 @@ class _Stack:
     alpha: torch.Tensor  # (R, 1, 1)
     adaptive: torch.Tensor  # (R, 1, 1) bool: E4's adaptive posweight
     step: int = 0
+    graphed: bool = False  # train through a captured CUDA graph (rgr.experiments.graphed)
+    program: object | None = None  # the step program of this R (made at the first step; None after compaction)
 
     @property
     def R(self) -> int:
@@ -212,6 +214,7 @@ class _Stack:
             alpha=self.alpha[idx],
             adaptive=self.adaptive[idx],
             step=self.step,
+            graphed=self.graphed,
         )
 
 
@@ -221,7 +224,10 @@ def _trainable(model: QKModel) -> list[torch.nn.Parameter]:
 
 def _optimizer(model: QKModel, lr: float) -> torch.optim.Optimizer:
     # weight decay 0: AdamW is Adam. fused: one kernel per tensor, elementwise, so runs never mix.
-    return torch.optim.AdamW(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, fused=True)
+    # capturable on CUDA: its step count lives on the device, so a CUDA graph can replay the update.
+    cuda = model.W_Q.device.type == "cuda"
+    return torch.optim.AdamW(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, fused=True,
+                             capturable=cuda)
 
 
 def _keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:

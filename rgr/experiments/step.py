@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ..task.contexts import sample_stacked
+from .graphed import StepProgram
 from .stacking import _blocks, _gather, _Stack
 
 __all__ = ["logistic_coefficients", "logistic_loss", "value_targets", "value_loss", "train_steps"]
@@ -57,6 +58,21 @@ def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Ten
 # training and evaluation
 
 
+def _program(st: _Stack, examples: list[torch.Tensor]) -> StepProgram:
+    """The stack's step as a program over one step's inputs: with ``st.graphed`` a CUDA graph on a GPU and its
+    static-buffer twin elsewhere; otherwise plain eager steps."""
+    model, kind = st.model, st.cfgs[0].model
+
+    def loss_fn(X_C: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        S = model(X_C.unsqueeze(1)).squeeze(1)  # (R, ell, ell)
+        if kind == "value":
+            return value_loss(S, *rest)
+        return logistic_loss(S, model.tau, st.alpha, *rest)
+
+    capture = st.graphed and st.X.device.type == "cuda"
+    return StepProgram(loss_fn, st.opt, examples, capture=capture, static=st.graphed)
+
+
 def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     """Steps t0 .. t1-1 of every run in the stack (contexts drawn a block at a time)."""
     c0, R = st.cfgs[0], st.R
@@ -64,7 +80,7 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     per_ctx = c0.d_model + (2 * c0.d_msg + 1 if c0.model == "value" else 2 * c0.ell)  # floats per position
     per_step = R * c0.ell * per_ctx
     size = max(1, min(t1 - t0, block_elems // per_step))
-    model, opt = st.model, st.opt
+    model = st.model
     for a, b in _blocks(t0, t1, size):
         index = torch.arange(a, b, device=dev).expand(R, -1)  # (R, B): context t at step t
         batch = sample_stacked(st.table, st.train_keys, index, c0.ell, c0.rho)
@@ -77,12 +93,7 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
             A, Bc = logistic_coefficients(batch.labels, st.adaptive, dt)
             per = [x.transpose(0, 1).contiguous() for x in (X_C, A, Bc)]  # (B, R, ...)
         for s in range(b - a):
-            x = per[0][s].unsqueeze(1)  # (R, 1, ell, d_model)
-            S = model(x).squeeze(1)  # (R, ell, ell)
-            if c0.model == "value":
-                loss = value_loss(S, per[1][s], per[2][s], per[3][s])
-            else:
-                loss = logistic_loss(S, model.tau, st.alpha, per[1][s], per[2][s])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            inputs = [x[s] for x in per]
+            if st.program is None:
+                st.program = _program(st, inputs)
+            st.program.step(*inputs)

@@ -131,6 +131,7 @@ def train(
     eval_elems: int = 1 << 19,
     timings: dict[str, float] | None = None,
     on_steps: StepCallback | None = None,
+    cuda_graphs: bool | None = None,
 ) -> list[RunResult]:
     """Train every run of ``configs`` by protocol E1/E4/E5/E6, stacking whatever can stack.
 
@@ -144,7 +145,9 @@ def train(
     validation checks) and "test". ``on_steps``, when given, is called with the
     number of model-steps (runs x steps) after each stretch of training: a
     progress bar in model-steps (:func:`rgr.experiments.projection.model_steps_bound`
-    gives its total).
+    gives its total). ``cuda_graphs`` (default: on CUDA) replays each stack's
+    step from a captured CUDA graph (:mod:`rgr.experiments.graphed`); True on a
+    CPU runs its eager twin through the same static buffers.
     """
     configs = list(configs)
     for c in configs:
@@ -158,6 +161,7 @@ def train(
     for group in stack_groups(configs, max_stack, dev):
         t = time.perf_counter()
         st = _build_stack([configs[i] for i in group], group, dev, block_elems)
+        st.graphed = dev.type == "cuda" if cuda_graphs is None else bool(cuda_graphs)
         _sync(dev)
         clock["setup"] += time.perf_counter() - t
         for i, res in _fit(st, keep_weights, progress, block_elems, eval_elems, clock, on_steps):
