@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from rgr.experiments.adam import StackAdam
 from rgr.experiments.stacking import _build_stack, stack_cap
 from rgr.experiments.step import train_steps
 from rgr.experiments.train import (
@@ -17,6 +18,9 @@ from rgr.experiments.train import (
     init_weights,
     logistic_coefficients,
     logistic_loss,
+    logistic_grads,
+    value_grad,
+    value_loss,
     resolve_device,
     stack_groups,
     step_cutoff,
@@ -166,6 +170,47 @@ def test_logistic_loss_equals_protocol_formula(adaptive):
         torch.testing.assert_close(g1, g2)
 
 
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_logistic_grads_equal_autograd(adaptive):
+    g = torch.Generator().manual_seed(3)
+    S = torch.randn(3, 6, 6, dtype=torch.float64, generator=g).requires_grad_()
+    tau = torch.randn(3, dtype=torch.float64, generator=g).requires_grad_()
+    labels = torch.rand(3, 1, 6, 6, generator=g) < 0.2
+    a, b = (x[:, 0] for x in logistic_coefficients(labels, torch.full((3, 1, 1), adaptive), torch.float64))
+    alpha = torch.tensor([10.0, 3.0, 1.0], dtype=torch.float64).view(3, 1, 1)
+    logistic_loss(S, tau, alpha, a, b).backward()
+    gS, g_tau = logistic_grads(S.detach(), tau.detach(), alpha, a, b)
+    torch.testing.assert_close(gS, S.grad, rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(g_tau, tau.grad, rtol=1e-12, atol=1e-14)
+
+
+def test_value_grad_equals_autograd():
+    g = torch.Generator().manual_seed(4)
+    S = torch.rand(2, 5, 5, dtype=torch.float64, generator=g).requires_grad_()
+    V_C, T = (torch.randn(2, 5, 3, dtype=torch.float64, generator=g) for _ in range(2))
+    w = torch.rand(2, 5, 1, dtype=torch.float64, generator=g)
+    value_loss(S, V_C, T, w).backward()
+    torch.testing.assert_close(value_grad(S.detach(), V_C, T, w), S.grad, rtol=1e-12, atol=1e-14)
+
+
+def test_stack_adam_is_fused_adamw():
+    """The engine's direct call of the fused kernel updates exactly as torch.optim.AdamW(fused=True, weight_decay=0)."""
+    g = torch.Generator().manual_seed(5)
+    p1 = [torch.randn(4, 3, 2, generator=g).requires_grad_(), torch.randn(4, generator=g).requires_grad_()]
+    p2 = [p.detach().clone().requires_grad_() for p in p1]
+    ref = torch.optim.AdamW(p1, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, fused=True)
+    ours = StackAdam(p2, lr=1e-2)
+    for _ in range(5):
+        grads = [torch.randn(p.shape, generator=g) for p in p1]
+        for p, q, gr in zip(p1, p2, grads):
+            p.grad, q.grad = gr.clone(), gr.clone()
+        ref.step()
+        ours.step()
+    for i, (p, q) in enumerate(zip(p1, p2)):
+        assert torch.equal(p, q)
+        assert all(torch.equal(ref.state[p][k], ours.state_of(i)[k]) for k in ("step", "exp_avg", "exp_avg_sq"))
+
+
 def test_value_targets():
     V_C = torch.arange(12.0).view(1, 1, 3, 4)  # messages of 3 positions
     labels = torch.tensor([[[[False, True, False], [False, False, False], [True, False, False]]]])
@@ -274,10 +319,10 @@ def test_padding_stays_exactly_zero_under_adamw():
     for r, c in enumerate(cfgs):
         pad = torch.ones(c.d_model, H, w, dtype=torch.bool)
         pad[:, : c.h, : c.d_k] = False
-        for p in (st.model.W_Q, st.model.W_K):
+        for i, p in enumerate((st.model.W_Q, st.model.W_K)):
             assert bool((p.detach()[r].view(c.d_model, H, w)[pad] == 0).all())
             for moment in ("exp_avg", "exp_avg_sq"):
-                assert bool((st.opt.state[p][moment][r].view(c.d_model, H, w)[pad] == 0).all())
+                assert bool((st.opt.state_of(i)[moment][r].view(c.d_model, H, w)[pad] == 0).all())
         assert bool((st.model.W_Q.detach()[r].view(c.d_model, H, w)[~pad] != 0).all())  # the rest trained
 
 

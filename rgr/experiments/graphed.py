@@ -7,7 +7,7 @@ shape (R runs; it changes only when runs stop and the stack is compacted)
 does the same step over and over on new contexts, so the step is captured once
 in a CUDA graph (``torch.cuda.CUDAGraph``) and replayed: each step copies its
 contexts into static input buffers and replays the graph (forward, the
-hand-written backward, the fused AdamW update with ``capturable=True``).
+hand-written backward, the fused AdamW update; :mod:`rgr.experiments.step`).
 
 The twin (``capture=False`` with ``static=True``; ``train(..., cuda_graphs=True)``
 on a CPU) runs the same body on the same static buffers eagerly: the same code,
@@ -31,36 +31,34 @@ WARMUP_STEPS = 3  # eager steps on a side stream before a capture, as torch.cuda
 
 
 class StepProgram:
-    """``step(*inputs)``: one optimisation step of ``loss_fn(*inputs)``, eager or replayed from a CUDA graph.
+    """``step(*inputs)``: one optimisation step ``body(*inputs)``, eager or replayed from a CUDA graph.
 
-    ``loss_fn`` maps the input tensors to a scalar loss of ``opt``'s
-    parameters; ``examples`` fixes the inputs' shapes, dtypes and device.
+    ``body`` computes the gradients from the input tensors and updates the
+    parameters in place (no host synchronisation, no Python decisions on
+    tensor values); ``examples`` fixes the inputs' shapes, dtypes and device.
     With ``capture=True`` (CUDA only) the first ``WARMUP_STEPS`` steps run
     eagerly on a side stream, then the step is captured and replayed.
     """
 
     def __init__(
         self,
-        loss_fn: Callable[..., torch.Tensor],
-        opt: torch.optim.Optimizer,
+        body: Callable[..., None],
         examples: Sequence[torch.Tensor],
         capture: bool = False,
         static: bool = True,
     ) -> None:
         device = examples[0].device
-        if capture and device.type != "cuda":
-            raise ValueError(f"capture needs CUDA tensors, got device {device}")
         if capture and not static:
             raise ValueError("capture needs static input buffers (static=True)")
-        self.loss_fn, self.opt, self.capture = loss_fn, opt, capture
+        if capture and device.type != "cuda":
+            raise ValueError(f"capture needs CUDA tensors, got device {device}")
+        self.body, self.capture = body, capture
         self.static = [torch.empty_like(x) for x in examples] if static else None
         self.graph: torch.cuda.CUDAGraph | None = None
         self.steps = 0
 
     def _body(self, inputs: Sequence[torch.Tensor]) -> None:
-        self.opt.zero_grad(set_to_none=False)  # gradients stay in their buffers (a graph's addresses are fixed)
-        self.loss_fn(*inputs).backward()
-        self.opt.step()
+        self.body(*inputs)
 
     def step(self, *inputs: torch.Tensor) -> None:
         if self.static is None:

@@ -26,6 +26,7 @@ from typing import Iterator, Sequence
 import torch
 
 from ..model.qk import QKModel
+from .adam import StackAdam
 from ..task.contexts import GraphTable, graph_table, sample_stacked
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import Graph, permutation_graph, regular_graph
@@ -175,7 +176,7 @@ class _Stack:
     ids: list[int]  # positions in the caller's list
     tracks: list[_Track]
     model: QKModel
-    opt: torch.optim.Optimizer
+    opt: StackAdam
     X: torch.Tensor  # (R, m_max, d_model) embeddings, zero padded
     table: GraphTable  # graphs, (R, m_max, r_max)
     train_keys: torch.Tensor  # (R,) stream keys of "train"
@@ -196,10 +197,7 @@ class _Stack:
         idx = torch.tensor(keep, dtype=torch.long, device=self.X.device)
         model = self.model.select(idx)
         opt = _optimizer(model, self.cfgs[0].lr)
-        for old, new in zip(_trainable(self.model), _trainable(model)):
-            state = self.opt.state.get(old)
-            if state:  # exp_avg, exp_avg_sq are per run; the step count is shared by the stack
-                opt.state[new] = {k: (v if k == "step" else v[idx]).clone() for k, v in state.items()}
+        opt.carry(self.opt, idx)  # exp_avg, exp_avg_sq are per run; the step count is shared by the stack
         return _Stack(
             cfgs=[self.cfgs[i] for i in keep],
             ids=[self.ids[i] for i in keep],
@@ -222,12 +220,9 @@ def _trainable(model: QKModel) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def _optimizer(model: QKModel, lr: float) -> torch.optim.Optimizer:
-    # weight decay 0: AdamW is Adam. fused: one kernel per tensor, elementwise, so runs never mix.
-    # capturable on CUDA: its step count lives on the device, so a CUDA graph can replay the update.
-    cuda = model.W_Q.device.type == "cuda"
-    return torch.optim.AdamW(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, fused=True,
-                             capturable=cuda)
+def _optimizer(model: QKModel, lr: float) -> StackAdam:
+    # weight decay 0: AdamW is Adam; PyTorch's fused kernel, elementwise, so runs never mix.
+    return StackAdam(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8)
 
 
 def _keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:

@@ -14,7 +14,8 @@ from ..task.contexts import sample_stacked
 from .graphed import StepProgram
 from .stacking import _blocks, _gather, _Stack
 
-__all__ = ["logistic_coefficients", "logistic_loss", "value_targets", "value_loss", "train_steps"]
+__all__ = ["logistic_coefficients", "logistic_loss", "logistic_grads", "value_targets", "value_loss", "value_grad",
+           "train_steps"]
 
 def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Coefficients (a, b) with ``loss = sum(a * softplus(z) - b * z)`` per context.
@@ -58,19 +59,43 @@ def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Ten
 # training and evaluation
 
 
+def logistic_grads(
+    S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor, b: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of :func:`logistic_loss` with respect to S (R, ell, ell) and tau (R,), written out:
+    dL/dS = alpha (a sigmoid(z) - b), dL/dtau = -sum_pq dL/dS."""
+    gS = alpha * (a * torch.sigmoid(alpha * (S - tau.view(-1, 1, 1))) - b)
+    return gS, -gS.sum((1, 2))
+
+
+def value_grad(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Gradient of :func:`value_loss` with respect to S (R, ell, ell): 2 (w (S V_C - T)) V_C^T."""
+    return 2 * torch.bmm(w * (torch.bmm(S, V_C) - T), V_C.transpose(1, 2))
+
+
+def _body(st: _Stack):
+    """One step of the stack from one context per run: scores, the loss's gradient written out (no autograd
+    graph), the hand-written backward of the scores, the fused Adam update."""
+    model, opt, value = st.model, st.opt, st.cfgs[0].model == "value"
+
+    def body(X_C: torch.Tensor, *rest: torch.Tensor) -> None:
+        S, saved = model.scores_for_step(X_C.unsqueeze(1))  # (R, 1, ell, ell)
+        S = S.squeeze(1)
+        if value:
+            gS = value_grad(S, *rest)
+        else:
+            gS, model.tau.grad = logistic_grads(S, model.tau.detach(), st.alpha, *rest)
+        model.W_Q.grad, model.W_K.grad = model.grads(saved, gS.unsqueeze(1))
+        opt.step()
+
+    return body
+
+
 def _program(st: _Stack, examples: list[torch.Tensor]) -> StepProgram:
     """The stack's step as a program over one step's inputs: with ``st.graphed`` a CUDA graph on a GPU and its
     static-buffer twin elsewhere; otherwise plain eager steps."""
-    model, kind = st.model, st.cfgs[0].model
-
-    def loss_fn(X_C: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
-        S = model(X_C.unsqueeze(1)).squeeze(1)  # (R, ell, ell)
-        if kind == "value":
-            return value_loss(S, *rest)
-        return logistic_loss(S, model.tau, st.alpha, *rest)
-
     capture = st.graphed and st.X.device.type == "cuda"
-    return StepProgram(loss_fn, st.opt, examples, capture=capture, static=st.graphed)
+    return StepProgram(_body(st), examples, capture=capture, static=st.graphed)
 
 
 def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:

@@ -51,7 +51,7 @@ from torch import nn
 
 from .attention import QKWeights
 
-__all__ = ["MODEL_KINDS", "QKModel", "context_scores"]
+__all__ = ["MODEL_KINDS", "QKModel", "context_scores", "scores_forward", "scores_backward"]
 
 MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 
@@ -162,6 +162,16 @@ class QKModel(nn.Module):
         q_t, k_t = _project(X_C, self.W_Q, self.W_K, self.h)
         R, n, ell = X_C.shape[:3]
         return torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, self.h, ell, ell)
+
+    @torch.no_grad()
+    def scores_for_step(self, X_C: torch.Tensor) -> tuple[torch.Tensor, tuple]:
+        """:meth:`forward` without autograd, and what :meth:`grads` needs (the engine's step writes its own)."""
+        return scores_forward(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
+
+    @torch.no_grad()
+    def grads(self, saved: tuple, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """dL/dW_Q, dL/dW_K from dL/dS ``g`` and :meth:`scores_for_step`'s ``saved``."""
+        return scores_backward(saved, g)
 
     def forward(self, X_C: torch.Tensor) -> torch.Tensor:
         """Aggregated scores S (R, n, ell, ell): S[r, i, p, q] scores the pair item_p -> item_q."""
@@ -282,44 +292,62 @@ def context_scores(table: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     return table.reshape(-1).take(flat)
 
 
+def scores_forward(X_C, W_Q, W_K, h: int, agg: str, mask=None, scale=None) -> tuple[torch.Tensor, tuple]:
+    """Aggregated scores (R, n, ell, ell) and what :func:`scores_backward` needs; no autograd.
+
+    ``mask`` (R, 1, h, 1, 1) marks each run's heads (None: all); ``scale`` is the
+    softmax's d_k^-1/2 (a float, or per run (R, 1, 1, 1, 1); None: the stack's d_k).
+    """
+    R, n, ell, _ = X_C.shape
+    scale = (W_Q.shape[-1] // h) ** -0.5 if scale is None else scale
+    q_t, k_t = _project(X_C, W_Q, W_K, h)  # (R*n*h, d_k, ell) each
+    S = torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
+    out, P = _aggregate(S, agg, mask, scale)
+    saved = {"max": (S, out), "sum": (), "softmax": (P,)}[agg]
+    return out, (X_C, q_t, k_t, h, agg, scale, W_Q.shape[-1], *saved)
+
+
+def scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: bool = True):
+    """dL/dW_Q, dL/dW_K (R, d_model, D_K) from dL/dS ``g`` (R, n, ell, ell) and :func:`scores_forward`'s ``saved``."""
+    X_C, q_t, k_t, h, agg, scale, D_K, *saved = saved
+    R, n, ell, d = X_C.shape
+    d_k = D_K // h
+    g = g.contiguous()
+    if agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
+        win = saved[0] == saved[1].unsqueeze(2)  # (R, n, h, ell, ell)
+        dS = win * (g / win.sum(2)).unsqueeze(2)
+    elif agg == "sum":
+        dS = g.unsqueeze(2).expand(R, n, h, ell, ell)
+    else:  # softmax Jacobian, row by row: P (g - <g, P>), then the 1/sqrt(d_k) scale (P = 0 on masked heads)
+        P = saved[0]
+        gP = g.unsqueeze(2) * P  # (R, n, h, ell, ell)
+        dS = (gP - P * gP.sum(-1, keepdim=True)) * scale
+    dS = dS.reshape(R * n * h, ell, ell)
+    x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
+
+    def weight_grad(dy_t: torch.Tensor) -> torch.Tensor:  # dy^T (R*n*h, d_k, ell) -> dW (R, d_model, D_K)
+        dy_t = dy_t.view(R, n, h, d_k, ell).permute(0, 2, 3, 1, 4).reshape(R, h * d_k, n * ell)  # (R, D_K, n*ell)
+        return torch.bmm(x_t, dy_t.transpose(1, 2))
+
+    # dq = dS k and dk = dS^T q, transposed: dq^T = k^T dS^T, dk^T = q^T dS
+    dW_Q = weight_grad(torch.bmm(k_t, dS.transpose(1, 2))) if need_q else None
+    dW_K = weight_grad(torch.bmm(q_t, dS)) if need_k else None
+    return dW_Q, dW_K
+
+
 class _AggregatedScores(torch.autograd.Function):
     """S = agg_k S_k with S_k = (X_C W_Q^k)(X_C W_K^k)^T; agg in {"max", "softmax", "sum"}."""
 
     @staticmethod
     def forward(ctx, X_C, W_Q, W_K, h: int, agg: str, mask, scale) -> torch.Tensor:
-        R, n, ell, _ = X_C.shape
-        q_t, k_t = _project(X_C, W_Q, W_K, h)  # (R*n*h, d_k, ell) each
-        S = torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
-        out, P = _aggregate(S, agg, mask, scale)
-        saved = {"max": (S, out), "sum": (), "softmax": (P,)}[agg]
-        ctx.save_for_backward(X_C, W_Q, W_K, q_t, k_t, *saved)
-        ctx.h, ctx.agg, ctx.scale = h, agg, scale
+        out, saved = scores_forward(X_C, W_Q, W_K, h, agg, mask, scale)
+        ctx.save_for_backward(*saved[:3], *saved[7:])  # the tensors (an output saved otherwise would leak)
+        ctx.meta = saved[3:7]
         return out
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):  # g: dL/dS (R, n, ell, ell)
-        X_C, W_Q, W_K, q_t, k_t, *saved = ctx.saved_tensors
-        h, agg, scale = ctx.h, ctx.agg, ctx.scale
-        R, n, ell, d = X_C.shape
-        d_k = W_Q.shape[-1] // h
-        g = g.contiguous()
-        if agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
-            win = saved[0] == saved[1].unsqueeze(2)  # (R, n, h, ell, ell)
-            dS = win * (g / win.sum(2)).unsqueeze(2)
-        elif agg == "sum":
-            dS = g.unsqueeze(2).expand(R, n, h, ell, ell)
-        else:  # softmax Jacobian, row by row: P (g - <g, P>), then the 1/sqrt(d_k) scale (P = 0 on masked heads)
-            P = saved[0]
-            gP = g.unsqueeze(2) * P  # (R, n, h, ell, ell)
-            dS = (gP - P * gP.sum(-1, keepdim=True)) * scale
-        dS = dS.reshape(R * n * h, ell, ell)
-        x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
-
-        def weight_grad(dy_t: torch.Tensor) -> torch.Tensor:  # dy^T (R*n*h, d_k, ell) -> dW (R, d_model, D_K)
-            dy_t = dy_t.view(R, n, h, d_k, ell).permute(0, 2, 3, 1, 4).reshape(R, h * d_k, n * ell)  # (R, D_K, n*ell)
-            return torch.bmm(x_t, dy_t.transpose(1, 2))
-
-        # dq = dS k and dk = dS^T q, transposed: dq^T = k^T dS^T, dk^T = q^T dS
-        dW_Q = weight_grad(torch.bmm(k_t, dS.transpose(1, 2))) if ctx.needs_input_grad[1] else None
-        dW_K = weight_grad(torch.bmm(q_t, dS)) if ctx.needs_input_grad[2] else None
+        t = ctx.saved_tensors
+        saved = (*t[:3], *ctx.meta, *t[3:])
+        dW_Q, dW_K = scores_backward(saved, g, ctx.needs_input_grad[1], ctx.needs_input_grad[2])
         return None, dW_Q, dW_K, None, None, None, None
