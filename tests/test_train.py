@@ -348,7 +348,8 @@ def test_float32_learns_and_repeats_exactly():
 def test_timings_and_bad_arguments():
     timings: dict[str, float] = {}
     train([RunConfig(m=16, max_steps=10, **TINY)], progress=False, timings=timings)
-    assert set(timings) == {"setup", "train", "test"} and all(v >= 0 for v in timings.values())
+    assert set(timings) == {"setup", "train", "test", "setup_cpu", "train_cpu", "test_cpu"}
+    assert all(v >= 0 for v in timings.values())
     with pytest.raises(ValueError, match="RunConfig"):
         train([dict(m=16)], progress=False)
     with pytest.raises(ValueError, match="max_stack"):

@@ -44,6 +44,7 @@ class NaiveResult:
     stop_reason: str
     val_curve: tuple[tuple[int, float], ...]
     train_seconds: float
+    train_cpu_seconds: float = 0.0  # process-CPU seconds of the same phase
 
 
 def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResult:
@@ -63,7 +64,7 @@ def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResu
     opt = torch.optim.AdamW([W_Q, W_K, tau], lr=cfg.lr, weight_decay=0.0)
     val = sample(graph, cfg.seed, cfg.n_val, ell, cfg.rho, "val", device=dev)
 
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     streak, curve, step, reason = 0, [], 0, "cutoff"
     while step < cfg.max_steps:
         ctx = sample(graph, cfg.seed, 1, ell, cfg.rho, "train", start=step, device=dev)  # context `step`
@@ -92,8 +93,8 @@ def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResu
                 break
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
-    seconds = time.perf_counter() - start
-    return NaiveResult(W_Q.detach(), W_K.detach(), float(tau.detach()), step, reason, tuple(curve), seconds)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    return NaiveResult(W_Q.detach(), W_K.detach(), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)
 
 
 def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: int = 500) -> NaiveResult:
@@ -131,7 +132,7 @@ def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: in
             return S.sum(-3)
         return torch.softmax(S * d_k**-0.5, dim=-1).sum(-3)
 
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     streak, curve, step, reason = 0, [], 0, "cutoff"
     while step < cfg.max_steps and reason == "cutoff":
         ctx = draw("train", step, min(step + block, cfg.max_steps))
@@ -159,6 +160,6 @@ def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: in
                     break
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     split = lambda W: W.detach().view(cfg.d_model, h, d_k).permute(1, 0, 2).contiguous()  # (h, d_model, d_k)
-    return NaiveResult(split(W_Q), split(W_K), float(tau.detach()), step, reason, tuple(curve), seconds)
+    return NaiveResult(split(W_Q), split(W_K), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)

@@ -18,7 +18,9 @@ worker beside the same-shape figure (``--padding 1`` forms exact-shape stacks,
 as the engine did before mixed stacks).
 
 Only the training phase is timed (steps, sampling, the validation checks);
-set-up and the test evaluation are not. FLOPs count the matmuls of the forward
+set-up and the test evaluation are not. On a CPU the rates are per
+process-CPU second (one thread: per-core work, steady on a machine other jobs
+share; wall seconds are printed beside them); on CUDA, per wall second. FLOPs count the matmuls of the forward
 and backward passes of each run's own shape ("useful"; a mixed stack's padding
 is not counted), set against a large square matmul timed in the same process.
 ``--threads`` defaults to 1: per-core throughput, the fair unit on a machine
@@ -55,18 +57,19 @@ def step_flops(cfg: RunConfig) -> int:
 
 
 def matmul_gflops(device: torch.device, dtype: torch.dtype, n: int = 2048, repeats: int = 3) -> float:
-    """GFLOP/s of an n x n x n matmul (best of ``repeats``), the machine's practical ceiling."""
+    """GFLOP/s of an n x n x n matmul (best of ``repeats``; per CPU second on a CPU), the practical ceiling."""
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
+    clock = time.process_time if device.type == "cpu" else time.perf_counter
     for _ in range(repeats + 1):  # the first call warms up
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        t = time.perf_counter()
+        t = clock()
         a @ b
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        best = min(best, time.perf_counter() - t)
+        best = min(best, clock() - t)
     return 2 * n**3 / best / 1e9
 
 
@@ -78,7 +81,8 @@ class SweepBench:
     stacks_total: int  # stacks in the first round
     runs: int  # runs trained
     model_steps: int
-    train_seconds: float
+    train_seconds: float  # CPU seconds on a CPU, wall seconds on CUDA
+    wall_seconds: float
     useful_flops: float  # matmul FLOPs of the runs' own shapes
 
     @property
@@ -101,7 +105,8 @@ def bench_sweep(
     order = torch.randperm(len(groups), generator=torch.Generator().manual_seed(seed)).tolist()
     start = time.perf_counter()
     n_stacks = n_runs = model_steps = 0
-    seconds = flops = 0.0
+    seconds = wall = flops = 0.0
+    key = "train_cpu" if dev.type == "cpu" else "train"
     for j in order:
         cfgs = [configs[i].replace(max_steps=min(configs[i].max_steps, steps), n_test=1) for i in groups[j]]
         timings: dict[str, float] = {}
@@ -109,10 +114,11 @@ def bench_sweep(
         n_stacks, n_runs = n_stacks + 1, n_runs + len(cfgs)
         model_steps += sum(r.steps for r in results)
         flops += sum(r.steps * step_flops(r.config) for r in results)
-        seconds += timings["train"]
+        seconds += timings[key]
+        wall += timings["train"]
         if time.perf_counter() - start > budget:
             break
-    return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, flops)
+    return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, wall, flops)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -199,24 +205,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"flops per model-step: {flops / 1e6:.3f} MFLOP (matmuls of forward + backward)")
 
         rates = {}
+        cpu = dev.type == "cpu"
+        unit = "CPU-s" if cpu else "s"
         for name, fn in (("naive", train_naive), ("baseline", train_baseline)):
-            secs = sum(fn(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev).train_seconds
-                       for i in range(args.naive_runs))
+            res = [fn(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev) for i in range(args.naive_runs)]
+            secs = sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
             rates[name] = args.naive_runs * args.naive_steps / secs
-            print(_line(f"{name + ':':<9} {args.naive_runs} runs x {args.naive_steps} steps, {secs:.2f} s ->",
-                        rates[name], flops, peak))
+            print(_line(f"{name + ':':<9} {args.naive_runs} runs x {args.naive_steps} steps, {secs:.2f} {unit} "
+                        f"({sum(r.train_seconds for r in res):.2f} s wall) ->", rates[name], flops, peak))
 
         timings: dict[str, float] = {}
         cfgs = [base.replace(seed=args.seed + i, max_steps=args.steps) for i in range(args.runs)]
         results = train(cfgs, device=dev, progress=False, timings=timings)
-        stacked = sum(r.steps for r in results) / timings["train"]
-        print(_line(f"stacked:  {args.runs} runs x {args.steps} steps, {timings['train']:.2f} s ->", stacked, flops, peak,
+        secs = timings["train_cpu" if cpu else "train"]
+        stacked = sum(r.steps for r in results) / secs
+        print(_line(f"stacked:  {args.runs} runs x {args.steps} steps, {secs:.2f} {unit} ({timings['train']:.2f} s wall) ->",
+                    stacked, flops, peak,
                     f"; untimed set-up {timings['setup']:.2f} s, test {timings['test']:.2f} s"))
         if sweep is not None:
             sb = bench_sweep(sweep, dev, args.budget, args.sweep_steps, args.padding, args.seed)
             print(f"sweep:    {args.sweep}/{args.preset}: {sb.stacks} of {sb.stacks_total} first-round stacks "
                   f"({sb.runs} runs, <= {args.sweep_steps} steps each, padding <= {args.padding:g}x), "
-                  f"{sb.train_seconds:.2f} s -> {sb.rate:.0f} model-steps/s per worker, {sb.gflops:.2f} useful GFLOP/s "
+                  f"{sb.train_seconds:.2f} {unit} ({sb.wall_seconds:.2f} s wall) -> {sb.rate:.0f} model-steps/s per worker, {sb.gflops:.2f} useful GFLOP/s "
                   f"({100 * sb.gflops / peak:.1f}% of matmul); {100 * sb.rate / stacked:.0f}% of the same-shape rate")
         print(f"speedup over baseline: {stacked / rates['baseline']:.1f}")
         print(f"speedup: {stacked / rates['naive']:.1f}")

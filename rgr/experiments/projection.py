@@ -10,7 +10,9 @@ as
     step  = a + b * F_step,   F_step  = R * h * d_k * (8 ell d_model + 6 ell^2)   (padded matmul FLOPs)
     check = c + e * F_check,  F_check = R * n_val * h * d_k * (4 ell d_model + 2 ell^2)
 
-fitted by least squares (non-negative) to the timed points, with R the runs
+fitted by least squares (non-negative) to the timed points (process-CPU
+seconds on a CPU: what one dedicated core takes, whatever else the machine
+runs meanwhile; wall seconds on CUDA), with R the runs
 still active: the projection is an *upper bound* in steps (every run trains to
 its cutoff; the protocol's early stop only shortens it) and an estimate in
 seconds. Stacks are spread over ``workers`` processes by longest-first
@@ -89,25 +91,26 @@ def calibrate(
     groups.sort(key=lambda g: _features(g, len(g))[0])
     picks = sorted({round(j * (len(groups) - 1) / max(1, points - 1)) for j in range(points)})
     xs, ys, xc, yc = [], [], [], []
+    clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
     for j in picks:
         cfgs = groups[j][:calibration_runs]
         st = _build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 22)
         train_steps(st, 0, 2, 1 << 22)  # warm-up
         _sync(dev)
-        t0 = time.perf_counter()
+        t0 = clock()
         train_steps(st, 2, 6, 1 << 22)  # a first guess of the step time, then one block as the engine draws it
         _sync(dev)
-        n = int(min(cfgs[0].check_every, max(4, seconds / ((time.perf_counter() - t0) / 4))))
-        t0 = time.perf_counter()
+        n = int(min(cfgs[0].check_every, max(4, seconds / ((clock() - t0) / 4))))
+        t0 = clock()
         train_steps(st, 6, 6 + n, 1 << 22)
         _sync(dev)
         xs.append(_features(cfgs, len(cfgs))[0])
-        ys.append((time.perf_counter() - t0) / n)
-        t0 = time.perf_counter()
+        ys.append((clock() - t0) / n)
+        t0 = clock()
         check(st, list(range(st.R)), 1 << 19)
         _sync(dev)
         xc.append(_features(cfgs, len(cfgs))[1])
-        yc.append(time.perf_counter() - t0)
+        yc.append(clock() - t0)
     a, b = _fit_line(xs, ys)
     c, e = _fit_line(xc, yc)
     return Calibration(a, b, c, e, str(dev), len(picks))

@@ -77,6 +77,19 @@ __all__ = [
 StepCallback = Callable[[int], None]
 
 
+class _Clock:
+    """Wall and process-CPU seconds since the last lap (CPU seconds are per-core work: steady on a busy machine)."""
+
+    def __init__(self) -> None:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def lap(self, into: dict[str, float], phase: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        into[phase] += wall - self.wall
+        into[f"{phase}_cpu"] += cpu - self.cpu
+        self.wall, self.cpu = wall, cpu
+
+
 
 def _fit(
     st: _Stack,
@@ -89,7 +102,7 @@ def _fit(
 ) -> list[tuple[int, RunResult]]:
     """Train the stack until every run has stopped; results tagged with the caller's positions."""
     results: list[tuple[int, RunResult]] = []
-    clock = time.perf_counter()
+    clock = _Clock()
     every = st.cfgs[0].check_every
     bar = tqdm(total=max(c.max_steps for c in st.cfgs), desc="train", unit="step", disable=not progress, leave=False)
     with bar:
@@ -110,12 +123,10 @@ def _fit(
                     bar.set_postfix(active=st.R, **{f"best_val_{st.cfgs[0].metric}": f"{best:.4f}"})
             if stops:
                 _sync(st.X.device)
-                timings["train"] += time.perf_counter() - clock
-                clock = time.perf_counter()
+                clock.lap(timings, "train")
                 results += test(st, sorted(stops), block_elems, eval_elems, keep_weights, stops)
                 _sync(st.X.device)
-                timings["test"] += time.perf_counter() - clock
-                clock = time.perf_counter()
+                clock.lap(timings, "test")
                 rest = [i for i in range(st.R) if i not in stops]
                 if not rest:
                     break
@@ -144,7 +155,8 @@ def train(
     results do not depend on them). ``keep_weights`` attaches the final weights.
     ``timings``, when given, accumulates wall seconds per phase: "setup"
     (tasks, init, validation contexts), "train" (steps, including sampling and
-    validation checks) and "test". ``on_steps``, when given, is called with the
+    validation checks) and "test", and process-CPU seconds of each as
+    "setup_cpu", "train_cpu", "test_cpu". ``on_steps``, when given, is called with the
     number of model-steps (runs x steps) after each stretch of training: a
     progress bar in model-steps (:func:`rgr.experiments.projection.model_steps_bound`
     gives its total). ``cuda_graphs`` (default: on CUDA) replays each stack's
@@ -158,14 +170,14 @@ def train(
     _int("block_elems", block_elems, 1)
     _int("eval_elems", eval_elems, 1)
     dev = resolve_device(device)
-    clock = {"setup": 0.0, "train": 0.0, "test": 0.0}
+    clock = {k: 0.0 for k in ("setup", "train", "test", "setup_cpu", "train_cpu", "test_cpu")}
     out: list[RunResult | None] = [None] * len(configs)
     for group in stack_groups(configs, max_stack, dev):
-        t = time.perf_counter()
+        t = _Clock()
         st = _build_stack([configs[i] for i in group], group, dev, block_elems)
         st.graphed = dev.type == "cuda" if cuda_graphs is None else bool(cuda_graphs)
         _sync(dev)
-        clock["setup"] += time.perf_counter() - t
+        t.lap(clock, "setup")
         for i, res in _fit(st, keep_weights, progress, block_elems, eval_elems, clock, on_steps):
             out[i] = res
     if timings is not None:
