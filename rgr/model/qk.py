@@ -313,9 +313,11 @@ def scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: 
     R, n, ell, d = X_C.shape
     d_k = D_K // h
     g = g.contiguous()
-    if agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
-        win = saved[0] == saved[1].unsqueeze(2)  # (R, n, h, ell, ell)
-        dS = win * (g / win.sum(2)).unsqueeze(2)
+    if agg == "max" and h == 1:
+        dS = g
+    elif agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
+        win = (saved[0] == saved[1].unsqueeze(2)).to(g.dtype)  # (R, n, h, ell, ell)
+        dS = win * (g.unsqueeze(2) / win.sum(2, keepdim=True))
     elif agg == "sum":
         dS = g.unsqueeze(2).expand(R, n, h, ell, ell)
     else:  # softmax Jacobian, row by row: P (g - <g, P>), then the 1/sqrt(d_k) scale (P = 0 on masked heads)
