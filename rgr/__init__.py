@@ -9,8 +9,13 @@ the plumbing, module by module in the order data flows:
   draws depend on its seed alone, never on which runs share its tensor program;
 - :mod:`rgr.model.attention`, :mod:`rgr.model.qk`, :mod:`rgr.task.metrics` — key–query
   scoring (max over heads, softmax summed, linear sum, value channel) and micro-F1;
-- :mod:`rgr.experiments.train` — the paper's protocol with many runs stacked in one program;
-  :mod:`rgr.experiments.bench` — ``python -m rgr bench``;
+- :mod:`rgr.experiments.train` — the paper's protocol with many runs stacked in one program
+  (:mod:`~rgr.experiments.config` the run's description, :mod:`~rgr.experiments.stacking` which runs
+  stack and how, :mod:`~rgr.experiments.step` the step and losses, :mod:`~rgr.experiments.adam` the
+  update, :mod:`~rgr.experiments.evaluate` checks and test, :mod:`~rgr.experiments.graphed` the CUDA
+  graph); :mod:`rgr.experiments.baselines` — one-run loops; :mod:`rgr.experiments.bench` —
+  ``python -m rgr bench``; :mod:`rgr.experiments.projection` — runs, model-steps and wall time of a
+  sweep before it starts;
 - :mod:`rgr.experiments.sweeps`, :mod:`rgr.store`, :mod:`rgr.experiments.cluster` — experiment grids and
   presets, the resumable runner writing data/ with provenance, Dask scale-out
   (``python -m rgr sweep``);
