@@ -354,3 +354,11 @@ def test_timings_and_bad_arguments():
         train([dict(m=16)], progress=False)
     with pytest.raises(ValueError, match="max_stack"):
         train([RunConfig(m=16, **TINY)], progress=False, max_stack=0)
+
+
+def test_on_steps_counts_model_steps():
+    """The progress callback receives every model-step (runs x steps) as it is taken, and nothing more."""
+    cfgs = _mixed("max")
+    seen: list[int] = []
+    results = train(cfgs, progress=False, on_steps=seen.append)
+    assert sum(seen) == sum(r.steps for r in results) and len(seen) > len(cfgs)
