@@ -106,19 +106,20 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     per_step = R * c0.ell * per_ctx
     size = max(1, min(t1 - t0, block_elems // per_step))
     model = st.model
+    rows = torch.arange(R, device=dev).view(R, 1)
     for a, b in _blocks(t0, t1, size):
         index = torch.arange(a, b, device=dev).expand(R, -1)  # (R, B): context t at step t
         batch = sample_stacked(st.table, st.train_keys, index, c0.ell, c0.rho)
-        X_C = _gather(st.X, batch.items)  # (R, B, ell, d_model)
         if c0.model == "value":
+            X_C = _gather(st.X, batch.items)  # (R, B, ell, d_model)
             V_C = model.messages(X_C)  # (R, B, ell, d_msg)
-            T, w = value_targets(batch.labels, V_C)
-            per = [x.transpose(0, 1).contiguous() for x in (X_C, V_C, T, w)]  # step-major (B, R, ...)
-        else:
-            A, Bc = logistic_coefficients(batch.labels, st.adaptive, dt)
-            per = [x.transpose(0, 1).contiguous() for x in (X_C, A, Bc)]  # (B, R, ...)
+            per = [X_C, V_C, *value_targets(batch.labels, V_C)]
+        else:  # one step's embeddings are gathered at that step: a block's would not stay in cache
+            per = [batch.items, *logistic_coefficients(batch.labels, st.adaptive, dt)]
         for s in range(b - a):
-            inputs = [x[s] for x in per]
+            inputs = [x[:, s] for x in per]  # (R, ...) strided views of the block, no copy
+            if c0.model != "value":
+                inputs[0] = st.X[rows, inputs[0]]  # (R, ell, d_model)
             if st.program is None:
                 st.program = _program(st, inputs)
             st.program.step(*inputs)
