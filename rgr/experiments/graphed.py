@@ -12,11 +12,12 @@ hand-written backward, the fused AdamW update; :mod:`rgr.experiments.step`).
 The twin (``capture=False`` with ``static=True``; ``train(..., cuda_graphs=True)``
 on a CPU) runs the same body on the same static buffers eagerly: the same code,
 tested on any machine. Plain eager training (``static=False``, the CPU default)
-skips the buffers' copies. Captures happen
-only after real steps have warmed the stream and created the optimizer state
-(CUDA graphs need both), so no step is taken twice and none is taken out of
-order: a graphed stack trains exactly as the eager one (up to float rounding
-of the GPU's kernels).
+skips the buffers' copies. A capture happens only after real steps have
+warmed the side stream and the libraries' workspaces (as CUDA graphs need),
+so no step is taken twice and none out of order: a graphed stack trains as
+the eager one (up to float rounding of the GPU's kernels). Never executed in
+this project so far: no GPU was available when it was written (the CUDA tests
+skip with that reason).
 """
 
 from __future__ import annotations
