@@ -25,6 +25,7 @@ from distributed import Client, LocalCluster
 import rgr.experiments.sweeps as sweeps
 from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
 from rgr.experiments.sweeps import Stack, SweepError, get_experiment, load_results, planned_runs, run_key, run_sweep, train_stack
+from rgr.experiments.train import stack_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]
@@ -217,6 +218,7 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
         torch.set_num_threads(threads)
     out = capsys.readouterr().out
     assert rc == 1 and "run(s) failed" in out and repr(bad) in out and "RuntimeError: injected failure" in out
-    assert len(load_results("value", root=tmp_path)) == len(planned_runs(get_experiment("value"), "smoke")) - sum(
-        1 for c in planned_runs(get_experiment("value"), "smoke") if c.stack_key() == bad.stack_key())
+    runs = planned_runs(get_experiment("value"), "smoke")
+    failed = next(g for g in stack_groups(runs) if any(runs[i] == bad for i in g))  # the bad run's whole stack fails
+    assert len(load_results("value", root=tmp_path)) == len(runs) - len(failed)
     assert sweeps.main(["value", "--preset", "smoke", "--scheduler", "tcp://x:1"]) == 2  # needs --executor dask
