@@ -12,7 +12,9 @@ one below it (tests/test_style.py checks it):
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — constructions, colouring, bounds, checks, scaling laws;
-- :mod:`rgr.experiments` — train (the stacked engine), registry (E1-E6 as grids with
+- :mod:`rgr.experiments` — train (the stacked engine: config, stacking of mixed runs, step, adam,
+  evaluate, graphed (the CUDA-graph step), baselines (one-run loops)), projection (runs, model-steps and
+  wall time of a sweep before it starts), registry (E1-E6 as grids with
   presets), planner (D_K ladder, refinement rounds, shards), tables (where tables
   live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
   experiment), cluster (Dask), bench, construction_sweeps and construction_table

@@ -158,10 +158,18 @@ def _sweep(argv: Sequence[str]) -> int:
                 device = check_device(a.device)
             except ValueError as e:
                 raise UsageError(f"--device: {e}") from None
+        report = getattr(sweep, "dry_run_report", None)
         if a.dry_run:
-            runs = sweep.planned_runs(a.preset, None, shard)
-            print(f"{len(runs)} runs in the first round")
+            if report is None:
+                runs = sweep.planned_runs(a.preset, None, shard)
+                print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
+                      "for this experiment)")
+            else:
+                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard)))
             return 0
+        if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
+            print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
+                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard)]), flush=True)
     except (UsageError, TableError) as e:
         return _fail(prog, str(e))
     except TableBusy as e:
@@ -187,6 +195,13 @@ def _sweep(argv: Sequence[str]) -> int:
     except SweepError as e:
         return _fail(prog, str(e), 1)
     return 0
+
+
+def _projection_device(device) -> str:
+    """The device a projection calibrates on: this machine's ("auto" resolved here)."""
+    from .experiments.stacking import resolve_device
+
+    return resolve_device(device).type
 
 
 def _interrupted(prog: str, sweep, preset: str, out: Path, command: str) -> int:

@@ -7,7 +7,7 @@ import torch
 
 from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
-from rgr.experiments.bench import main, step_flops, train_naive
+from rgr.experiments.bench import bench_sweep, main, step_flops, train_baseline, train_naive
 from rgr.experiments.train import RunConfig, train_run
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -22,9 +22,10 @@ TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64,
     ],
     ids=["max", "softmax", "sum-regular"],
 )
-def test_naive_loop_equals_engine(cfg):
-    """Two independent code paths (per-step sampling + rgr.model.attention vs the stacked engine) train alike."""
-    naive = train_naive(cfg)
+@pytest.mark.parametrize("loop", ["naive", "baseline"])
+def test_one_run_loops_equal_engine(cfg, loop):
+    """Independent code paths (per-step or per-block sampling, autograd, one run vs the stacked engine) train alike."""
+    naive = train_naive(cfg) if loop == "naive" else train_baseline(cfg, block=7)
     engine = train_run(cfg, progress=False, keep_weights=True)
     assert (naive.steps, naive.stop_reason) == (engine.steps, engine.stop_reason)
     assert [s for s, _ in naive.val_curve] == [s for s, _ in engine.val_curve]
@@ -35,9 +36,18 @@ def test_naive_loop_equals_engine(cfg):
     assert naive.train_seconds > 0
 
 
-def test_naive_rejects_value_model():
-    with pytest.raises(ValueError, match="model"):
-        train_naive(RunConfig(m=16, model="value", **TINY))
+def test_one_run_loops_reject_value_model():
+    for fn in (train_naive, train_baseline):
+        with pytest.raises(ValueError, match="model"):
+            fn(RunConfig(m=16, model="value", **TINY))
+
+
+def test_bench_sweep_trains_real_stacks():
+    cfgs = [RunConfig(m=16, seed=s, max_steps=30, **{**TINY, "h": h, "d_k": 16 // h}) for s in (0, 1) for h in (1, 2, 4)]
+    sb = bench_sweep(cfgs, budget=1e-9, steps=20)  # the budget is spent after the first stack
+    assert sb.stacks == 1 and sb.runs >= 2 and sb.model_steps == 20 * sb.runs and sb.rate > 0
+    full = bench_sweep(cfgs, budget=1e9, steps=20, max_padding=1.0)
+    assert full.stacks == full.stacks_total == 3 and full.runs == 6  # exact shapes: one stack per h
 
 
 def test_step_flops():
@@ -55,9 +65,26 @@ def test_bench_end_to_end(capsys):
     assert any(line.startswith("naive:") for line in lines) and any(line.startswith("stacked:") for line in lines)
     name, value = lines[-1].split(": ")
     assert name == "speedup" and float(value) > 0
+    assert any(line.startswith("baseline:") for line in lines) and lines[-2].startswith("speedup over baseline: ")
     assert torch.get_num_threads() == 1  # the bench restores the thread count it changed
 
 
-def test_bench_rejects_bad_budget():
-    with pytest.raises(SystemExit):
-        main(["--heads", "3", "--dk-total", "128"])
+def test_bench_sweep_mode(capsys):
+    argv = ["--m", "32", "--d-model", "8", "--heads", "2", "--dk-total", "8", "--runs", "2", "--steps", "10",
+            "--naive-runs", "1", "--naive-steps", "10", "--check-every", "10", "--sweep", "base", "--preset", "smoke",
+            "--budget", "0.001", "--sweep-steps", "10"]  # fmt: skip
+    assert main(argv) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep:"))
+    assert "base/smoke: 1 of " in line and "model-steps/s per worker" in line and "of the same-shape rate" in line
+
+
+@pytest.mark.parametrize(
+    "argv, name",
+    [(["--heads", "3", "--dk-total", "128"], "--dk-total"), (["--dk-total", "0"], "--dk-total"), (["--m", "0"], "--m"),
+     (["--d-model", "0"], "--d-model"), (["--seed", "-1"], "seed"), (["--runs", "0"], "--runs"),
+     (["--sweep", "nope"], "experiment"), (["--budget", "0"], "--budget")],
+)  # fmt: skip
+def test_bench_rejects_bad_input_in_one_line(argv, name, capsys):
+    assert main(argv) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith("rgr bench: ") and name in out.err

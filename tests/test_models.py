@@ -55,8 +55,60 @@ def test_backward_matches_autograd_of_reference(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_gradcheck(kind):
     model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
-    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind)
+    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind, None, 2**-0.5)
     assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_gradcheck_masked(kind):
+    """With a head masked and per-run softmax scales, the hand-written backward is still the derivative."""
+    model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
+    mask = torch.tensor([[True, True], [True, False]]).view(2, 1, 2, 1, 1)
+    scale = torch.tensor([2**-0.5, 1.0], dtype=torch.float64).view(2, 1, 1, 1, 1)
+    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind, mask, scale)
+    assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
+
+
+def _padded(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
+    R, d, _ = W.shape
+    out = torch.zeros(R, d, H, w, dtype=W.dtype)
+    out[:, :, :h, :d_k] = W.view(R, d, h, d_k)
+    return out.view(R, d, H * w)
+
+
+@pytest.mark.parametrize("kind", MODEL_KINDS)
+def test_mixed_stack_equals_runs_alone(kind):
+    """Runs of shapes (h, d_k) = (3, 2), (1, 4), (2, 3) padded into one (3, 4) stack: each run's scores,
+    evaluation tables and gradients equal its own model's; the padding's gradient is exactly zero."""
+    shapes, H, w, d = [(3, 2), (1, 4), (2, 3)], 3, 4, 5
+    alone = [_model(kind, R=1, d=d, h=h, d_k=k, seed=i) for i, (h, k) in enumerate(shapes)]
+    W_V = torch.cat([m.W_V for m in alone]) if kind == "value" else None
+    mixed = QKModel(
+        torch.cat([_padded(m.W_Q.detach(), h, k, H, w) for m, (h, k) in zip(alone, shapes)]),
+        torch.cat([_padded(m.W_K.detach(), h, k, H, w) for m, (h, k) in zip(alone, shapes)]),
+        torch.cat([m.tau.detach() for m in alone]), H, kind, W_V,
+        heads=torch.tensor([h for h, _ in shapes]), d_ks=torch.tensor([k for _, k in shapes]),
+    )  # fmt: skip
+    X_C = _contexts(R=3, n=2, ell=4, d=d)
+    X = torch.randn(3, 6, d, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    items = torch.randint(0, 6, (3, 2, 4), generator=torch.Generator().manual_seed(1))
+    S = mixed(X_C)
+    S.square().sum().backward()
+    S_tab = mixed.scores_from_tables(mixed.item_tables(X), items)
+    for r, (m, (h, k)) in enumerate(zip(alone, shapes)):
+        S_r = m(X_C[r : r + 1])
+        S_r.square().sum().backward()
+        torch.testing.assert_close(S[r : r + 1], S_r, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(S_tab[r : r + 1], m.scores_from_tables(m.item_tables(X[r : r + 1]), items[r : r + 1]))
+        if kind != "softmax":
+            torch.testing.assert_close(mixed.pair_scores(X)[r : r + 1], m.pair_scores(X[r : r + 1]))
+        for name in ("W_Q", "W_K"):
+            grad = getattr(mixed, name).grad[r].view(d, H, w)
+            torch.testing.assert_close(grad[:, :h, :k].reshape(d, h * k), getattr(m, name).grad[0], rtol=1e-12, atol=1e-12)
+            padding = torch.ones(d, H, w, dtype=torch.bool)
+            padding[:, :h, :k] = False
+            assert bool((grad[padding] == 0).all())  # exactly zero, not merely small
+        torch.testing.assert_close(mixed.run_weights(r)[0], m.weights().W_Q[0])
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -1,23 +1,30 @@
-"""``python -m rgr bench``: the paper's one-run-at-a-time loop against the stacked engine.
+"""``python -m rgr bench``: the stacked engine against one-run loops, and on a sweep's real stacks.
 
-Both ways train the same configuration (protocol E1, chapter *permutation
-sweeps*) in one process:
+Same-shape mode (the default) trains one configuration (protocol E1, chapter
+*permutation sweeps*) three ways in one process:
 
-- **naive** (:func:`train_naive`): one run at a time with its own AdamW, one
-  context per step, sampled at that step with :func:`rgr.task.contexts.sample`,
-  scored by :func:`rgr.model.attention.scores` — the loop as one would first write it;
+- **naive** (:func:`rgr.experiments.baselines.train_naive`): the loop as one
+  would first write it;
+- **baseline** (:func:`rgr.experiments.baselines.train_baseline`): the one-run
+  loop a competent researcher would write (one context per step, sampled a
+  block at a time, fused weights, fused AdamW);
 - **stacked** (:func:`rgr.experiments.train.train`): R runs as one program.
 
-Only the training phase is timed (steps, per-step or per-block sampling, and
-the validation checks every ``check_every`` steps); set-up and the test
-evaluation are not. The naive way is timed on fewer runs and steps and
-reported per model-step (one run advancing one step). FLOPs count the matmuls
-(einsums) of the forward and backward passes only, and are set against a large
-square matmul timed in the same process. The last line is ``speedup: <ratio>``
-(stacked model-steps per second over naive).
+Sweep mode (``--sweep <experiment> --preset <p>``) trains the first round's
+actual stacks (as :func:`rgr.experiments.stacking.stack_groups` forms them),
+each run cut at ``--sweep-steps`` steps, stacks in a fixed shuffled order until
+``--budget`` seconds have passed, and reports model-steps per second per
+worker beside the same-shape figure (``--padding 1`` forms exact-shape stacks,
+as the engine did before mixed stacks).
 
+Only the training phase is timed (steps, sampling, the validation checks);
+set-up and the test evaluation are not. On a CPU the rates are per
+process-CPU second (one thread: per-core work, steady on a machine other jobs
+share; wall seconds are printed beside them); on CUDA, per wall second. FLOPs count the matmuls of the forward
+and backward passes of each run's own shape ("useful"; a mixed stack's padding
+is not counted), set against a large square matmul timed in the same process.
 ``--threads`` defaults to 1: per-core throughput, the fair unit on a machine
-where both ways would run one process per core.
+where every way would run one process per core.
 """
 
 from __future__ import annotations
@@ -25,79 +32,17 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 import torch
-import torch.nn.functional as F
 
-from ..model.attention import QKWeights, scores
-from ..task.contexts import sample
-from ..task.metrics import counts
-from .train import DTYPES, RunConfig, build_task, init_weights, resolve_device, train
+from .baselines import NaiveResult, train_baseline, train_naive
+from .config import DTYPES, RunConfig
+from .stacking import MAX_PADDING, resolve_device, stack_groups
+from .train import train
 
-__all__ = ["NaiveResult", "train_naive", "step_flops", "matmul_gflops", "main"]
-
-
-@dataclass(frozen=True)
-class NaiveResult:
-    """What the naive loop produced: per-head weights, steps, validation curve, seconds spent training."""
-
-    W_Q: torch.Tensor  # (h, d_model, d_k)
-    W_K: torch.Tensor  # (h, d_model, d_k)
-    tau: float
-    steps: int
-    stop_reason: str
-    val_curve: tuple[tuple[int, float], ...]
-    train_seconds: float
-
-
-def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResult:
-    """One run of protocol E1/E4/E5 the plain way (logistic kinds only; no test evaluation)."""
-    if cfg.model not in ("max", "softmax", "sum"):
-        raise ValueError(f"train_naive supports model 'max', 'softmax' or 'sum', got {cfg.model!r}")
-    dev = resolve_device(device)
-    dt = DTYPES[cfg.dtype]
-    graph, X = build_task(cfg)
-    X = X.to(dev, dt)
-    init = init_weights(cfg)
-    h, d, d_k, ell = cfg.h, cfg.d_model, cfg.d_k, cfg.ell
-    per_head = lambda W: W.view(d, h, d_k).permute(1, 0, 2).contiguous().to(dev)  # (h, d_model, d_k)
-    W_Q = per_head(init["W_Q"]).requires_grad_()
-    W_K = per_head(init["W_K"]).requires_grad_()
-    tau = init["tau"].to(dev).requires_grad_()
-    opt = torch.optim.AdamW([W_Q, W_K, tau], lr=cfg.lr, weight_decay=0.0)
-    val = sample(graph, cfg.seed, cfg.n_val, ell, cfg.rho, "val", device=dev)
-
-    start = time.perf_counter()
-    streak, curve, step, reason = 0, [], 0, "cutoff"
-    while step < cfg.max_steps:
-        ctx = sample(graph, cfg.seed, 1, ell, cfg.rho, "train", start=step, device=dev)  # context `step`
-        X_C = X[ctx.items]  # (1, ell, d_model)
-        S = scores(X_C.unsqueeze(0), QKWeights(W_Q[None], W_K[None], tau[None]), cfg.model)[0, 0]  # (ell, ell)
-        y = ctx.labels[0].to(dt)  # (ell, ell)
-        if cfg.adaptive_posweight:
-            pos = y.sum()
-            posweight = (ell * ell - pos) / pos if pos > 0 else torch.ones((), dtype=dt, device=dev)
-        else:
-            posweight = ell - 1
-        z = cfg.alpha * (S - tau)
-        loss = (posweight * y * F.softplus(-z) + (1 - y) * F.softplus(z)).sum() / ell**2
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        step += 1
-        if step % cfg.check_every == 0 or step == cfg.max_steps:
-            with torch.no_grad():
-                S_val = scores(X[val.items].unsqueeze(0), QKWeights(W_Q[None], W_K[None], tau[None]), cfg.model)
-                f1 = float(counts(S_val > tau, val.labels.unsqueeze(0)).f1[0])
-            curve.append((step, f1))
-            streak = streak + 1 if f1 > cfg.f1_stop else 0
-            if streak >= cfg.patience:
-                reason = "converged"
-                break
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-    seconds = time.perf_counter() - start
-    return NaiveResult(W_Q.detach(), W_K.detach(), float(tau.detach()), step, reason, tuple(curve), seconds)
+__all__ = ["NaiveResult", "train_naive", "train_baseline", "step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
+           "main"]
 
 
 def step_flops(cfg: RunConfig) -> int:
@@ -112,19 +57,68 @@ def step_flops(cfg: RunConfig) -> int:
 
 
 def matmul_gflops(device: torch.device, dtype: torch.dtype, n: int = 2048, repeats: int = 3) -> float:
-    """GFLOP/s of an n x n x n matmul (best of ``repeats``), the machine's practical ceiling."""
+    """GFLOP/s of an n x n x n matmul (best of ``repeats``; per CPU second on a CPU), the practical ceiling."""
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     best = float("inf")
+    clock = time.process_time if device.type == "cpu" else time.perf_counter
     for _ in range(repeats + 1):  # the first call warms up
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        t = time.perf_counter()
+        t = clock()
         a @ b
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        best = min(best, time.perf_counter() - t)
+        best = min(best, clock() - t)
     return 2 * n**3 / best / 1e9
+
+
+@dataclass(frozen=True)
+class SweepBench:
+    """Training throughput on a sweep's real stacks (see the module docstring)."""
+
+    stacks: int  # stacks trained
+    stacks_total: int  # stacks in the first round
+    runs: int  # runs trained
+    model_steps: int
+    train_seconds: float  # CPU seconds on a CPU, wall seconds on CUDA
+    wall_seconds: float
+    useful_flops: float  # matmul FLOPs of the runs' own shapes
+
+    @property
+    def rate(self) -> float:
+        return self.model_steps / max(self.train_seconds, 1e-12)
+
+    @property
+    def gflops(self) -> float:
+        return self.useful_flops / max(self.train_seconds, 1e-12) / 1e9
+
+
+def bench_sweep(
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", budget: float = 60.0, steps: int = 500,
+    max_padding: float = MAX_PADDING, seed: int = 0,
+) -> SweepBench:
+    """Train the stacks of ``configs``, each run cut at ``steps`` steps, in a shuffled order (``seed``) until
+    ``budget`` seconds have passed (at least one stack); only training is timed."""
+    dev = resolve_device(device)
+    groups = stack_groups(configs, None, dev, max_padding)
+    order = torch.randperm(len(groups), generator=torch.Generator().manual_seed(seed)).tolist()
+    start = time.perf_counter()
+    n_stacks = n_runs = model_steps = 0
+    seconds = wall = flops = 0.0
+    key = "train_cpu" if dev.type == "cpu" else "train"
+    for j in order:
+        cfgs = [configs[i].replace(max_steps=min(configs[i].max_steps, steps), n_test=1) for i in groups[j]]
+        timings: dict[str, float] = {}
+        results = train(cfgs, device=dev, progress=False, timings=timings)
+        n_stacks, n_runs = n_stacks + 1, n_runs + len(cfgs)
+        model_steps += sum(r.steps for r in results)
+        flops += sum(r.steps * step_flops(r.config) for r in results)
+        seconds += timings[key]
+        wall += timings["train"]
+        if time.perf_counter() - start > budget:
+            break
+    return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, wall, flops)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -136,32 +130,72 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="max", choices=("max", "softmax", "sum"), help="model kind (default max)")
     p.add_argument("--runs", type=int, default=64, help="stacked runs R (default 64)")
     p.add_argument("--steps", type=int, default=2000, help="steps of the stacked runs (default 2000)")
-    p.add_argument("--naive-runs", type=int, default=4, help="runs timed the naive way (default 4)")
-    p.add_argument("--naive-steps", type=int, default=500, help="steps of each naive run (default 500)")
+    p.add_argument("--naive-runs", type=int, default=4, help="runs timed each one-run way (default 4)")
+    p.add_argument("--naive-steps", type=int, default=500, help="steps of each one-run run (default 500)")
     p.add_argument("--check-every", type=int, default=500, help="steps between validation checks (default 500)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or auto (default cpu)")
     p.add_argument("--dtype", default="float32", choices=tuple(DTYPES), help="default float32")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: per-core throughput)")
     p.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    s = p.add_argument_group("real sweep stacks")
+    s.add_argument("--sweep", default=None, metavar="EXPERIMENT", help="also time this experiment's first-round stacks")
+    s.add_argument("--preset", default="book", help="the sweep's preset (default book)")
+    s.add_argument("--budget", type=float, default=60.0, help="wall seconds for the sweep's stacks (default 60)")
+    s.add_argument("--sweep-steps", type=int, default=500, help="steps per run of the sweep's stacks (default 500)")
+    s.add_argument("--padding", type=float, default=MAX_PADDING,
+                   help=f"most padding of a run in a mixed stack (default {MAX_PADDING:g}; 1: exact shapes only)")
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.heads < 1 or args.dk_total % args.heads:
-        raise SystemExit(f"bench: --dk-total ({args.dk_total}) must be a positive multiple of --heads ({args.heads})")
-    for name in ("runs", "steps", "naive_runs", "naive_steps", "threads"):
+def _sweep_configs(name: str, preset: str) -> list[RunConfig]:
+    """The first round's runs of an experiment's preset (the sweep registry is imported here, not above)."""
+    from .planner import planned_runs
+    from .registry import get_experiment
+
+    return planned_runs(get_experiment(name), preset)
+
+
+def _line(label: str, rate: float, flops: float, peak: float, extra: str = "") -> str:
+    gf = rate * flops / 1e9 if flops else 0.0
+    return f"{label} {rate:.0f} model-steps/s, {gf:.2f} GFLOP/s ({100 * gf / peak:.1f}% of matmul){extra}"
+
+
+def _checked(args: argparse.Namespace) -> tuple[RunConfig, torch.device, list[RunConfig] | None]:
+    """Every input checked before any work; a ValueError names the parameter."""
+    for name in ("runs", "steps", "naive_runs", "naive_steps", "threads", "sweep_steps"):
         if getattr(args, name) < 1:
-            raise SystemExit(f"bench: --{name.replace('_', '-')} must be >= 1")
-    dev = resolve_device(args.device)
-    dtype = DTYPES[args.dtype]
-    threads_before = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.heads < 1 or args.dk_total < 1 or args.dk_total % args.heads:
+        raise ValueError(f"--dk-total ({args.dk_total}) must be a positive multiple of --heads ({args.heads})")
+    if not args.budget > 0:
+        raise ValueError(f"--budget must be > 0, got {args.budget}")
+    if not args.padding >= 1:
+        raise ValueError(f"--padding must be >= 1, got {args.padding}")
     try:
         base = RunConfig(
             m=args.m, d_model=args.d_model, h=args.heads, d_k=args.dk_total // args.heads, seed=args.seed,
             model=args.model, check_every=args.check_every, dtype=args.dtype,
         )  # fmt: skip
+    except ValueError as e:
+        raise ValueError(str(e).replace("d_model", "--d-model").replace("m must", "--m must", 1)) from None
+    dev = resolve_device(args.device)
+    sweep = _sweep_configs(args.sweep, args.preset) if args.sweep else None
+    return base, dev, sweep
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    args = _parser().parse_args(argv)
+    try:
+        base, dev, sweep = _checked(args)
+    except ValueError as e:
+        print(f"rgr bench: {e}", file=sys.stderr)
+        return 2
+    dtype = DTYPES[args.dtype]
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(args.threads)
+    try:
         flops = step_flops(base)
         print(
             f"bench: m={base.m} d_model={base.d_model} h={base.h} D_K={base.D_K} (d_k={base.d_k}) ell={base.ell} "
@@ -171,28 +205,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"matmul reference: 2048^3 {base.dtype} -> {peak:.1f} GFLOP/s")
         print(f"flops per model-step: {flops / 1e6:.3f} MFLOP (matmuls of forward + backward)")
 
-        naive_s = 0.0
-        for i in range(args.naive_runs):
-            naive_s += train_naive(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev).train_seconds
-        naive_rate = args.naive_runs * args.naive_steps / naive_s
-        print(
-            f"naive:   {args.naive_runs} runs x {args.naive_steps} steps, {naive_s:.2f} s -> "
-            f"{naive_rate:.0f} model-steps/s, {naive_rate * flops / 1e9:.2f} GFLOP/s "
-            f"({100 * naive_rate * flops / 1e9 / peak:.1f}% of matmul)"
-        )
+        rates = {}
+        cpu = dev.type == "cpu"
+        unit = "CPU-s" if cpu else "s"
+        for name, fn in (("naive", train_naive), ("baseline", train_baseline)):
+            res = [fn(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev) for i in range(args.naive_runs)]
+            secs = sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
+            rates[name] = args.naive_runs * args.naive_steps / secs
+            print(_line(f"{name + ':':<9} {args.naive_runs} runs x {args.naive_steps} steps, {secs:.2f} {unit} "
+                        f"({sum(r.train_seconds for r in res):.2f} s wall) ->", rates[name], flops, peak))
 
         timings: dict[str, float] = {}
         cfgs = [base.replace(seed=args.seed + i, max_steps=args.steps) for i in range(args.runs)]
         results = train(cfgs, device=dev, progress=False, timings=timings)
-        model_steps = sum(r.steps for r in results)
-        stacked_rate = model_steps / timings["train"]
-        print(
-            f"stacked: {args.runs} runs x {args.steps} steps, {timings['train']:.2f} s -> "
-            f"{stacked_rate:.0f} model-steps/s, {stacked_rate * flops / 1e9:.2f} GFLOP/s "
-            f"({100 * stacked_rate * flops / 1e9 / peak:.1f}% of matmul); "
-            f"untimed set-up {timings['setup']:.2f} s, test {timings['test']:.2f} s"
-        )
-        print(f"speedup: {stacked_rate / naive_rate:.1f}")
+        secs = timings["train_cpu" if cpu else "train"]
+        stacked = sum(r.steps for r in results) / secs
+        print(_line(f"stacked:  {args.runs} runs x {args.steps} steps, {secs:.2f} {unit} ({timings['train']:.2f} s wall) ->",
+                    stacked, flops, peak,
+                    f"; untimed set-up {timings['setup']:.2f} s, test {timings['test']:.2f} s"))
+        if sweep is not None:
+            sb = bench_sweep(sweep, dev, args.budget, args.sweep_steps, args.padding, args.seed)
+            print(f"sweep:    {args.sweep}/{args.preset}: {sb.stacks} of {sb.stacks_total} first-round stacks "
+                  f"({sb.runs} runs, <= {args.sweep_steps} steps each, padding <= {args.padding:g}x), "
+                  f"{sb.train_seconds:.2f} {unit} ({sb.wall_seconds:.2f} s wall) -> {sb.rate:.0f} model-steps/s per worker, {sb.gflops:.2f} useful GFLOP/s "
+                  f"({100 * sb.gflops / peak:.1f}% of matmul); {100 * sb.rate / stacked:.0f}% of the same-shape rate")
+        print(f"speedup over baseline: {stacked / rates['baseline']:.1f}")
+        print(f"speedup: {stacked / rates['naive']:.1f}")
     finally:
         torch.set_num_threads(threads_before)
     return 0

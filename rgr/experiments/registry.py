@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 import torch
 
 from ..store import Column, Schema, provenance
 from . import planner
+from .projection import dry_run_report, model_steps_bound
 from .train import RunConfig, stack_groups, step_cutoff, train
 
 __all__ = ["Cell", "Grid", "Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment"]
@@ -158,9 +159,23 @@ class Experiment:
     def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
         return stack_groups(configs, max_stack)
 
-    def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device) -> list[dict]:
+    def steps_bound(self, configs: Sequence[RunConfig]) -> int:
+        """Upper bound on the model-steps of training ``configs`` (the progress bar's total)."""
+        return model_steps_bound(configs)
+
+    def dry_run_report(self, preset: str, device: str | torch.device, workers: int = 1,
+                       shard: tuple[int, int] = (0, 1)) -> list[str]:
+        """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
+        from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`)."""
+        runs = self.planned_runs(preset, None, shard)
+        rounds = self.grid(preset).refine_rounds if self.refine else 0
+        return [f"{self.name}/{preset}: {len(runs)} runs in the first round, at most "
+                f"{model_steps_bound(runs):,} model-steps", *dry_run_report(runs, device, workers, rounds)]
+
+    def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device,
+                    on_steps: Callable[[int], None] | None = None) -> list[dict]:
         t0 = time.perf_counter()
-        results = train(list(configs), device=device, progress=False)
+        results = train(list(configs), device=device, progress=False, on_steps=on_steps)
         wall = time.perf_counter() - t0
         prov = provenance(preset, device)
         rows = []

@@ -91,12 +91,21 @@ class Job:
         return f"{self.sweep.name}-{self.preset}-{len(self.configs)}runs"
 
 
-def run_job(job: Job, device: str | torch.device = "auto") -> list[dict]:
+def run_job(job: Job, device: str | torch.device = "auto", on_steps: Callable[[int], None] | None = None) -> list[dict]:
     """Train one job where this is called (this process, or a Dask worker) and return its table rows.
 
     The device is resolved here (``"auto"``: this machine's GPU when it has one); the rows' provenance names it.
+    ``on_steps`` (only where the experiment reports steps, :func:`steps_bound`) is called with the model-steps
+    just taken, so a progress bar moves while a stack trains.
     """
+    if on_steps is not None and steps_bound(job.sweep) is not None:
+        return job.sweep.train_stack(job.configs, job.preset, resolve_device(device), on_steps=on_steps)
     return job.sweep.train_stack(job.configs, job.preset, resolve_device(device))
+
+
+def steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
+    """The experiment's bound on model-steps of some configs, when it has one (E1-E6); else None."""
+    return getattr(sweep, "steps_bound", None)
 
 
 class Executor(Protocol):
@@ -120,10 +129,11 @@ class LocalExecutor:
     def describe(self) -> str:
         return str(self.device)
 
-    def map_jobs(self, jobs: Sequence[Job]) -> Iterator[tuple[Job, list[dict] | BaseException]]:
+    def map_jobs(self, jobs: Sequence[Job], on_steps: Callable[[int], None] | None = None
+                 ) -> Iterator[tuple[Job, list[dict] | BaseException]]:
         for job in jobs:
             try:
-                rows = run_job(job, self.device)
+                rows = run_job(job, self.device, on_steps)
             except Exception as e:  # reported with the job's configs; the sweep goes on
                 yield job, e
             else:
@@ -212,8 +222,18 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) ->
     """Hand one round's jobs to the executor; write each job's rows as it comes back."""
     jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
     failures: list[Failure] = []
-    bar = tqdm(total=len(todo), desc=f"{sweep.name}/{preset}", unit="run", disable=not progress)
-    finished = executor.map_jobs(jobs)
+    bound = steps_bound(sweep)
+    size = {id(job): bound(job.configs) if bound else len(job.configs) for job in jobs}
+    bar = tqdm(total=sum(size.values()), desc=f"{sweep.name}/{preset}", unit="model-step" if bound else "run",
+               unit_scale=bool(bound), disable=not progress)
+    moved = [0]  # model-steps the bar has moved for the job under way (a local executor reports them as it trains)
+
+    def on_steps(n: int) -> None:
+        moved[0] += n
+        bar.update(n)
+
+    local = isinstance(executor, LocalExecutor) and bound is not None
+    finished = executor.map_jobs(jobs, on_steps) if local else executor.map_jobs(jobs)
     try:
         for job, res in finished:
             if isinstance(res, BaseException):
@@ -222,7 +242,8 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) ->
                 bar.set_postfix(failed=len(failures))
             else:
                 write_rows(out, sweep.schema, res)
-            bar.update(len(job.configs))
+            bar.update(max(0, size[id(job)] - moved[0]))  # runs that stopped early: the rest of their bound
+            moved[0] = 0
     finally:
         close = getattr(finished, "close", None)
         if close is not None:

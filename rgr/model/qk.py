@@ -9,16 +9,27 @@ experiments train (protocol E1, E5, E6):
 - ``"value"``   S = max_k S_k as mixing weights of a frozen random value map:
   prediction ``S V_C`` with ``V_C = X_C W_V`` (E6, the value channel).
 
-Every parameter carries a leading run axis R, so R runs with the same shapes
-(d_model, h, d_k) but their own graphs, embeddings and seeds train as one
-tensor program (the *permutation sweeps* chapter; :mod:`rgr.experiments.train`). Runs never
-mix: every operation below acts on each run's slice separately.
+Every parameter carries a leading run axis R, so R runs with the same
+d_model but their own graphs, embeddings, seeds, head counts and head widths
+train as one tensor program (the *permutation sweeps* chapter;
+:mod:`rgr.experiments.train`). Runs never mix: every operation below acts on
+each run's slice separately.
+
+Mixed stacks. The stack has h heads of width d_k (its widest); run r uses its
+first ``heads[r]`` heads and their first ``d_ks[r]`` columns. The other columns
+of W_Q and W_K are zero and stay zero in training (their gradient is exactly
+zero: a zero key column makes the query column's gradient zero and vice
+versa, and Adam with weight decay 0 leaves a parameter with zero gradient
+where it is); the heads a run lacks are masked (minus infinity before the max,
+left out of the softmax sum). The softmax scale is each run's own
+``d_ks[r]^-1/2``. ``heads``/``d_ks`` default to the stack's h and d_k.
 
 Parameter layout (heads side by side, as in a fused ``c_attn``):
 
     W_Q, W_K  (R, d_model, D_K)   head k = columns k*d_k .. (k+1)*d_k - 1
     tau       (R,)                the threshold (unused by "value")
     W_V       (R, d_model, d_msg) frozen buffer ("value" only)
+    heads     (R,)                each run's head count (<= h); d_ks (R,) each run's d_k
 
 :meth:`QKModel.weights` gives the same numbers as :class:`rgr.model.attention.QKWeights`
 ((R, h, d_model, d_k) per-head maps), so learned and constructed weights are
@@ -40,7 +51,7 @@ from torch import nn
 
 from .attention import QKWeights
 
-__all__ = ["MODEL_KINDS", "QKModel", "context_scores"]
+__all__ = ["MODEL_KINDS", "QKModel", "context_scores", "scores_forward", "scores_backward"]
 
 MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 
@@ -56,6 +67,8 @@ class QKModel(nn.Module):
         h: int,
         kind: str = "max",
         W_V: torch.Tensor | None = None,
+        heads: torch.Tensor | None = None,
+        d_ks: torch.Tensor | None = None,
     ) -> None:
         super().__init__()
         if kind not in MODEL_KINDS:
@@ -73,8 +86,23 @@ class QKModel(nn.Module):
             raise ValueError("W_V must be given exactly when kind == 'value'")
         if W_V is not None and (W_V.dim() != 3 or W_V.shape[:2] != W_Q.shape[:2]):
             raise ValueError(f"W_V must have shape (R, d_model, d_msg), got {tuple(W_V.shape)}")
+        d_k = D_K // h
+        heads = torch.full((R,), h, dtype=torch.long, device=W_Q.device) if heads is None else heads.to(W_Q.device)
+        d_ks = torch.full((R,), d_k, dtype=torch.long, device=W_Q.device) if d_ks is None else d_ks.to(W_Q.device)
+        if heads.shape != (R,) or bool((heads < 1).any() | (heads > h).any()):
+            raise ValueError(f"heads must have shape (R,)=({R},) with values in [1, {h}], got {heads.tolist()}")
+        if d_ks.shape != (R,) or bool((d_ks < 1).any() | (d_ks > d_k).any()):
+            raise ValueError(f"d_ks must have shape (R,)=({R},) with values in [1, {d_k}], got {d_ks.tolist()}")
         self.kind = kind
         self.h = h
+        self.register_buffer("heads", heads.long().clone())
+        self.register_buffer("d_ks", d_ks.long().clone())
+        # (R, 1, h, 1, 1) bool, None when every run has every head (the same-shape stack pays nothing)
+        mask = torch.arange(h, device=W_Q.device) < heads.view(R, 1)
+        self.head_mask = None if bool(mask.all()) else mask.view(R, 1, h, 1, 1)
+        # softmax scale d_k^-1/2 per run: a float when all runs share d_k, else (R, 1, 1, 1, 1)
+        same_dk = bool((d_ks == d_k).all())
+        self.scale = d_k**-0.5 if same_dk else d_ks.to(W_Q.dtype).pow(-0.5).view(R, 1, 1, 1, 1)
         self.W_Q = nn.Parameter(W_Q.clone())
         self.W_K = nn.Parameter(W_K.clone())
         # "value" has no threshold; keep it frozen so every kind has the same fields
@@ -107,14 +135,21 @@ class QKModel(nn.Module):
         return QKModel(fuse(w.W_Q), fuse(w.W_K), w.tau, h, kind, W_V)
 
     def weights(self) -> QKWeights:
-        """Detached per-head weights, W_Q, W_K (R, h, d_model, d_k), as :mod:`rgr.model.attention` wants."""
+        """Detached per-head weights, W_Q, W_K (R, h, d_model, d_k), as :mod:`rgr.model.attention` wants
+        (a mixed stack's padding included: see :meth:`run_weights` for one run's own)."""
         split = lambda W: W.detach().view(self.R, self.d_model, self.h, self.d_k).permute(0, 2, 1, 3)
         return QKWeights(split(self.W_Q), split(self.W_K), self.tau.detach())
+
+    def run_weights(self, r: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Run r's own per-head W_Q, W_K (heads[r], d_model, d_ks[r]), its padding cut off (copies)."""
+        w, h, d_k = self.weights(), int(self.heads[r]), int(self.d_ks[r])
+        return w.W_Q[r, :h, :, :d_k].clone(), w.W_K[r, :h, :, :d_k].clone()
 
     def select(self, idx: torch.Tensor) -> "QKModel":
         """A new model holding runs ``idx`` only (copies)."""
         W_V = None if self.W_V is None else self.W_V[idx]
-        return QKModel(self.W_Q.detach()[idx], self.W_K.detach()[idx], self.tau.detach()[idx], self.h, self.kind, W_V)
+        return QKModel(self.W_Q.detach()[idx], self.W_K.detach()[idx], self.tau.detach()[idx], self.h, self.kind, W_V,
+                       self.heads[idx], self.d_ks[idx])
 
     # ---- forward --------------------------------------------------------------------
     @property
@@ -128,9 +163,19 @@ class QKModel(nn.Module):
         R, n, ell = X_C.shape[:3]
         return torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, self.h, ell, ell)
 
+    @torch.no_grad()
+    def scores_for_step(self, X_C: torch.Tensor) -> tuple[torch.Tensor, tuple]:
+        """:meth:`forward` without autograd, and what :meth:`grads` needs (the engine's step writes its own)."""
+        return scores_forward(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
+
+    @torch.no_grad()
+    def grads(self, saved: tuple, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """dL/dW_Q, dL/dW_K from dL/dS ``g`` and :meth:`scores_for_step`'s ``saved``."""
+        return scores_backward(saved, g)
+
     def forward(self, X_C: torch.Tensor) -> torch.Tensor:
         """Aggregated scores S (R, n, ell, ell): S[r, i, p, q] scores the pair item_p -> item_q."""
-        return _AggregatedScores.apply(X_C, self.W_Q, self.W_K, self.h, self.aggregation)
+        return _AggregatedScores.apply(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
 
     @torch.no_grad()
     def item_tables(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -156,7 +201,7 @@ class QKModel(nn.Module):
         q = Q.view(R * h * m, d_k).index_select(0, rows).view(R * n * h, ell, d_k)
         k = K.view(R * h * m, d_k).index_select(0, rows).view(R * n * h, ell, d_k)
         S = torch.bmm(q, k.transpose(1, 2)).view(R, n, h, ell, ell)
-        return _aggregate(S, self.aggregation, d_k)[0]
+        return _aggregate(S, self.aggregation, self.head_mask, self.scale)[0]
 
     @torch.no_grad()
     def pair_scores(self, X: torch.Tensor) -> torch.Tensor:
@@ -169,10 +214,15 @@ class QKModel(nn.Module):
         if self.aggregation == "softmax":
             raise ValueError("pair_scores needs a context-free aggregation ('max', 'sum' or 'value'), not 'softmax'")
         Q, K = self.item_tables(X)  # (R, h, m, d_k) each
-        out = torch.bmm(Q[:, 0], K[:, 0].transpose(1, 2))  # (R, m, m), head 0
+        out = torch.bmm(Q[:, 0], K[:, 0].transpose(1, 2))  # (R, m, m), head 0 (every run has it)
         for k in range(1, self.h):  # one head at a time keeps memory at one (R, m, m) table
             S_k = torch.bmm(Q[:, k], K[:, k].transpose(1, 2))
-            out = torch.maximum(out, S_k, out=out) if self.aggregation == "max" else out.add_(S_k)
+            if self.aggregation == "max":
+                if self.head_mask is not None:  # a run without head k: its (zero) scores must not win
+                    S_k.masked_fill_(~self.head_mask[:, 0, k], -torch.inf)
+                out = torch.maximum(out, S_k, out=out)
+            else:
+                out.add_(S_k)  # a head a run lacks scores exactly zero
         return out
 
     def predict_edges(self, S: torch.Tensor) -> torch.Tensor:
@@ -212,14 +262,24 @@ def _project(X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, h: int) ->
     return heads(W_Q), heads(W_K)
 
 
-def _aggregate(S: torch.Tensor, agg: str, d_k: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Per-head scores (R, n, h, ell, ell) -> aggregated (R, n, ell, ell), and the softmax P if any."""
+def _aggregate(
+    S: torch.Tensor, agg: str, mask: torch.Tensor | None, scale: float | torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Per-head scores (R, n, h, ell, ell) -> aggregated (R, n, ell, ell), and the softmax P if any.
+
+    ``mask`` (R, 1, h, 1, 1) marks each run's heads (None: all); ``scale`` is the
+    softmax's d_k^-1/2 (per run when a tensor). For "max", S is masked in place.
+    """
     if agg == "max":
+        if mask is not None:
+            S.masked_fill_(~mask, -torch.inf)  # a head the run lacks never wins
         return S.amax(dim=2), None
     if agg == "sum":
-        return S.sum(dim=2), None
+        return S.sum(dim=2), None  # a head the run lacks has zero columns: it adds exactly zero
     if agg == "softmax":
-        P = torch.softmax(S * d_k**-0.5, dim=-1)  # over the keys q
+        P = torch.softmax(S * scale, dim=-1)  # over the keys q
+        if mask is not None:
+            P = P * mask  # a head the run lacks is left out of the sum (and of the gradient)
         return P.sum(dim=2), P
     raise ValueError(f"aggregation must be 'max', 'softmax' or 'sum', got {agg!r}")
 
@@ -232,45 +292,64 @@ def context_scores(table: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     return table.reshape(-1).take(flat)
 
 
+def scores_forward(X_C, W_Q, W_K, h: int, agg: str, mask=None, scale=None) -> tuple[torch.Tensor, tuple]:
+    """Aggregated scores (R, n, ell, ell) and what :func:`scores_backward` needs; no autograd.
+
+    ``mask`` (R, 1, h, 1, 1) marks each run's heads (None: all); ``scale`` is the
+    softmax's d_k^-1/2 (a float, or per run (R, 1, 1, 1, 1); None: the stack's d_k).
+    """
+    R, n, ell, _ = X_C.shape
+    scale = (W_Q.shape[-1] // h) ** -0.5 if scale is None else scale
+    q_t, k_t = _project(X_C, W_Q, W_K, h)  # (R*n*h, d_k, ell) each
+    S = torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
+    out, P = _aggregate(S, agg, mask, scale)
+    saved = {"max": (S, out), "sum": (), "softmax": (P,)}[agg]
+    return out, (X_C, q_t, k_t, h, agg, scale, W_Q.shape[-1], *saved)
+
+
+def scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: bool = True):
+    """dL/dW_Q, dL/dW_K (R, d_model, D_K) from dL/dS ``g`` (R, n, ell, ell) and :func:`scores_forward`'s ``saved``."""
+    X_C, q_t, k_t, h, agg, scale, D_K, *saved = saved
+    R, n, ell, d = X_C.shape
+    d_k = D_K // h
+    g = g.contiguous()
+    if agg == "max" and h == 1:
+        dS = g
+    elif agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
+        win = (saved[0] == saved[1].unsqueeze(2)).to(g.dtype)  # (R, n, h, ell, ell)
+        dS = win * (g.unsqueeze(2) / win.sum(2, keepdim=True))
+    elif agg == "sum":
+        dS = g.unsqueeze(2).expand(R, n, h, ell, ell)
+    else:  # softmax Jacobian, row by row: P (g - <g, P>), then the 1/sqrt(d_k) scale (P = 0 on masked heads)
+        P = saved[0]
+        gP = g.unsqueeze(2) * P  # (R, n, h, ell, ell)
+        dS = (gP - P * gP.sum(-1, keepdim=True)) * scale
+    dS = dS.reshape(R * n * h, ell, ell)
+    x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
+
+    def weight_grad(dy_t: torch.Tensor) -> torch.Tensor:  # dy^T (R*n*h, d_k, ell) -> dW (R, d_model, D_K)
+        dy_t = dy_t.view(R, n, h, d_k, ell).permute(0, 2, 3, 1, 4).reshape(R, h * d_k, n * ell)  # (R, D_K, n*ell)
+        return torch.bmm(x_t, dy_t.transpose(1, 2))
+
+    # dq = dS k and dk = dS^T q, transposed: dq^T = k^T dS^T, dk^T = q^T dS
+    dW_Q = weight_grad(torch.bmm(k_t, dS.transpose(1, 2))) if need_q else None
+    dW_K = weight_grad(torch.bmm(q_t, dS)) if need_k else None
+    return dW_Q, dW_K
+
+
 class _AggregatedScores(torch.autograd.Function):
     """S = agg_k S_k with S_k = (X_C W_Q^k)(X_C W_K^k)^T; agg in {"max", "softmax", "sum"}."""
 
     @staticmethod
-    def forward(ctx, X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor, h: int, agg: str) -> torch.Tensor:
-        R, n, ell, _ = X_C.shape
-        d_k = W_Q.shape[-1] // h
-        q_t, k_t = _project(X_C, W_Q, W_K, h)  # (R*n*h, d_k, ell) each
-        S = torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, h, ell, ell)  # (R, n, h, ell, ell)
-        out, P = _aggregate(S, agg, d_k)
-        saved = {"max": (S, out), "sum": (), "softmax": (P,)}[agg]
-        ctx.save_for_backward(X_C, W_Q, W_K, q_t, k_t, *saved)
-        ctx.h, ctx.agg = h, agg
+    def forward(ctx, X_C, W_Q, W_K, h: int, agg: str, mask, scale) -> torch.Tensor:
+        out, saved = scores_forward(X_C, W_Q, W_K, h, agg, mask, scale)
+        ctx.save_for_backward(*saved[:3], *saved[7:])  # the tensors (an output saved otherwise would leak)
+        ctx.meta = saved[3:7]
         return out
 
     @staticmethod
     def backward(ctx, g: torch.Tensor):  # g: dL/dS (R, n, ell, ell)
-        X_C, W_Q, W_K, q_t, k_t, *saved = ctx.saved_tensors
-        h, agg = ctx.h, ctx.agg
-        R, n, ell, d = X_C.shape
-        d_k = W_Q.shape[-1] // h
-        g = g.contiguous()
-        if agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does)
-            win = saved[0] == saved[1].unsqueeze(2)  # (R, n, h, ell, ell)
-            dS = win * (g / win.sum(2)).unsqueeze(2)
-        elif agg == "sum":
-            dS = g.unsqueeze(2).expand(R, n, h, ell, ell)
-        else:  # softmax Jacobian, row by row: P (g - <g, P>), then the 1/sqrt(d_k) scale
-            P = saved[0]
-            gP = g.unsqueeze(2) * P  # (R, n, h, ell, ell)
-            dS = (gP - P * gP.sum(-1, keepdim=True)) * d_k**-0.5
-        dS = dS.reshape(R * n * h, ell, ell)
-        x_t = X_C.reshape(R, n * ell, d).transpose(1, 2)  # (R, d_model, n*ell)
-
-        def weight_grad(dy_t: torch.Tensor) -> torch.Tensor:  # dy^T (R*n*h, d_k, ell) -> dW (R, d_model, D_K)
-            dy_t = dy_t.view(R, n, h, d_k, ell).permute(0, 2, 3, 1, 4).reshape(R, h * d_k, n * ell)  # (R, D_K, n*ell)
-            return torch.bmm(x_t, dy_t.transpose(1, 2))
-
-        # dq = dS k and dk = dS^T q, transposed: dq^T = k^T dS^T, dk^T = q^T dS
-        dW_Q = weight_grad(torch.bmm(k_t, dS.transpose(1, 2))) if ctx.needs_input_grad[1] else None
-        dW_K = weight_grad(torch.bmm(q_t, dS)) if ctx.needs_input_grad[2] else None
-        return None, dW_Q, dW_K, None, None
+        t = ctx.saved_tensors
+        saved = (*t[:3], *ctx.meta, *t[3:])
+        dW_Q, dW_K = scores_backward(saved, g, ctx.needs_input_grad[1], ctx.needs_input_grad[2])
+        return None, dW_Q, dW_K, None, None, None, None

@@ -1,0 +1,225 @@
+"""Know before you start: runs, an upper bound on model-steps, and a projected wall time (chapter *permutation sweeps*).
+
+:func:`project` takes the runs a sweep would train, forms their stacks as the
+engine will (:func:`rgr.experiments.stacking.stack_groups`), and projects the
+wall time from a short calibration on this machine: a few of those very stacks
+(at most ``calibration_runs`` runs each) are built and timed for a fraction of a
+second of training steps and one validation check. A stack's time is modelled
+as
+
+    step  = a + b * F_step,   F_step  = R * h * d_k * (8 ell d_model + 6 ell^2)   (padded matmul FLOPs)
+    check = c + e * F_check,  F_check = R * n_val * h * d_k * (4 ell d_model + 2 ell^2)
+
+fitted by least squares (non-negative) to the timed points (process-CPU
+seconds on a CPU: what one dedicated core takes, whatever else the machine
+runs meanwhile; wall seconds on CUDA), with R the runs
+still active: the projection is an *upper bound* in steps (every run trains to
+its cutoff; the protocol's early stop only shortens it) and an estimate in
+seconds. Stacks are spread over ``workers`` processes by longest-first
+assignment. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from .config import RunConfig
+from .evaluate import check
+from .stacking import _build_stack, _sync, resolve_device, stack_groups, stack_shape
+from .step import train_steps
+
+__all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "project", "format_seconds"]
+
+
+def model_steps_bound(configs: Sequence[RunConfig]) -> int:
+    """Upper bound on the model-steps (one run advancing one step) of training ``configs``: every cutoff reached."""
+    return sum(c.max_steps for c in configs)
+
+
+def _features(cfgs: Sequence[RunConfig], R: int) -> tuple[float, float]:
+    """Padded matmul FLOPs of one step and of one validation check of ``R`` active runs of a stack of ``cfgs``."""
+    H, w = stack_shape(cfgs)
+    c0 = cfgs[0]
+    ell, d = c0.ell, c0.d_model
+    return R * H * w * (8 * ell * d + 6 * ell * ell), R * c0.n_val * H * w * (4 * ell * d + 2 * ell * ell)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Seconds per stack step ``a + b F_step`` and per check ``c + e F_check`` (see the module docstring)."""
+
+    a: float
+    b: float
+    c: float
+    e: float
+    device: str
+    points: int  # stacks timed
+
+    def step_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
+        return self.a + self.b * _features(cfgs, R)[0]
+
+    def check_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
+        return self.c + self.e * _features(cfgs, R)[1]
+
+
+def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
+    """Least-squares y = a + b x with a, b >= 0 (a through-origin or constant fit when one comes out negative)."""
+    A = torch.tensor([[1.0, xi] for xi in x], dtype=torch.float64)
+    t = torch.tensor(y, dtype=torch.float64)
+    if len(set(x)) > 1:
+        a, b = torch.linalg.lstsq(A, t.unsqueeze(1)).solution.squeeze(1).tolist()
+        if a >= 0 and b >= 0:
+            return a, b
+    b = float((A[:, 1] @ t) / (A[:, 1] @ A[:, 1]).clamp_min(1e-300))
+    return (0.0, b) if b > 0 else (float(t.mean()), 0.0)
+
+
+def calibrate(
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", points: int = 4, seconds: float = 0.5,
+    calibration_runs: int = 16,
+) -> Calibration:
+    """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work), each for
+    about ``seconds`` of steps (one block of contexts, as the engine draws them) and one check, with at most ``calibration_runs`` runs, on ``device``."""
+    dev = resolve_device(device)
+    groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
+    if not groups:
+        raise ValueError("configs must hold at least one RunConfig")
+    groups.sort(key=lambda g: _features(g, len(g))[0])
+    picks = sorted({round(j * (len(groups) - 1) / max(1, points - 1)) for j in range(points)})
+    xs, ys, xc, yc = [], [], [], []
+    clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
+    for j in picks:
+        cfgs = groups[j][:calibration_runs]
+        st = _build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 22)
+        train_steps(st, 0, 2, 1 << 22)  # warm-up
+        _sync(dev)
+        t0 = clock()
+        train_steps(st, 2, 6, 1 << 22)  # a first guess of the step time, then one block as the engine draws it
+        _sync(dev)
+        n = int(min(cfgs[0].check_every, max(4, seconds / ((clock() - t0) / 4))))
+        t0 = clock()
+        train_steps(st, 6, 6 + n, 1 << 22)
+        _sync(dev)
+        xs.append(_features(cfgs, len(cfgs))[0])
+        ys.append((clock() - t0) / n)
+        t0 = clock()
+        check(st, list(range(st.R)), 1 << 19)
+        _sync(dev)
+        xc.append(_features(cfgs, len(cfgs))[1])
+        yc.append(clock() - t0)
+    a, b = _fit_line(xs, ys)
+    c, e = _fit_line(xc, yc)
+    return Calibration(a, b, c, e, str(dev), len(picks))
+
+
+def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
+    """Upper-bound seconds of one stack: every run trains to its cutoff, checked every check_every steps; the
+    test (n_test contexts) costs like n_test / n_val checks."""
+    every, n_val, n_test = cfgs[0].check_every, cfgs[0].n_val, cfgs[0].n_test
+    cut = sorted(c.max_steps for c in cfgs)
+    total, t, R = 0.0, 0, len(cut)
+    for stop in cut:  # between two cutoffs the stack has R active runs
+        if stop > t:
+            checks = stop // every - t // every
+            total += (stop - t) * cal.step_seconds(cfgs, R) + checks * cal.check_seconds(cfgs, R)
+            t = stop
+        R -= 1
+    return total + cal.check_seconds(cfgs, len(cut)) * n_test / n_val
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What a set of runs will cost: runs, stacks, an upper bound on model-steps, projected seconds."""
+
+    runs: int
+    stacks: int
+    model_steps: int  # upper bound: every run to its cutoff
+    seconds: float  # projected wall time on `workers` processes (upper bound in steps)
+    cpu_seconds: float  # the same summed over workers
+    device: str
+    workers: int
+    calibration: Calibration
+
+    @property
+    def rate(self) -> float:
+        """Projected model-steps per second per worker."""
+        return self.model_steps / max(self.cpu_seconds, 1e-12)
+
+    def describe(self) -> str:
+        return (f"{self.runs} runs in {self.stacks} stacks; at most {self.model_steps:,} model-steps; projected "
+                f"{format_seconds(self.seconds)} on {self.workers} worker(s) ({self.device}; "
+                f"~{self.rate:,.0f} model-steps/s per worker, calibrated on {self.calibration.points} stacks here)")
+
+
+def format_seconds(s: float) -> str:
+    """Seconds as a short human reading: 42 s, 17 min, 3.2 h, 2.5 days."""
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 2 * 3600:
+        return f"{s / 60:.0f} min"
+    if s < 2 * 86400:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} days"
+
+
+def project(
+    configs: Sequence[RunConfig],
+    device: str | torch.device = "cpu",
+    workers: int = 1,
+    calibration: Calibration | None = None,
+    max_stack: int | None = None,
+) -> Projection:
+    """Project the wall time of training ``configs`` on ``workers`` processes of ``device`` (see the module docstring).
+
+    ``calibration`` defaults to :func:`calibrate` on these configs (a few seconds).
+    """
+    configs = list(configs)
+    if not configs:
+        raise ValueError("configs must hold at least one RunConfig")
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    dev = resolve_device(device)
+    cal = calibration if calibration is not None else calibrate(configs, dev)
+    times = sorted((_stack_seconds([configs[i] for i in g], cal) for g in stack_groups(configs, max_stack, dev)),
+                   reverse=True)
+    load = [0.0] * workers
+    for t in times:  # longest first, each to the least loaded worker
+        load[load.index(min(load))] += t
+    return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers, cal)
+
+
+def refinement_runs(configs: Sequence[RunConfig], rounds: int) -> list[RunConfig]:
+    """Stand-ins for the runs ``rounds`` refinement rounds may add: per (cell, h) unit and seed, one run per round
+    at the unit's median first-round D_K (a refinement point lies between, or next to, the tested ones)."""
+    units: dict[tuple, list[RunConfig]] = {}
+    for c in configs:
+        units.setdefault((c.m, c.d_model, c.r, c.h, c.model, c.graph, c.seed), []).append(c)
+    out = []
+    for runs in units.values():
+        mid = sorted(runs, key=lambda c: c.D_K)[len(runs) // 2]
+        out += [mid] * rounds
+    return out
+
+
+def dry_run_report(
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0
+) -> list[str]:
+    """The lines ``sweep --dry-run`` prints: the first round's projection and, with refinement rounds, their bound
+    and estimate (one calibration for both)."""
+    first = project(configs, device, workers)
+    lines = [f"first round: {first.describe()}"]
+    total = first.seconds
+    if refine_rounds > 0:
+        extra = refinement_runs(configs, refine_rounds)
+        per_round = len(extra) // refine_rounds
+        rest = project(refinement_runs(configs, 1), device, workers, first.calibration)
+        total += refine_rounds * rest.seconds
+        lines.append(f"refinement: up to {refine_rounds} round(s) of at most {per_round} runs each, about "
+                     f"{format_seconds(rest.seconds)} per round (stand-ins at each (cell, h)'s median D_K)")
+    lines.append(f"projected total: {format_seconds(total)} on {workers} worker(s) ({first.device}); an upper bound "
+                 "in steps: runs that converge stop early")
+    return lines
