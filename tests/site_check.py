@@ -48,10 +48,11 @@ PROBE = r"""
   function report() {
     var main = document.querySelector('article') || document.body;
     var imgs = Array.prototype.map.call(main.querySelectorAll('img'), function (im) {
+      if (im.closest('[hidden]')) return null;  // a picker's figures not chosen (rgr.chapters.interactive)
       var drawn = parseFloat(im.style.width) || parseFloat(im.getAttribute('width')) || im.naturalWidth;
       return {src: (im.getAttribute('src') || im.currentSrc || '').slice(0, 80), ok: im.complete && im.naturalWidth > 0,
               shown: im.clientWidth, drawn: drawn};
-    });
+    }).filter(function (im) { return im !== null; });
     var r = {raw: rawTex(main), merror: main.querySelectorAll('mjx-merror').length,
              math: main.querySelectorAll('mjx-container').length,
              unrendered: main.querySelectorAll('.math:not(:has(mjx-container))').length,
@@ -142,6 +143,47 @@ def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: P
         shot = screenshots / f"{page.stem}-{width}.png"
         _chromium(chromium, page.as_uri(), (size[0], 3 * size[1]), f"--screenshot={shot}")
     return report
+
+
+PICK = r"""
+<script>
+window.addEventListener('load', function () {  // choose option INDEX in the first picker, as a reader would
+  var sel = document.querySelector('.rgr-picker select');
+  var out = document.createElement('pre'); out.id = 'rgr-pick';
+  if (sel) {
+    sel.selectedIndex = INDEX; sel.dispatchEvent(new Event('change'));
+    var shown = Array.prototype.map.call(sel.closest('.rgr-picker').querySelectorAll('img'),
+                                         function (im) { return im.clientWidth > 0; });
+    out.textContent = JSON.stringify(shown);
+    var fig = sel.closest('figure') || sel.closest('.rgr-picker'), top = document.querySelector('article') || document.body;
+    top.insertBefore(fig, top.firstChild);  // to the top of the page, where a screenshot sees it
+  }
+  document.body.appendChild(out);
+});
+</script>
+"""
+
+
+def drive_picker(page: Path, chromium: str, index: int, width: str = "desktop",
+                 screenshot: Path | None = None) -> list[bool] | None:
+    """Choose option ``index`` of the page's first figure picker (:func:`rgr.chapters.interactive.figure_picker`)
+    through its ``change`` event; returns which of its figures are shown afterwards (None: no picker on
+    the page), and with ``screenshot`` saves the page with the picker's figure moved to its top."""
+    page = Path(page).resolve()
+    text = page.read_text(encoding="utf-8").replace("</body>", PICK.replace("INDEX", str(int(index))) + "</body>", 1)
+    with tempfile.NamedTemporaryFile("w", suffix=".html", dir=page.parent, prefix=".pick-", delete=False) as f:
+        f.write(text)
+        path = Path(f.name)
+    try:
+        dom = _chromium(chromium, path.as_uri(), WIDTHS[width], "--dump-dom")
+        if screenshot is not None:
+            _chromium(chromium, path.as_uri(), WIDTHS[width], f"--screenshot={screenshot}")
+    finally:
+        path.unlink()
+    m = re.search(r'<pre id="rgr-pick"[^>]*>(.*?)</pre>', dom, re.S)
+    if m is None:
+        raise RuntimeError(f"{page.name}: the page did not finish loading")
+    return json.loads(m.group(1)) if m.group(1) else None
 
 
 def build_committed(out: Path, root: Path = ROOT) -> Path:

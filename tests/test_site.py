@@ -56,3 +56,15 @@ def test_the_check_sees_raw_latex(html, tmp_path):
     finally:
         bad.unlink()
     assert any("raw LaTeX" in p for p in rep.problems)
+
+
+def test_the_figure_picker_switches(html):
+    """permutation_sweeps' interactive figure: the first cell shows at load; choosing another shows it alone."""
+    from site_check import drive_picker
+
+    page = html / "book" / "permutation_sweeps.html"
+    first = drive_picker(page, CHROMIUM, 0)
+    assert first is not None and len(first) > 1 and first == [True] + [False] * (len(first) - 1)
+    last = drive_picker(page, CHROMIUM, len(first) - 1, "phone")
+    assert last == [False] * (len(first) - 1) + [True]
+    assert drive_picker(html / "book" / "intro.html", CHROMIUM, 0) is None  # no picker there

@@ -24,6 +24,7 @@ __all__ = [
     "no_data",
     "plot_diagonal",
     "plot_dk_star_grid",
+    "f1_curves_per_cell",
     "plot_f1_curves",
     "plot_h_star",
     "plot_heads_law",
@@ -94,6 +95,19 @@ def plot_f1_curves(
     fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center", frameon=False,
                bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4 if ncols == 1 else 7), fontsize=10)
     return fig
+
+
+def f1_curves_per_cell(runs: pd.DataFrame, metric: str = "test_f1") -> dict[str, Figure]:
+    """One :func:`plot_f1_curves` figure per (m, d_model, r) cell of ``runs``, keyed by the cell's name
+    ("m = 64, d_model = 16", with ", r = 2" where r > 1), in (m, d_model, r) order: the pages of the
+    chapter's interactive figure (:func:`rgr.chapters.interactive.figure_picker`)."""
+    if not len(runs):
+        raise ValueError("runs: no rows, so no cell to draw")
+    keys = sorted({(int(a), int(b), int(c)) for a, b, c in runs[["m", "d_model", "r"]].itertuples(index=False)})
+    return {
+        f"m = {m}, d_model = {d}" + (f", r = {r}" if r > 1 else ""): plot_f1_curves(runs, [(m, d, r)], metric, ncols=1)
+        for m, d, r in keys
+    }
 
 
 def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
