@@ -1,9 +1,8 @@
 """Every chapter executes through papermill with ``-p preset smoke`` (issue 16, item 1).
 
-Each chapter runs into a temporary folder; the chapters listed in :data:`REQUIRED` must pass, the others are
-expected to pass once their owners make them preset-safe (``xfail``, not strict, until then: move a chapter into
-REQUIRED when it lands). The required chapters also run on a checkout with no tables (they fall back to smoke
-data and say so), refuse a bad parameter in one line, and every ``{glue:text}`` name their prose uses is glued.
+Each chapter runs into a temporary folder and must pass; every ``{glue:text}`` name its prose uses must be glued.
+Every chapter refuses a bad parameter in one line, and the chapters that read data/ also run on a checkout with
+no tables (they fall back to smoke data, say so, and write nothing into data/).
 """
 
 from __future__ import annotations
@@ -19,7 +18,10 @@ pm = pytest.importorskip("papermill")
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 CHAPTERS = sorted(BOOK.glob("*.ipynb"))
-REQUIRED = {"permutation_sweeps", "denser_graphs"}  # preset-safe now; add each chapter here when it is
+REQUIRED = {c.stem for c in CHAPTERS}
+# the chapters that read data/ tables (the others compute everything they show)
+DATA_CHAPTERS = ["permutation_sweeps", "denser_graphs", "softmax", "value_channel", "gpt2_block", "replication",
+                 "choosing_heads"]
 GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`:]+)")
 
 
@@ -38,14 +40,7 @@ def _referenced(nb: nbformat.NotebookNode) -> set[str]:
     return {name for c in nb.cells if c.cell_type == "markdown" for name in GLUE_REF.findall(c.source)}
 
 
-def _param(chapter: Path):
-    if chapter.stem in REQUIRED:
-        return pytest.param(chapter, id=chapter.stem)
-    why = "chapter not yet preset-safe (issue 16 item 1, owned elsewhere); move it into REQUIRED when it is"
-    return pytest.param(chapter, id=chapter.stem, marks=pytest.mark.xfail(reason=why, strict=False))
-
-
-@pytest.mark.parametrize("chapter", [_param(c) for c in CHAPTERS])
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
 def test_chapter_runs_on_the_smoke_preset(chapter, tmp_path):
     nb = _run(chapter, tmp_path / chapter.name, BOOK, preset="smoke")
     missing = _referenced(nb) - _glued(nb)
@@ -63,16 +58,17 @@ def empty_checkout(tmp_path) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", ["permutation_sweeps"])  # the required chapter that also reads constructions.csv
-def test_required_chapter_falls_back_to_smoke_data_without_tables(name, empty_checkout, tmp_path):
+@pytest.mark.parametrize("name", DATA_CHAPTERS)
+def test_data_chapter_falls_back_to_smoke_data_without_tables(name, empty_checkout, tmp_path):
     nb = _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", empty_checkout / "book", preset="book")
-    text = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells for o in c.get("outputs", []))
-    assert "Smoke data, not results" in text
     assert not list((empty_checkout / "data").iterdir())  # the fallback wrote nothing into data/
+    if name == "permutation_sweeps":
+        text = "".join(o.get("data", {}).get("text/markdown", "") for c in nb.cells for o in c.get("outputs", []))
+        assert "Smoke data, not results" in text
 
 
 @pytest.mark.parametrize("name", sorted(REQUIRED))
-def test_required_chapter_refuses_a_bad_preset_in_one_line(name, tmp_path):
+def test_chapter_refuses_a_bad_preset_in_one_line(name, tmp_path):
     with pytest.raises(pm.PapermillExecutionError) as err:
         _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", BOOK, preset="nope")
     assert err.value.ename == "ParameterError" and err.value.evalue.startswith("preset = 'nope'")
