@@ -173,3 +173,46 @@ def test_presets_complete():
     assert set(THEORY_PRESETS) == {"smoke", "book", "paper"}
     for p in THEORY_PRESETS.values():
         assert p.rbce_cell[0] > p.rbce_cell[1] and p.repair_cell[0] > p.repair_cell[1]
+
+
+def test_bounds_finding_synthetic():
+    from rgr.results.bound_findings import bounds_finding
+
+    reg = pd.DataFrame(dict(regime=["dense", "dense"], form_ratio=[1.0, 1.2], entropy_lo=[1, 2], log2_count=[2, 3],
+                            entropy_hi=[3, 4]))
+    gap = pd.DataFrame(dict(best_D_K=[10.0, None, 64.0], best_over_bound=[5.0, None, 20.0], m_edges=[64, 64, 64]))
+    bnd = pd.DataFrame(dict(b=[1.0, 1.0, 8.0], bound_DK=[3.0, 4.0, 0.5]))
+    f = bounds_finding(reg, gap, bnd)
+    assert f.form_ratio["dense"] == (1.0, 1.2) and f.inside_entropy and (f.gap_lo, f.gap_hi) == (5.0, 20.0)
+    assert f.largest_bound == {1.0: 4.0, 8.0: 0.5} and f.rank_one_share == 0.5
+
+
+def test_constructions_finding_rows():
+    from rgr.results.construction_findings import constructions_finding, finding_rows
+
+    success = pd.DataFrame(dict(label=["a"] * 4, C=[1, 1, 2, 2], success=[True, False, True, True]))
+    table = pd.DataFrame(dict(m=[64], d_model=[16], rule=["prescribed"], criterion=["tau"], found=[False],
+                              construction=["compressive"], d_k=[None], C_eff=[None], D_K=[None]))
+    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[16, 32], d_model=[16, 32], slack=[-1.0, 0.2]))
+    leak = pd.DataFrame(dict(B=[4, 8], n3_fluct_rms=[1.0, 2.0], n3_mean_max=[1.0, 2 ** 0.5], n3_fluct_max=[2.0, 6.0],
+                             predicted=[1.0, 2.0]))
+    split = pd.DataFrame(dict(h=[1, 4], D_K=[64, 32], separated=[False, True]))
+    bg = pd.DataFrame(dict(h=[1, 4], max_non_edge=[0.1, 0.3], predicted=[0.0, 0.25], absent_false_positives=[2, 5]))
+    f = constructions_finding(success, table, phase, leak, split, bg, (64, 16))
+    assert f.smallest_C == {"a": 2.0} and f.theory_d_k == -1 and f.grid_found == 0 and f.grid_cells == 1
+    assert f.limit_first_ratio == pytest.approx(32 / math.log(64)) and f.n3_slope == pytest.approx(1.0)
+    assert f.n3_mean_slope == pytest.approx(0.5) and (f.n3_ratio_lo, f.n3_ratio_hi) == (2.0, 3.0)
+    assert f.first_D_K_by_h == {4: 32} and f.background_dev == pytest.approx(0.1) and f.absent_fp_h1 == 2
+    assert len(finding_rows(f)) == 10
+
+
+def test_sampler_rates_closed_forms():
+    from rgr.results.sampler_check import chance_rate, sampler_rates
+
+    assert chance_rate(32, 16) == pytest.approx(15 / 31)
+    r0 = sampler_rates(32, 0, 4000, 16, 0.0)
+    assert r0.target_present == pytest.approx(chance_rate(32, 16), abs=0.02)
+    r = sampler_rates(64, 0, 500, 16, 0.5)
+    assert r.served == 1.0 and r.target_present > 0.5
+    with pytest.raises(ValueError, match="ell"):
+        chance_rate(8, 9)

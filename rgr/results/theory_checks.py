@@ -25,6 +25,7 @@ from ..experiments.construction_sweeps import build, min_dk
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph, regular_graph
 from ..theory.checks import evaluate_contexts, limit_separation
+from ..theory.softmax_width import repaired_dk_window
 from ..theory.constructions import binary_family, construct_general_embedding, construct_general_graph, construct_softmax
 
 __all__ = [
@@ -178,6 +179,8 @@ class SoftmaxWidthFinding:
     repaired_excess_max: int
     unrepaired_excess_max: int
     n_repaired: int
+    window_lo: float  # the repaired theorem's d_k window at the cell (C = 2, c = 1/2)
+    window_hi: float
 
 
 def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int, kappa_max: float = 1.0) -> SoftmaxWidthFinding:
@@ -202,6 +205,7 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int, kap
         repaired_excess_max=int(excess[rep].max()) if rep.any() else -1,
         unrepaired_excess_max=int(excess[~rep].max()) if (~rep).any() else -1,
         n_repaired=int(rep.sum()),
+        window_lo=repaired_dk_window(*cell)[0], window_hi=repaired_dk_window(*cell)[1],
     )
 
 

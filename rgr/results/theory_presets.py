@@ -48,12 +48,12 @@ def _ratios(lo: float, hi: float, step: float) -> tuple[float, ...]:
 
 THEORY_PRESETS: dict[str, TheoryPreset] = {
     "smoke": TheoryPreset(
-        width_cells=((256, 128),), width_d_ks=(48, 216, 864), repair_cell=(512, 256), repair_d_ks=(64,),
+        width_cells=((256, 128),), width_d_ks=(48, 216, 864), repair_cell=(512, 256), repair_d_ks=(32,),
         width_ells=(16,), width_n=40, onset_ms=(64, 256), onset_ratios=_ratios(20, 50, 10), onset_seeds=2,
         prop84_cell=(256, 64), prop84_D_Ks=(256, 1024), prop84_ell=32, rbce_cell=(256, 128), rbce_c_ps=(4.0,),
         rbce_c_Bs=(0.03,), skew_cell=(256, 128), skew_rs=(2,), margin_runs=((32, 32, 1, 4),),
         margin_max_steps=3000, context_ms=(64,), context_ells=(4, 16), context_d_model=32, context_n=5,
-        budget_d_model=32,
+        budget_d_model=8,
     ),
     "book": TheoryPreset(
         width_cells=((1024, 512), (256, 128)), width_d_ks=(48, 97, 216, 432, 864, 1728, 3456),

@@ -262,7 +262,8 @@ def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
         p = df[df.m == m].groupby("d_model").agg(ratio=("ratio", "first"), k=("separated", "sum"), n=("seed", "size"))
         lo, hi = wilson_interval(p.k.values, p.n.values)
         y = p.k / p.n
-        ax.errorbar(p.ratio, y, yerr=[y - lo, hi - y], color=c, lw=1, capsize=2, label=f"m = {m}")
+        err = np.clip(np.vstack([y - lo, hi - y]), 0.0, None)  # Wilson bounds can sit a rounding error past y
+        ax.errorbar(p.ratio, y, yerr=err, color=c, lw=1, capsize=2, label=f"m = {m}")
         comp = p.index.values < m
         ax.scatter(p.ratio[comp], y[comp], color=c, s=18, zorder=3)
         ax.scatter(p.ratio[~comp], y[~comp], facecolors="white", edgecolors=c, s=18, zorder=3)

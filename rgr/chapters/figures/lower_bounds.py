@@ -127,5 +127,8 @@ def plot_margins(df: pd.DataFrame) -> plt.Figure:
     ax.set_yscale("log", base=2)
     ax.set_xlabel("trained D_K (F1 target met)")
     ax.set_ylabel("Theorem 9.2 bound at the measured margin")
-    ax.legend(fontsize="x-small")
+    if len(ok):
+        ax.legend(fontsize="x-small")
+    else:
+        ax.set_title("no model recovered every pair (gamma <= 0)", fontsize="small")
     return _done(fig)
