@@ -19,14 +19,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ..experiments.construction_sweeps import build, min_dk
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph, regular_graph
 from ..theory.checks import evaluate_contexts, limit_separation
+from ..theory.constructions import (
+    binary_family,
+    construct_general_embedding,
+    construct_general_graph,
+    construct_softmax,
+)
 from ..theory.softmax_width import repaired_dk_window
-from ..theory.constructions import binary_family, construct_general_embedding, construct_general_graph, construct_softmax
 
 __all__ = [
     "algorithm1_onset",
