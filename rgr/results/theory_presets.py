@@ -60,7 +60,7 @@ THEORY_PRESETS: dict[str, TheoryPreset] = {
         repair_cell=(4096, 2048), repair_d_ks=(97, 216, 864), width_ells=(16, 64), width_n=100,
         onset_ms=(64, 128, 256, 512, 1024), onset_ratios=_ratios(15, 55, 2.5), onset_seeds=6,
         prop84_cell=(1024, 256), prop84_D_Ks=(256, 1024, 4096), prop84_ell=64,
-        rbce_cell=(1024, 512), rbce_c_ps=(4.0, 8.0), rbce_c_Bs=(0.01, 0.03, 0.125),
+        rbce_cell=(1024, 512), rbce_c_ps=(4.0, 8.0), rbce_c_Bs=(0.03, 0.125),
         skew_cell=(1024, 512), skew_rs=(2, 4),
         margin_runs=((64, 64, 1, 4), (64, 32, 1, 6), (64, 16, 2, 10), (128, 32, 1, 20)), margin_max_steps=20_000,
         context_ms=(64, 1024), context_ells=(4, 8, 16, 32, 64), context_d_model=64, context_n=20,
