@@ -111,8 +111,11 @@ def test_download_links(tmp_path):
 
 def test_download_links_bad_input(tmp_path):
     root = _repo(tmp_path)
-    with pytest.raises(FileNotFoundError, match="names: no table nope.csv"):
+    with pytest.raises(ValueError, match="names: no table called"):
         downloads.download_links(["nope"], root=root)
+    # a known table this checkout lacks (a chapter on smoke data) is named, not linked
+    html = downloads.download_links(["base", "regular"], root=root).data
+    assert "regular.csv (not in this checkout)" in html and '<a href="../data/regular.csv"' not in html
     with pytest.raises(ValueError, match="names"):
         downloads.download_links("base", root=root)
     with pytest.raises(ValueError, match="names"):

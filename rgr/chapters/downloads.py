@@ -16,6 +16,7 @@ from pathlib import Path
 
 from IPython.display import HTML
 
+from ..catalog import SWEEPS
 from ..paths import data_dir
 
 __all__ = ["SITE_DATA", "table_files", "download_links"]
@@ -43,11 +44,24 @@ def _rows(path: Path) -> int:
 
 
 def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
-    """HTML links to the tables ``names`` (with their row counts) and to data/SCHEMA.md."""
+    """HTML links to the tables ``names`` (with their row counts) and to data/SCHEMA.md.
+
+    A table this checkout does not have (a chapter running on smoke data) is named as missing, not linked.
+    """
+    if isinstance(names, str) or not len(names):
+        raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
+    known = set(SWEEPS)
+    unknown = [n for n in names if n.removesuffix(".csv") not in known]
+    if unknown:
+        raise ValueError(f"names: no table called {unknown} (the tables of data/ are {sorted(known)})")
+    folder = data_dir(root)
+    present = [n for n in names if (folder / (n if n.endswith(".csv") else f"{n}.csv")).is_file()]
     items = [
         f'<a href="{SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
-        for p in table_files(names, root)
+        for p in (table_files(present, root) if present else [])
     ]
+    items += [f"{html.escape(n if n.endswith('.csv') else n + '.csv')} (not in this checkout)"
+              for n in names if n not in present]
     schema = f'<a href="{SITE_DATA}/SCHEMA.md">SCHEMA.md</a>'
     return HTML(
         '<div class="rgr-downloads">The data behind this chapter: '

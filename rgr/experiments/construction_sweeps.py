@@ -289,7 +289,7 @@ def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tupl
     """Score samples and a separation summary for a list of constructions.
 
     ``specs``: (title, name, m, d_model, seed, build kwargs). Returns the
-    panels for :func:`rgr.chapters.figures.constructions.score_separation` and one
+    panels for :func:`rgr.chapters.figures.constructions.plot_score_separation` and one
     summary row per construction: h, d_k, D_K, B, tau, separated and
     slack / tau (for softmax: over target-containing context rows), F1 on
     test contexts.

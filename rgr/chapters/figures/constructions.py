@@ -1,10 +1,9 @@
-"""Figures of the chapters *constructions* and *lower bounds*: one function per figure.
+"""Figures of the chapter *constructions*: one ``plot_*`` function per figure (style set inside).
 
 Each takes a tidy table (from :mod:`rgr.experiments.construction_sweeps`,
 :mod:`rgr.theory.checks` or :mod:`rgr.theory.bounds`) and returns the matplotlib Figure,
 already closed in pyplot's registry: a notebook cell that ends with the call
-displays it exactly once (``fig.savefig`` works as usual). Call
-:func:`rgr.chapters.style.set_style` once before drawing.
+displays it exactly once (``fig.savefig`` works as usual).
 """
 
 from __future__ import annotations
@@ -17,17 +16,18 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import head_color
+from ..style import head_color, set_style
 
 __all__ = [
     "wilson_interval",
-    "score_separation",
-    "success_vs_C",
-    "limit_phase",
-    "leakage_vs_block",
-    "head_split",
-    "softmax_background",
-    "bounds_vs_constructions",
+    "plot_score_separation",
+    "plot_success_vs_C",
+    "plot_limit_phase",
+    "plot_leakage_vs_block",
+    "plot_head_split",
+    "plot_softmax_background",
+    "plot_softmax_width",
+    "plot_algorithm1_onset",
 ]
 
 _EDGE, _NON = "#0072B2", "#D55E00"  # blue: true edges, vermillion: non-edges
@@ -50,7 +50,7 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.n
     return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
 
 
-def score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int = 60) -> plt.Figure:
+def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int = 60) -> plt.Figure:
     """Histograms of score / tau for true edges and non-edges, one panel per construction.
 
     ``panels`` maps a title to a :func:`rgr.theory.checks.score_samples` table. Each
@@ -58,6 +58,7 @@ def score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int 
     the dashed line marks the threshold (score / tau = 1): a construction
     separates when blue lies wholly right of it and orange wholly left.
     """
+    set_style()
     n = len(panels)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
@@ -80,12 +81,13 @@ def score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int 
     return _done(fig)
 
 
-def success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
+def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     """Share of seeds whose construction separates all pairs, against C in d_k = C ln m.
 
     ``df``: rows of :func:`rgr.experiments.construction_sweeps.success_rate` with a
     ``hue`` column naming each curve. Bars: 95% Wilson intervals over seeds.
     """
+    set_style()
     fig, ax = plt.subplots()
     colours = sns.color_palette("colorblind", df[hue].nunique())
     for colour, (name, g) in zip(colours, df.groupby(hue, sort=False)):
@@ -101,7 +103,7 @@ def success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     return _done(fig)
 
 
-def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
+def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     """The d_k -> infinity slack (or margin) of the template against the block size B, per d_model.
 
     ``df``: :func:`rgr.experiments.construction_sweeps.limit_phase` rows (possibly several
@@ -109,6 +111,7 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     every pair once d_k is large; below zero no width helps. Points: mean over
     seeds; bars: min to max; y axis linear within +-0.5, logarithmic beyond.
     """
+    set_style()
     names = list(dict.fromkeys(df.construction))
     fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False, sharey=True)
     for ax, name in zip(axes.flat, names):
@@ -132,13 +135,14 @@ def limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     return _done(fig)
 
 
-def leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
+def plot_leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
     """Sec. 5's leakage term N3 against the block size B (log-log), with the predicted scales.
 
     Solid: measured largest |N3 - E N3| (fluctuation), its RMS, and the
     largest conditional mean |E N3|; dashed: (B/d_model) sqrt(d_k ln m),
     (B/d_model) sqrt(d_k), and d_k sqrt(B ln m)/d_model. Points: mean over seeds.
     """
+    set_style()
     g = df[df.B > 1].groupby("B").mean(numeric_only=True).reset_index()
     d, dk = g.d_model.iloc[0], g.d_k.iloc[0]
     series = [
@@ -159,12 +163,13 @@ def leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
     return _done(fig)
 
 
-def head_split(df: pd.DataFrame) -> plt.Figure:
+def plot_head_split(df: pd.DataFrame) -> plt.Figure:
     """Equal budget, different head counts: all-pairs slack / tau and context F1 against D_K.
 
     ``df``: :func:`rgr.experiments.construction_sweeps.head_split` rows. Filled markers:
     every pair separated at tau. Colours: one per head count, as in every chapter.
     """
+    set_style()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
     for h, g in df.groupby("h"):
         agg = g.groupby("D_K").agg(slack=("slack", "mean"), f1=("f1", "mean"), sep=("separated", "all"))
@@ -183,7 +188,7 @@ def head_split(df: pd.DataFrame) -> plt.Figure:
     return _done(fig)
 
 
-def softmax_background(df: pd.DataFrame) -> plt.Figure:
+def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
     """Softmax summed over heads: the largest non-edge score in target-containing rows
     against the predicted background (h - 1) / ell, per context length.
 
@@ -191,6 +196,7 @@ def softmax_background(df: pd.DataFrame) -> plt.Figure:
     background is exactly what the non-owner heads add; the dashed line is
     tau = 1/2, which non-edges must stay below.
     """
+    set_style()
     fig, ax = plt.subplots()
     for ell, g in df.groupby("ell"):
         x = (g.h - 1) / ell
@@ -204,54 +210,65 @@ def softmax_background(df: pd.DataFrame) -> plt.Figure:
     return _done(fig)
 
 
-def bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Figure:
-    """Lower bound against explicit constructions: D_K against m' (r-regular) and against m (base grid).
+def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
+    """Algorithm 2 against d_k: failures with and without the leakage mean, and the leakage logit's spread.
 
-    ``table``: ``data/constructions.csv``; ``bounds``: :func:`rgr.theory.bounds.bound_rows`
-    for its cells. Lines: the bit-budget bound for each b; markers: the
-    smallest D_K found for each rule and criterion (missing where no width
-    up to the search cap separates).
+    ``df``: :func:`rgr.theory.softmax_width.width_sweep` rows. Left: non-edge failures per 1,000
+    non-edges on target-present (solid) and target-absent (dotted) rows, one colour per cell, grey:
+    the same contexts with the leakage mean removed from every logit. Right: the measured sd of the
+    leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines), log-log.
     """
+    set_style()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    marks = {("prescribed", "tau"): ("s", "prescribed split, tau = d_k/2"),
-             ("best-split", "tau"): ("o", "best split, tau = d_k/2"),
-             ("best-split", "margin"): ("^", "best split, calibrated tau")}
-    bits = sorted(bounds.b.unique())
-    greys = sns.color_palette("Greys_r", len(bits) + 2)
-    # (a) r-regular graphs
-    reg = table[table.graph.eq("regular") | (table.construction.eq("general-graph"))]
-    if len(reg):
-        m, d = int(reg.m.iloc[0]), int(reg.d_model.iloc[0])
-        bsub = bounds[(bounds.m == m) & (bounds.d_model == d)].sort_values("m_edges")
-        bsub = bsub[bsub.m_edges.isin(reg.m_edges)]
-        for c, b in zip(greys, bits):
-            s = bsub[bsub.b == b]
-            a1.plot(s.m_edges, s.bound_DK, color=c, marker="x", label=f"bit bound, b = {b:g}")
-        for (rule, crit), (mk, lab) in marks.items():
-            s = reg[(reg.rule == rule) & (reg.criterion == crit) & reg.found]
-            if len(s):
-                a1.scatter(s.m_edges, s.D_K.astype(float), marker=mk, s=40, label=lab, zorder=3)
-        a1.set_title(f"r-regular graphs, m = {m}, d_model = {d}")
-        a1.set_xlabel("m' = r m (edges)")
-    # (b) permutation base grid + theory cells
-    per = table[table.construction.eq("compressive")]
-    ds = sorted(per.d_model.unique())
-    colours = dict(zip(ds, sns.color_palette("mako_r", len(ds))))
-    b0 = bits[0]
-    for d in ds:
-        s = bounds[(bounds.d_model == d) & (bounds.b == b0) & (bounds.m_edges == bounds.m)].sort_values("m")
-        s = s[s.m.isin(per[per.d_model == d].m)]
-        a2.plot(s.m, s.bound_DK, color=colours[d], marker="x", label=f"bit bound b = {b0:g}, d_model = {d}")
-        for (rule, crit), (mk, _) in marks.items():
-            t = per[(per.d_model == d) & (per.rule == rule) & (per.criterion == crit) & per.found]
-            if len(t):
-                a2.scatter(t.m, t.D_K.astype(float), marker=mk, color=colours[d], s=40, zorder=3)
-    a2.set_title("permutation graphs (markers as left)")
-    a2.set_xlabel("m (= m')")
-    for ax in (a1, a2):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        ax.set_ylabel("D_K = h d_k")
+    cells = list(dict.fromkeys(zip(df.m, df.d_model)))
+    colours = sns.color_palette("colorblind", len(cells))
+    g = df.groupby(["m", "d_model", "d_k"], as_index=False).sum(numeric_only=True)
+    for c, (m, d) in zip(colours, cells):
+        s = g[(g.m == m) & (g.d_model == d)]
+        a1.plot(s.d_k, 1e3 * s.present / s.n_present, marker="o", ms=4, color=c, label=f"m = {m}, d_model = {d}")
+        a1.plot(s.d_k, 1e3 * s.absent / s.n_absent, ls=":", marker=".", color=c)
+        a1.plot(s.d_k, 1e3 * s.present_no_leak / s.n_present, color="0.6", lw=1)
+        a1.plot(s.d_k, 1e3 * s.absent_no_leak / s.n_absent, color="0.6", lw=1, ls=":")
+        t = df[(df.m == m) & (df.d_model == d)].groupby("d_k", as_index=False)[["leak_sd", "leak_sd_predicted"]].mean()
+        a2.plot(t.d_k, t.leak_sd_predicted, color=c, lw=1)
+        a2.scatter(t.d_k, t.leak_sd, color=c, s=20, label=f"m = {m}, d_model = {d}")
+    a1.set_xscale("log", base=2)
+    a1.set_yscale("log")
+    a1.set_xlabel("d_k")
+    a1.set_ylabel("non-edge failures per 1,000 non-edges")
+    a1.set_title("solid: target present, dotted: absent; grey: leakage mean removed", fontsize="small")
     a1.legend(fontsize="x-small")
+    a2.set_xscale("log", base=2)
+    a2.set_yscale("log")
+    a2.set_xlabel("d_k")
+    a2.set_ylabel("sd of the leakage logit sqrt(d_k) M")
+    a2.set_title("markers: measured; lines: sqrt(d_k B) / d_model", fontsize="small")
     a2.legend(fontsize="x-small")
+    return _done(fig)
+
+
+def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
+    """Share of seeds on which Algorithm 1's d_k -> infinity limit separates every pair, against d_model / ln m.
+
+    ``df``: :func:`rgr.results.theory_checks.algorithm1_onset` rows. One line per m; filled markers where
+    m > d_model (compression), hollow where d_model >= m (one head, no compression); bars: 95% Wilson
+    intervals.
+    """
+    set_style()
+    fig, ax = plt.subplots()
+    ms = sorted(df.m.unique())
+    colours = sns.color_palette("mako_r", len(ms))
+    for c, m in zip(colours, ms):
+        p = df[df.m == m].groupby("d_model").agg(ratio=("ratio", "first"), k=("separated", "sum"), n=("seed", "size"))
+        lo, hi = wilson_interval(p.k.values, p.n.values)
+        y = p.k / p.n
+        err = np.clip(np.vstack([y - lo, hi - y]), 0.0, None)  # Wilson bounds can sit a rounding error past y
+        ax.errorbar(p.ratio, y, yerr=err, color=c, lw=1, capsize=2, label=f"m = {m}")
+        comp = p.index.values < m
+        ax.scatter(p.ratio[comp], y[comp], color=c, s=18, zorder=3)
+        ax.scatter(p.ratio[~comp], y[~comp], facecolors="white", edgecolors=c, s=18, zorder=3)
+    ax.axhline(0.5, color="k", ls="--", lw=1)
+    ax.set_xlabel("d_model / ln m")
+    ax.set_ylabel("P(limit separates all pairs)")
+    ax.legend(title="hollow: d_model >= m", fontsize="x-small")
     return _done(fig)

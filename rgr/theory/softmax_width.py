@@ -1,0 +1,202 @@
+"""Algorithm 2 against head width: the leakage term that grows like sqrt(d_k) (chapter *constructions*).
+
+Theorem 8.1 treats a non-owner head's logits ``L^k_ij = S^k_ij / sqrt(d_k)`` as O(1) sub-Gaussian
+variables over the signatures, so that its softmax adds about ``1/ell`` to every pair. With the
+``X^T`` de-embedding that is not so. Write ``u_i = x_i X^T`` (row i of the Gram matrix). Averaged
+over the Rademacher signatures, head k's score is
+
+    E_sig S^k_ij = d_k * sum_{s in V_k} u_i(s) u_j(pi_k(s)),
+
+whose one-hot part is the planted signal ``d_k [i in V_k, j = pi(i)]`` and whose rest,
+the *leakage mean*, is fixed by the embedding. After the ``1/sqrt(d_k)`` scaling it enters the
+logit as ``sqrt(d_k) * M^k_ij`` with ``M^k_ij = sum_s u_i(s) u_j(pi_k(s)) - signal``: it does not
+average away, it *grows* with the width. For a generic pair (i not in V_k, j not in T_k, all four
+items distinct) and Gaussian unit-norm rows, ``E <x_a, x_b>^2 = 1/d_model``, so
+
+    sd(sqrt(d_k) M^k_ij) = sqrt(d_k B) / d_model          (B = |V_k|),
+
+and ``+ sqrt(d_k / d_model)`` more variance enters when j is one of the head's targets. Once this
+spread is large, the softmax of a head with no planted target concentrates on one distractor and the
+threshold 1/2 fails. The repair: keep the leakage logit bounded over every row and context,
+``d_k (B/d_model^2 + 1/d_model) ln m <= c``, i.e. ``d_k <= c d_model / ln m`` at ``B = d_model``; with
+``d_k >= C (ln m)^2`` that needs ``d_model >= (C/c)(ln m)^3`` instead of ``c_0 ln m``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..model.attention import head_scores
+from ..task.contexts import sample
+from ..task.embeddings import gaussian_unit
+from ..task.graphs import Graph, permutation_graph
+from .constructions import Construction, construct_softmax
+
+__all__ = [
+    "leakage_logit_sd",
+    "kappa",
+    "repaired_dk_window",
+    "leakage_logits",
+    "SoftmaxFailures",
+    "softmax_failures",
+    "width_sweep",
+]
+
+
+def leakage_logit_sd(d_k: int, B: int, d_model: int, target_of_head: bool = False) -> float:
+    """Closed-form sd of the leakage logit ``sqrt(d_k) M^k_ij`` over Gaussian unit-norm embeddings.
+
+    Generic pair: ``sqrt(d_k B) / d_model``; when j is one of head k's targets the term
+    ``<x_i, x_{pi^-1(j)}>`` adds variance ``d_k / d_model``.
+    """
+    for name, v in (("d_k", d_k), ("B", B), ("d_model", d_model)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    var = d_k * B / d_model**2 + (d_k / d_model if target_of_head else 0.0)
+    return math.sqrt(var)
+
+
+def kappa(d_k: int, m: int, d_model: int) -> float:
+    """``d_k ln m / d_model``: the leakage logit's variance (at B = d_model) times the union-bound log."""
+    if m < 2 or d_model < 1 or d_k < 1:
+        raise ValueError(f"need m >= 2, d_model >= 1, d_k >= 1, got m={m}, d_model={d_model}, d_k={d_k}")
+    return d_k * math.log(m) / d_model
+
+
+def repaired_dk_window(m: int, d_model: int, C: float = 2.0, c: float = 0.5) -> tuple[float, float]:
+    """The widths the repaired Theorem 8.1 allows: ``[C (ln m)^2, c d_model / ln m]`` (empty if lo > hi)."""
+    if m < 2 or d_model < 1 or C <= 0 or c <= 0:
+        raise ValueError(f"need m >= 2, d_model >= 1, C > 0, c > 0, got {m}, {d_model}, {C}, {c}")
+    return C * math.log(m) ** 2, c * d_model / math.log(m)
+
+
+def _block_index(c: Construction) -> np.ndarray:
+    """owner[i] = the head whose block holds source i (-1 if i is no source)."""
+    owner = np.full(c.info.m, -1)
+    for k, b in enumerate(c.blocks):
+        owner[b[:, 0]] = k
+    return owner
+
+
+def leakage_logits(c: Construction, items: torch.Tensor) -> torch.Tensor:
+    """``sqrt(d_k) M^k`` on contexts ``items`` (n, ell): (n, h, ell, ell), float64.
+
+    ``M^k_ij = sum_{s in V_k} u_i(s) u_j(pi_k(s)) - 1[i in V_k, j = pi_k(i)]`` with ``u = X X^T``:
+    the signature-averaged part of head k's logit that is not the planted signal.
+    """
+    X = c.X.double()
+    Xc = X[items]  # (n, ell, d)
+    out = []
+    for blk in c.blocks:
+        src, tgt = torch.from_numpy(blk[:, 0]), torch.from_numpy(blk[:, 1])
+        Us = Xc @ X[src].T  # (n, ell, B): u_i(s)
+        Ut = Xc @ X[tgt].T  # (n, ell, B): u_j(pi(s)), aligned with s
+        M = Us @ Ut.transpose(1, 2)
+        planted = (items[:, :, None] == src.view(1, 1, -1)).double() @ (items[:, None, :] == tgt.view(1, -1, 1)).double()
+        out.append(M - planted)
+    return torch.stack(out, 1) * math.sqrt(c.info.d_k)
+
+
+@dataclass(frozen=True)
+class SoftmaxFailures:
+    """Algorithm 2 on ``n`` sampled contexts: wrong decisions at tau = 1/2, split by row and by cause.
+
+    ``present`` / ``absent``: non-edge failures on rows whose target is / is not in the context;
+    ``edge``: true edges at or below 1/2; ``*_non_owner``: failing non-edges whose largest single-head
+    mass comes from a head that does not serve the row's source; ``*_no_leak``: failures of the same
+    contexts when the leakage mean is subtracted from every logit (the counterfactual that removes
+    only the term Theorem 8.1's proof treats as bounded).
+    """
+
+    n: int
+    ell: int
+    present: int
+    absent: int
+    edge: int
+    present_non_owner: int
+    absent_non_owner: int
+    present_no_leak: int
+    absent_no_leak: int
+    edge_no_leak: int
+    n_present: int
+    n_absent: int
+    leak_sd: float  # measured sd of the leakage logit, generic pairs of non-owner heads
+
+
+def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 200, ell: int = 16) -> SoftmaxFailures:
+    """Count Algorithm 2's failures on ``n`` contexts and attribute them (see :class:`SoftmaxFailures`)."""
+    if c.info.aggregation != "softmax":
+        raise ValueError("softmax_failures needs an Algorithm 2 construction (construct_softmax)")
+    batch = sample(graph, seed, n, ell=ell, stream="test")
+    items, y = batch.items, batch.labels
+    L = head_scores(c.X[items][None], c.weights.W_Q, c.weights.W_K)[0].double() / math.sqrt(c.info.d_k)
+    leak = leakage_logits(c, items)
+    P, P0 = torch.softmax(L, -1), torch.softmax(L - leak, -1)
+    A, A0 = P.sum(1), P0.sum(1)
+    has = y.any(-1, keepdim=True).expand_as(y)
+    owner = torch.from_numpy(_block_index(c))[items]  # (n, ell)
+    top = P.argmax(1)  # (n, ell, ell): head with the largest mass on the pair
+    non_owner = top != owner[:, :, None]
+    bad, bad0 = (A >= 0.5) & ~y, (A0 >= 0.5) & ~y
+    generic = _generic_mask(c, items, owner)
+    return SoftmaxFailures(
+        n=n, ell=ell,
+        present=int((bad & has).sum()), absent=int((bad & ~has).sum()), edge=int(((A <= 0.5) & y).sum()),
+        present_non_owner=int((bad & has & non_owner).sum()), absent_non_owner=int((bad & ~has & non_owner).sum()),
+        present_no_leak=int((bad0 & has).sum()), absent_no_leak=int((bad0 & ~has).sum()),
+        edge_no_leak=int(((A0 <= 0.5) & y).sum()),
+        n_present=int((~y & has).sum()), n_absent=int((~y & ~has).sum()),
+        leak_sd=float(leak[generic].std()) if generic.any() else math.nan,
+    )
+
+
+def _generic_mask(c: Construction, items: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
+    """(n, h, ell, ell): pairs where head k does not own i, j is not its target, i != j."""
+    h = c.info.h
+    tgt_head = np.full(c.info.m, -1)
+    for k, b in enumerate(c.blocks):
+        tgt_head[b[:, 1]] = k
+    th = torch.from_numpy(tgt_head)[items]
+    ks = torch.arange(h).view(1, h, 1, 1)
+    mask = (owner[:, None, :, None] != ks) & (th[:, None, None, :] != ks)
+    ell = items.shape[1]
+    eye = torch.eye(ell, dtype=torch.bool).view(1, 1, ell, ell)
+    return mask & ~eye
+
+
+def width_sweep(
+    cells: list[tuple[int, int]], d_ks: list[int], ells: list[int], seeds: list[int], n: int = 200
+) -> pd.DataFrame:
+    """:func:`softmax_failures` over cells (m, d_model), widths, context lengths and seeds.
+
+    Algorithm 2 with ``h = ceil(m / d_model)`` heads on a derangement and Gaussian unit-norm
+    embeddings (Theorem 8.1's setup). One row per (cell, d_k, ell, seed) with the counts, their
+    rates, ``kappa`` and the predicted leakage sd ``sqrt(d_k B) / d_model``.
+    """
+    for name, v in (("cells", cells), ("d_ks", d_ks), ("ells", ells), ("seeds", seeds)):
+        if not len(v):
+            raise ValueError(f"{name} must not be empty")
+    rows = []
+    for m, d_model in cells:
+        if m < 2 or d_model < 1:
+            raise ValueError(f"cells must hold (m >= 2, d_model >= 1), got {(m, d_model)}")
+        h = math.ceil(m / d_model)
+        for seed in seeds:
+            g, X = permutation_graph(m, seed), gaussian_unit(m, d_model, seed)
+            for d_k in d_ks:
+                c = construct_softmax(g, X, d_k=int(d_k), h=h, seed=seed)
+                for ell in ells:
+                    f = softmax_failures(c, g, seed=seed, n=n, ell=ell)
+                    row = dict(m=m, d_model=d_model, h=h, B=c.info.B, d_k=int(d_k), ell=ell, seed=seed,
+                               kappa=kappa(int(d_k), m, d_model),
+                               leak_sd_predicted=leakage_logit_sd(int(d_k), c.info.B, d_model))
+                    row.update({k: getattr(f, k) for k in f.__dataclass_fields__ if k not in ("n", "ell")})
+                    row["present_rate"] = f.present / max(f.n_present, 1)
+                    row["absent_rate"] = f.absent / max(f.n_absent, 1)
+                    rows.append(row)
+    return pd.DataFrame(rows)

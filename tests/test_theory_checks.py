@@ -1,0 +1,218 @@
+"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10, Theorem 9.2, per-context width."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rgr.results import theory_checks as tc
+from rgr.results.margins import margin_bits, margin_bound_DK, normalised_margin
+from rgr.results.theory_presets import THEORY_PRESETS
+from rgr.task.embeddings import gaussian_unit
+from rgr.task.graphs import permutation_graph
+from rgr.theory.bounds import bit_budget_DK
+from rgr.theory.constructions import construct_softmax
+from rgr.theory.per_context import context_separates, hoeffding_dk, per_context_dk
+from rgr.theory.softmax_width import (
+    kappa,
+    leakage_logit_sd,
+    leakage_logits,
+    repaired_dk_window,
+    softmax_failures,
+    width_sweep,
+)
+
+
+def test_leakage_sd_closed_form():
+    assert leakage_logit_sd(64, 128, 128) == pytest.approx(math.sqrt(64 * 128) / 128)
+    assert leakage_logit_sd(64, 128, 128, target_of_head=True) == pytest.approx(math.sqrt(2 * 64 / 128))
+    # grows like sqrt(d_k): quadrupling the width doubles it
+    assert leakage_logit_sd(400, 50, 100) == pytest.approx(2 * leakage_logit_sd(100, 50, 100))
+    with pytest.raises(ValueError, match="d_model"):
+        leakage_logit_sd(4, 4, 0)
+
+
+def test_kappa_and_window():
+    assert kappa(100, 1024, 512) == pytest.approx(100 * math.log(1024) / 512)
+    lo, hi = repaired_dk_window(1024, 512, C=2, c=0.5)
+    assert lo == pytest.approx(2 * math.log(1024) ** 2) and hi == pytest.approx(0.5 * 512 / math.log(1024))
+    # the window is non-empty exactly when d_model >= (C/c) (ln m)^3
+    m = 1024
+    d_edge = 4 * math.log(m) ** 3
+    assert repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[0] <= repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[1]
+    assert repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)[0] > repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)[1]
+    with pytest.raises(ValueError, match="m >= 2"):
+        repaired_dk_window(1, 4)
+
+
+def test_leakage_logits_match_signature_average():
+    """The leakage mean is the signature average of the logit minus the planted signal (Monte Carlo over seeds)."""
+    m, d, dk = 32, 16, 8
+    g, X = permutation_graph(m, 0), gaussian_unit(m, d, 0)
+    items = torch.arange(8).view(1, 8)
+    acc = torch.zeros(2, 8, 8, dtype=torch.float64)
+    n = 400
+    for s in range(n):
+        c = construct_softmax(g, X, d_k=dk, h=2, seed=s)
+        S = torch.einsum("ld,hdk,ne,hek->hln", X[items[0]].double(), c.weights.W_Q[0].double(), X[items[0]].double(),
+                         c.weights.W_K[0].double())
+        acc += S / math.sqrt(dk)
+    c0 = construct_softmax(g, X, d_k=dk, h=2, seed=0)
+    planted = torch.zeros(2, 8, 8, dtype=torch.float64)
+    for k, blk in enumerate(c0.blocks):
+        for s_, t_ in blk:
+            if s_ < 8 and t_ < 8:
+                planted[k, s_, t_] = math.sqrt(dk)
+    mean = acc / n - planted
+    L = leakage_logits(c0, items)[0]
+    assert torch.allclose(mean, L, atol=0.35)  # Monte Carlo error ~ sd / sqrt(n)
+    assert float((mean - L).abs().mean()) < 0.08
+
+
+def test_leakage_sd_measured_matches_and_grows():
+    df = width_sweep([(256, 128)], [32, 512], [16], [0], n=30)
+    assert ((df.leak_sd / df.leak_sd_predicted - 1).abs() < 0.1).all()
+    ratio = df.leak_sd.iloc[1] / df.leak_sd.iloc[0]
+    assert ratio == pytest.approx(4.0, rel=0.1)  # sqrt(512 / 32)
+    # wide heads fail more, and removing the leakage mean removes the growth
+    assert df.present.iloc[1] > df.present.iloc[0]
+    assert df.present_no_leak.iloc[1] < df.present.iloc[1] / 2
+    f = tc.softmax_width_finding(df, (256, 128), 16, kappa_max=1.0)
+    assert f.sd_slope == pytest.approx(0.5, abs=0.05) and f.d_k_last == 512 and f.present_last == df.present.iloc[1]
+
+
+def test_softmax_failures_one_hot_has_no_leakage():
+    g = permutation_graph(64, 0)
+    c = construct_softmax(g, torch.eye(64), h=4, seed=0, embedding="one-hot")
+    f = softmax_failures(c, g, n=30, ell=16)
+    assert f.present == f.present_no_leak and f.absent == f.absent_no_leak  # X X^T = I: no leakage mean
+    with pytest.raises(ValueError, match="softmax"):
+        from rgr.theory.constructions import construct_compressive
+        softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
+
+
+def test_onset_and_crossover():
+    df = tc.algorithm1_onset([64], [10.0, 60.0], [0, 1])
+    assert not df[df.ratio < 20].separated.any() and df[df.ratio > 50].separated.all()
+    cr = tc.onset_crossover(df)
+    assert cr.ratio_cross.iloc[0] > 50 and not bool(cr.compressive.iloc[0])  # 60 ln 64 > 64
+    synth = pd.DataFrame(dict(m=[8] * 4, d_model=[2, 2, 4, 4], ratio=[1.0, 1.0, 2.0, 2.0], seed=[0, 1, 0, 1],
+                              separated=[False, True, True, True]))
+    assert tc.onset_crossover(synth).ratio_cross.iloc[0] == 1.0
+    assert math.isnan(tc.onset_crossover(synth.assign(separated=False)).ratio_cross.iloc[0])
+
+
+def test_prop84_and_tables():
+    p = tc.prop84_table(128, 32, [64, 256], n=20, ell=16)
+    assert set(p.h) == {1, 4} and (p.d_k * p.h == p.D_K).all()
+    assert p.predicted_ratio.iloc[0] == pytest.approx(4 / math.log(128))
+    s = tc.bounded_skew_table(128, [2], 32, [0], d_k_max=64)
+    assert s.h0.iloc[0] == math.ceil(256 / 32) and s.h_bound.iloc[0] == s.h0.iloc[0] + s.delta.iloc[0]
+    assert bool(s.skew_ok.iloc[0]) == (s.delta.iloc[0] <= 256 / 32)
+    b = tc.sparse_binary_table(256, 128, [4.0], [0.03], [0], d_k_max=64)
+    assert b.p_B.iloc[0] == pytest.approx(4 * math.log(256) / 128) and b.p_B.iloc[0] < 0.5
+    with pytest.raises(ValueError, match="m > d_model"):
+        tc.sparse_binary_table(64, 64, [1.0], [1.0], [0])
+
+
+def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
+    assert margin_bits(1.0) == pytest.approx(math.log2(12))
+    assert margin_bound_DK(64, 64, 32, 0.01) == pytest.approx(bit_budget_DK(64, 64, 32, math.log2(1200)))
+    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)  # a smaller margin costs more bits: a weaker bound
+    with pytest.raises(ValueError, match="gamma"):
+        margin_bits(0.0)
+
+
+def test_normalised_margin_closed_form():
+    # one-hot embeddings, one head with W_Q W_K^T = 2 A - 1 (scaled): margin known exactly
+    m = 4
+    A = np.zeros((m, m), dtype=bool)
+    A[0, 1] = A[1, 2] = A[2, 3] = A[3, 0] = True
+    X = torch.eye(m)
+    W_Q = torch.eye(m).unsqueeze(0)
+    W_K = torch.from_numpy(np.where(A, 1.0, -1.0).T).float().unsqueeze(0)  # S = X W_Q (X W_K)^T = +-1
+    mg = normalised_margin(W_Q, W_K, 0.0, X, A)
+    assert mg.raw_margin == pytest.approx(1.0) and mg.pair_errors == 0
+    assert mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # ||W_Q||_F ||W_K||_F = 2 * 4
+    bad = normalised_margin(W_Q, -W_K, 0.0, X, A)
+    assert bad.gamma < 0 and bad.pair_errors == m * (m - 1)
+
+
+def test_margin_finding_synthetic():
+    df = pd.DataFrame(dict(gamma=[0.01, 0.001], bits=[10.0, 13.0], bound_DK=[0.5, 0.2], D_K=[4, 8]))
+    f = tc.margin_finding(df)
+    assert f.all_recovered and f.gamma_min == 0.001 and f.bound_over_DK_max == pytest.approx(0.125)
+
+
+def test_per_context_width():
+    assert hoeffding_dk(16) == math.floor(16 * math.log(16)) + 1
+    assert 16 ** 2 * math.exp(-hoeffding_dk(16) / 8) < 1
+    X = gaussian_unit(8, 8, 0)
+    y = torch.zeros(8, 8, dtype=torch.bool)
+    y[0, 3] = y[2, 5] = True
+    W = np.where(np.random.default_rng(0).random((8, 200)) < 0.5, 1.0, -1.0)
+    assert context_separates(X, y, W)  # wide signatures always separate
+    assert not context_separates(X, y, W[:, :1])  # width 1: scores +-1 cannot all sit on the right side of 1/2
+    d = per_context_dk(64, 32, 16, 0, n=4)
+    assert (d >= 1).all() and (d <= 512).all()
+    with pytest.raises(ValueError, match="ell"):
+        per_context_dk(64, 8, 16, 0, n=1)
+
+
+def test_seed_paper_finding_synthetic():
+    pc = pd.DataFrame(dict(m=[64, 64, 1024, 1024], ell=[4, 16, 4, 16], seed=0, d_median=[8.0, 20.0, 8.0, 22.0]))
+    bud = pd.DataFrame(dict(m=[64, 512], d_model=32, D_K=[6.0, 128.0], source="trained D_K* (F1 >= 0.99)"))
+    f = tc.seed_paper_finding(pc, bud)
+    assert f.m_spread == 2.0 and f.d_ref == 21.0 and f.budget_hi == 128.0
+    assert f.slope_ln_ell == pytest.approx(13 / math.log(4))
+
+
+def test_presets_complete():
+    assert set(THEORY_PRESETS) == {"smoke", "book", "paper"}
+    for p in THEORY_PRESETS.values():
+        assert p.rbce_cell[0] > p.rbce_cell[1] and p.repair_cell[0] > p.repair_cell[1]
+
+
+def test_bounds_finding_synthetic():
+    from rgr.results.bound_findings import bounds_finding
+
+    reg = pd.DataFrame(dict(regime=["dense", "dense"], form_ratio=[1.0, 1.2], entropy_lo=[1, 2], log2_count=[2, 3],
+                            entropy_hi=[3, 4]))
+    gap = pd.DataFrame(dict(best_D_K=[10.0, None, 64.0], best_over_bound=[5.0, None, 20.0], m_edges=[64, 64, 64]))
+    bnd = pd.DataFrame(dict(b=[1.0, 1.0, 8.0], bound_DK=[3.0, 4.0, 0.5]))
+    f = bounds_finding(reg, gap, bnd)
+    assert f.form_ratio["dense"] == (1.0, 1.2) and f.inside_entropy and (f.gap_lo, f.gap_hi) == (5.0, 20.0)
+    assert f.largest_bound == {1.0: 4.0, 8.0: 0.5} and f.rank_one_share == 0.5
+
+
+def test_constructions_finding_rows():
+    from rgr.results.construction_findings import constructions_finding, finding_rows
+
+    success = pd.DataFrame(dict(label=["a"] * 4, C=[1, 1, 2, 2], success=[True, False, True, True]))
+    table = pd.DataFrame(dict(m=[64], d_model=[16], rule=["prescribed"], criterion=["tau"], found=[False],
+                              construction=["compressive"], d_k=[None], C_eff=[None], D_K=[None]))
+    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[16, 32], d_model=[16, 32], slack=[-1.0, 0.2]))
+    leak = pd.DataFrame(dict(B=[4, 8], n3_fluct_rms=[1.0, 2.0], n3_mean_max=[1.0, 2 ** 0.5], n3_fluct_max=[2.0, 6.0],
+                             predicted=[1.0, 2.0]))
+    split = pd.DataFrame(dict(h=[1, 4], D_K=[64, 32], separated=[False, True]))
+    bg = pd.DataFrame(dict(h=[1, 4], max_non_edge=[0.1, 0.3], predicted=[0.0, 0.25], absent_false_positives=[2, 5]))
+    f = constructions_finding(success, table, phase, leak, split, bg, (64, 16))
+    assert f.smallest_C == {"a": 2.0} and f.theory_d_k == -1 and f.grid_found == 0 and f.grid_cells == 1
+    assert f.limit_first_ratio == pytest.approx(32 / math.log(64)) and f.n3_slope == pytest.approx(1.0)
+    assert f.n3_mean_slope == pytest.approx(0.5) and (f.n3_ratio_lo, f.n3_ratio_hi) == (2.0, 3.0)
+    assert f.first_D_K_by_h == {4: 32} and f.background_dev == pytest.approx(0.1) and f.absent_fp_h1 == 2
+    assert len(finding_rows(f)) == 10
+
+
+def test_sampler_rates_closed_forms():
+    from rgr.results.sampler_check import chance_rate, sampler_rates
+
+    assert chance_rate(32, 16) == pytest.approx(15 / 31)
+    r0 = sampler_rates(32, 0, 4000, 16, 0.0)
+    assert r0.target_present == pytest.approx(chance_rate(32, 16), abs=0.02)
+    r = sampler_rates(64, 0, 500, 16, 0.5)
+    assert r.served == 1.0 and r.target_present > 0.5
+    with pytest.raises(ValueError, match="ell"):
+        chance_rate(8, 9)
