@@ -52,7 +52,15 @@ from tqdm import tqdm
 from .config import DTYPES, GRAPH_KINDS, RunConfig, RunResult, _int, step_cutoff
 from .evaluate import check, test
 from .stacking import _build_stack, _Stack, _sync, build_task, init_weights, resolve_device, stack_groups
-from .step import logistic_coefficients, logistic_grads, logistic_loss, train_steps, value_grad, value_loss, value_targets
+from .step import (
+    logistic_coefficients,
+    logistic_grads,
+    logistic_loss,
+    train_steps,
+    value_grad,
+    value_loss,
+    value_targets,
+)
 
 __all__ = [
     "GRAPH_KINDS",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..task.contexts import sample
 from ..experiments.train import RunConfig, build_task, init_weights
+from ..task.contexts import sample
 
 __all__ = ["trivial_mse", "trivial_mse_table"]
 

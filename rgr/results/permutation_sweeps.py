@@ -19,7 +19,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from ..store import TableError
+from .. import catalog
+from ..store import load_table
 from .findings import nan_if_none
 from .thresholds import (
     LawFits,
@@ -308,10 +309,7 @@ def read_constructions(path: Path, preset: str) -> pd.DataFrame | None:
     when the chapter itself runs on smoke data (they cover other cells than the book's)."""
     if not path.is_file():
         return None
-    t = pd.read_csv(path)
-    missing = [c for c in CONSTRUCTION_COLUMNS if c not in t.columns]
-    if missing:
-        raise TableError(f"{path}: columns {missing} missing; rewrite it with `python -m rgr constructions`")
+    t = load_table(path, catalog.get("constructions").schema)  # the strict loader, as for every table
     keep = t[t["preset"] != "smoke"] if preset != "smoke" else t
     return keep.reset_index(drop=True)
 

@@ -13,8 +13,22 @@ import pandas as pd
 
 from . import reported as rep
 from .replication import Verdict
-from .replication_claims import (ClaimRow, Source, _cells, _diag_rows, _dk_rows, _excluded_above, _fig1, _fig2, _heads_rows,
-                                 _law_rows, _regular_rows, _single_head, _untestable, basis)
+from .replication_claims import (
+    ClaimRow,
+    Source,
+    _cells,
+    _diag_rows,
+    _dk_rows,
+    _excluded_above,
+    _fig1,
+    _fig2,
+    _heads_rows,
+    _law_rows,
+    _regular_rows,
+    _single_head,
+    _untestable,
+    basis,
+)
 from .stats import summarize, t_interval
 
 __all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "LogBaseReading",
