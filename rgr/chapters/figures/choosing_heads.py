@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ...results.design import DesignRule, recommend
 from ...task.metrics import F1_TARGET
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 
 __all__ = ["plot_validation", "plot_chart"]
 
@@ -24,7 +24,7 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     cells (dots) and the held-out cells (diamonds; hollow where outside the domain) with their optimistic to
     conservative range. Right: h* against m'/d_model, the fitted h* line and the heads the rule picks."""
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10.5, 4.0))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.95, 3.8))[2])
     if rule is None:
         _empty(a1, "no rule: too few thresholds in this preset")
         _empty(a2, "")
@@ -44,10 +44,9 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
         hi = r.D_K_cons if pd.notna(r.D_K_cons) else r.D_K_star
         a1.errorbar([x], [r.D_K_star], yerr=[[r.D_K_star - lo], [hi - r.D_K_star]], fmt="D", ms=7, capsize=3,
                     color="tab:red", mfc="tab:red" if r.in_domain else "white", zorder=4)
-        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", xytext=(6, -12), fontsize=8)
+        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", xytext=(6, -12), fontsize=9)
     a1.scatter([], [], marker="D", color="tab:red", label="held-out (hollow: outside the domain)")
     a1.set(xscale="log", yscale="log", xlabel=r"$x = m' \ln m' / d_{model}$", ylabel=r"$D_K^*$ (F1 $\geq$ 0.99)")
-    a1.legend(frameon=False, fontsize=8, loc="upper left")
     lam = np.linspace(1, max(rule.domain.lam[1], held_out["lam"].max() if len(held_out) else 1), 100)
     lo_hi = np.array([rule.h_interval(v) for v in lam])
     a2.fill_between(lam, lo_hi[:, 0], lo_hi[:, 1], color="0.85", label="95% prediction band")
@@ -60,8 +59,9 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     a2.axvspan(rule.domain.lam[1], lam.max() + 1, color="tab:red", alpha=0.06, label="outside the fitted range")
     a2.set(yscale="log", xlabel=r"$m' / d_{model}$", ylabel="heads")
     a2.set_yticks([1, 2, 4, 8, 16, 32, 64], labels=["1", "2", "4", "8", "16", "32", "64"])
-    a2.legend(frameon=False, fontsize=8, loc="upper left")
     fig.tight_layout()
+    a1.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    a2.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     return fig
 
 
@@ -88,6 +88,6 @@ def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48,
         ax.scatter([], [], color=head_color(h), s=22, label=f"h = {h}")
     ax.set(xscale="log", yscale="log", xlabel="m' (relations; = m for a permutation graph)",
            ylabel=f"$D_K$ needed for F1 $\\geq$ {target_f1}")
-    ax.legend(frameon=False, fontsize=8, loc="upper left", ncol=2)
+    ax.legend(frameon=False, fontsize=9, loc="upper left", ncol=2)
     fig.tight_layout()
     return fig

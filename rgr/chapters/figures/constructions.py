@@ -8,15 +8,13 @@ displays it exactly once (``fig.savefig`` works as usual).
 
 from __future__ import annotations
 
-import math
-
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 
 __all__ = [
     "wilson_interval",
@@ -50,19 +48,19 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.n
     return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
 
 
-def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins: int = 60) -> plt.Figure:
+def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins: int = 60) -> plt.Figure:
     """Histograms of score / tau for true edges and non-edges, one panel per construction.
 
     ``panels`` maps a title to a :func:`rgr.theory.checks.score_samples` table. Each
     kind is normalised separately (non-edges outnumber edges by about m), and
     the dashed line marks the threshold (score / tau = 1): a construction
-    separates when blue lies wholly right of it and orange wholly left.
+    separates when blue lies wholly right of it and orange wholly left. At most ``ncols`` panels a row,
+    within the book's column (:func:`rgr.chapters.style.panel_grid`).
     """
     set_style()
     n = len(panels)
-    ncols = min(ncols, n)
-    nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.0 * nrows), squeeze=False)
+    nrows, ncols, size = panel_grid(n, (3.9, 2.8), max_width=min(8.0, 3.9 * max(ncols, 1)))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
     for ax, (title, df) in zip(axes.flat, panels.items()):
         lo, hi = float(df.score_over_tau.min()), float(df.score_over_tau.max())
         edges = np.linspace(min(lo, 0.0), max(hi, 2.0), bins)
@@ -71,14 +69,18 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 3, bins:
             if len(v):
                 ax.hist(v, bins=edges, density=True, alpha=0.55, color=colour, label=kind)
         ax.axvline(1.0, color="k", ls="--", lw=1)
-        ax.set_title(title)
-        ax.set_xlabel("score / tau")
+        ax.set_title(title, fontsize=11)
+        ax.set_xlabel(r"score / $\tau$")
         ax.set_yscale("log")
     for ax in axes.flat[n:]:
         ax.set_visible(False)
-    axes.flat[0].set_ylabel("density")
-    axes.flat[0].legend(loc="upper left")
-    return _done(fig)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("density")
+    fig.tight_layout()
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+               frameon=False)
+    plt.close(fig)
+    return fig
 
 
 def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
@@ -113,7 +115,10 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     """
     set_style()
     names = list(dict.fromkeys(df.construction))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.6), squeeze=False, sharey=True)
+    nrows, ncols, size = panel_grid(len(names), (3.9, 3.3))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
     for ax, name in zip(axes.flat, names):
         sub = df[df.construction == name]
         ds = sorted(sub.d_model.unique())
@@ -129,10 +134,15 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
         ax.set_xlabel("block size B (edges per head)")
-        ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}")
-    axes.flat[0].set_ylabel(f"limit {value} / tau")
-    axes.flat[-1].legend(title="d_model")
-    return _done(fig)
+        ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}", fontsize=11)
+        ax.yaxis.set_tick_params(labelleft=True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"limit {value} / $\\tau$")
+    fig.tight_layout()
+    fig.legend(*axes.flat[0].get_legend_handles_labels(), title=r"$d_{model}$", loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=6, frameon=False)
+    plt.close(fig)
+    return fig
 
 
 def plot_leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
@@ -158,7 +168,7 @@ def plot_leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
     ax.set_yscale("log")
     ax.set_xlabel("block size B")
     ax.set_ylabel("|N3|")
-    ax.set_title(f"m = {int(g.m.iloc[0])}, d_model = {int(d)}, d_k = {int(dk)} (dashed: predicted scale)")
+    ax.set_title(f"m = {int(g.m.iloc[0])}, d_model = {int(d)}, d_k = {int(dk)}\n(dashed: predicted scale)", fontsize=11)
     ax.legend()
     return _done(fig)
 
@@ -170,7 +180,7 @@ def plot_head_split(df: pd.DataFrame) -> plt.Figure:
     every pair separated at tau. Colours: one per head count, as in every chapter.
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.4))[2])
     for h, g in df.groupby("h"):
         agg = g.groupby("D_K").agg(slack=("slack", "mean"), f1=("f1", "mean"), sep=("separated", "all"))
         c = head_color(int(h))
@@ -184,8 +194,10 @@ def plot_head_split(df: pd.DataFrame) -> plt.Figure:
         ax.set_xlabel("D_K = h d_k")
     a1.set_ylabel("all-pairs slack / tau")
     a2.set_ylabel("micro-F1 on test contexts")
-    a1.legend()
-    return _done(fig)
+    fig.tight_layout()
+    fig.legend(*a1.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=6, frameon=False)
+    plt.close(fig)
+    return fig
 
 
 def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
@@ -219,7 +231,7 @@ def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
     leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines), log-log.
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
     cells = list(dict.fromkeys(zip(df.m, df.d_model)))
     colours = sns.color_palette("colorblind", len(cells))
     g = df.groupby(["m", "d_model", "d_k"], as_index=False).sum(numeric_only=True)
@@ -235,16 +247,17 @@ def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
     a1.set_xscale("log", base=2)
     a1.set_yscale("log")
     a1.set_xlabel("d_k")
-    a1.set_ylabel("non-edge failures per 1,000 non-edges")
-    a1.set_title("solid: target present, dotted: absent; grey: leakage mean removed", fontsize="small")
-    a1.legend(fontsize="x-small")
+    a1.set_ylabel("failures per 1,000 non-edges")
+    a1.set_title("solid: target present, dotted: absent\ngrey: leakage mean removed", fontsize=10)
     a2.set_xscale("log", base=2)
     a2.set_yscale("log")
     a2.set_xlabel("d_k")
-    a2.set_ylabel("sd of the leakage logit sqrt(d_k) M")
-    a2.set_title("markers: measured; lines: sqrt(d_k B) / d_model", fontsize="small")
-    a2.legend(fontsize="x-small")
-    return _done(fig)
+    a2.set_ylabel(r"sd of the leakage logit $\sqrt{d_k}\,M$")
+    a2.set_title("markers: measured\nlines: $\\sqrt{d_k B}\\,/\\,d_{model}$", fontsize=10)
+    fig.tight_layout()
+    fig.legend(*a2.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
+    plt.close(fig)
+    return fig
 
 
 def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
@@ -270,5 +283,5 @@ def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
     ax.axhline(0.5, color="k", ls="--", lw=1)
     ax.set_xlabel("d_model / ln m")
     ax.set_ylabel("P(limit separates all pairs)")
-    ax.legend(title="hollow: d_model >= m", fontsize="x-small")
+    ax.legend(title="hollow: d_model >= m", fontsize=9, title_fontsize=9)
     return _done(fig)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import set_style
+from ..style import panel_grid, set_style
 
 __all__ = ["plot_bounds_vs_constructions", "plot_per_context", "plot_margins"]
 
@@ -30,7 +30,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
     up to the search cap separates).
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
     marks = {("prescribed", "tau"): ("s", "prescribed split, tau = d_k/2"),
              ("best-split", "tau"): ("o", "best split, tau = d_k/2"),
              ("best-split", "margin"): ("^", "best split, calibrated tau")}
@@ -49,7 +49,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
             s = reg[(reg.rule == rule) & (reg.criterion == crit) & reg.found]
             if len(s):
                 a1.scatter(s.m_edges, s.D_K.astype(float), marker=mk, s=40, label=lab, zorder=3)
-        a1.set_title(f"r-regular graphs, m = {m}, d_model = {d}")
+        a1.set_title(f"r-regular graphs\nm = {m}, d_model = {d}", fontsize=11)
         a1.set_xlabel("m' = r m (edges)")
     # (b) permutation base grid + theory cells
     per = table[table.construction.eq("compressive")]
@@ -59,20 +59,22 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
     for d in ds:
         s = bounds[(bounds.d_model == d) & (bounds.b == b0) & (bounds.m_edges == bounds.m)].sort_values("m")
         s = s[s.m.isin(per[per.d_model == d].m)]
-        a2.plot(s.m, s.bound_DK, color=colours[d], marker="x", label=f"bit bound b = {b0:g}, d_model = {d}")
+        a2.plot(s.m, s.bound_DK, color=colours[d], marker="x", label=f"b = {b0:g}, d_model = {d}")
         for (rule, crit), (mk, _) in marks.items():
             t = per[(per.d_model == d) & (per.rule == rule) & (per.criterion == crit) & per.found]
             if len(t):
                 a2.scatter(t.m, t.D_K.astype(float), marker=mk, color=colours[d], s=40, zorder=3)
-    a2.set_title("permutation graphs (markers as left)")
+    a2.set_title("permutation graphs\n(markers as left)", fontsize=11)
     a2.set_xlabel("m (= m')")
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_ylabel("D_K = h d_k")
-    a1.legend(fontsize="x-small")
-    a2.legend(fontsize="x-small")
-    return _done(fig)
+    fig.tight_layout()
+    for ax, ncol in ((a1, 1), (a2, 1)):
+        ax.legend(fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=ncol)
+    plt.close(fig)
+    return fig
 
 
 def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Figure:
@@ -84,7 +86,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     against m, one marker per source.
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
     ms = sorted(per_context.m.unique())
     colours = sns.color_palette("mako_r", len(ms))
     for c, m in zip(colours, ms):
@@ -95,8 +97,8 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a1.set_xscale("log", base=2)
     a1.set_xlabel("context length ell")
     a1.set_ylabel("per-context width d")
-    a1.set_title("weights fitted to one context", fontsize="small")
-    a1.legend(fontsize="x-small")
+    a1.set_title("weights fitted to one context", fontsize=11)
+    a1.legend(fontsize=9)
     for src, s in budget.groupby("source"):
         s = s.sort_values("m")
         a2.plot(s.m, s.D_K, marker="o", ms=4, label=src)
@@ -104,8 +106,8 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a2.set_yscale("log", base=2)
     a2.set_xlabel("m")
     a2.set_ylabel("D_K serving every context")
-    a2.set_title(f"one set of weights for all contexts, d_model = {int(budget.d_model.iloc[0])}", fontsize="small")
-    a2.legend(fontsize="x-small")
+    a2.set_title(f"one set of weights for all contexts\nd_model = {int(budget.d_model.iloc[0])}", fontsize=11)
+    a2.legend(fontsize=9)
     return _done(fig)
 
 
@@ -128,7 +130,7 @@ def plot_margins(df: pd.DataFrame) -> plt.Figure:
     ax.set_xlabel("trained D_K (F1 target met)")
     ax.set_ylabel("Theorem 9.2 bound at the measured margin")
     if len(ok):
-        ax.legend(fontsize="x-small")
+        ax.legend(fontsize=9)
     else:
-        ax.set_title("no model recovered every pair (gamma <= 0)", fontsize="small")
+        ax.set_title("no model recovered every pair (gamma <= 0)", fontsize=11)
     return _done(fig)

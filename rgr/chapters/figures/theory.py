@@ -9,7 +9,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..style import head_color, set_style
+from ..style import head_color, panel_grid, set_style
 
 __all__ = ["plot_context", "plot_head_scores"]
 
@@ -22,12 +22,12 @@ def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tenso
     set_style()
     ell = items.shape[0]
     lab = labels.cpu().numpy()
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.4, 1]})
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.0, 4.0), gridspec_kw={"width_ratios": [1.5, 1]})
     xs = np.arange(ell)
     colors = ["tab:orange" if s else "lightgray" for s in sources.tolist()]
-    ax0.scatter(xs, np.zeros(ell), s=420, c=colors, edgecolors="k", zorder=3)
+    ax0.scatter(xs, np.zeros(ell), s=min(420, 4200 / ell), c=colors, edgecolors="k", zorder=3)
     for p, it in enumerate(items.tolist()):
-        ax0.text(p, 0, str(it), ha="center", va="center", fontsize=8, zorder=4)
+        ax0.text(p, 0, str(it), ha="center", va="center", fontsize=7, zorder=4)
     for p, q in zip(*np.nonzero(lab)):
         rad = -0.5 if q > p else 0.5
         ax0.annotate("", xy=(q, 0.05), xytext=(p, 0.05),
@@ -35,14 +35,14 @@ def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tenso
     ax0.set_xlim(-0.8, ell - 0.2)
     ax0.set_ylim(-1.2, 1.6)
     ax0.axis("off")
-    ax0.set_title("context: items (orange = designated source), arrows = edges p -> q")
+    ax0.set_title("the context (orange: designated sources;\narrows: edges p -> q)", fontsize=11)
     ax1.imshow(lab, cmap="Blues", vmin=0, vmax=1)
     ax1.set_xticks(xs, items.tolist(), rotation=90, fontsize=7)
     ax1.set_yticks(xs, items.tolist(), fontsize=7)
     ax1.set_xlabel("target q")
     ax1.set_ylabel("source p")
     ax1.grid(False)
-    ax1.set_title(f"labels y[p, q]  ({int(lab.sum())} positives of {ell * ell} pairs)")
+    ax1.set_title(f"labels y[p, q]\n({int(lab.sum())} positives of {ell * ell} pairs)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -54,7 +54,11 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
     S = S.detach().cpu()
     smax = S.amax(0)
     lim = float(S.abs().max())
-    fig, axes = plt.subplots(1, h + 2, figsize=(2.3 * (h + 2) + 1.5, 2.7))
+    nrows, ncols, size = panel_grid(h + 2, (2.4, 2.5))
+    fig, grid = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[h + 2:]:
+        ax.axis("off")
     for k in range(h):
         axes[k].imshow(S[k].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
         axes[k].set_title(f"head {k + 1}: $S_{k + 1}$", color=head_color(h), fontsize=10)
@@ -69,11 +73,11 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
         code[mask] = i
     axes[h + 1].imshow(code, cmap=ListedColormap([c for _, c in outcome.values()]), vmin=-0.5, vmax=3.5)
     axes[h + 1].set_title(r"$S_{\max} > \tau$ vs labels", fontsize=10)
-    axes[h + 1].legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()],
-                       loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=8, frameon=False)
-    for ax in axes:
+    for ax in axes[: h + 2]:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
     fig.tight_layout()
+    fig.legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()], loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=10, frameon=False)
     return fig
