@@ -11,15 +11,19 @@ one below it (tests/test_style.py checks it):
   depend on its seed alone, never on its stack), metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
-- :mod:`rgr.theory` — constructions, colouring, bounds, checks, scaling laws;
+- :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
+  colouring, bounds, checks, scaling laws;
 - :mod:`rgr.experiments` — train (the stacked engine: config, stacking of mixed runs, step, adam,
   evaluate, graphed (the CUDA-graph step), baselines (one-run loops)), projection (runs, model-steps and
   wall time of a sweep before it starts), registry (E1-E6 as grids with
   presets), planner (D_K ladder, refinement rounds, shards), tables (where tables
   live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
-  experiment), cluster (Dask), bench, construction_sweeps and construction_table
-  (``data/constructions.csv``);
-- :mod:`rgr.gpt2` — items (GPT-2 embeddings), block (the E7 model), experiment (E7 for the runner);
+  experiment), cluster (Dask), bench, construction_search (constructions by name, smallest widths),
+  construction_sweeps (the chapter's sweeps), softmax_cells (Algorithm 2 at trained cells) and
+  construction_table (``data/constructions.csv``);
+- :mod:`rgr.gpt2` — table (the item table, the stand-in), sources (checkpoint, tokenizer, token counts),
+  items (building, saving, loading GPT-2's table), block (the E7 task and model), training (grid, stacked
+  runs), experiment (E7 for the runner);
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
   frozen result (permutation_sweeps, denser_graphs, softmax, value_channel, gpt2_block), the replication

@@ -287,7 +287,8 @@ def _bench(argv: Sequence[str]) -> int:
 
 
 def _gpt2(argv: Sequence[str]) -> int:
-    from .gpt2.items import N_TOKENS, build_items, default_path, save_items
+    from .gpt2.items import build_items, save_items
+    from .gpt2.table import N_TOKENS, default_path
 
     ap = _Parser(prog="rgr gpt2", description="Build data/gpt2_items.npz (protocol E7)")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)

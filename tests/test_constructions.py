@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.experiments.construction_sweeps import build, success_rate
+from rgr.experiments.construction_search import build
+from rgr.experiments.construction_sweeps import success_rate
 from rgr.model.attention import QKWeights, head_scores
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
@@ -20,11 +21,10 @@ from rgr.theory.constructions import (
     construct_general_graph,
     construct_one_hot,
     construct_softmax,
-    dk_from_C,
     gaussian_family,
-    signatures,
     theorem_B1_C,
 )
+from rgr.theory.template import dk_from_C, signatures
 
 
 def test_weights_have_the_trained_models_form_and_metadata():

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from rgr.gpt2.items import STAND_IN_SOURCE
+from rgr.gpt2.table import STAND_IN_SOURCE
 from rgr.results.gpt2_block import embedding_label, gpt2_reading, is_stand_in
 
 

@@ -8,21 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.gpt2 import items as gpt2
-from rgr.gpt2.items import (
-    STAND_IN_SOURCE,
-    BytePairEncoder,
-    StandInSpec,
-    build_items,
-    count_tokens,
-    embedding_stats,
-    items_from_counts,
-    load_items,
-    load_tokenizer,
-    read_wte,
-    save_items,
-    stand_in_items,
-)
+from rgr.gpt2 import sources, table
+from rgr.gpt2.items import build_items, load_items, save_items
+from rgr.gpt2.sources import BytePairEncoder, count_tokens, items_from_counts, load_tokenizer, read_wte
+from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, embedding_stats, stand_in_items
 
 D = 8
 # A byte-level BPE vocabulary: the 256 byte characters (ids = byte values), six merges, then EOS.
@@ -46,11 +35,11 @@ def _write_safetensors(path, tensors):
 
 @pytest.fixture()
 def gpt2_dir(tmp_path):
-    alphabet = gpt2._byte_alphabet()
+    alphabet = sources._byte_alphabet()
     vocab = {alphabet[b]: b for b in range(256)}
     for a, b in MERGES:
         vocab[a + b] = len(vocab)
-    vocab[gpt2.EOS_TOKEN] = len(vocab)  # 262
+    vocab[sources.EOS_TOKEN] = len(vocab)  # 262
     (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES), encoding="utf-8")
     wte = np.arange(len(vocab))[:, None] + 0.01 * np.arange(D)[None, :]  # row i starts with i
@@ -125,7 +114,7 @@ def test_tokenizers_package_agrees(gpt2_dir):
     assert fast.encode_batch(lines) == [bpe.encode(s) for s in lines]
     # tokenizer.json layout gives the same table
     tok = tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))
-    tok.add_special_tokens([gpt2.EOS_TOKEN])
+    tok.add_special_tokens([sources.EOS_TOKEN])
     tok.save(str(gpt2_dir / "tokenizer.json"))
     t = build_items(m=3, local_dir=gpt2_dir)
     assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and "tokenizer.json" in t.provenance["tokenizer"]
@@ -154,7 +143,7 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
     assert 3.0 < s["norm_mean"] < 4.0 and 0.2 < s["mean_cosine"] < 0.4 and s["participation_ratio"] > 20
     with pytest.raises(ValueError, match="stand-in"):
         save_items(t)  # never written where the real table belongs
-    assert not gpt2.default_path().exists()
+    assert not table.default_path().exists()
 
 
 def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):

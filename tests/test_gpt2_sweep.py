@@ -3,8 +3,8 @@
 import pytest
 
 from rgr.experiments.runner import run_sweep
-from rgr.gpt2.block import experiment_grid
 from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, load_gpt2_results, run_key
+from rgr.gpt2.training import experiment_grid
 from rgr.store import TableError
 
 STAND_IN = GPT2Sweep(embeddings="stand-in")

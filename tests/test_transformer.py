@@ -9,17 +9,9 @@ import pytest
 import torch
 
 from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
-from rgr.gpt2.block import (
-    PRESETS,
-    Config,
-    embed_inputs,
-    experiment_grid,
-    forward,
-    init_params,
-    sample_task,
-    train_runs,
-)
-from rgr.gpt2.items import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.gpt2.block import PRESETS, Config, embed_inputs, forward, init_params, sample_task
+from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.gpt2.training import experiment_grid, train_runs
 from rgr.results.stats import t_interval
 from rgr.task.graphs import permutation_graph
 from rgr.task.rng import stream_key

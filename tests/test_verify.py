@@ -8,14 +8,8 @@ import pytest
 import torch
 
 from rgr.cli import main as cli
-from rgr.experiments.construction_sweeps import (
-    build,
-    head_split,
-    leakage_noise,
-    limit_phase,
-    min_dk,
-    smallest_budget,
-)
+from rgr.experiments.construction_search import build, min_dk, smallest_budget
+from rgr.experiments.construction_sweeps import head_split, leakage_noise, limit_phase
 from rgr.experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from rgr.experiments.construction_table import explicit_table
 from rgr.model.attention import head_scores

@@ -6,7 +6,7 @@ table gives the smallest total key dimension ``D_K = h * d_k`` at which an
 explicit construction (Algorithm 1 on permutation graphs, Algorithm 5 on
 r-regular graphs) succeeds on every seed, under two rules for splitting the
 edges into heads (``prescribed``: the paper's; ``best-split``: the best block
-size) and two criteria (``tau``, ``margin``; :mod:`rgr.experiments.construction_sweeps`).
+size) and two criteria (``tau``, ``margin``; :mod:`rgr.experiments.construction_search`).
 
 :data:`CONSTRUCTIONS` is a :class:`rgr.experiments.runner.Sweepable`: one run is one
 (cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 
 from ..store import Column, Schema, provenance
-from .construction_sweeps import build, min_dk, smallest_budget
+from .construction_search import build, min_dk, smallest_budget
 from .tables import load_results
 
 __all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table",

@@ -2,7 +2,7 @@
 
 :data:`GPT2` is a :class:`rgr.experiments.runner.Sweepable`:
 ``python -m rgr sweep gpt2 --preset book`` (local or ``--executor dask``) trains
-:func:`rgr.gpt2.block.experiment_grid`'s runs stack by stack (seeds of one
+:func:`rgr.gpt2.training.experiment_grid`'s runs stack by stack (seeds of one
 (D_K, h) train as one program) and writes each stack's rows atomically to
 ``data/gpt2.csv``, keyed by a hash of the run's config and preset, so an
 interrupted sweep resumes where it stopped. Every row records
@@ -24,8 +24,10 @@ import torch
 
 from ..experiments.tables import load_results, table_path
 from ..store import Column, Schema, load_table, provenance
-from .block import PRESETS, Config, Preset, experiment_grid, train_runs
-from .items import STAND_IN_SOURCE, items_available
+from .block import PRESETS, Config, Preset
+from .items import items_available
+from .table import STAND_IN_SOURCE
+from .training import experiment_grid, train_runs
 
 __all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "load_gpt2_results", "embeddings_banner", "OPEN_CHOICES"]
 

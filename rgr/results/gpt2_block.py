@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..gpt2.items import STAND_IN_SOURCE
+from ..gpt2.table import STAND_IN_SOURCE
 from .stats import summarize
 
 __all__ = ["GPT2Reading", "embedding_label", "gpt2_reading", "is_stand_in"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..experiments.construction_sweeps import build, min_dk
+from ..experiments.construction_search import build, min_dk
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph, regular_graph
 from ..theory.checks import evaluate_contexts, limit_separation

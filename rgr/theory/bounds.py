@@ -28,7 +28,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .constructions import DEFAULT_C, dk_from_C
+from .constructions import DEFAULT_C
+from .template import dk_from_C
 
 __all__ = [
     "n_pairs",
@@ -141,7 +142,7 @@ def upper_bound(
     ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;
     ``general-embedding``: ``ceil(m/B) ceil(C ln m)``; ``general-graph``:
     ``(ceil(m'/d_model) + Delta) ceil(C ln m)`` (Algorithm 5's head bound).
-    These are the formulas; :func:`rgr.experiments.construction_sweeps.min_dk` measures
+    These are the formulas; :func:`rgr.experiments.construction_search.min_dk` measures
     the widths that actually suffice.
     """
     if construction not in DEFAULT_C:

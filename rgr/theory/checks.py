@@ -24,7 +24,7 @@ from ..model.attention import QKWeights, scores
 from ..task.contexts import sample
 from ..task.graphs import Graph
 from ..task.metrics import counts
-from .constructions import Construction
+from .template import Construction
 
 __all__ = [
     "Separation",

@@ -35,7 +35,8 @@ from ..model.attention import head_scores
 from ..task.contexts import sample
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import Graph, permutation_graph
-from .constructions import Construction, construct_softmax
+from .constructions import construct_softmax
+from .template import Construction
 
 __all__ = [
     "leakage_logit_sd",

@@ -20,7 +20,7 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     every seed's accuracy as a point (dodged by h and jittered), so split seeds show.
     ``dodge`` and ``jitter`` are offsets in octaves of D_K (the x axis is log2).
 
-    ``df`` holds rows of :func:`rgr.gpt2.block.train_runs`: columns ``D_K``, ``h``,
+    ``df`` holds rows of :func:`rgr.gpt2.training.train_runs`: columns ``D_K``, ``h``,
     ``seed``, ``test_acc`` and ``embedding_source`` (``m``, ``steps`` are shown when present).
     """
     need = {"D_K", "h", "seed", "test_acc", "embedding_source"}

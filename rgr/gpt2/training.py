@@ -1,0 +1,246 @@
+"""Training the E7 block: the grid of a preset and stacked runs (protocol E7; chapter *GPT-2 block*).
+
+Stacked runs: R runs with the same shapes (configs equal but for ``seed``) are
+one program; every parameter has a leading run axis, the loss is the sum over
+runs of each run's mean loss, and AdamW works elementwise, so each run's
+update is the one it would get alone. Each run's randomness (its derangement,
+its initial weights, its training/validation/test examples) comes from its own
+seed through :mod:`rgr.task.rng`.
+
+The model and the task are in :mod:`rgr.gpt2.block`; the experiment's table and command in
+:mod:`rgr.gpt2.experiment`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import asdict, replace
+
+import torch
+import torch.nn.functional as F
+
+from ..task.graphs import permutation_graph
+from ..task.rng import stream_key
+from .block import EMBEDDINGS, GAINS, MATRICES, PRESETS, Config, TaskBatch, block_logits, init_params, sample_task
+from .items import items_available, load_items
+from .table import ItemTable, StandInSpec, stand_in_items
+
+__all__ = ["experiment_grid", "item_table", "train_runs"]
+
+
+def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
+    """The E7 grid of a preset: one Config per (D_K, h, seed), seeds 0..seeds-1.
+
+    ``embeddings="auto"`` resolves to "gpt2" when a real table is available
+    without network (:func:`rgr.gpt2.items.items_available`) and to "stand-in"
+    otherwise; the choice is written into every config. ``overrides`` replace
+    Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
+    ``ell=16`` or ``lr=3e-4``.
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+    if embeddings not in ("auto", *EMBEDDINGS):
+        raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
+    allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}
+    if set(overrides) - allowed:
+        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, got {sorted(set(overrides) - allowed)}")
+    if embeddings == "auto":
+        embeddings = "gpt2" if items_available() else "stand-in"
+    p = PRESETS[preset]
+    base = dict(m=p.m, ell=p.ell, steps=p.steps, batch_size=p.batch_size, eval_interval=p.eval_interval, n_val=p.n_val,
+                n_test=p.n_test, lr=p.lr, embeddings=embeddings)
+    base.update(overrides)
+    return [Config(D_K=dk, h=h, seed=s, **base) for dk in p.D_K for h in p.h for s in range(p.seeds)]
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+
+def item_table(cfg: Config) -> ItemTable:
+    """The config's table: GPT-2's (saved or local copy; an error if neither) or the stand-in."""
+    if cfg.embeddings == "stand-in":
+        return stand_in_items(cfg.m, StandInSpec(d_model=cfg.d_model))
+    table = load_items(cfg.m)
+    if table.d_model != cfg.d_model:
+        raise ValueError(f"d_model={cfg.d_model} but the GPT-2 table has width {table.d_model}")
+    return table
+
+
+# ----------------------------------------------------------------------------- training
+
+
+def _autocast(device: torch.device):
+    """bf16 autocast on CUDA (mixed precision), plain fp32 elsewhere."""
+    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
+
+
+@torch.no_grad()
+def _accuracy(params, E, batch: TaskBatch, cfg: Config, device: torch.device, chunk: int) -> torch.Tensor:
+    """Per-run accuracy (R,) of argmax over the m + 1 classes, in chunks of examples."""
+    correct = torch.zeros(batch.label.shape[0], device=device)
+    n = batch.label.shape[1]
+    for i in range(0, n, chunk):
+        part = batch.take(i, i + chunk)
+        with _autocast(device):
+            pred = block_logits(params, E, part, cfg).argmax(-1)
+        correct += (pred == part.label).sum(1)
+    return correct / n
+
+
+def _train_stack(
+    configs: list[Config],
+    table: ItemTable,
+    device: torch.device,
+    tick: Callable[[int], None],
+    history: list[dict] | None = None,
+) -> list[dict]:
+    """Train runs with equal shapes as one program; one row per run."""
+    c = configs[0]
+    R, B = len(configs), c.batch_size
+    t0 = time.perf_counter()
+    E = table.head(c.m).table(device)  # (m + 1, d), frozen
+    if E.shape[1] != c.d_model:
+        raise ValueError(f"d_model={c.d_model} but the table has width {E.shape[1]}")
+    pi = torch.stack([torch.from_numpy(permutation_graph(c.m, k.seed).pi) for k in configs]).to(device)  # (R, m)
+    keys = {s: torch.tensor([stream_key(k.seed, s) for k in configs], device=device) for s in ("train", "val", "test")}
+
+    def fixed_set(stream: str, n: int) -> TaskBatch:
+        return sample_task(keys[stream], pi, torch.arange(n, device=device).expand(R, n), c.ell)
+
+    val, test = fixed_set("val", c.n_val), fixed_set("test", c.n_test)
+    params = {k: v.requires_grad_() for k, v in init_params(configs, device).items()}
+    opt = torch.optim.AdamW(
+        [
+            {"params": [params[k] for k in MATRICES], "weight_decay": c.weight_decay},
+            {"params": [params[k] for k in GAINS if k in params], "weight_decay": 0.0},
+        ],
+        lr=c.lr,
+        betas=(c.beta1, c.beta2),
+    )
+    best = {k: v.detach().clone() for k, v in params.items()}
+    best_val = torch.full((R,), -1.0, device=device)
+    best_step = torch.zeros(R, dtype=torch.long, device=device)
+    window = min(100, c.steps)  # "final train loss": mean over the last `window` steps
+    loss_tail = torch.zeros(R, device=device)
+    loss_since = torch.zeros(R, device=device)  # summed train loss since the last check
+    last_check = 0
+    block = 32  # steps whose examples are drawn in one sampler call (the draws do not depend on it)
+    for step in range(1, c.steps + 1):
+        if (step - 1) % block == 0:
+            n = min(block, c.steps - step + 1) * B
+            drawn = sample_task(keys["train"], pi, ((step - 1) * B + torch.arange(n, device=device)).expand(R, n), c.ell)
+        j = (step - 1) % block * B
+        batch = drawn.take(j, j + B)
+        with _autocast(device):
+            logits = block_logits(params, E, batch, c)  # (R, B, m + 1)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), batch.label.flatten(), reduction="none")
+        per_run = loss.view(R, B).mean(1)  # (R,)
+        opt.zero_grad(set_to_none=True)
+        per_run.sum().backward()  # runs do not interact: each gets its own gradient
+        opt.step()
+        if step > c.steps - window:
+            loss_tail += per_run.detach() / window
+        loss_since += per_run.detach()
+        if step % c.eval_interval == 0 or step == c.steps:
+            acc = _accuracy(params, E, val, c, device, chunk=max(B, 256))
+            if history is not None:
+                for r, cfg in enumerate(configs):
+                    history.append({"D_K": cfg.D_K, "h": cfg.h, "m": cfg.m, "seed": cfg.seed, "step": step,
+                                    "train_loss": float(loss_since[r]) / (step - last_check), "val_acc": float(acc[r])})
+            loss_since.zero_()
+            last_check = step
+            better = acc > best_val  # strict: the earliest best checkpoint is kept
+            best_val = torch.where(better, acc, best_val)
+            best_step = torch.where(better, torch.full_like(best_step, step), best_step)
+            for k, v in params.items():
+                best[k] = torch.where(better.view(R, *([1] * (v.dim() - 1))), v.detach(), best[k])
+        tick(1)
+    test_acc = _accuracy(best, E, test, c, device, chunk=max(B, 256))
+    wall = time.perf_counter() - t0
+    rows = []
+    for r, cfg in enumerate(configs):
+        rows.append(
+            {
+                **asdict(cfg),
+                "test_acc": float(test_acc[r]),
+                "best_val_acc": float(best_val[r]),
+                "best_step": int(best_step[r]),
+                "steps_done": int(c.steps),
+                "final_train_loss": float(loss_tail[r]),
+                "wall_s": wall,
+                "stack_size": R,
+                "device": str(device),
+                "precision": "bf16 autocast" if device.type == "cuda" else "fp32",
+                "embedding_source": table.source,
+            }
+        )
+    return rows
+
+
+def train_runs(
+    configs: Sequence[Config],
+    device: torch.device | str = "cpu",
+    progress: bool | Callable[[int, int], None] = False,
+    max_stack: int = 64,
+    table: ItemTable | None = None,
+    history: list[dict] | None = None,
+) -> list[dict]:
+    """Train every config; return one row per config, in the given order.
+
+    Configs equal up to their seed are stacked (at most ``max_stack`` per
+    program). Each row holds the config's fields and ``test_acc`` (test accuracy
+    of the best-validation checkpoint), ``best_val_acc``, ``best_step``,
+    ``steps_done``, ``final_train_loss`` (mean over the last 100 steps), ``wall_s``
+    (the stack's wall time), ``stack_size``, ``device``, ``precision`` and
+    ``embedding_source`` (the table's ``provenance["source"]``; a stand-in says
+    "stand-in (not GPT-2)"). ``progress`` is a bool (a tqdm bar over all steps)
+    or a callable ``(steps_done, steps_total)``. ``table`` overrides the
+    configs' embedding table (for tests and fixtures). When ``history`` is a
+    list, every validation check appends one dict per run (``D_K``, ``h``, ``m``,
+    ``seed``, ``step``, ``train_loss`` = mean since the previous check, ``val_acc``).
+    """
+    configs = list(configs)
+    if not configs:
+        return []
+    device = torch.device(device)
+    groups: dict[Config, list[int]] = {}
+    for i, c in enumerate(configs):
+        groups.setdefault(c.shape_key(), []).append(i)
+    total = sum(configs[idx[0]].steps * math.ceil(len(idx) / max_stack) for idx in groups.values())
+    bar, done = None, 0
+    if progress is True:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc="E7 runs", unit="step")
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if bar is not None:
+            bar.update(n)
+        elif callable(progress):
+            progress(done, total)
+
+    rows: list[dict | None] = [None] * len(configs)
+    tables: dict[tuple, ItemTable] = {}
+    try:
+        for key, idx in groups.items():
+            tk = (key.embeddings, key.d_model)
+            if table is not None:
+                tab = table
+            else:
+                if tk not in tables:  # one table per source, large enough for every m asked of it
+                    m_max = max(c.m for c in configs if (c.embeddings, c.d_model) == tk)
+                    tables[tk] = item_table(replace(key, m=m_max))
+                tab = tables[tk]
+            for j in range(0, len(idx), max_stack):
+                part = idx[j : j + max_stack]
+                for i, row in zip(part, _train_stack([configs[i] for i in part], tab, device, tick, history)):
+                    rows[i] = row
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows  # type: ignore[return-value]

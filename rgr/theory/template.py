@@ -1,0 +1,240 @@
+"""The template every explicit construction fills in (chapter *constructions*; paper Sec. 4, App. B).
+
+Each construction of :mod:`rgr.theory.constructions` is this template with different ingredients:
+
+1. cut the edge set into *blocks*, each a matching (every source and every
+   target at most once) of at most ``B`` edges; block k is served by head k
+   (:func:`matching_edges`, :func:`split_blocks`);
+2. draw one signature row ``w_j`` (width ``d_k``) per target j, Rademacher
+   (+-1) or Bernoulli(p) (0/1) (:func:`signatures`);
+3. write the one-hot-space templates of head k: row i of ``W'_Q`` is
+   ``w_{pi_k(i)}`` for sources i of the block, row j of ``W'_K`` is ``w_j`` for
+   its targets (zero elsewhere);
+4. map them back to model space through an approximate inverse of the
+   embedding, ``X_inv = X^T / mu``: ``W_Q^k = X_inv W'_Q``, ``W_K^k = X_inv W'_K``
+   (:func:`template_weights`).
+
+:func:`assemble` runs steps 2-4 and returns a :class:`Construction`: weights as
+:class:`rgr.model.attention.QKWeights` and a frozen :class:`ConstructionInfo`
+holding the constants actually used. Widths are chosen either directly (``d_k=``)
+or as ``d_k = ceil(C (ln m)^a)`` (:func:`dk_from_C`, :func:`resolve_dk`). Logarithms are natural.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..model.attention import QKWeights
+from ..task.graphs import Graph
+from ..task.rng import derive_seed
+from .coloring import is_matching, max_degree
+
+__all__ = [
+    "SIGNATURE_STREAM",
+    "ConstructionInfo",
+    "Construction",
+    "signatures",
+    "dk_from_C",
+    "template_weights",
+    "resolve_dk",
+    "check_X",
+    "matching_edges",
+    "split_blocks",
+    "assemble",
+]
+
+# random stream of the signature matrix (rgr.task.rng.derive_seed accepts integer streams)
+SIGNATURE_STREAM = 11
+
+
+@dataclass(frozen=True)
+class ConstructionInfo:
+    """The constants a construction actually used.
+
+    ``C`` is None when ``d_k`` was given directly; ``B`` is the largest block
+    (edges served by one head); ``h_bound`` is the paper's head count for the
+    construction (``ceil(m/B)``, or ``ceil(m'/d_model) + Delta`` for Algorithm 5);
+    ``h <= h_bound`` is the number of heads built.
+    """
+
+    name: str
+    aggregation: str  # "max" or "softmax": how rgr.model.attention.scores must aggregate
+    m: int
+    m_edges: int
+    d_model: int
+    h: int
+    d_k: int
+    C: float | None
+    log_power: int
+    B: int
+    h_bound: int
+    delta: int
+    signature: str  # "rademacher" or "bernoulli"
+    p: float | None  # Bernoulli signature rate
+    mu: float  # de-embedding scale: X_inv = X^T / mu
+    tau: float
+    embedding: str
+    seed: int
+
+    @property
+    def D_K(self) -> int:
+        return self.h * self.d_k
+
+
+@dataclass(frozen=True, eq=False)
+class Construction:
+    """Weights (one run: R = 1) plus what built them: the embedding, the blocks, the signatures."""
+
+    weights: QKWeights
+    info: ConstructionInfo
+    X: torch.Tensor  # (m, d_model) the embedding the weights were built for
+    blocks: tuple[np.ndarray, ...]  # edges (|M_k|, 2) served by head k
+    signatures: np.ndarray  # (m, d_k) signature rows w_j
+
+    @property
+    def edges(self) -> np.ndarray:
+        return np.concatenate(self.blocks) if self.blocks else np.zeros((0, 2), np.int64)
+
+    def adjacency(self) -> np.ndarray:
+        a = np.zeros((self.info.m, self.info.m), dtype=bool)
+        e = self.edges
+        a[e[:, 0], e[:, 1]] = True
+        return a
+
+
+
+def dk_from_C(C: float, m: int, log_power: int = 1) -> int:
+    """``d_k = ceil(C (ln m)^log_power)`` (at least 1)."""
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C}")
+    return max(1, math.ceil(C * math.log(m) ** log_power - 1e-9))
+
+
+
+def signatures(m: int, d_k: int, seed: int, kind: str = "rademacher", p: float | None = None) -> np.ndarray:
+    """Signature matrix W_sig (m, d_k), float64: Rademacher +-1 or Bernoulli(p) 0/1 entries.
+
+    Columns are drawn one after another, so the first ``d_k`` columns of a
+    wider draw equal a narrower draw with the same seed (nested widths make
+    sweeps over ``d_k`` less noisy).
+    """
+    if not isinstance(d_k, (int, np.integer)) or d_k < 1:
+        raise ValueError(f"d_k must be an integer >= 1, got {d_k!r}")
+    rng = np.random.default_rng(derive_seed(seed, SIGNATURE_STREAM))
+    u = rng.random((d_k, m)).T
+    if kind == "rademacher":
+        return np.where(u < 0.5, 1.0, -1.0)
+    if kind == "bernoulli":
+        if p is None or not 0.0 < p < 1.0:
+            raise ValueError(f"Bernoulli signatures need p in (0, 1), got {p}")
+        return (u < p).astype(np.float64)
+    raise ValueError(f"signature kind must be 'rademacher' or 'bernoulli', got {kind!r}")
+
+
+
+def template_weights(
+    X: torch.Tensor, mu: float, blocks: list[np.ndarray], W_sig: np.ndarray
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-head (h, d_model, d_k) maps ``X_inv W'_Q`` and ``X_inv W'_K`` of the blocks.
+
+    Only the block's rows of the templates are non-zero, so
+    ``W_Q^k = X_inv[:, sources] W_sig[targets]`` and
+    ``W_K^k = X_inv[:, targets] W_sig[targets]``: O(B d_model d_k) per head.
+    """
+    X_inv = X.double().numpy().T / mu  # (d_model, m)
+    d_model, d_k = X_inv.shape[0], W_sig.shape[1]
+    W_Q = np.zeros((len(blocks), d_model, d_k))
+    W_K = np.zeros((len(blocks), d_model, d_k))
+    for k, blk in enumerate(blocks):
+        src, tgt = blk[:, 0], blk[:, 1]
+        W_Q[k] = X_inv[:, src] @ W_sig[tgt]
+        W_K[k] = X_inv[:, tgt] @ W_sig[tgt]
+    dt = X.dtype
+    return torch.from_numpy(W_Q).to(dt), torch.from_numpy(W_K).to(dt)
+
+
+def resolve_dk(d_k: int | None, C: float | None, m: int, log_power: int) -> tuple[int, float | None]:
+    if d_k is not None:
+        if not isinstance(d_k, (int, np.integer)) or isinstance(d_k, bool) or d_k < 1:
+            raise ValueError(f"d_k must be an integer >= 1, got {d_k!r}")
+        return int(d_k), None
+    if C is None:
+        raise ValueError("give either d_k or C")
+    return dk_from_C(C, m, log_power), float(C)
+
+
+def check_X(X: torch.Tensor, m: int) -> torch.Tensor:
+    if not isinstance(X, torch.Tensor) or X.dim() != 2 or X.shape[0] != m:
+        raise ValueError(f"X must be a (m, d_model) tensor with m={m} rows, got {getattr(X, 'shape', X)}")
+    return X
+
+
+def matching_edges(graph: Graph, what: str) -> np.ndarray:
+    e = graph.edges
+    if len(e) == 0:
+        raise ValueError(f"{what} needs a graph with at least one edge")
+    if not is_matching(e):
+        raise ValueError(
+            f"{what} needs a permutation graph (every out- and in-degree <= 1); "
+            "use construct_general_graph for general graphs"
+        )
+    return e[np.argsort(e[:, 0], kind="stable")]
+
+
+def split_blocks(edges: np.ndarray, h: int | None, block_size: int | None) -> list[np.ndarray]:
+    """Cut a matching (sorted by source) into h near-equal consecutive blocks."""
+    n = len(edges)
+    if h is None:
+        if block_size is None or block_size < 1:
+            raise ValueError(f"block_size must be >= 1, got {block_size}")
+        h = math.ceil(n / block_size)
+    if not isinstance(h, (int, np.integer)) or isinstance(h, bool) or not 1 <= h <= n:
+        raise ValueError(f"h must be an integer in [1, m'={n}], got {h!r}")
+    return np.array_split(edges, int(h))
+
+
+def assemble(
+    name: str,
+    aggregation: str,
+    graph: Graph,
+    X: torch.Tensor,
+    mu: float,
+    blocks: list[np.ndarray],
+    d_k: int,
+    C: float | None,
+    log_power: int,
+    sig: str,
+    p: float | None,
+    tau: float,
+    embedding: str,
+    seed: int,
+    h_bound: int,
+) -> Construction:
+    W_sig = signatures(graph.m, d_k, seed, sig, p)
+    W_Q, W_K = template_weights(X, mu, blocks, W_sig)
+    info = ConstructionInfo(
+        name=name,
+        aggregation=aggregation,
+        m=graph.m,
+        m_edges=graph.m_edges,
+        d_model=int(X.shape[1]),
+        h=len(blocks),
+        d_k=d_k,
+        C=C,
+        log_power=log_power,
+        B=max(len(b) for b in blocks),
+        h_bound=int(h_bound),
+        delta=max_degree(graph.edges),
+        signature=sig,
+        p=p,
+        mu=float(mu),
+        tau=float(tau),
+        embedding=embedding,
+        seed=int(seed),
+    )
+    return Construction(QKWeights.single(W_Q, W_K, tau), info, X, tuple(blocks), W_sig)
+
