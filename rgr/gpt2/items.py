@@ -258,32 +258,3 @@ def load_items(
             "or pass allow_stand_in=True to run on clearly labelled stand-in vectors"
         )
     return table.head(m) if m is not None else table
-
-
-# ----------------------------------------------------------------------------- command line
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rgr gpt2 build [--m M] [--dir DIR | --hub] [--out PATH] [--n-tokens N]``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="python -m rgr gpt2", description="Build data/gpt2_items.npz (protocol E7)")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("build", help="count WikiText-103 tokens and save GPT-2's embeddings of the top m")
-    b.add_argument("--m", type=int, default=6144)
-    b.add_argument("--dir", default=None, help="local copy (else RGR_GPT2_DIR)")
-    b.add_argument("--hub", action="store_true", help="download from the Hugging Face hub")
-    b.add_argument("--text", default=None, help="text file to count (local copy only)")
-    b.add_argument("--n-tokens", type=int, default=N_TOKENS)
-    b.add_argument("--out", default=None, help="output .npz (default data/gpt2_items.npz)")
-    b.add_argument("--dtype", default="float16", choices=["float16", "float32"])
-    args = ap.parse_args(argv)
-    table = build_items(m=args.m, local_dir=args.dir, hub=args.hub, n_tokens=args.n_tokens, text=args.text)
-    out = save_items(table, args.out, dtype=args.dtype)
-    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): m={table.m}, d_model={table.d_model}, "
-          f"source={table.source}, top tokens {list(table.tokens[:10])}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
