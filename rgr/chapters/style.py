@@ -15,7 +15,7 @@ import math
 import matplotlib as mpl
 import seaborn as sns
 
-__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "set_style", "panel_grid", "head_palette", "head_color"]
+__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "set_style", "panel_grid", "legend_below", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -79,6 +79,17 @@ def panel_grid(
     nrows = math.ceil(n / per_row)
     ncols = math.ceil(n / nrows)
     return nrows, ncols, (ncols * w, nrows * h)
+
+
+def legend_below(fig, axes, ncol: int = 2) -> None:
+    """One legend under a multi-panel figure: each label once, from whichever panel drew it first."""
+    handles: dict = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    fig.tight_layout()
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=ncol)
 
 
 def head_palette() -> dict[int, tuple[float, float, float]]:

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
 from ...task.metrics import F1_TARGET
-from ..style import head_color, panel_grid, set_style
+from ..style import head_color, legend_below, panel_grid, set_style
 from .permutation_sweeps import plot_f1_curves
 
 
@@ -94,12 +94,7 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
         ax.set_xlabel(r"$D_K = h\,d_k$")
     for ax in axes[:, 0]:
         ax.set_ylabel("test micro-F1")
-    handles = {}
-    for ax in axes.flat:
-        for hd, lb in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lb, hd)
-    fig.tight_layout()
-    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
+    legend_below(fig, axes)
     return fig
 
 
@@ -138,10 +133,5 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
         ax.set_title(f"m={m}, $d_{{model}}$={d}, h={h}\none-hot $d_k$={int(g.d_k.iloc[0])}", fontsize=10)
     for ax in axes[:, 0]:
         ax.set_ylabel("context micro-F1")
-    handles = {}
-    for ax in axes.flat:
-        for hd, lb in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lb, hd)
-    fig.tight_layout()
-    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
+    legend_below(fig, axes)
     return fig
