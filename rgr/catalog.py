@@ -5,10 +5,15 @@
 and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.runner.Sweepable` that ``python -m rgr sweep
 <name>`` runs and :func:`load` reads, strictly (:func:`rgr.store.load_table`).
+
+Which preset's rows a reader gets is decided here too, once for every chapter:
+:func:`resolve_preset` turns ``"auto"`` into ``"paper"`` where that sweep is complete
+(:func:`preset_completeness`: its planner has nothing left to run) and ``"book"`` otherwise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -18,11 +23,13 @@ from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
 from .gpt2.experiment import GPT2
-from .store import Schema
+from .store import Schema, TableError
 
-__all__ = ["SWEEPS", "get", "load", "schema_for_file", "table_path"]
+__all__ = ["SWEEPS", "CHOICES", "get", "load", "schema_for_file", "table_path", "choose_preset", "preset_completeness",
+           "resolve_preset"]
 
 SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS}
+CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 
 def get(name: str) -> Sweepable:
@@ -43,3 +50,61 @@ def schema_for_file(path: str | Path) -> Schema:
     if stem not in SWEEPS:
         raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(SWEEPS)})")
     return SWEEPS[stem].schema
+
+
+# ----------------------------------------------------------------------------- which preset a reader gets
+
+
+def choose_preset(completeness: Mapping[str, float], requested: str = "auto") -> str:
+    """The preset to read, from each preset's completeness in [0, 1] (a preset with no rows is absent).
+
+    ``"smoke"``, ``"book"`` and ``"paper"`` are obeyed as asked. ``"auto"`` means *the most complete
+    of paper and book*: a complete paper sweep wins; otherwise the one with the larger completeness,
+    paper on a tie; ``"book"`` when neither has rows (the chapter then falls back to smoke data).
+    """
+    if requested not in CHOICES:
+        raise ValueError(f"preset = {requested!r}; choose one of {', '.join(map(repr, CHOICES))}")
+    bad = {k: v for k, v in completeness.items() if not 0.0 <= float(v) <= 1.0}
+    if bad:
+        raise ValueError(f"completeness must lie in [0, 1], got {bad}")
+    if requested != "auto":
+        return requested
+    paper, book = completeness.get("paper"), completeness.get("book")
+    if paper is not None and (paper >= 1.0 or book is None or paper >= book):
+        return "paper"
+    return "book"
+
+
+def preset_completeness(name: str, preset: str, root: Path | None = None) -> float | None:
+    """Fraction of the runs the preset's planner asks for that data/<name>.csv holds; None without rows.
+
+    A sweep is complete (1.0) when its planner, given the finished rows, has nothing left to run
+    (refinement rounds included: the fraction can fall when a round adds runs).
+    """
+    sweep = get(name)
+    if preset not in sweep.presets:
+        return None
+    try:
+        done = load(name, preset, root=root)
+    except TableError:
+        return None
+    if not len(done):
+        return None
+    keys = [sweep.run_key(c, preset) for c in sweep.planned_runs(preset, done, (0, 1))]
+    have = set(done["run_key"])
+    return sum(k in have for k in keys) / len(keys) if keys else 1.0
+
+
+def resolve_preset(names: Sequence[str], requested: str = "auto", root: Path | None = None) -> str:
+    """One preset for experiments read together: ``"auto"`` gives ``"paper"`` only when it would for each.
+
+    Experiments compared run against run (softmax against max, the linear sum against one head)
+    must come from one preset, so a paper sweep finished for one of them alone does not count.
+    """
+    if requested != "auto":
+        return choose_preset({}, requested)
+    picks = set()
+    for name in names:
+        found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
+        picks.add(choose_preset({p: c for p, c in found.items() if c is not None}, "auto"))
+    return picks.pop() if len(picks) == 1 else "book"

@@ -1,5 +1,6 @@
 """The design rule (rgr.results.design): fit, intervals, monotonicity, refusals, the preregistered prediction."""
 
+import dataclasses
 import math
 
 import matplotlib
@@ -12,7 +13,7 @@ matplotlib.use("Agg")
 from rgr.catalog import load as load_results  # noqa: E402
 from rgr.experiments.registry import get_experiment  # noqa: E402
 from rgr.results.design import DomainError, fit_from_runs, lookup, recommend  # noqa: E402
-from rgr.results.design_checks import PREREGISTERED, capacity, real_layers, validation  # noqa: E402
+from rgr.results.design_checks import PREREGISTERED, capacity, real_layers, refit_note, validation  # noqa: E402
 from rgr.results.design_checks import f1_check as design_f1_check  # noqa: E402
 from rgr.results.thresholds import thresholds  # noqa: E402
 from rgr.theory.laws import scaling_x  # noqa: E402
@@ -150,3 +151,17 @@ def test_f1_check_pairs_each_preregistered_budget_with_a_measurement(book):
     t = design_f1_check(rule, runs)
     assert list(t["D_K"]) == [dk for dk, *_ in PREREGISTERED.f1_at] and t["f1_measured"].notna().all()
     assert design_f1_check(None, runs).empty
+
+
+def test_the_preregistered_cell_keeps_its_committed_prediction_under_a_refit(book):
+    rule, _ = book
+    cell = thresholds(load_results("design_check", "book"))
+    v = validation(rule, {"design_check": cell})  # the book fit: one row, the preregistered numbers
+    assert list(v["prediction"]) == ["preregistered"]
+    assert v["D_K_pred"].iloc[0] == PREREGISTERED.D_K and v["h"].iloc[0] == PREREGISTERED.h
+    refit = dataclasses.replace(rule, preset="paper")  # a rule fitted on other rows cannot rewrite the prediction
+    v = validation(refit, {"design_check": cell, "base": cell.assign(m=256, d_model=32)})
+    assert list(v["prediction"]) == ["preregistered", "paper fit, after the fact", "paper fit"]
+    assert v["D_K_pred"].iloc[0] == PREREGISTERED.D_K and v["D_K_lo"].iloc[0] == PREREGISTERED.D_K_lo
+    assert refit_note(v).startswith("Refitted on the paper rows") and "after the result was known" in refit_note(v)
+    assert refit_note(validation(rule, {"design_check": cell})) == ""

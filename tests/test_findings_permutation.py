@@ -144,3 +144,12 @@ def test_tables(tmp_path):
     (tmp_path / "bad.csv").write_text("m,d_model\n1,2\n")
     with pytest.raises(TableError, match="missing"):
         read_constructions(tmp_path / "bad.csv", "book")
+
+
+def test_a_cell_in_two_tables_takes_its_runs_from_the_diagonal_table_only():
+    # the paper's lambda = 8 grid repeats base cells: the cell's threshold must come from one table, not a pool
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10)
+    diag = _runs([(256, 32), (1024, 128)], lambda m, d: 16.0, seeds=2)
+    cells = chapter_cells(base, diag, diag.iloc[:0]).diagonal.set_index("m")
+    assert cells.loc[256, "D_K_star"] == 16 and cells.loc[256, "n_seeds"] == 2  # the diagonal table's runs
+    assert cells.loc[128, "D_K_star"] == 64 and cells.loc[128, "n_seeds"] == 10  # only in base: base's runs

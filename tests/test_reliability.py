@@ -186,8 +186,9 @@ def test_help_never_writes(tmp_path):
 
 
 def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
-    """Was: a 25-48-line traceback."""
-    cmd = [sys.executable, "-m", "rgr", "sweep", "base", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path),
+    """Was: a 25-48-line traceback. The book preset, so that the sweep cannot finish before the signal arrives
+    (the smoke preset did, on a loaded machine); the first stack of two runs is saved within seconds."""
+    cmd = [sys.executable, "-m", "rgr", "sweep", "base", "--preset", "book", "--device", "cpu", "--data", str(tmp_path),
            "--max-stack", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     table = tmp_path / "base.csv"
@@ -199,4 +200,4 @@ def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
     assert proc.returncode == 130, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     n = len(catalog.load("base", root=tmp_path))
-    assert f"{n} finished runs of base/smoke are saved in {table}" in err and "resume with: python -m rgr sweep base" in err
+    assert f"{n} finished runs of base/book are saved in {table}" in err and "resume with: python -m rgr sweep base" in err

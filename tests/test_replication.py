@@ -12,11 +12,9 @@ from rgr.results import reported as rep
 from rgr.results.replication import (
     LOG_BASES,
     Verdict,
-    choose_preset,
     dk_star_intervals,
     fit_interval,
     interval_verdict,
-    most_complete_preset,
     table1,
     with_log_base,
 )
@@ -73,39 +71,6 @@ def test_interval_verdict_without_interval_is_not_testable():
 def test_verdict_status_checked():
     with pytest.raises(ValueError, match="status"):
         Verdict("maybe", "")
-
-
-# ----------------------------------------------------------------------------- which preset
-
-
-@pytest.mark.parametrize(
-    "completeness, requested, expected",
-    [
-        ({"book": 1.0}, "book", "book"),
-        ({"book": 1.0, "paper": 1.0}, "book", "paper"),
-        ({"book": 1.0, "paper": 0.4}, "book", "book"),
-        ({"book": 0.5, "paper": 0.6}, "book", "paper"),
-        ({"paper": 0.2}, "book", "paper"),
-        ({}, "book", "book"),
-        ({"book": 1.0, "paper": 1.0}, "smoke", "smoke"),
-        ({"book": 1.0}, "paper", "paper"),
-    ],
-)
-def test_choose_preset(completeness, requested, expected):
-    assert choose_preset(completeness, requested) == expected
-
-
-def test_choose_preset_rejects_bad_input():
-    with pytest.raises(ValueError, match="requested"):
-        choose_preset({}, "huge")
-    with pytest.raises(ValueError, match="completeness"):
-        choose_preset({"book": 1.5})
-
-
-def test_most_complete_preset_on_committed_tables():
-    # data/ holds complete book sweeps and no paper rows (today): the book preset is chosen
-    assert most_complete_preset("base") in ("book", "paper")
-    assert most_complete_preset("base", "smoke") == "smoke"
 
 
 # ----------------------------------------------------------------------------- fits and Table 1

@@ -1,6 +1,9 @@
 """What every data chapter does first: load its tables and say where they came from.
 
-:func:`load_experiment` reads one experiment's rows of a preset from data/.
+:func:`load_experiment` reads one experiment's rows of a preset from data/;
+:func:`load_experiments` reads several, each on its own preset or, for experiments compared
+run against run, on one shared preset. A chapter's ``preset = "auto"`` (the default) becomes
+``paper`` where that sweep is complete and ``book`` otherwise (:func:`rgr.catalog.resolve_preset`).
 Every table goes through the one strict loader (:func:`rgr.catalog.load`),
 E7 and the constructions included.
 When the table (or that preset's rows) is missing it says how to produce it
@@ -12,6 +15,7 @@ present but corrupt is an error, never a silent fallback.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +23,11 @@ import pandas as pd
 import torch
 from IPython.display import Markdown
 
-from ..catalog import get, load, table_path
+from ..catalog import get, load, preset_completeness, resolve_preset, table_path
 from ..experiments.runner import run_sweep
 from ..store import TableError
 
-__all__ = ["ExperimentData", "load_experiment", "provenance_note", "reproduce_note"]
+__all__ = ["ExperimentData", "load_experiment", "load_experiments", "provenance_note", "reproduce_note"]
 
 
 @dataclass(frozen=True)
@@ -34,18 +38,53 @@ class ExperimentData:
     preset: str  # the preset the rows belong to (``smoke`` after a fallback)
     runs: pd.DataFrame
     fallback_reason: str | None = None  # why the smoke preset stands in, if it does
+    requested: str = ""  # the chapter's `preset` ("auto", or a preset asked for by name); "" = as `preset`
+    why: str = ""  # for "auto": why this preset (each preset's completeness)
 
     @property
     def is_fallback(self) -> bool:
         return self.fallback_reason is not None
 
 
-def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: Path | None = None) -> ExperimentData:
-    """Rows of ``preset`` from data/<name>.csv; the smoke preset, run now, when they are missing."""
+def _completeness_note(names: Sequence[str], root: Path | None) -> str:
+    """How complete each paper and book sweep of ``names`` is, in words (for the provenance note)."""
+    parts = []
+    for name in names:
+        found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
+        said = [f"{p} {c:.0%}" for p, c in found.items() if c is not None]
+        parts.append(f"`{name}`: " + (", ".join(said) if said else "no rows"))
+    return "; ".join(parts)
+
+
+def load_experiments(names: Sequence[str], preset: str = "auto", device: str = "cpu", root: Path | None = None,
+                     together: bool = False) -> dict[str, ExperimentData]:
+    """:func:`load_experiment` for each name; ``together=True`` puts them all on one preset.
+
+    Use ``together`` for experiments compared run against run: "auto" then gives "paper" only
+    when every one of them has a complete paper sweep.
+    """
+    if not together:
+        return {n: load_experiment(n, preset, device, root) for n in names}
+    chosen = resolve_preset(names, preset, root)
+    listed = ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
+    why = (f"one preset for {listed}, which are compared run against run: paper only where all their paper sweeps "
+           f"are complete. Planned runs present: {_completeness_note(names, root)}")
+    return {n: _load(n, chosen, device, root, preset, why if preset == "auto" else "") for n in names}
+
+
+def load_experiment(name: str, preset: str = "auto", device: str = "cpu", root: Path | None = None) -> ExperimentData:
+    """Rows of ``preset`` from data/<name>.csv ("auto": paper where complete, else book); smoke, run now, when missing."""
+    chosen = resolve_preset([name], preset, root)
+    why = f"paper rows where that sweep is complete, else book. Planned runs present: {_completeness_note([name], root)}"
+    return _load(name, chosen, device, root, preset, why if preset == "auto" else "")
+
+
+def _load(name: str, preset: str, device: str, root: Path | None, requested: str, why: str) -> ExperimentData:
+    """Rows of the resolved ``preset``, or the smoke fallback (see the module docstring)."""
     try:
         df = load(name, preset, root)
         if len(df):
-            return ExperimentData(name, preset, df)
+            return ExperimentData(name, preset, df, None, requested, why)
         reason = f"{table_path(name, root=root).name} has no rows of preset {preset!r}"
     except TableError as e:
         if table_path(name, root=root).is_file():
@@ -59,7 +98,7 @@ def load_experiment(name: str, preset: str = "book", device: str = "cpu", root: 
             df = load(name, "smoke", Path(tmp))
     finally:
         torch.set_num_threads(threads)
-    return ExperimentData(name, "smoke", df, reason)
+    return ExperimentData(name, "smoke", df, reason, requested, why)
 
 
 def _commits(df: pd.DataFrame, most: int = 3) -> str:
@@ -77,8 +116,12 @@ def provenance_note(data: ExperimentData) -> Markdown:
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)
     dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
-    lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}` on {devices}; "
+    seeds = df["seed"].nunique() if "seed" in df else None
+    seeds = f" ({seeds} seed{'s' if seeds != 1 else ''})" if seeds else ""
+    lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}`{seeds} on {devices}; "
              f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
+    if data.requested == "auto":
+        lines.append(f" Chosen by `preset = \"auto\"`: {data.why}.")
     if data.is_fallback:
         lines.append(f"\n\n> **Smoke data, not results.** {data.fallback_reason}. The runs above were made just now "
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "

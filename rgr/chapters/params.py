@@ -1,7 +1,7 @@
 """The chapters' papermill parameters, checked before any work (every chapter calls :func:`check` first).
 
 A bad parameter stops the chapter with one line naming it and the allowed values, e.g.
-``ParameterError: preset = 'nope'; choose one of 'smoke', 'book', 'paper'`` — not a KeyError deep in
+``ParameterError: preset = 'nope'; choose one of 'auto', 'smoke', 'book', 'paper'`` — not a KeyError deep in
 a figure, and never a silent fallback to other data.
 """
 
@@ -11,9 +11,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range", "one_of"]
+__all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range", "one_of"]
 
-PRESETS: tuple[str, ...] = ("smoke", "book", "paper")
+PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md)
+CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
 DEVICES: tuple[str, ...] = ("cpu", "cuda", "auto")
 
 
@@ -25,7 +26,7 @@ class ParameterError(ValueError):
 class ChapterParams:
     """The parameters every chapter has, after checking (``device`` resolved: 'cuda' only with a GPU)."""
 
-    preset: str
+    preset: str  # one of CHOICES; rgr.chapters.loading resolves "auto" per experiment
     device: str
     seed: int
 
@@ -38,8 +39,8 @@ def _cuda_available() -> bool:
 
 def check(preset: str, device: str = "cpu", seed: int = 0) -> ChapterParams:
     """Check the common parameters; ``device='auto'`` becomes 'cuda' when a GPU is there, else 'cpu'."""
-    if preset not in PRESETS:
-        raise ParameterError(f"preset = {preset!r}; choose one of {', '.join(map(repr, PRESETS))}")
+    if preset not in CHOICES:
+        raise ParameterError(f"preset = {preset!r}; choose one of {', '.join(map(repr, CHOICES))}")
     if device not in DEVICES:
         raise ParameterError(f"device = {device!r}; choose one of {', '.join(map(repr, DEVICES))}")
     if device == "cuda" and not _cuda_available():

@@ -16,7 +16,7 @@ from .design import DesignRule, DomainError, recommend
 from .thresholds import curves
 
 __all__ = ["Preregistration", "PREREGISTERED", "validation", "Layer", "REAL_LAYERS", "capacity", "real_layers",
-           "f1_check", "RuleSummary", "summarize_rule"]
+           "f1_check", "RuleSummary", "summarize_rule", "refit_note"]
 
 
 @dataclass(frozen=True)
@@ -49,30 +49,46 @@ PREREGISTERED = Preregistration(
 )
 
 
-def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def _row(name: str, c, prediction: str, in_domain: bool, pred: tuple[float, float, float, int, int, int]) -> dict:
+    """One validation row: the measured thresholds of cell ``c`` beside a prediction (D_K, lo, hi, h, h_lo, h_hi)."""
+    D_K, lo, hi, h, h_lo, h_hi = pred
+    star = None if pd.isna(c.D_K_star) else int(c.D_K_star)
+    hs = None if pd.isna(c.h_star) else int(c.h_star)
+    return dict(experiment=name, prediction=prediction, m=int(c.m), d_model=int(c.d_model), lam=c.m / c.d_model,
+                in_domain=in_domain, D_K_pred=D_K, D_K_lo=lo, D_K_hi=hi, D_K_star=star,
+                D_K_opt=None if pd.isna(c.D_K_opt) else int(c.D_K_opt),
+                D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
+                ratio=math.nan if star is None else star / D_K, inside=star is not None and lo <= star <= hi,
+                h=h, h_lo=h_lo, h_hi=h_hi, h_star=hs, h_inside=hs is not None and h_lo <= hs <= h_hi)
+
+
+def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],
+               prereg: Preregistration | None = PREREGISTERED) -> pd.DataFrame:
     """Predicted against measured D_K* and h* on cells the rule was not fitted on.
 
     ``held_out``: experiment name -> threshold rows (:func:`rgr.results.thresholds.thresholds`). Cells outside
     the domain are predicted with ``extrapolate=True`` and marked ``in_domain = False``. ``inside``: the
     measured central D_K* lies in the 95% prediction interval; ``h_inside``: the measured h* lies in
-    [h_lo, h_hi].
+    [h_lo, h_hi]. ``prediction`` says whose: "<preset> fit" (``rule``), or, for the preregistered cell,
+    "preregistered" (the committed numbers of ``prereg``, whatever ``rule`` is now) and, when ``rule`` was
+    fitted on another preset than the preregistration, also "<preset> fit, after the fact".
     """
-    cols = ["experiment", "m", "d_model", "lam", "in_domain", "D_K_pred", "D_K_lo", "D_K_hi", "D_K_star",
-            "D_K_opt", "D_K_cons", "ratio", "inside", "h", "h_lo", "h_hi", "h_star", "h_inside"]
+    cols = ["experiment", "prediction", "m", "d_model", "lam", "in_domain", "D_K_pred", "D_K_lo", "D_K_hi",
+            "D_K_star", "D_K_opt", "D_K_cons", "ratio", "inside", "h", "h_lo", "h_hi", "h_star", "h_inside"]
     rows = []
     for name, cells in ([] if rule is None else held_out.items()):
         for c in cells.itertuples(index=False):
             d = recommend(rule, int(c.m), int(c.d_model), target_f1=F1_TARGET, extrapolate=True)
-            star = None if pd.isna(c.D_K_star) else int(c.D_K_star)
-            hs = None if pd.isna(c.h_star) else int(c.h_star)
-            rows.append(dict(
-                experiment=name, m=int(c.m), d_model=int(c.d_model), lam=c.m / c.d_model, in_domain=d.in_domain,
-                D_K_pred=d.D_K, D_K_lo=d.D_K_lo, D_K_hi=d.D_K_hi, D_K_star=star,
-                D_K_opt=None if pd.isna(c.D_K_opt) else int(c.D_K_opt),
-                D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
-                ratio=math.nan if star is None else star / d.D_K,
-                inside=star is not None and d.D_K_lo <= star <= d.D_K_hi,
-                h=d.h, h_lo=d.h_lo, h_hi=d.h_hi, h_star=hs, h_inside=hs is not None and d.h_lo <= hs <= d.h_hi))
+            ours = (d.D_K, d.D_K_lo, d.D_K_hi, d.h, d.h_lo, d.h_hi)
+            p = prereg if prereg is not None and (name, c.m, c.d_model) == (prereg.experiment, prereg.m,
+                                                                             prereg.d_model) else None
+            if p is None:
+                rows.append(_row(name, c, f"{rule.preset} fit", d.in_domain, ours))
+                continue
+            # chosen inside the domain of the rule it was predicted with
+            rows.append(_row(name, c, "preregistered", True, (p.D_K, p.D_K_lo, p.D_K_hi, p.h, p.h_lo, p.h_hi)))
+            if rule.preset != p.preset:
+                rows.append(_row(name, c, f"{rule.preset} fit, after the fact", d.in_domain, ours))
     out = pd.DataFrame(rows, columns=cols)
     for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star"):
         out[c] = out[c].astype("Int64")
@@ -169,11 +185,24 @@ class RuleSummary:
     lam_hi: float
     c0: float
     dk_per_log: float  # c / a: d_k ~ (c / a) ln m' where b is negligible
+    h_max: float  # the largest head count of the fitted grid
 
 
 def summarize_rule(rule: DesignRule | None) -> RuleSummary:
     if rule is None:
-        return RuleSummary(*([math.nan] * 5), 0, *([math.nan] * 6))
+        return RuleSummary(*([math.nan] * 5), 0, *([math.nan] * 7))
     d = rule.domain
     return RuleSummary(rule.c(), rule.factor(), rule.a, rule.b, rule.h_r2, rule.n, *d.d_model, *d.lam, d.c0,
-                       rule.c() / rule.a)
+                       rule.c() / rule.a, float(max(rule.heads)))
+
+
+def refit_note(val: pd.DataFrame) -> str:
+    """A sentence on the preregistered cell under a rule refitted on other rows ("" when there is none)."""
+    after = val[val["prediction"].str.endswith("after the fact")]
+    if after.empty:
+        return ""
+    r = after.iloc[0]
+    return (f"Refitted on the {r.prediction.split(' fit')[0]} rows, which include no run of this cell either, the "
+            f"rule would now predict D_K* ≈ {r.D_K_pred:.0f} ({r.D_K_lo:.0f}–{r.D_K_hi:.0f}) and h = {r.h} "
+            f"({r.h_lo}–{r.h_hi}) here, {'inside' if r.inside else 'outside'} of which the measured "
+            f"{r.D_K_star} lies; this is a comparison made after the result was known, not a test.")

@@ -322,10 +322,18 @@ class ChapterCells(NamedTuple):
     extreme: pd.DataFrame  # m / d_model = 32: the base grid's and the lambda32 runs
 
 
+def _with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """``extra``'s runs and those of ``base`` in cells ``extra`` lacks: a cell's runs always come from one table
+    (the paper's lambda = 8 grid repeats three base cells; their runs are not pooled across presets)."""
+    have = set(zip(extra["m"], extra["d_model"]))
+    keep = [(m, d) not in have for m, d in zip(base["m"], base["d_model"])]
+    return pd.concat([base[keep], extra])
+
+
 def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> ChapterCells:
     """:func:`rgr.results.thresholds.thresholds` of the base grid, the diagonal and the extreme compression."""
-    return ChapterCells(thresholds(base), thresholds(pd.concat([on_diagonal(base, 8), diag])),
-                        thresholds(pd.concat([on_diagonal(base, 32), extreme])))
+    return ChapterCells(thresholds(base), thresholds(_with_cells_of(diag, on_diagonal(base, 8))),
+                        thresholds(_with_cells_of(extreme, on_diagonal(base, 32))))
 
 
 def every_cell(cells: ChapterCells) -> pd.DataFrame:
@@ -373,13 +381,13 @@ def step_cutoffs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def diagonal_table(cells: pd.DataFrame, c: float) -> pd.DataFrame:
     """The diagonal's cells with their interval, h* and the law's c (m / d_model) ln m (``c``: its fitted constant)."""
-    d = cells.sort_values("m")[["m", "d_model", "D_K_star", "D_K_opt", "D_K_cons", "h_star"]].copy()
+    d = cells.sort_values("m")[["m", "d_model", "n_seeds", "D_K_star", "D_K_opt", "D_K_cons", "h_star"]].copy()
     d["law"] = c * d["m"] * np.log(d["m"]) / d["d_model"]
-    return d.rename(columns={"D_K_star": "D_K*", "D_K_opt": "optimistic", "D_K_cons": "conservative", "h_star": "h*",
-                             "law": "law c (m/d_model) ln m"})
+    return d.rename(columns={"n_seeds": "seeds", "D_K_star": "D_K*", "D_K_opt": "optimistic",
+                             "D_K_cons": "conservative", "h_star": "h*", "law": "law c (m/d_model) ln m"})
 
 
 def extreme_table(cells: pd.DataFrame) -> pd.DataFrame:
     """The extreme-compression cells: D_K*, h* and one head's best mean F1."""
-    return cells.sort_values("m")[["m", "d_model", "D_K_star", "h_star", "max_f1_h1"]].rename(
-        columns={"D_K_star": "D_K*", "h_star": "h*", "max_f1_h1": "best F1, h=1"})
+    return cells.sort_values("m")[["m", "d_model", "n_seeds", "D_K_star", "h_star", "max_f1_h1"]].rename(
+        columns={"n_seeds": "seeds", "D_K_star": "D_K*", "h_star": "h*", "max_f1_h1": "best F1, h=1"})

@@ -1,9 +1,7 @@
-"""The comparison machinery of the chapter *Does it replicate?*: verdicts, preset choice, intervals, Table 1.
+"""The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
 
 - :func:`interval_verdict` — "agrees" when the paper's value lies in the book's interval,
   else "deviates" with by how much; "not testable" when the book has no interval;
-- :func:`choose_preset` / :func:`most_complete_preset` — per experiment, the most complete
-  preset in data/ (the `paper` rows by themselves once a paper sweep is complete);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells
   for its slope, intercept and R²;
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
@@ -17,9 +15,7 @@ in :mod:`rgr.results.reported`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,8 +24,8 @@ from .reported import TABLE1
 from .stats import Fit, fit_line
 
 __all__ = [
-    "STATUSES", "Verdict", "interval_verdict", "choose_preset", "preset_completeness", "most_complete_preset",
-    "FitInterval", "fit_interval", "with_log_base", "LOG_BASES", "dk_star_intervals", "table1",
+    "STATUSES", "Verdict", "interval_verdict", "FitInterval", "fit_interval", "with_log_base", "LOG_BASES",
+    "dk_star_intervals", "table1",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
@@ -75,62 +71,6 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
     text = (f"book {_g(value)} vs paper {_g(paper)} (difference {value - paper:+.3g}{ratio}); the paper's value lies "
             f"{_g(gap)} {'below' if paper < lo else 'above'} the book's interval [{_g(lo)}, {_g(hi)}]")
     return Verdict("deviates", text + (f". {caveat}" if caveat else ""))
-
-
-# ----------------------------------------------------------------------------- which preset
-
-
-def choose_preset(completeness: Mapping[str, float], requested: str = "book") -> str:
-    """The preset a comparison uses, from each preset's completeness in [0, 1] (missing: no rows).
-
-    ``requested = "smoke"`` or ``"paper"`` is obeyed as asked. ``"book"`` (the default) means
-    *the most complete of paper and book*: a complete paper sweep wins; otherwise the preset
-    with the larger completeness, paper on a tie; ``"book"`` when neither has rows.
-    """
-    if requested not in ("smoke", "book", "paper"):
-        raise ValueError(f"requested = {requested!r}; choose one of 'smoke', 'book', 'paper'")
-    bad = {k: v for k, v in completeness.items() if not 0.0 <= float(v) <= 1.0}
-    if bad:
-        raise ValueError(f"completeness must lie in [0, 1], got {bad}")
-    if requested != "book":
-        return requested
-    paper, book = completeness.get("paper"), completeness.get("book")
-    if paper is None and book is None:
-        return "book"
-    if paper is not None and (paper >= 1.0 or book is None or paper >= book):
-        return "paper"
-    return "book"
-
-
-def preset_completeness(name: str, preset: str, root: Path | None = None) -> float | None:
-    """Fraction of the runs the preset's planner asks for that data/<name>.csv holds; None without rows.
-
-    A sweep is complete (1.0) when its planner, given the finished rows, has nothing left to run
-    (the experiment's ``planned_runs``, :mod:`rgr.catalog`: the same for every table, E7 included).
-    """
-    from .. import catalog
-    from ..store import TableError
-
-    sweep = catalog.get(name)
-    if preset not in sweep.presets:
-        return None
-    try:
-        done = catalog.load(name, preset, root=root)
-    except TableError:
-        return None
-    if not len(done):
-        return None
-    keys = [sweep.run_key(c, preset) for c in sweep.planned_runs(preset, done, (0, 1))]
-    have = set(done["run_key"])
-    return sum(k in have for k in keys) / len(keys) if keys else 1.0
-
-
-def most_complete_preset(name: str, requested: str = "book", root: Path | None = None) -> str:
-    """:func:`choose_preset` on the completeness of the `paper` and `book` rows of data/<name>.csv."""
-    if requested != "book":
-        return choose_preset({}, requested)
-    found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
-    return choose_preset({p: c for p, c in found.items() if c is not None}, requested)
 
 
 # ----------------------------------------------------------------------------- fits with intervals

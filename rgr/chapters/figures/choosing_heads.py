@@ -29,6 +29,7 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
         _empty(a1, "no rule: too few thresholds in this preset")
         _empty(a2, "")
         return fig
+    held_out = held_out.drop_duplicates(["m", "d_model"])  # a cell predicted twice is measured once
     cells = pd.DataFrame(rule.cells, columns=["m", "d_model", "x", "lam", "D_K_star", "h_star"])
     xs = np.geomspace(min(cells.x.min(), held_out.get("x", cells.x).min()) / 1.5,
                       max(cells.x.max(), (held_out.m * np.log(held_out.m) / held_out.d_model).max() if len(held_out) else 0) * 1.5, 50)

@@ -106,8 +106,13 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a2.set_yscale("log", base=2)
     a2.set_xlabel("m")
     a2.set_ylabel("D_K serving every context")
-    a2.set_title(f"one set of weights for all contexts\nd_model = {int(budget.d_model.iloc[0])}", fontsize=11)
-    a2.legend(fontsize=9)
+    if budget.empty:  # e.g. a smoke run of the chapter against a table without that d_model
+        a2.text(0.5, 0.5, "no trained thresholds\nat this d_model in these rows", ha="center", va="center",
+                transform=a2.transAxes, color="0.4")
+    a2.set_title("one set of weights for all contexts" + (f"\nd_model = {int(budget.d_model.iloc[0])}"
+                                                          if len(budget) else ""), fontsize=11)
+    if len(budget):
+        a2.legend(fontsize=9)
     return _done(fig)
 
 
