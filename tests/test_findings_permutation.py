@@ -153,3 +153,14 @@ def test_a_cell_in_two_tables_takes_its_runs_from_the_diagonal_table_only():
     cells = chapter_cells(base, diag, diag.iloc[:0]).diagonal.set_index("m")
     assert cells.loc[256, "D_K_star"] == 16 and cells.loc[256, "n_seeds"] == 2  # the diagonal table's runs
     assert cells.loc[128, "D_K_star"] == 64 and cells.loc[128, "n_seeds"] == 10  # only in base: base's runs
+
+
+def test_the_diagonal_table_names_each_cells_preset():
+    from rgr.results.permutation_sweeps import diagonal_table, extreme_table
+
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
+    diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
+    cells = chapter_cells(base, diag, diag.iloc[:0])
+    t = diagonal_table(cells.diagonal, 1.0).set_index("m")
+    assert t.loc[128, "preset"] == "paper" and t.loc[1024, "preset"] == "book" and t.loc[1024, "seeds"] == 2
+    assert "preset" in extreme_table(cells.diagonal) and "preset" not in diagonal_table(thresholds(base), 1.0)

@@ -175,3 +175,12 @@ def test_chapters_lists_the_book(tmp_path):
     shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("*.ipynb", "_*"))
     assert tasks.chapters(tmp_path) == []
     assert {p.name for p in tasks.chapters(ROOT)} >= {"theory.ipynb", "constructions.ipynb"}
+
+
+def test_no_chapter_code_cell_is_over_15_lines():
+    # BOOK_STYLE: a chapter cell teaches one step; what it computes lives in a tested rgr function
+    long = [(p.name, i, len(tasks.cell_source(c).splitlines()))
+            for p in sorted((ROOT / "book").glob("*.ipynb"))
+            for i, c in enumerate(tasks.read_nb(p)["cells"])
+            if c["cell_type"] == "code" and len(tasks.cell_source(c).splitlines()) > 15]
+    assert long == []

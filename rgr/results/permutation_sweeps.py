@@ -22,42 +22,13 @@ import pandas as pd
 from .. import catalog
 from ..store import load_table
 from .findings import nan_if_none
-from .thresholds import (
-    LawFits,
-    bracket,
-    law_fits,
-    single_head_penalty,
-    thresholds,
-    transitions,
-)
+from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresholds, transitions
 
 __all__ = [
-    "Bracketing",
-    "ChapterCells",
-    "CutoffShare",
-    "DiagonalTrend",
-    "HeadCounts",
-    "LawReading",
-    "PermutationFindings",
-    "RankCeiling",
-    "TransitionWidths",
-    "bracketing",
-    "chapter_cells",
-    "cutoff_share",
-    "diagonal_table",
-    "diagonal_trend",
-    "dk_table",
-    "every_cell",
-    "extreme_table",
-    "head_counts",
-    "law_reading",
-    "on_diagonal",
-    "penalty_table",
-    "permutation_findings",
-    "rank_ceiling",
-    "read_constructions",
-    "step_cutoffs",
-    "transition_widths",
+    "Bracketing", "ChapterCells", "CutoffShare", "DiagonalTrend", "HeadCounts", "LawReading", "PermutationFindings",
+    "RankCeiling", "TransitionWidths", "bracketing", "chapter_cells", "cutoff_share", "diagonal_table",
+    "diagonal_trend", "dk_table", "every_cell", "extreme_table", "head_counts", "law_reading", "on_diagonal",
+    "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs", "transition_widths",
 ]
 
 CONSTRUCTION_COLUMNS = ("construction", "m", "d_model", "r", "rule", "criterion", "D_K", "found", "preset")
@@ -330,10 +301,19 @@ def _with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([base[keep], extra])
 
 
+def _cells(runs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have one)."""
+    t = thresholds(runs)
+    if "preset" in runs and len(t):
+        p = runs.groupby(["m", "d_model"])["preset"].agg(lambda s: "+".join(sorted(set(s)))).rename("preset")
+        t = t.join(p, on=["m", "d_model"])
+    return t
+
+
 def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> ChapterCells:
-    """:func:`rgr.results.thresholds.thresholds` of the base grid, the diagonal and the extreme compression."""
-    return ChapterCells(thresholds(base), thresholds(_with_cells_of(diag, on_diagonal(base, 8))),
-                        thresholds(_with_cells_of(extreme, on_diagonal(base, 32))))
+    """The per-cell thresholds of the base grid, the diagonal and the extreme compression (see :func:`_cells`)."""
+    return ChapterCells(_cells(base), _cells(_with_cells_of(diag, on_diagonal(base, 8))),
+                        _cells(_with_cells_of(extreme, on_diagonal(base, 32))))
 
 
 def every_cell(cells: ChapterCells) -> pd.DataFrame:
@@ -381,7 +361,9 @@ def step_cutoffs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def diagonal_table(cells: pd.DataFrame, c: float) -> pd.DataFrame:
     """The diagonal's cells with their interval, h* and the law's c (m / d_model) ln m (``c``: its fitted constant)."""
-    d = cells.sort_values("m")[["m", "d_model", "n_seeds", "D_K_star", "D_K_opt", "D_K_cons", "h_star"]].copy()
+    keep = ["m", "d_model", *(["preset"] if "preset" in cells else []), "n_seeds", "D_K_star", "D_K_opt", "D_K_cons",
+            "h_star"]
+    d = cells.sort_values("m")[keep].copy()
     d["law"] = c * d["m"] * np.log(d["m"]) / d["d_model"]
     return d.rename(columns={"n_seeds": "seeds", "D_K_star": "D_K*", "D_K_opt": "optimistic",
                              "D_K_cons": "conservative", "h_star": "h*", "law": "law c (m/d_model) ln m"})
@@ -389,5 +371,6 @@ def diagonal_table(cells: pd.DataFrame, c: float) -> pd.DataFrame:
 
 def extreme_table(cells: pd.DataFrame) -> pd.DataFrame:
     """The extreme-compression cells: D_K*, h* and one head's best mean F1."""
-    return cells.sort_values("m")[["m", "d_model", "n_seeds", "D_K_star", "h_star", "max_f1_h1"]].rename(
+    keep = ["m", "d_model", *(["preset"] if "preset" in cells else []), "n_seeds", "D_K_star", "h_star", "max_f1_h1"]
+    return cells.sort_values("m")[keep].rename(
         columns={"n_seeds": "seeds", "D_K_star": "D_K*", "h_star": "h*", "max_f1_h1": "best F1, h=1"})
