@@ -26,7 +26,7 @@ from .gpt2.experiment import GPT2
 from .store import Schema, TableError
 
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "schema_for_file", "table_path", "choose_preset", "preset_completeness",
-           "resolve_preset"]
+           "completeness", "resolve_preset"]
 
 SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
@@ -95,16 +95,21 @@ def preset_completeness(name: str, preset: str, root: Path | None = None) -> flo
     return sum(k in have for k in keys) / len(keys) if keys else 1.0
 
 
-def resolve_preset(names: Sequence[str], requested: str = "auto", root: Path | None = None) -> str:
+def completeness(name: str, root: Path | None = None) -> dict[str, float]:
+    """:func:`preset_completeness` of the paper and book sweeps of data/<name>.csv (a preset without rows left out)."""
+    found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
+    return {p: c for p, c in found.items() if c is not None}
+
+
+def resolve_preset(names: Sequence[str], requested: str = "auto", root: Path | None = None,
+                   found: Mapping[str, Mapping[str, float]] | None = None) -> str:
     """One preset for experiments read together: ``"auto"`` gives ``"paper"`` only when it would for each.
 
     Experiments compared run against run (softmax against max, the linear sum against one head)
     must come from one preset, so a paper sweep finished for one of them alone does not count.
+    ``found``: each name's :func:`completeness`, when the caller already has it.
     """
     if requested != "auto":
         return choose_preset({}, requested)
-    picks = set()
-    for name in names:
-        found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
-        picks.add(choose_preset({p: c for p, c in found.items() if c is not None}, "auto"))
+    picks = {choose_preset(found[n] if found is not None else completeness(n, root), "auto") for n in names}
     return picks.pop() if len(picks) == 1 else "book"

@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 from IPython.display import Markdown
 
-from ..catalog import get, load, preset_completeness, resolve_preset, table_path
+from ..catalog import completeness, get, load, resolve_preset, table_path
 from ..experiments.runner import run_sweep
 from ..store import TableError
 
@@ -46,14 +46,13 @@ class ExperimentData:
         return self.fallback_reason is not None
 
 
-def _completeness_note(names: Sequence[str], root: Path | None) -> str:
-    """How complete each paper and book sweep of ``names`` is, in words (for the provenance note)."""
-    parts = []
-    for name in names:
-        found = {p: preset_completeness(name, p, root) for p in ("paper", "book")}
-        said = [f"{p} {c:.0%}" for p, c in found.items() if c is not None]
-        parts.append(f"`{name}`: " + (", ".join(said) if said else "no rows"))
-    return "; ".join(parts)
+def _resolve(names: Sequence[str], preset: str, root: Path | None) -> tuple[str, str]:
+    """The preset for ``names`` and, for "auto", each sweep's completeness in words (read once per table)."""
+    if preset != "auto":
+        return resolve_preset(names, preset, root), ""
+    found = {n: completeness(n, root) for n in names}
+    said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in f.items()) or "no rows") for n, f in found.items())
+    return resolve_preset(names, preset, root, found), said
 
 
 def load_experiments(names: Sequence[str], preset: str = "auto", device: str = "cpu", root: Path | None = None,
@@ -65,17 +64,17 @@ def load_experiments(names: Sequence[str], preset: str = "auto", device: str = "
     """
     if not together:
         return {n: load_experiment(n, preset, device, root) for n in names}
-    chosen = resolve_preset(names, preset, root)
+    chosen, said = _resolve(names, preset, root)
     listed = ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
     why = (f"one preset for {listed}, which are compared run against run: paper only where all their paper sweeps "
-           f"are complete. Planned runs present: {_completeness_note(names, root)}")
+           f"are complete. Planned runs present: {said}")
     return {n: _load(n, chosen, device, root, preset, why if preset == "auto" else "") for n in names}
 
 
 def load_experiment(name: str, preset: str = "auto", device: str = "cpu", root: Path | None = None) -> ExperimentData:
     """Rows of ``preset`` from data/<name>.csv ("auto": paper where complete, else book); smoke, run now, when missing."""
-    chosen = resolve_preset([name], preset, root)
-    why = f"paper rows where that sweep is complete, else book. Planned runs present: {_completeness_note([name], root)}"
+    chosen, said = _resolve([name], preset, root)
+    why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
     return _load(name, chosen, device, root, preset, why if preset == "auto" else "")
 
 
