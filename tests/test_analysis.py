@@ -66,6 +66,10 @@ def test_figures_draw():
     assert dense.plot_regular_law(cells, [form_fit(cells, "log2m")]).axes[0].get_legend() is not None
     diag = figs.plot_diagonal(cells, fits.origin_all)
     assert any("law" in t.get_text() for t in diag.axes[0].get_legend().get_texts())
+    assert "preset" not in diag.axes[0].get_xlabel()
+    mixed = cells.assign(preset=["paper"] * (len(cells) - 1) + ["book"], n_seeds=[10] * (len(cells) - 1) + [2])
+    labels = [t.get_text() for t in figs.plot_diagonal(mixed).axes[0].get_xticklabels()]
+    assert labels[-1].endswith("book, 2 seeds") and labels[0].endswith("paper, 10 seeds")  # each cell's preset and seeds
 
 
 def test_extension_figures_draw():

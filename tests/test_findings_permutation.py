@@ -164,3 +164,17 @@ def test_the_diagonal_table_names_each_cells_preset():
     t = diagonal_table(cells.diagonal, 1.0).set_index("m")
     assert t.loc[128, "preset"] == "paper" and t.loc[1024, "preset"] == "book" and t.loc[1024, "seeds"] == 2
     assert "preset" in extreme_table(cells.diagonal) and "preset" not in diagonal_table(thresholds(base), 1.0)
+
+
+def test_the_diagonal_says_whether_its_cells_were_measured_alike():
+    from rgr.results.permutation_sweeps import cells_basis
+
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
+    diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
+    mixed = chapter_cells(base, diag, diag.iloc[:0]).diagonal
+    assert diagonal_trend(mixed).basis == "paper with 10 seeds at m = 128–256, book with 2 at m = 1024: not all measured alike"
+    alike = chapter_cells(base, base.iloc[:0], base.iloc[:0]).diagonal
+    assert cells_basis(alike) == "all from the paper preset, 10 seeds"
+    assert cells_basis(thresholds(base)) == "all with 10 seeds" and cells_basis(alike.iloc[:0]) == "—"
+    fewer = chapter_cells(base.assign(preset="book"), diag, diag.iloc[:0]).diagonal
+    assert cells_basis(fewer) == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"

@@ -22,6 +22,7 @@ from rgr.results.replication_claims import ClaimRow, Source
 from rgr.results.replication_table import (
     claims_frame,
     evaluate,
+    fit_words,
     gpt2_testable,
     log_base_reading,
     row_value,
@@ -181,6 +182,30 @@ def test_row_value_wording():
             ClaimRow("n", "", "", "", Verdict("not testable", "why"))]
     assert row_value(rows, "k") == "1.23 (95% interval 1.00–1.50)"
     assert row_value(rows, "n") == row_value(rows, "missing") == "not testable here"
+
+
+def test_fit_words_follow_the_verdict_and_the_side():
+    paper = rep.claim("law_r2_pre").value
+    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "", Verdict(status, ""), v, v - 0.1, v + 0.1)]
+    assert fit_words(row("agrees", paper)) == "The line itself replicates"
+    assert fit_words(row("deviates", paper - 0.2)) == "The line is looser than the paper's"
+    assert fit_words(row("deviates", min(paper + 0.005, 1.0))) == "The line is tighter than the paper's"
+    assert "cannot be compared" in fit_words(row("not testable", math.nan)) and "cannot" in fit_words([])
+
+
+def test_the_diagonal_takes_a_shared_cell_from_lambda8_and_names_both_presets():
+    # base (paper, 10 seeds) and lambda8 (book, 2 seeds) both hold (512, 64): its runs come from lambda8 only
+    base = _runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
+    lam = _runs({(512, 64): 16, (1024, 128): 32}, seeds=(0, 1))
+    src = _sources(base)
+    src["base"] = Source("base", "paper", base)
+    src["lambda8"] = Source("lambda8", "book", lam)
+    by = {r.key: r for r in evaluate(src)}
+    g = by["diag_growth"]
+    assert g.value == pytest.approx(32 / 16)  # D_K*(1024) / D_K*(512) from lambda8's (512, 64), not a pool with base's
+    assert "base cells paper: 10 seeds" in g.basis and "lambda8 cells book: 2 seeds" in g.basis
+    src["base"] = Source("base", "book", base)
+    assert "base cells" not in {r.key: r for r in evaluate(src)}["diag_growth"].basis
 
 
 def test_gpt2_testability():

@@ -26,9 +26,10 @@ from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresho
 
 __all__ = [
     "Bracketing", "ChapterCells", "CutoffShare", "DiagonalTrend", "HeadCounts", "LawReading", "PermutationFindings",
-    "RankCeiling", "TransitionWidths", "bracketing", "chapter_cells", "cutoff_share", "diagonal_table",
+    "RankCeiling", "TransitionWidths", "bracketing", "cells_basis", "chapter_cells", "cutoff_share", "diagonal_table",
     "diagonal_trend", "dk_table", "every_cell", "extreme_table", "head_counts", "law_reading", "on_diagonal",
     "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs", "transition_widths",
+    "with_cells_of",
 ]
 
 CONSTRUCTION_COLUMNS = ("construction", "m", "d_model", "r", "rule", "criterion", "D_K", "found", "preset")
@@ -128,6 +129,7 @@ class DiagonalTrend:
     grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
     # "rises within the intervals"
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
+    basis: str = "—"  # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,32 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
              else "rises within the intervals")
     where = "above" if law_last > v["k"][1] else "below" if law_last < v["o"][1] else "inside"
     return DiagonalTrend(lam, len(ok), int(a["m"]), int(z["m"]), v["c"][0], v["o"][0], v["k"][0], v["c"][1], v["o"][1],
-                         v["k"][1], law_rise, v["c"][1] / v["c"][0], law_last, grows, where)
+                         v["k"][1], law_rise, v["c"][1] / v["c"][0], law_last, grows, where, cells_basis(ok))
+
+
+def cells_basis(cells: pd.DataFrame) -> str:
+    """Which preset and how many seeds stand behind ``cells`` (rows of :func:`chapter_cells`), for prose.
+
+    One kind of cell: "all from the paper preset, 10 seeds"; one preset, two seed counts: "all from the book
+    preset, seeds 3 at m = 128–512 and 2 at m = 1024"; two presets (the diagonal pools two tables):
+    "paper with 10 seeds at m = 128–512, book with 2 at m = 1024: not all measured alike".
+    """
+    if not len(cells):
+        return "—"
+    preset = cells["preset"] if "preset" in cells else pd.Series("?", index=cells.index)
+    groups = cells.assign(_p=preset).groupby(["_p", "n_seeds"], sort=False)["m"]
+    parts = [(p, int(n), int(ms.min()), int(ms.max())) for (p, n), ms in groups]
+    if len(parts) == 1:
+        p, n, _, _ = parts[0]
+        return f"all from the {p} preset, {n} seeds" if p != "?" else f"all with {n} seeds"
+    parts.sort(key=lambda t: t[2])
+    where = lambda lo, hi: f"m = {lo}" if lo == hi else f"m = {lo}–{hi}"
+    if len({p for p, *_ in parts}) == 1:  # one preset, seeds differing between the tables
+        seeds = " and ".join(f"{n} at {where(lo, hi)}" for _, n, lo, hi in parts)
+        return f"all from the {parts[0][0]} preset, seeds {seeds}"
+    text = ", ".join(f"{p} with {n} seeds at {where(lo, hi)}" if i == 0 else f"{p} with {n} at {where(lo, hi)}"
+                     for i, (p, n, lo, hi) in enumerate(parts))
+    return text + ": not all measured alike"
 
 
 def on_diagonal(runs: pd.DataFrame, lam: int) -> pd.DataFrame:
@@ -293,7 +320,7 @@ class ChapterCells(NamedTuple):
     extreme: pd.DataFrame  # m / d_model = 32: the base grid's and the lambda32 runs
 
 
-def _with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+def with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
     """``extra``'s runs and those of ``base`` in cells ``extra`` lacks: a cell's runs always come from one table
     (the paper's lambda = 8 grid repeats three base cells; their runs are not pooled across presets)."""
     have = set(zip(extra["m"], extra["d_model"]))
@@ -312,8 +339,8 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
 
 def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> ChapterCells:
     """The per-cell thresholds of the base grid, the diagonal and the extreme compression (see :func:`_cells`)."""
-    return ChapterCells(_cells(base), _cells(_with_cells_of(diag, on_diagonal(base, 8))),
-                        _cells(_with_cells_of(extreme, on_diagonal(base, 32))))
+    return ChapterCells(_cells(base), _cells(with_cells_of(diag, on_diagonal(base, 8))),
+                        _cells(with_cells_of(extreme, on_diagonal(base, 32))))
 
 
 def every_cell(cells: ChapterCells) -> pd.DataFrame:

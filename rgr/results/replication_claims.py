@@ -57,6 +57,14 @@ def basis(src: Source) -> str:
     return text
 
 
+def diagonal_basis(base: Source, lam: Source) -> str:
+    """:func:`basis` of the lambda = 8 diagonal, which pools the base grid's diagonal cells and the lambda8 runs:
+    both presets named when they differ (the base grid can be complete at the paper preset before lambda8 is)."""
+    if base.preset == lam.preset or not len(base.runs):
+        return basis(lam)
+    return f"base cells {basis(base)}; lambda8 cells {basis(lam)}"
+
+
 def _cells(src: Source, law: str = "permutation") -> pd.DataFrame:
     return thresholds(src.runs, law=law) if len(src.runs) else pd.DataFrame()
 

@@ -28,10 +28,12 @@ from .replication_claims import (
     _single_head,
     _untestable,
     basis,
+    diagonal_basis,
 )
+from .permutation_sweeps import on_diagonal, with_cells_of
 from .stats import summarize, t_interval
 
-__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "LogBaseReading",
+__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "fit_words", "LogBaseReading",
            "log_base_reading"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
@@ -172,10 +174,12 @@ def evaluate(sources: dict[str, Source]) -> list[ClaimRow]:
     if len(cells):
         rows += _law_rows(cells, b, int(base.runs["h"].max())) + [_excluded_above(cells, b)] + _heads_rows(cells, base, b) + _dk_rows(cells, b)
         rows += [_single_head(cells, base, b), _fig1(base, b), _fig2(cells, b)]
-    on_diag = base.runs[base.runs.m == 8 * base.runs.d_model]
-    diag_runs = pd.concat([on_diag, sources["lambda8"].runs], ignore_index=True)
-    diag = _cells(Source("lambda8", sources["lambda8"].preset, diag_runs))
-    rows += _diag_rows(diag, basis(sources["lambda8"])) if len(diag) else []
+    lam = sources["lambda8"]
+    on_diag = on_diagonal(base.runs, 8)
+    # a cell in both tables takes its runs from lambda8 alone, as in the permutation-sweeps chapter
+    diag_runs = with_cells_of(lam.runs, on_diag) if len(lam.runs) else on_diag
+    diag = _cells(Source("lambda8", lam.preset, diag_runs.reset_index(drop=True)))
+    rows += _diag_rows(diag, diagonal_basis(base, lam)) if len(diag) else []
     rows += _regular_rows(sources["regular"], basis(sources["regular"]))
     rows += _softmax_rows(sources["softmax"], base) + _value_rows(sources["value"]) + _gpt2_rows(sources["gpt2"])
     return rows
@@ -220,6 +224,18 @@ def row_value(rows: list[ClaimRow], key: str, digits: int = 2) -> str:
     if math.isfinite(r.lo) and math.isfinite(r.hi):
         return f"{r.value:.{digits}f} (95% interval {r.lo:.{digits}f}–{r.hi:.{digits}f})"
     return f"{r.value:.{digits}f}"
+
+
+def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
+    """How the book's R² of a fit reads against the paper's, for the start of a sentence:
+    "The line itself replicates" (the paper's value in the book's interval), "The line is looser than the
+    paper's" / "... tighter ..." (outside it), or "The line's R² cannot be compared here"."""
+    found = [r for r in rows if r.key == key]
+    if not found or found[0].verdict.status == "not testable" or not math.isfinite(found[0].value):
+        return "The line's R² cannot be compared here"
+    if found[0].verdict.status == "agrees":
+        return "The line itself replicates"
+    return f"The line is {'looser' if found[0].value < rep.claim(key).value else 'tighter'} than the paper's"
 
 
 @dataclass(frozen=True)

@@ -280,8 +280,13 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
         law = fit.slope * c["m"] * np.log(c["m"]) / c["d_model"]
         ax.plot(x, law, "k--", lw=1, label=rf"law: {fit.slope:.2f} $(m/d_{{model}}) \ln m$")
     ax.set_ylim(0, None)
-    ax.set_xticks(x, [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])])
-    ax.set_xlabel(r"m  ($d_{model}$)")
+    ticks, xlabel = [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])], r"m  ($d_{model}$)"
+    kinds = c[["preset", "n_seeds"]].drop_duplicates() if {"preset", "n_seeds"} <= set(c) else c.iloc[:0]
+    if len(kinds) > 1:  # cells from several presets (the base grid's and the lambda8 table's): say which is which
+        ticks = [f"{t}\n{p}, {int(n)} seeds" for t, p, n in zip(ticks, c["preset"], c["n_seeds"])]
+        xlabel = r"m  ($d_{model}$), preset, seeds"
+    ax.set_xticks(x, ticks)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$ (line)")
     ax.legend(fontsize=9, loc="lower right", frameon=True, framealpha=0.9)
     ax.set_zorder(ax2.get_zorder() + 1)
