@@ -49,6 +49,14 @@ def test_law_fits_and_precondition():
         law_fits(cells.iloc[:1])
 
 
+def test_the_precondition_drops_only_the_narrow_large_cells():
+    from rgr.results.thresholds import meets_precondition
+
+    grid = pd.DataFrame([(m, d) for m in (64, 128, 256, 512) for d in (16, 32, 64)], columns=["m", "d_model"])
+    dropped = grid[~meets_precondition(grid)]
+    assert sorted(map(tuple, dropped.to_numpy())) == [(128, 16), (256, 16), (512, 16)]
+
+
 def test_figures_draw():
     df = _table()
     cells = thresholds(df)

@@ -47,7 +47,7 @@ from scipy import stats as sps
 
 from ..task.metrics import F1_TARGET, reaches_target
 from ..theory.laws import scaling_x
-from .thresholds import _precondition, curves
+from .thresholds import curves, meets_precondition
 
 __all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
            "fit_from_runs"]
@@ -200,7 +200,7 @@ def fit_rule(cells: pd.DataFrame, runs: pd.DataFrame, preset: str, heads: tuple[
     if "r" in cells and (cells["r"] != 1).any():
         raise ValueError("cells: the rule is fitted on permutation graphs (r = 1) only")
     ok = cells[cells["D_K_star"].notna() & cells["h_star"].notna()]
-    ok = ok[_precondition(ok)].sort_values(["m", "d_model"])
+    ok = ok[meets_precondition(ok)].sort_values(["m", "d_model"])
     if len(ok) < 3:
         raise ValueError(f"cells: {len(ok)} cells reached D_K* under the precondition; the rule needs 3")
     summary = curves(runs)

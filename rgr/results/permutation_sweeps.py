@@ -22,7 +22,7 @@ import pandas as pd
 from .. import catalog
 from ..store import load_table
 from .findings import nan_if_none
-from .thresholds import LawFits, bracket, law_fits, single_head_penalty, thresholds, transitions
+from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 __all__ = [
     "Bracketing", "ChapterCells", "CutoffShare", "DiagonalTrend", "HeadCounts", "LawReading", "PermutationFindings",
@@ -188,7 +188,7 @@ def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
         return LawReading(len(cells), n_reached, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0, "", nan, nan, nan, str(e)), None
     pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
     ok = cells[cells["D_K_star"].notna()]
-    excluded = ok[(ok["d_model"] == 16) & (ok["m"] > 64)]
+    excluded = ok[~meets_precondition(ok)]
     above = int((excluded["D_K_star"].astype(float) > pre(excluded["x_law"].astype(float))).sum()) if pre else 0
     tight = "tightens" if pre is not None and f.n_excluded and pre.r2 > f.origin_all.r2 else "does not tighten"
     return LawReading(

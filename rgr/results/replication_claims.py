@@ -17,7 +17,7 @@ from ..task.metrics import F1_TARGET, reaches_target
 from ..theory.laws import regular_x_bound, scaling_x
 from . import reported as rep
 from .replication import Verdict, dk_star_intervals, fit_interval, interval_verdict, table1, with_log_base
-from .thresholds import curves, law_fits, thresholds
+from .thresholds import curves, law_fits, meets_precondition, thresholds
 
 __all__ = ["Source", "ClaimRow", "basis"]
 
@@ -96,7 +96,7 @@ def _fit_row(key: str, x, y, paper: float, what: str, b: str, intercept: bool = 
 
 
 def _pre(cells: pd.DataFrame) -> pd.DataFrame:
-    return cells[~((cells["d_model"] == 16) & (cells["m"] > 64))]
+    return cells[meets_precondition(cells)]
 
 
 def _law_rows(cells: pd.DataFrame, b: str, top_h: int) -> list[ClaimRow]:

@@ -19,7 +19,8 @@ from ..theory.bounds import bit_budget_DK, bit_budget_DK_derangements
 from ..theory.laws import regular_x, scaling_x
 from .stats import Fit, dk_star, fit_line, h_star_interval, summarize
 
-__all__ = ["CELL", "curves", "thresholds", "transitions", "LawFits", "law_fits", "single_head_penalty", "bracket"]
+__all__ = ["CELL", "curves", "thresholds", "transitions", "LawFits", "law_fits", "meets_precondition",
+           "single_head_penalty", "bracket"]
 
 CELL = ["m", "d_model", "r"]
 
@@ -106,8 +107,10 @@ class LawFits:
     n_excluded: int
 
 
-def _precondition(cells: pd.DataFrame) -> pd.Series:
-    """Cells kept by the precondition d_model >~ c0 log m: drop d_model = 16 with m > 64 (E2)."""
+def meets_precondition(cells: pd.DataFrame) -> pd.Series:
+    """Cells kept by the law's precondition d_model >~ c0 log m: all but d_model = 16 with m > 64 (E2).
+
+    The one home of that rule: the law's fits, the design rule and the replication's rows all use it."""
     return ~((cells["d_model"] == 16) & (cells["m"] > 64))
 
 
@@ -117,7 +120,7 @@ def law_fits(cells: pd.DataFrame) -> LawFits:
     if len(ok) < 2:
         raise ValueError(f"need D_K* in at least 2 cells to fit the law, got {len(ok)}")
     x, y = ok["x_law"].to_numpy(float), ok["D_K_star"].to_numpy(float)
-    pre = ok[_precondition(ok)]
+    pre = ok[meets_precondition(ok)]
     xp, yp = pre["x_law"].to_numpy(float), pre["D_K_star"].to_numpy(float)
     hh = ok[ok["h_star"].notna()]
     return LawFits(
