@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import reported as rep
+from .permutation_sweeps import on_diagonal, with_cells_of
 from .replication import Verdict
 from .replication_claims import (
     ClaimRow,
@@ -30,7 +31,6 @@ from .replication_claims import (
     basis,
     diagonal_basis,
 )
-from .permutation_sweeps import on_diagonal, with_cells_of
 from .stats import summarize, t_interval
 
 __all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "fit_words", "LogBaseReading",
