@@ -17,6 +17,15 @@ def test_missing_values_and_rounding():
     assert "<th" in html and "D_K*" in html
 
 
+def test_text_columns_are_marked_for_left_alignment():
+    df = _df().assign(preset=["paper", None], why=["a long reason", "another"], n=pd.Series([1, None], dtype=object))
+    html = table(df).to_html()
+    cells = html.split("<td")
+    text_cells = [c for c in cells if 'class="data row0 col3 text"' in c or 'class="data row0 col4 text"' in c]
+    assert len(text_cells) == 2  # preset and why
+    assert "col0 text" not in html and "col5 text" not in html  # m (numbers) and n (numbers stored as objects)
+
+
 def test_html_is_stable_across_calls():
     assert table(_df(), caption="c").to_html() == table(_df(), caption="c").to_html()
 

@@ -51,6 +51,13 @@ def table(
             whole = s.dropna().map(float.is_integer).all() if s.notna().any() else False
             fmt[col] = "{:.0f}" if whole and col not in per_col else f"{{:.{d}f}}"
     styler = df.style.format(fmt, na_rep=MISSING)
+    # text columns (a claim, a reason, a preset) read left-aligned and may wrap; numbers stay right-aligned
+    # and on one line (book/_static/rgr.css: td.text)
+    text = [c for c in df.columns if _is_text(df[c])]
+    if text and len(df):
+        classes = pd.DataFrame("", index=df.index, columns=df.columns)
+        classes[text] = "text"
+        styler = styler.set_td_classes(classes)
     if not index:
         styler = styler.hide(axis="index")
     if caption:
@@ -58,6 +65,14 @@ def table(
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
     return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+
+
+def _is_text(s: pd.Series) -> bool:
+    """A column of strings (a missing value aside), not numbers stored as objects."""
+    if not (pd.api.types.is_object_dtype(s) or pd.api.types.is_string_dtype(s)):
+        return False
+    present = s.dropna()
+    return len(present) > 0 and all(isinstance(v, str) for v in present)
 
 
 def number(x: object, digits: int = 2) -> str:
