@@ -159,17 +159,18 @@ def _sweep(argv: Sequence[str]) -> int:
             except ValueError as e:
                 raise UsageError(f"--device: {e}") from None
         report = getattr(sweep, "dry_run_report", None)
+        done = _done_rows(sweep, a.preset, table_path(sweep.name, shard, root)) if report is not None else None
         if a.dry_run:
             if report is None:
                 runs = sweep.planned_runs(a.preset, None, shard)
                 print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
                       "for this experiment)")
             else:
-                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard)))
+                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done)))
             return 0
         if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
             print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
-                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard)]), flush=True)
+                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done)]), flush=True)
     except (UsageError, TableError) as e:
         return _fail(prog, str(e))
     except TableBusy as e:
@@ -195,6 +196,16 @@ def _sweep(argv: Sequence[str]) -> int:
     except SweepError as e:
         return _fail(prog, str(e), 1)
     return 0
+
+
+def _done_rows(sweep, preset: str, path: Path):
+    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection."""
+    from .store import load_table
+
+    if not path.is_file():
+        return None
+    t = load_table(path, sweep.schema)
+    return t[t["preset"] == preset]
 
 
 def _projection_device(device) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from rgr.experiments.config import RunConfig
@@ -44,6 +45,53 @@ def test_calibrated_projection_and_report():
     assert len(refinement_runs(cfgs, 2)) == 2 * 4  # per (cell, h, seed) unit, one run a round
     lines = dry_run_report(cfgs, "cpu", 1, refine_rounds=1)
     assert lines[0].startswith("first round: 4 runs") and lines[-1].startswith("projected total: ")
+    assert "median" in lines[1] and "twice its largest" in lines[1]
+    resumed = dry_run_report(cfgs, "cpu", 1, refine_rounds=0, pending=cfgs[:1])
+    assert resumed[0].startswith("this round (the runs not yet in the table): 1 runs")
+    assert dry_run_report(cfgs, "cpu", 1, pending=[])[0] == "this round: nothing left to train"
+
+
+def test_refinement_stand_ins_at_the_median_or_twice_the_top():
+    cfgs = [RunConfig(m=16, seed=0, max_steps=40, **{**TINY, "h": 2, "d_k": dk}) for dk in (1, 2, 4, 8)]  # D_K 2..16
+    assert [c.D_K for c in refinement_runs(cfgs, 1)] == [8]  # the median of four: the third
+    assert [c.D_K for c in refinement_runs(cfgs, 2, "extend")] == [32, 32]
+    assert [c.D_K for c in refinement_runs(cfgs, 1, "extend", dk_max=16)] == [16]  # no budget above dk_max
+    with pytest.raises(ValueError, match="at must be"):
+        refinement_runs(cfgs, 1, "top")
+
+
+def test_a_resumed_sweep_projects_what_is_left(monkeypatch):
+    from rgr import catalog
+    from rgr.experiments import registry
+
+    exp = catalog.get("base")
+    first = exp.planned_runs("smoke", None)
+    done = pd.DataFrame([dict(run_key=exp.run_key(c, "smoke"), m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K,
+                              test_f1=0.5) for c in first[:-3]])
+    seen = {}
+    monkeypatch.setattr(registry, "dry_run_report", lambda runs, *a, pending=None, **kw: seen.update(p=pending) or [])
+    head = exp.dry_run_report("smoke", "cpu", 1, done=done)[0]
+    left = {exp.run_key(c, "smoke") for c in first[-3:]}
+    pending = {exp.run_key(c, "smoke") for c in seen["p"]}
+    # the three left over, and the next (extension) points of the units whose runs all finished below the target
+    assert left <= pending and not pending & set(done["run_key"])
+    assert f"{len(done)} runs already in the table, {len(pending)} pending in this round" in head
+
+
+def test_rounds_left_counts_from_the_least_refined_unit_still_training():
+    from rgr import catalog
+    from rgr.experiments.planner import ladder, rounds_left
+
+    grid = catalog.get("base").grid("paper")
+    cell = grid.cells[0]
+    base = ladder(cell, 1, grid)
+    cfg = lambda dk: RunConfig(m=cell.m, d_model=cell.d_model, h=1, d_k=dk, max_steps=10)
+    done = pd.DataFrame(dict(m=cell.m, d_model=cell.d_model, r=1, h=1, D_K=base))
+    assert rounds_left(grid, None, [cfg(d) for d in base]) == grid.refine_rounds  # the first round
+    assert rounds_left(grid, done, [cfg(2 * base[-1])]) == grid.refine_rounds - 1  # one extension under way
+    two = pd.concat([done, done.iloc[:1].assign(D_K=2 * base[-1])])
+    assert rounds_left(grid, two, [cfg(4 * base[-1])]) == grid.refine_rounds - 2
+    assert rounds_left(grid, done, []) == 0
 
 
 def test_format_seconds():

@@ -34,7 +34,7 @@ from .train import RunConfig
 if TYPE_CHECKING:  # the registry imports this module; these names are for the type hints only
     from .registry import Cell, Experiment, Grid
 
-__all__ = ["ladder", "next_dk", "planned_runs", "run_key", "in_shard", "parse_shard"]
+__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_shard", "parse_shard"]
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
@@ -108,6 +108,26 @@ def planned_runs(exp: Experiment, preset: str, done: pd.DataFrame | None = None,
                     dks.add(nxt)
             runs += [_config(exp, grid, cell, h, D_K, seed) for D_K in sorted(dks) for seed in seeds]
     return runs
+
+
+def rounds_left(grid: Grid, done: pd.DataFrame | None, pending: list[RunConfig]) -> int:
+    """How many refinement rounds may still follow the runs ``pending`` (an upper bound, for a projection).
+
+    A (cell, h) unit adds at most ``grid.refine_rounds`` points off its ladder; the unit with the fewest so far
+    (counting its pending ones) among those still training bounds what is left. Nothing pending: none.
+    """
+    if not pending:
+        return 0
+    tested: dict[tuple, set[int]] = {}
+    for c in pending:
+        tested.setdefault((c.m, c.d_model, c.r, c.h), set()).add(c.D_K)
+    if done is not None and len(done):
+        for (m, d, r, h), dks in done.groupby(["m", "d_model", "r", "h"])["D_K"]:
+            if (m, d, r, h) in tested:
+                tested[(m, d, r, h)] |= {int(x) for x in dks}
+    cells = {(c.m, c.d_model, c.r): c for c in grid.cells}
+    extra = [len(dks - set(ladder(cells[m, d, r], h, grid))) for (m, d, r, h), dks in tested.items()]
+    return max(0, grid.refine_rounds - min(extra))
 
 
 def _mean_f1(done: pd.DataFrame | None, cell: Cell, h: int, n_seeds: int) -> dict[int, float]:

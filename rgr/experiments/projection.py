@@ -22,7 +22,7 @@ assignment. Nothing is written.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import torch
@@ -192,34 +192,66 @@ def project(
     return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers, cal)
 
 
-def refinement_runs(configs: Sequence[RunConfig], rounds: int) -> list[RunConfig]:
-    """Stand-ins for the runs ``rounds`` refinement rounds may add: per (cell, h) unit and seed, one run per round
-    at the unit's median first-round D_K (a refinement point lies between, or next to, the tested ones)."""
+def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median",
+                    dk_max: int | None = None) -> list[RunConfig]:
+    """Stand-ins for the runs ``rounds`` refinement rounds may add: per (cell, h) unit and seed, one run per round.
+
+    ``at="median"``: at the unit's median first-round D_K (a bisection point lies between tested ones);
+    ``at="extend"``: at twice its largest (up to ``dk_max``), where a unit that never reached the target
+    extends — the costliest a round can be. Measured on the base paper preset, round 1 cost between the two.
+    """
+    if at not in ("median", "extend"):
+        raise ValueError(f"at must be 'median' or 'extend', got {at!r}")
     units: dict[tuple, list[RunConfig]] = {}
     for c in configs:
         units.setdefault((c.m, c.d_model, c.r, c.h, c.model, c.graph, c.seed), []).append(c)
     out = []
     for runs in units.values():
-        mid = sorted(runs, key=lambda c: c.D_K)[len(runs) // 2]
-        out += [mid] * rounds
+        by_dk = sorted(runs, key=lambda c: c.D_K)
+        if at == "median":
+            pick = by_dk[len(by_dk) // 2]
+        else:
+            top = by_dk[-1]
+            pick = replace(top, d_k=2 * top.d_k) if dk_max is None or 2 * top.D_K <= dk_max else top
+        out += [pick] * rounds
     return out
 
 
 def dry_run_report(
-    configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0,
+    pending: Sequence[RunConfig] | None = None, dk_max: int | None = None,
 ) -> list[str]:
-    """The lines ``sweep --dry-run`` prints: the first round's projection and, with refinement rounds, their bound
-    and estimate (one calibration for both)."""
-    first = project(configs, device, workers)
-    lines = [f"first round: {first.describe()}"]
-    total = first.seconds
+    """The lines ``sweep --dry-run`` prints (one calibration for all of them).
+
+    ``configs``: the first round's runs. ``pending``: on a resumed sweep, the runs the current round still has
+    to train (projected exactly, in place of the first round). With refinement rounds, their bound and a range
+    of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
+    """
+    configs = list(configs)
+    todo = configs if pending is None else list(pending)
+    cal = calibrate([*todo, *configs] if pending is not None else configs, device)
+    total_lo = total_hi = 0.0
+    if todo:
+        now = project(todo, device, workers, cal)
+        label = "first round" if pending is None else "this round (the runs not yet in the table)"
+        lines = [f"{label}: {now.describe()}"]
+        total_lo = total_hi = now.seconds
+    else:
+        lines = ["this round: nothing left to train"]
     if refine_rounds > 0:
-        extra = refinement_runs(configs, refine_rounds)
-        per_round = len(extra) // refine_rounds
-        rest = project(refinement_runs(configs, 1), device, workers, first.calibration)
-        total += refine_rounds * rest.seconds
-        lines.append(f"refinement: up to {refine_rounds} round(s) of at most {per_round} runs each, about "
-                     f"{format_seconds(rest.seconds)} per round (stand-ins at each (cell, h)'s median D_K)")
-    lines.append(f"projected total: {format_seconds(total)} on {workers} worker(s) ({first.device}); an upper bound "
-                 "in steps: runs that converge stop early")
+        lo = project(refinement_runs(configs, 1), device, workers, cal)
+        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal)
+        total_lo += refine_rounds * lo.seconds
+        total_hi += refine_rounds * max(lo.seconds, hi.seconds)
+        lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "
+                     f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round (stand-ins at each (cell, h)'s median "
+                     "D_K, and at twice its largest, as when every unit extends)")
+    lines.append(f"projected total: {_span(total_lo, total_hi)} on {workers} worker(s) ({cal.device}); an upper bound "
+                 "in steps (runs that converge stop early), but on a CPU an estimate that has run short "
+                 "(README, 'Know before you start')")
     return lines
+
+
+def _span(lo: float, hi: float) -> str:
+    a, b = format_seconds(lo), format_seconds(hi)
+    return a if a == b else f"{a} to {b}"

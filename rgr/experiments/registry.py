@@ -164,13 +164,21 @@ class Experiment:
         return model_steps_bound(configs)
 
     def dry_run_report(self, preset: str, device: str | torch.device, workers: int = 1,
-                       shard: tuple[int, int] = (0, 1)) -> list[str]:
+                       shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None) -> list[str]:
         """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
-        from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`)."""
+        from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`). ``done``: this
+        preset's rows already in the table; then the current round's pending runs are what is projected."""
         runs = self.planned_runs(preset, None, shard)
-        rounds = self.grid(preset).refine_rounds if self.refine else 0
-        return [f"{self.name}/{preset}: {len(runs)} runs in the first round, at most "
-                f"{model_steps_bound(runs):,} model-steps", *dry_run_report(runs, device, workers, rounds)]
+        grid = self.grid(preset)
+        rounds = grid.refine_rounds if self.refine else 0
+        head = f"{self.name}/{preset}: {len(runs)} runs in the first round, at most {model_steps_bound(runs):,} model-steps"
+        pending = None
+        if done is not None and len(done):
+            have = set(done["run_key"])
+            pending = [c for c in self.planned_runs(preset, done, shard) if self.run_key(c, preset) not in have]
+            head += f"; {len(done)} runs already in the table, {len(pending)} pending in this round"
+            rounds = planner.rounds_left(grid, done, pending) if self.refine else 0
+        return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max)]
 
     def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device,
                     on_steps: Callable[[int], None] | None = None) -> list[dict]:
