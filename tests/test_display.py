@@ -24,6 +24,8 @@ def test_text_columns_are_marked_for_left_alignment():
     text_cells = [c for c in cells if 'class="data row0 col3 text"' in c or 'class="data row0 col4 text"' in c]
     assert len(text_cells) == 2  # preset and why
     assert "col0 text" not in html and "col5 text" not in html  # m (numbers) and n (numbers stored as objects)
+    long = table(df.assign(why=["x" * 41, "short"])).to_html()
+    assert 'col4 text long"' in long and 'col3 text long"' not in long  # only a column with a long entry wraps
 
 
 def test_html_is_stable_across_calls():

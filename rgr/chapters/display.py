@@ -51,12 +51,13 @@ def table(
             whole = s.dropna().map(float.is_integer).all() if s.notna().any() else False
             fmt[col] = "{:.0f}" if whole and col not in per_col else f"{{:.{d}f}}"
     styler = df.style.format(fmt, na_rep=MISSING)
-    # text columns (a claim, a reason, a preset) read left-aligned and may wrap; numbers stay right-aligned
-    # and on one line (book/_static/rgr.css: td.text)
+    # text columns (a preset, a claim, a reason) read left-aligned, long ones wrap in a column wide enough to
+    # read; numbers stay right-aligned on one line (book/_static/rgr.css: td.text, td.long)
     text = [c for c in df.columns if _is_text(df[c])]
     if text and len(df):
         classes = pd.DataFrame("", index=df.index, columns=df.columns)
-        classes[text] = "text"
+        for c in text:
+            classes[c] = "text long" if df[c].dropna().str.len().max() > LONG_TEXT else "text"
         styler = styler.set_td_classes(classes)
     if not index:
         styler = styler.hide(axis="index")
@@ -65,6 +66,9 @@ def table(
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
     return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+
+
+LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
 
 
 def _is_text(s: pd.Series) -> bool:
