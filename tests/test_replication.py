@@ -112,6 +112,20 @@ def test_dk_intervals_and_table1_verdicts():
     assert pd.isna(t.loc[(512, 64), "agrees"]) and t.loc[(512, 64), "paper_d_k"] == rep.TABLE1[(512, 64)]
 
 
+def test_dk_median_row_names_table1s_own_median():
+    from rgr.results.replication_claims import _dk_rows
+
+    # per-cell d_k* ranges [5, 10] and [12, 12]: medians 8.5 [8.5, 11] hold the text's 11 and not Table 1's 8
+    row = _dk_rows(_cells([(64, 16, 20, 4, 2, 4), (64, 32, 12, 1, 1, 1)]), "b")[0]
+    assert row.key == "dk_median" and row.verdict.status == "agrees"
+    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in row.verdict.detail
+    # ranges [2, 4] and [4, 6]: medians [3, 5] hold neither
+    row = _dk_rows(_cells([(64, 16, 8, 2, 2, 4), (64, 32, 12, 3, 2, 3)]), "b")[0]
+    assert row.verdict.status == "deviates" and row.verdict.detail.endswith("outside the book's interval")
+    row = _dk_rows(_cells([(64, 16, 32, 4, 2, 4), (64, 32, 16, 2, 1, 2)]), "b")[0]  # [8, 16], [8, 16]
+    assert row.verdict.detail.endswith("inside the book's interval")
+
+
 # ----------------------------------------------------------------------------- end to end on synthetic runs
 
 

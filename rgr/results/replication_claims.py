@@ -162,14 +162,23 @@ def _heads_rows(cells: pd.DataFrame, src: Source, b: str) -> list[ClaimRow]:
             for k, w in (("heads_slope", "slope"), ("heads_intercept", "intercept"), ("heads_r2", "r2"))]
 
 
+def _table1_median_note(lo: float, hi: float) -> str:
+    """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
+    t1 = float(pd.Series(list(rep.TABLE1.values())).median())
+    where = "inside" if lo <= t1 <= hi else "outside"
+    return (f"; the paper's own Table 1 has median {t1:g} (its text says {rep.claim('dk_median').value:g}), "
+            f"{where} the book's interval")
+
+
 def _dk_rows(cells: pd.DataFrame, b: str) -> list[ClaimRow]:
     """Median and range of d_k*; per cell the tied head counts give d_k* in [D_K*/h_hi, D_K*/h_lo]."""
     c = dk_star_intervals(cells[cells["d_k_star"].notna()])
     if not len(c):
         return [_untestable(k, "no cell reached D_K*", b) for k in ("dk_median", "dk_range", "table1")]
     med, lo, hi = float(c["d_k_star"].median()), float(c["d_k_lo"].median()), float(c["d_k_hi"].median())
+    v = interval_verdict(rep.claim("dk_median").value, med, lo, hi)
     rows = [ClaimRow("dk_median", f"{med:.3g} (n = {len(c)})", _fmt_iv(lo, hi, 1), b + "; medians of the per-cell ranges",
-                     interval_verdict(rep.claim("dk_median").value, med, lo, hi), med, lo, hi)]
+                     Verdict(v.status, v.detail + _table1_median_note(lo, hi)), med, lo, hi)]
     p_lo, p_hi = rep.claim("dk_range").value
     out = c[(c["d_k_hi"] < p_lo) | (c["d_k_lo"] > p_hi)]
     rng = f"[{c['d_k_star'].min():.3g}, {c['d_k_star'].max():.3g}]"
