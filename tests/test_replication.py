@@ -245,3 +245,16 @@ def test_committed_book_tables_give_every_status_a_reason():
         if math.isfinite(r.lo) and math.isfinite(r.hi) and r.key.startswith(("law_", "heads_", "regular_slope")):
             paper = rep.claim(r.key.removesuffix("_ln").removesuffix("_log2")).value
             assert (r.verdict.status == "agrees") == (r.lo <= paper <= r.hi), r.key
+
+
+def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
+    from rgr.results.replication import table1_basis_words
+
+    def runs(h_max, seeds):
+        return pd.DataFrame([dict(h=h, seed=s) for h in (1, h_max) for s in range(seeds)])
+
+    full = table1_basis_words(runs(64, 10))
+    assert "h = 64 with 10 seeds" in full and "same head counts and seeds" in full and "Fewer" not in full
+    short = table1_basis_words(runs(32, 3))
+    assert "h = 32 with 3 seeds" in short and "Fewer seeds or head counts" in short
+    assert "Fewer" in table1_basis_words(runs(64, 3))

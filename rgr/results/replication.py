@@ -20,12 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .reported import TABLE1
+from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 from .stats import Fit, fit_line
 
 __all__ = [
     "STATUSES", "Verdict", "interval_verdict", "FitInterval", "fit_interval", "with_log_base", "LOG_BASES",
-    "dk_star_intervals", "table1",
+    "dk_star_intervals", "table1", "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
@@ -141,3 +141,17 @@ def table1(cells: pd.DataFrame) -> pd.DataFrame:
     inside = (out["d_k_lo"] <= out["paper_d_k"]) & (out["paper_d_k"] <= out["d_k_hi"])
     out["agrees"] = inside.where(out["d_k_star"].notna() & out["paper_d_k"].notna())
     return out
+
+
+def table1_basis_words(runs: pd.DataFrame) -> str:
+    """What the base rows behind Table 1 are, against the paper's head counts and seeds, as one or two sentences.
+
+    Says whether the rows reach the paper's largest head count and seed count; only where they fall short does
+    it say what that costs (a less sharply determined h*)."""
+    h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
+    paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
+    said = f"The base rows read here reach h = {h_max} with {seeds} seeds per point (the paper: {paper_h} and {paper_seeds})"
+    step = "a cell whose tied range is a single head count can miss the paper's d_k* by one refinement step of D_K."
+    if h_max >= paper_h and seeds >= paper_seeds:
+        return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
+    return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"
