@@ -258,3 +258,16 @@ def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
     short = table1_basis_words(runs(32, 3))
     assert "h = 32 with 3 seeds" in short and "Fewer seeds or head counts" in short
     assert "Fewer" in table1_basis_words(runs(64, 3))
+
+
+def test_law_caveat_names_the_seeds_the_rows_have():
+    from rgr.results.replication_claims import _law_caveat
+
+    capped = pd.DataFrame([dict(m=512, d_model=16)])
+    none = capped.iloc[:0]
+    few = _law_caveat(none, 32, 3)
+    assert few.startswith("With 3 seeds (paper 10)")
+    full = _law_caveat(capped, 64, 10)
+    assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
+    assert "(512, 16) (the paper's grid stops there too)" in full
+    assert "stops there too" not in _law_caveat(capped, 32, 3)

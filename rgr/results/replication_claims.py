@@ -99,10 +99,11 @@ def _pre(cells: pd.DataFrame) -> pd.DataFrame:
     return cells[meets_precondition(cells)]
 
 
-def _law_rows(cells: pd.DataFrame, b: str, top_h: int) -> list[ClaimRow]:
+def _law_rows(cells: pd.DataFrame, b: str, top_h: int, seeds: int) -> list[ClaimRow]:
     """Slopes in both log bases and R² of D_K* on m log m / d_model through the origin (all / precondition).
 
-    A deviation notes the cells whose h* is the largest head count tried (``top_h``): more heads could lower their D_K*.
+    A deviation notes the cells whose h* is the largest head count tried (``top_h``): more heads could lower their D_K*;
+    and the ladder's resolution, with ``seeds`` (the most behind one point) against the paper's where fewer.
     """
     ok = cells[cells["D_K_star"].notna()]
     rows = []
@@ -113,17 +114,26 @@ def _law_rows(cells: pd.DataFrame, b: str, top_h: int) -> list[ClaimRow]:
             continue
         y = subset["D_K_star"].to_numpy(float)
         paper = rep.claim(f"law_slope_{tag}").value
-        capped = subset[subset["h_star"] >= top_h]
-        caveat = (f"h* is the book's largest head count {top_h} (paper: {rep.PAPER_MAX_HEADS}) at "
-                  + ", ".join(f"({r.m}, {r.d_model})" for r in capped.itertuples())
-                  + ": more heads could lower those D_K*; with 3 seeds a threshold moves by a refinement step" if len(capped) else
-                  "With 3 seeds (paper 10) a threshold moves by a refinement step")
+        caveat = _law_caveat(subset[subset["h_star"] >= top_h], top_h, seeds)
         for base in ("ln", "log2"):
             x = with_log_base(subset, base)["x_law"].to_numpy(float)
             row = _fit_row(f"law_slope_{tag}", x, y, paper, "slope", b, caveat=caveat)
             rows.append(ClaimRow(f"law_slope_{tag}_{base}", row.book, row.interval, row.basis, row.verdict, row.value, row.lo, row.hi))
         rows.append(_fit_row(f"law_r2_{tag}", subset["x_law"], y, rep.claim(f"law_r2_{tag}").value, "r2", b))
     return rows
+
+
+def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
+    """Why a fitted slope could sit off the paper's: head counts at the grid's cap, and the ladder's resolution."""
+    paper_seeds = rep.PAPER_SEEDS["base"]
+    step = (f"with {seeds} seeds (paper {paper_seeds}) a threshold moves by a refinement step" if seeds < paper_seeds
+            else f"with {seeds} seeds, as the paper's, a threshold is still known only to one refinement step")
+    if not len(capped):
+        return step[0].upper() + step[1:]
+    where = ", ".join(f"({r.m}, {r.d_model})" for r in capped.itertuples())
+    also = " (the paper's grid stops there too)" if top_h >= rep.PAPER_MAX_HEADS else ""
+    return (f"h* is the book's largest head count {top_h} (paper: {rep.PAPER_MAX_HEADS}) at {where}{also}: "
+            f"more heads could lower those D_K*; {step}")
 
 
 def _excluded_above(cells: pd.DataFrame, b: str) -> ClaimRow:
