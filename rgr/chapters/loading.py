@@ -27,7 +27,7 @@ from ..catalog import completeness, get, load, resolve_preset, table_path
 from ..experiments.runner import run_sweep
 from ..store import TableError
 
-__all__ = ["ExperimentData", "load_experiment", "load_experiments", "provenance_note", "reproduce_note"]
+__all__ = ["ExperimentData", "load_experiment", "load_experiments", "provenance_note", "reproduce_note", "scope_words"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,21 @@ def provenance_note(data: ExperimentData) -> Markdown:
                      f"2-core CPU finishes them. The paper-scale protocol is "
                      f"`python -m rgr sweep {data.name} --preset paper --device cuda`.")
     return Markdown("".join(lines))
+
+
+def scope_words(data: ExperimentData) -> str:
+    """What the rows span, for a chapter's limits paragraph: "the `book` preset trains 2 seeds and head counts up
+    to 16 at 3 cells, with 1 refinement round" (the rounds from the preset's grid, where the sweep has one)."""
+    df = data.runs
+    cells = len(df[["m", "d_model"]].drop_duplicates())
+    seeds, h_max = int(df["seed"].nunique()), int(df["h"].max())
+    said = (f"the `{data.preset}` preset trains {seeds} seed{'s' if seeds != 1 else ''} and head counts up to {h_max} "
+            f"at {cells} cell{'s' if cells != 1 else ''}")
+    grid = getattr(get(data.name), "grid", None)
+    if grid is None:
+        return said
+    rounds = grid(data.preset).refine_rounds
+    return f"{said}, with {rounds} refinement round{'s' if rounds != 1 else ''}"
 
 
 def reproduce_note(experiments: list[str], notebook: str) -> Markdown:
