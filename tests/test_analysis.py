@@ -77,7 +77,7 @@ def test_figures_draw():
     assert "preset" not in diag.axes[0].get_xlabel()
     mixed = cells.assign(preset=["paper"] * (len(cells) - 1) + ["book"], n_seeds=[10] * (len(cells) - 1) + [2])
     labels = [t.get_text() for t in figs.plot_diagonal(mixed).axes[0].get_xticklabels()]
-    assert labels[-1].endswith("book, 2 seeds") and labels[0].endswith("paper, 10 seeds")  # each cell's preset and seeds
+    assert labels[-1].endswith("book\n2 seeds") and labels[0].endswith("paper\n10 seeds")  # each cell's preset and seeds, one per line
 
 
 def test_extension_figures_draw():

@@ -283,7 +283,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     ticks, xlabel = [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])], r"m  ($d_{model}$)"
     kinds = c[["preset", "n_seeds"]].drop_duplicates() if {"preset", "n_seeds"} <= set(c) else c.iloc[:0]
     if len(kinds) > 1:  # cells from several presets (the base grid's and the lambda8 table's): say which is which
-        ticks = [f"{t}\n{p}, {int(n)} seeds" for t, p, n in zip(ticks, c["preset"], c["n_seeds"])]
+        ticks = [f"{t}\n{p}\n{int(n)} seeds" for t, p, n in zip(ticks, c["preset"], c["n_seeds"])]
         xlabel = r"m  ($d_{model}$), preset, seeds"
     ax.set_xticks(x, ticks)
     ax.set_xlabel(xlabel)
