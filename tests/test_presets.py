@@ -6,6 +6,7 @@ import pytest
 
 from rgr import catalog
 from rgr.chapters import loading, params
+from rgr.store import write_rows
 
 
 @pytest.mark.parametrize(
@@ -60,14 +61,22 @@ def test_preset_completeness_on_committed_tables():
     assert catalog.resolve_preset(["base"], "smoke") == "smoke"
 
 
-def test_chapter_loader_says_which_preset_and_why():
-    data = loading.load_experiment("linear", "auto")  # book only in data/: auto reads book
+def _book_rows_only(root, *names):
+    """data/'s book rows of ``names`` alone in ``root``: what auto reads then does not depend on which paper sweeps ran."""
+    for name in names:
+        rows = catalog.load(name, "book")
+        write_rows(root / f"{name}.csv", catalog.schema_for_file(catalog.table_path(name)), rows.to_dict("records"))
+
+
+def test_chapter_loader_says_which_preset_and_why(tmp_path):
+    _book_rows_only(tmp_path, "linear", "value")
+    data = loading.load_experiment("linear", "auto", root=tmp_path)  # book only: auto reads book
     assert (data.preset, data.requested) == ("book", "auto")
     note = loading.provenance_note(data).data
     assert "Chosen by `preset = \"auto\"`" in note and "seeds)" in note and "`linear`: book 100%" in note
-    asked = loading.provenance_note(loading.load_experiment("linear", "book")).data
+    asked = loading.provenance_note(loading.load_experiment("linear", "book", root=tmp_path)).data
     assert "Chosen by" not in asked
-    pair = loading.load_experiments(["linear", "value"], "auto", together=True)
+    pair = loading.load_experiments(["linear", "value"], "auto", root=tmp_path, together=True)
     assert {d.preset for d in pair.values()} == {"book"}
     assert "compared run against run" in loading.provenance_note(pair["value"]).data
 
