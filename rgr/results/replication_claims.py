@@ -47,10 +47,17 @@ class ClaimRow:
     hi: float = NAN
 
 
+def seeds_per_point(runs: pd.DataFrame) -> int:
+    """The most seeds behind one (cell, h, D_K) point of ``runs`` (0 without rows)."""
+    if not len(runs):
+        return 0
+    return int(runs.groupby([c for c in ("m", "d_model", "r", "h", "D_K") if c in runs])["seed"].nunique().max())
+
+
 def basis(src: Source) -> str:
     """Preset, seeds and head counts behind a number, beside the paper's (protocol E2–E7)."""
     r = src.runs
-    seeds = int(r.groupby([c for c in ("m", "d_model", "r", "h", "D_K") if c in r])["seed"].nunique().max()) if len(r) else 0
+    seeds = seeds_per_point(r)
     text = f"{src.preset}: {seeds} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
     if src.name != "gpt2" and len(r):
         text += f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"

@@ -30,6 +30,7 @@ from .replication_claims import (
     _untestable,
     basis,
     diagonal_basis,
+    seeds_per_point,
 )
 from .stats import summarize, t_interval
 
@@ -172,7 +173,8 @@ def evaluate(sources: dict[str, Source]) -> list[ClaimRow]:
     cells = _cells(base)
     rows: list[ClaimRow] = []
     if len(cells):
-        rows += _law_rows(cells, b, int(base.runs["h"].max()), int(base.runs["seed"].nunique())) + [_excluded_above(cells, b)] + _heads_rows(cells, base, b) + _dk_rows(cells, b)
+        rows += _law_rows(cells, b, int(base.runs["h"].max()), seeds_per_point(base.runs)) + [_excluded_above(cells, b)]
+        rows += _heads_rows(cells, base, b) + _dk_rows(cells, b)
         rows += [_single_head(cells, base, b), _fig1(base, b), _fig2(cells, b)]
     lam = sources["lambda8"]
     on_diag = on_diagonal(base.runs, 8)
