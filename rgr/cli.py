@@ -369,6 +369,25 @@ def _repair(argv: Sequence[str]) -> int:
     return 0
 
 
+def _replay_stopping(argv: Sequence[str]) -> int:
+    from .experiments.futility import RULES
+    from .results.futility_replay import replay_table
+
+    ap = _Parser(prog="rgr replay-stopping",
+                 description="Replay a futility-stopping rule on a finished table's validation curves: model-steps "
+                             "saved, passing runs it would stop, and every cell whose answer would change.")
+    ap.add_argument("table", help="a table of data/ by name (base) or path (data/base.csv)")
+    ap.add_argument("--preset", required=True, help="whose rows to replay: smoke, book or paper")
+    ap.add_argument("--rule", default="trend-v1", help=f"the rule (one of {sorted(RULES)}; default trend-v1)")
+    a = ap.parse_args(list(argv))
+    try:
+        lines = replay_table(a.table, a.preset, a.rule)
+    except ValueError as e:
+        return _fail("rgr replay-stopping", str(e))
+    print("\n".join(lines))
+    return 0
+
+
 COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "bench": (_bench, "time the paper's one-run loop against the stacked training engine"),
     "sweep": (_sweep, "run an experiment's grid, resumably, into data/ (--list to see them)"),
@@ -376,6 +395,7 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "constructions": (_constructions, "smallest D_K of the explicit constructions -> data/constructions.csv"),
     "gpt2": (_gpt2, "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
     "repair": (_repair, "cut a truncated table back to its intact rows"),
+    "replay-stopping": (_replay_stopping, "replay a futility-stopping rule on a table: steps saved, answers changed"),
 }
 
 

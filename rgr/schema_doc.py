@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from .experiments import planner
+from .experiments import futility, planner, reuse
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
-from .experiments.registry import EXPERIMENTS, SCHEMA
+from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
 
@@ -29,10 +30,21 @@ lock on the table, and a sweep holds its table for its whole run.
 
 {grid}
 
+## Futility stopping and reuse
+
+{futility}
+
+Rules: {rules}. The rule is on for the presets whose row below names it, at the cells with at least
+{min_seeds} seeds; it was declared here before the first run that uses it. Every row says how it trained:
+`futility` (the rule, or empty) and `stop_reason = futile` for a run the rule stopped. The run key leaves the
+rule out (a run with or without it fills the same place of its sweep); `config_key` includes it when set.
+
+{reuse}
+
 ## Experiments and presets
 
-| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, range, refinement rounds |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, range, refinement rounds | futility rule | reuses runs of |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {experiments}
 
 ## Columns of every experiment table
@@ -54,13 +66,32 @@ def _experiment_rows() -> str:
             steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x protocol"
             seeds = f"{len(g.seeds)}" + (f" ({g.few_seeds} for m >= {g.few_seeds_from_m})" if g.few_seeds_from_m else "")
             ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}, {g.refine_rounds if e.refine else 0}"
+            reuse = ", ".join([f"{e.name} (other presets)", *e.reuse_from])
             lines.append(f"| {e.name} | {e.spec} | {e.model} | {name}: {cells} | {', '.join(map(str, g.heads))} "
-                         f"| {seeds} | {steps} | {ladder} |")
+                         f"| {seeds} | {steps} | {ladder} | {g.futility or '-'} | {reuse} |")
     return "\n".join(lines)
 
 
+def _doc(module, start: str) -> str:
+    """A module docstring from the paragraph that begins with ``start``, as flowing text (paragraphs kept)."""
+    doc = (module.__doc__ or "")
+    doc = re.sub(r":\w+:`([^`]+)`", r"`\1`", doc[doc.index(start):]).replace("``", "`")
+    paragraphs = []
+    for p in doc.split("\n\n"):
+        items = re.split(r"\n\s*- ", "\n" + p.strip()) if p.strip().startswith("- ") else [p]
+        paragraphs.append("\n".join(("- " if len(items) > 1 else "") + " ".join(i.split()) for i in items if i.strip()))
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def _rules() -> str:
+    return "; ".join(f"`{r.name}` (start {r.start:g} x cutoff, level {r.level:g}, window >= {r.min_window} checks, "
+                     f"target {r.target:g})" for r in futility.RULES.values())
+
+
 def render() -> str:
-    text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows())
+    text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows(), rules=_rules(),
+                        futility=_doc(futility, "An optional, declared part"), min_seeds=FUTILITY_MIN_SEEDS,
+                        reuse=_doc(reuse, "The lambda = 8 diagonal"))
     text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
     text += ("\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: "
              "`rgr.gpt2.block.PRESETS`).\n\n" + GPT2.markdown())

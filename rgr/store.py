@@ -59,6 +59,8 @@ class Column:
 
     ``nullable``: empty values allowed; ``null_when=(column, values)`` narrows that to the rows
     whose ``column`` is one of ``values``. ``low``/``high``: the closed range of valid values.
+    ``since``: when the column was added (a date); a table written before it may lack the
+    column, which then reads as empty (so it must be nullable) and is written on the next merge.
     """
 
     name: str
@@ -68,12 +70,15 @@ class Column:
     low: float | None = None
     high: float | None = None
     null_when: tuple[str, tuple[str, ...]] | None = None
+    since: str | None = None
 
     def __post_init__(self) -> None:
         if self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {sorted(_DTYPES)}, got {self.dtype!r}")
         if self.null_when is not None and not self.nullable:
             raise ValueError(f"column {self.name!r}: null_when needs nullable=True")
+        if self.since is not None and not self.nullable:
+            raise ValueError(f"column {self.name!r}: since needs nullable=True (older tables read it as empty)")
 
     def describe(self) -> str:
         """Type and constraints in words, for the schema doc."""
@@ -85,6 +90,8 @@ class Column:
         if self.nullable:
             parts.append("(may be empty" + (f" where {self.null_when[0]} is {'/'.join(self.null_when[1])})"
                                              if self.null_when else ")"))
+        if self.since is not None:
+            parts.append(f"(added {self.since}; empty in rows written before)")
         return " ".join(parts)
 
 
@@ -240,7 +247,7 @@ def _check_integrity(path: Path, text: str, schema: Schema) -> None:
         raise TableError(f"{path}: line {bad} is incomplete or corrupt (truncated file?); "
                          f"`python -m rgr repair {path}` keeps the {len(rows)} rows before it, then rerun the sweep")
     want = [c.name for c in schema.all_columns]
-    missing = [c for c in want if c not in header]
+    missing = [c.name for c in schema.all_columns if c.name not in header and c.since is None]
     if missing:
         raise TableError(f"{path}: columns missing: {missing} (schema {schema.name!r})")
     unknown = [c for c in header if c not in want]
@@ -303,8 +310,16 @@ def load_table(path: str | Path, schema: Schema) -> pd.DataFrame:
         raise TableError(f"{path}: no such table; produce it with `python -m rgr sweep {schema.name} --preset book`")
     text = path.read_text()
     _check_integrity(path, text, schema)
+    return _typed(_frame(text, schema), schema, path)
+
+
+def _frame(text: str, schema: Schema) -> pd.DataFrame:
+    """The CSV text as strings; a column added later (:attr:`Column.since`) and absent from it reads as empty."""
     df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=True)
-    return _typed(df, schema, path)
+    for c in schema.all_columns:
+        if c.name not in df.columns:
+            df[c.name] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    return df
 
 
 def finished_keys(path: str | Path, schema: Schema) -> set[str]:
@@ -385,7 +400,7 @@ def repair_table(path: str | Path, schema: Schema) -> tuple[int, int]:
         kept = buf.getvalue()
         dropped = text[len(kept):] if text.startswith(kept) else "\n".join(text.splitlines()[len(rows) + 1:])
         _check_integrity(path, kept, schema)
-        _typed(pd.read_csv(io.StringIO(kept), dtype=str, keep_default_na=True), schema, path)
+        _typed(_frame(kept, schema), schema, path)
         path.with_name(path.name + ".damaged").write_text(dropped)
         _replace(path, lambda tmp: tmp.write_text(kept))
     return len(rows), len(dropped.splitlines()) or 1

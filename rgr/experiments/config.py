@@ -17,6 +17,7 @@ from typing import Sequence
 import torch
 
 from ..model.qk import MODEL_KINDS
+from .futility import rule_named
 
 __all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff"]
 
@@ -94,6 +95,7 @@ class RunConfig:
     init_std: float | None = None  # std of W_Q, W_K entries; None -> d_model^-1/2
     d_msg: int | None = None  # width of the frozen value map ("value"); None -> d_model
     dtype: str = "float32"  # "float32" or "float64"
+    futility: str | None = None  # futility-stopping rule (rgr.experiments.futility.RULES); None: off
 
     def __post_init__(self) -> None:
         _int("m", self.m, 2)
@@ -128,6 +130,10 @@ class RunConfig:
             object.__setattr__(self, "d_msg", self.d_model)
         _int("d_msg", self.d_msg, 1)
         _choice("dtype", self.dtype, tuple(DTYPES))
+        if self.futility is not None:
+            rule_named(self.futility)
+            if self.model == "value":
+                raise ValueError("futility must be None for model 'value' (its rule reads a validation F1 curve)")
 
     @property
     def D_K(self) -> int:
@@ -152,8 +158,14 @@ class RunConfig:
         return dataclasses.asdict(self)
 
     def key(self) -> str:
-        """A stable 16-hex-digit hash of every field (for resumable sweeps)."""
-        text = json.dumps({"version": CONFIG_VERSION, **self.to_dict()}, sort_keys=True)
+        """A stable 16-hex-digit hash of every field (for resumable sweeps).
+
+        ``futility`` enters the hash only when set, so every run key made before the field existed still matches.
+        """
+        fields = self.to_dict()
+        if fields["futility"] is None:
+            del fields["futility"]
+        text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def stack_key(self) -> tuple:
@@ -173,7 +185,7 @@ class RunResult:
 
     config: RunConfig
     steps: int  # optimisation steps taken
-    stop_reason: str  # "converged" or "cutoff"
+    stop_reason: str  # "converged", "cutoff" or "futile"
     val_curve: tuple[tuple[int, float], ...]  # (step, validation metric) at every check
     test_f1: float | None = None
     test_precision: float | None = None

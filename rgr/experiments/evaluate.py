@@ -16,6 +16,7 @@ from ..model.qk import QKModel, context_scores
 from ..task.contexts import sample_stacked
 from ..task.metrics import Counts, counts
 from .config import RunResult
+from .futility import futile
 from .stacking import _blocks, _context_blocks, _gather, _keys, _Stack
 
 __all__ = ["check", "test"]
@@ -150,6 +151,8 @@ def check(st: _Stack, due: list[int], eval_elems: int) -> dict[int, str]:
                 tr.streak = 0 if improved else tr.streak + 1
             if tr.streak >= cfg.patience:
                 stops[i] = "converged"
+            elif st.step < cfg.max_steps and futile(cfg.futility, tr.curve, cfg.max_steps):
+                stops[i] = "futile"
     for i, cfg in enumerate(st.cfgs):
         if i not in stops and st.step >= cfg.max_steps:
             stops[i] = "cutoff"

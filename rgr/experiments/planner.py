@@ -54,14 +54,19 @@ def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
 
 
 def run_key(cfg: RunConfig, preset: str) -> str:
-    """The row key: the run's config and the preset it belongs to."""
-    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
+    """The row key: the run's config and the preset it belongs to.
+
+    The futility rule is left out: a run with or without it fills the same place of its sweep (the
+    rule changes no answer: :mod:`rgr.results.futility_replay`), so a sweep that turns the rule on
+    keeps every row it already has. The row's ``config_key`` and ``futility`` say how it trained.
+    """
+    return hashlib.sha256(f"{cfg.replace(futility=None).key()}|{preset}".encode()).hexdigest()[:16]
 
 
 def _config(exp: Experiment, grid: Grid, cell: Cell, h: int, D_K: int, seed: int) -> RunConfig:
     return RunConfig(
         m=cell.m, d_model=cell.d_model, h=h, d_k=D_K // h, seed=seed, model=exp.model, graph=exp.graph, r=cell.r,
-        max_steps=grid.steps_for(cell, exp.cutoff(cell)), **dict(grid.run_fields),
+        max_steps=grid.steps_for(cell, exp.cutoff(cell)), futility=grid.futility_for(cell), **dict(grid.run_fields),
     )
 
 

@@ -17,6 +17,11 @@ still active: the projection is an *upper bound* in steps (every run trains to
 its cutoff; the protocol's early stop only shortens it) and an estimate in
 seconds. Stacks are spread over ``workers`` processes by longest-first
 assignment. Nothing is written.
+
+With futility stopping (:mod:`rgr.experiments.futility`) a run rarely trains to its
+cutoff; ``futility_share`` (the model-steps a replay of the rule kept, as a share
+of the bound, on a finished table: :func:`rgr.experiments.futility.kept_share`)
+scales the time of each stack's runs that have the rule: an estimate, not a bound.
 """
 
 from __future__ import annotations
@@ -143,14 +148,18 @@ class Projection:
     device: str
     workers: int
     calibration: Calibration
+    expected_steps: int | None = None  # with futility stopping: the bound scaled by the replay's kept share
 
     @property
     def rate(self) -> float:
         """Projected model-steps per second per worker."""
-        return self.model_steps / max(self.cpu_seconds, 1e-12)
+        steps = self.model_steps if self.expected_steps is None else self.expected_steps
+        return steps / max(self.cpu_seconds, 1e-12)
 
     def describe(self) -> str:
-        return (f"{self.runs} runs in {self.stacks} stacks; at most {self.model_steps:,} model-steps; projected "
+        rule = ("" if self.expected_steps is None else
+                f", about {self.expected_steps:,} with futility stopping (the replay's kept share)")
+        return (f"{self.runs} runs in {self.stacks} stacks; at most {self.model_steps:,} model-steps{rule}; projected "
                 f"{format_seconds(self.seconds)} on {self.workers} worker(s) ({self.device}; "
                 f"~{self.rate:,.0f} model-steps/s per worker, calibrated on {self.calibration.points} stacks here)")
 
@@ -172,10 +181,12 @@ def project(
     workers: int = 1,
     calibration: Calibration | None = None,
     max_stack: int | None = None,
+    futility_share: float | None = None,
 ) -> Projection:
     """Project the wall time of training ``configs`` on ``workers`` processes of ``device`` (see the module docstring).
 
-    ``calibration`` defaults to :func:`calibrate` on these configs (a few seconds).
+    ``calibration`` defaults to :func:`calibrate` on these configs (a few seconds). ``futility_share``: the share of
+    its bound a run with futility stopping is expected to train (None: every run to its cutoff, a bound).
     """
     configs = list(configs)
     if not configs:
@@ -183,13 +194,26 @@ def project(
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     dev = resolve_device(device)
+    if futility_share is not None and not 0.0 < futility_share <= 1.0:
+        raise ValueError(f"futility_share must be in (0, 1], got {futility_share}")
     cal = calibration if calibration is not None else calibrate(configs, dev)
-    times = sorted((_stack_seconds([configs[i] for i in g], cal) for g in stack_groups(configs, max_stack, dev)),
-                   reverse=True)
+    keep = 1.0 if futility_share is None else futility_share
+    groups = [[configs[i] for i in g] for g in stack_groups(configs, max_stack, dev)]
+    times = sorted((_stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
     load = [0.0] * workers
     for t in times:  # longest first, each to the least loaded worker
         load[load.index(min(load))] += t
-    return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers, cal)
+    expected = None
+    if futility_share is not None:
+        expected = round(sum(c.max_steps * (keep if c.futility else 1.0) for c in configs))
+    return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers,
+                      cal, expected)
+
+
+def _kept(cfgs: Sequence[RunConfig], share: float) -> float:
+    """The expected share of a stack's bound: its runs with futility stopping keep ``share`` of theirs."""
+    ruled = sum(1 for c in cfgs if c.futility) / len(cfgs)
+    return 1.0 - ruled * (1.0 - share)
 
 
 def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median",
@@ -219,7 +243,7 @@ def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median
 
 def dry_run_report(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0,
-    pending: Sequence[RunConfig] | None = None, dk_max: int | None = None,
+    pending: Sequence[RunConfig] | None = None, dk_max: int | None = None, futility_share: float | None = None,
 ) -> list[str]:
     """The lines ``sweep --dry-run`` prints (one calibration for all of them).
 
@@ -232,23 +256,25 @@ def dry_run_report(
     cal = calibrate([*todo, *configs] if pending is not None else configs, device)
     total_lo = total_hi = 0.0
     if todo:
-        now = project(todo, device, workers, cal)
+        now = project(todo, device, workers, cal, futility_share=futility_share)
         label = "first round" if pending is None else "this round (the runs not yet in the table)"
         lines = [f"{label}: {now.describe()}"]
         total_lo = total_hi = now.seconds
     else:
         lines = ["this round: nothing left to train"]
     if refine_rounds > 0:
-        lo = project(refinement_runs(configs, 1), device, workers, cal)
-        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal)
+        lo = project(refinement_runs(configs, 1), device, workers, cal, futility_share=futility_share)
+        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal, futility_share=futility_share)
         total_lo += refine_rounds * lo.seconds
         total_hi += refine_rounds * max(lo.seconds, hi.seconds)
         lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "
                      f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round (stand-ins at each (cell, h)'s median "
                      "D_K, and at twice its largest, as when every unit extends)")
-    lines.append(f"projected total: {_span(total_lo, total_hi)} on {workers} worker(s) ({cal.device}); an upper bound "
-                 "in steps (runs that converge stop early), but on a CPU an estimate that has run short "
-                 "(README, 'Know before you start')")
+    kind = ("an upper bound in steps (runs that converge stop early)" if futility_share is None else
+            f"an estimate: runs with futility stopping at {100 * futility_share:.0f}% of their bound, the share a "
+            "replay of the rule kept on base's paper rows")
+    lines.append(f"projected total: {_span(total_lo, total_hi)} on {workers} worker(s) ({cal.device}); {kind}; "
+                 "on a CPU the calibration has run short before (README, 'Know before you start')")
     return lines
 
 

@@ -18,19 +18,26 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 import torch
 
 from ..store import Column, Schema, provenance
-from . import planner
+from . import futility, planner, reuse
 from .projection import dry_run_report, model_steps_bound
+from .tables import load_results
 from .train import RunConfig, stack_groups, step_cutoff, train
 
 __all__ = ["Cell", "Grid", "Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
 HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+# Futility stopping (rgr.experiments.futility) only where a cell has this many seeds: its replay changed no
+# answer on any 10-seed table, but moved the optimistic D_K* end of 5 cells of the 2-3-seed book tables (README).
+FUTILITY_MIN_SEEDS = 10
+FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
+FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
 PRESET_NAMES: tuple[str, ...] = ("smoke", "book", "paper")
 
 
@@ -59,11 +66,16 @@ class Grid:
     few_seeds_from_m: int | None = None  # cells with m >= this use only the first `few_seeds` seeds
     few_seeds: int = 3
     run_fields: tuple[tuple[str, object], ...] = ()  # extra RunConfig fields (e.g. n_test for smoke)
+    futility: str | None = None  # futility rule of this preset's runs, at cells with FUTILITY_MIN_SEEDS seeds
 
     def seeds_for(self, cell: Cell) -> tuple[int, ...]:
         if self.few_seeds_from_m is not None and cell.m >= self.few_seeds_from_m:
             return self.seeds[: self.few_seeds]
         return self.seeds
+
+    def futility_for(self, cell: Cell) -> str | None:
+        """The cell's futility rule: the grid's, where the cell has at least FUTILITY_MIN_SEEDS seeds; else None."""
+        return self.futility if len(self.seeds_for(cell)) >= FUTILITY_MIN_SEEDS else None
 
     def steps_for(self, cell: Cell, base: int) -> int:
         if self.max_steps is not None:
@@ -97,13 +109,16 @@ def _schema() -> Schema:
         Column("init_std", "float", "std of the W_Q, W_K init entries", low=0),
         Column("d_msg", "int", "value channel: message width", **pos),
         Column("dtype", "str", "float32 | float64"),
+        Column("futility", "str", "futility-stopping rule the run trained under (rgr.experiments.futility); "
+               "empty: none", nullable=True, since="2026-11-25"),
     ]
     f1 = dict(nullable=True, low=0, high=1, null_when=("model", ("value",)))
     res = [
         Column("experiment", "str", "experiment name (python -m rgr sweep --list)"),
         Column("config_key", "str", "hash of the run config alone (equal across presets)"),
         Column("steps", "int", "optimisation steps taken", low=0),
-        Column("stop_reason", "str", "converged (early stop) | cutoff (max_steps reached)"),
+        Column("stop_reason", "str", "converged (early stop) | cutoff (max_steps reached) | futile (stopped by the "
+               "futility rule: counts as failing, keeps its F1)"),
         Column("test_f1", "float", "micro-F1 over all ordered pairs of the test contexts, learned tau", **f1),
         Column("test_precision", "float", "micro precision on the test contexts", **f1),
         Column("test_recall", "float", "micro recall on the test contexts", **f1),
@@ -113,6 +128,9 @@ def _schema() -> Schema:
         Column("val_curve", "json", "[[step, validation metric], ...] at every check"),
         Column("stack_size", "int", "runs trained together in the stack that held this run", **pos),
         Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
+        Column("reused_from", "str", "where a reused run trained: <table>:<run_key> of the row it was copied "
+               "from (its config, results and provenance); empty: trained for this row", nullable=True,
+               since="2026-11-25"),
     ]
     return Schema("experiment", tuple(cfg + res))
 
@@ -134,6 +152,7 @@ class Experiment:
     refine: bool = True  # threshold-locating rounds (off for the MSE experiment)
     shardable: bool = True
     book_scope: str = "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper"
+    reuse_from: tuple[str, ...] = ()  # other tables whose identical runs are copied, not retrained (reuse.py)
 
     @property
     def schema(self) -> Schema:
@@ -178,7 +197,26 @@ class Experiment:
             pending = [c for c in self.planned_runs(preset, done, shard) if self.run_key(c, preset) not in have]
             head += f"; {len(done)} runs already in the table, {len(pending)} pending in this round"
             rounds = planner.rounds_left(grid, done, pending) if self.refine else 0
-        return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max)]
+        copied = {r["run_key"] for r in self.reusable_rows(runs if pending is None else pending, preset)}
+        if copied:
+            head += f"; {len(copied)} of them reused from other tables (not projected)"
+            kept = [c for c in (runs if pending is None else pending) if self.run_key(c, preset) not in copied]
+            runs, pending = (kept, None) if pending is None else (runs, kept)
+        share = None
+        if any(c.futility for c in runs):
+            basis, basis_preset = FUTILITY_BASIS
+            rows = load_results(Schema(basis, SCHEMA.columns), basis_preset)
+            share = futility.kept_share(rows, futility.rule_named(grid.futility))
+        if not runs:
+            return [head, "nothing to train: every run is reused"]
+        return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max,
+                                      futility_share=share)]
+
+    def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root: Path | None = None) -> list[dict]:
+        """Rows for the runs of ``todo`` that already trained with the same config elsewhere (:mod:`.reuse`)."""
+        others = [Schema(n, SCHEMA.columns) for n in self.reuse_from]
+        sources = reuse.source_rows(self.schema, others, preset, root)
+        return reuse.reused_rows(todo, [self.run_key(c, preset) for c in todo], self.name, preset, sources)
 
     def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device,
                     on_steps: Callable[[int], None] | None = None) -> list[dict]:
@@ -191,7 +229,7 @@ class Experiment:
             r = res.row()
             r["config_key"] = r.pop("key")
             r.update(run_key=self.run_key(cfg, preset), experiment=self.name, stack_size=len(results),
-                     wall_time_s=wall / len(results), **prov)
+                     wall_time_s=wall / len(results), reused_from=None, **prov)
             rows.append(r)
         return rows
 
@@ -227,26 +265,28 @@ EXPERIMENTS: dict[str, Experiment] = {
         Experiment(
             "lambda8", "E1, E2", "fixed compression m / d_model = 8, m up to 4096", "max", "permutation",
             {
-                "paper": Grid(LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048),
+                "paper": Grid(LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048, futility=FUTILITY),
                 # the first three diagonal cells are base-grid cells: the book runs the next one
                 "book": Grid(LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024,
                              refine_rounds=2),
                 "smoke": _smoke((Cell(16, 2), Cell(32, 4))),
             },
+            reuse_from=("base",),
         ),
         Experiment(
             "lambda32", "E1, E2", "extreme compression m / d_model = 32", "max", "permutation",
             {
-                "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10))),
+                "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
                 # (512, 16) is a base-grid cell: the book runs (1024, 32)
                 "book": Grid(LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
                 "smoke": _smoke((Cell(32, 1),)),
             },
+            reuse_from=("base",),
         ),
         Experiment(
             "regular", "E4", "directed r-regular graphs, m = 128, d_model = 32, r in {1..32}", "max", "regular",
             {
-                "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10))),
+                "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
                 "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
                              refine_rounds=2),
                 "smoke": _smoke((Cell(16, 8, 1), Cell(16, 8, 2))),

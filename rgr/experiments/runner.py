@@ -210,12 +210,30 @@ def run_sweep(
                 state = "complete" if not failed else f"{len(failed)} failed"
                 log(f"{sweep.name}/{preset}: {state} ({n_done} runs in {out.name})")
                 break
+            todo = _reuse(sweep, preset, todo, out, schema, log)
+            if not todo:  # every pending run was copied: plan the next round from the table
+                continue
             log(f"{sweep.name}/{preset} round {rnd}: {len(todo)} runs to train on {ex.describe()}")
             for f in _train_and_write(sweep, preset, todo, ex, out, progress, max_stack):
                 failed[f.run_key] = f
     if failed:
         raise SweepError(sweep.name, preset, list(failed.values()))
     return load_table(out, schema) if out.is_file() else pd.DataFrame()
+
+
+def _reuse(sweep: Sweepable, preset: str, todo: list, out: Path, schema: Schema, log: Callable[[str], None]) -> list:
+    """Copy the rows of the runs of ``todo`` that trained elsewhere (a sweep's optional ``reusable_rows``); the rest."""
+    find = getattr(sweep, "reusable_rows", None)
+    if find is None or not todo:
+        return todo
+    rows = find(todo, preset, out.parent)
+    if not rows:
+        return todo
+    write_rows(out, schema, rows)
+    origins = sorted({r["reused_from"].split(":")[0] for r in rows})
+    log(f"{sweep.name}/{preset}: {len(rows)} runs reused from {', '.join(origins)} (identical configs), not retrained")
+    copied = {r["run_key"] for r in rows}
+    return [c for c in todo if sweep.run_key(c, preset) not in copied]
 
 
 def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) -> list[Failure]:
