@@ -88,3 +88,31 @@ def test_bench_rejects_bad_input_in_one_line(argv, name, capsys):
     assert main(argv) == 2
     out = capsys.readouterr()
     assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith("rgr bench: ") and name in out.err
+
+
+def test_cell_stack_is_a_paper_first_round_stack():
+    from rgr.experiments.bench import CELLS, cell_stack
+
+    cfgs = cell_stack("4096x512", 8)
+    assert {(c.m, c.d_model, c.h) for c in cfgs} == {(4096, 512, 8)}
+    assert max(c.D_K for c in cfgs) == 512 and len(cfgs) == 6  # the cell's largest D_K, 3 seeds x 2 budgets
+    assert set(CELLS) == {"1024x128", "2048x256", "4096x512", "1024x32"}
+    with pytest.raises(ValueError, match="--heads"):
+        cell_stack("1024x32", 3)
+
+
+def test_bench_cell_and_cli(monkeypatch, capsys):
+    from rgr.experiments import bench
+    from rgr.experiments.bench import bench_cell
+
+    cfgs = [RunConfig(m=16, seed=s, max_steps=10_000, **TINY) for s in range(3)]
+    cb = bench_cell(cfgs, steps=30, baseline_steps=20, repeats=2)
+    assert (cb.runs, cb.stacked_steps, cb.baseline_steps) == (3, 2 * 3 * 30, 2 * 3 * 20)
+    assert cb.stacked_rate > 0 and cb.baseline_rate > 0 and cb.ratio == cb.stacked_rate / cb.baseline_rate
+    assert cb.flops_per_run_step == step_flops(cfgs[0])
+    monkeypatch.setattr(bench, "cell_stack", lambda name, heads, device: cfgs)  # a tiny stand-in for the cell
+    assert main(["--cell", "1024x32", "--cell-steps", "20", "--naive-steps", "10", "--dtype", "float64"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("bench: cell 1024x32") and lines[1].startswith("matmul reference")
+    assert lines[3].startswith("stacked:") and lines[4].startswith("baseline:")
+    assert lines[-1].startswith("stacked / baseline: ") and float(lines[-1].split(": ")[1]) > 0

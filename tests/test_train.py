@@ -361,3 +361,37 @@ def test_on_steps_counts_model_steps():
     seen: list[int] = []
     results = train(cfgs, progress=False, on_steps=seen.append)
     assert sum(seen) == sum(r.steps for r in results) and len(seen) > len(cfgs)
+
+
+# ---------------------------------------------------------------------------------------
+# the engine's cheaper copies (issue 27, item 3): the same numbers, bit for bit
+
+
+def test_block_rows_gather_equals_indexing():
+    """A step's embeddings by one index_select over block_rows equal X[r, items[r, s]] exactly."""
+    from rgr.experiments.step import block_rows
+
+    g = torch.Generator().manual_seed(0)
+    R, m, d, B, ell = 3, 40, 8, 5, 6
+    X = torch.randn(R, m, d, generator=g)
+    items = torch.randint(0, m, (R, B, ell), generator=g)
+    rows = block_rows(X, items)
+    assert rows.shape == (B, R, ell) and rows.is_contiguous()
+    for s in range(B):
+        got = X.view(-1, d).index_select(0, rows[s].view(-1)).view(R, ell, d)
+        assert torch.equal(got, X[torch.arange(R).view(R, 1), items[:, s]])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_whole_stack_evaluation_equals_copied_path(dtype):
+    """_evaluate on a whole unpadded stack (no copies) gives exactly what the copied tensors gave."""
+    from rgr.experiments.evaluate import _evaluate, _evaluate_group
+
+    cfgs = [RunConfig(m=80, seed=s, max_steps=60, **{**TINY, "dtype": dtype}) for s in range(3)]
+    st = _build_stack(cfgs, [0, 1, 2], torch.device("cpu"), 1 << 16)
+    train_steps(st, 0, 60, 1 << 16)
+    rows = torch.arange(st.R)
+    for eval_elems in (1 << 19, 1000):
+        got = _evaluate(st.model, st.X, [80] * 3, st.val_items, st.val_labels, eval_elems, cfgs[0].n_val)
+        copied = _evaluate_group(st.model, st.X[rows, :80], st.val_items[rows], st.val_labels[rows], False, eval_elems)
+        assert torch.equal(got, copied)

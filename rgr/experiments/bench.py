@@ -17,6 +17,12 @@ each run cut at ``--sweep-steps`` steps, stacks in a fixed shuffled order until
 worker beside the same-shape figure (``--padding 1`` forms exact-shape stacks,
 as the engine did before mixed stacks).
 
+Wide-cell mode (``--cell 4096x512``; also ``1024x128``, ``2048x256``, ``1024x32``) trains one of
+the ``paper`` preset's first-round stacks of that (m, d_model) cell as the engine forms it (the stack
+of ``--heads`` heads at the cell's largest D_K), each run cut at ``--cell-steps`` steps, against the
+one-run baseline loop on the very same runs, interleaved ``--cell-repeats`` times; it replaces the
+same-shape figures (the matmul reference is still measured).
+
 Only the training phase is timed (steps, sampling, the validation checks);
 set-up and the test evaluation are not. On a CPU the rates are per
 process-CPU second (one thread: per-core work, steady on a machine other jobs
@@ -42,7 +48,7 @@ from .stacking import MAX_PADDING, resolve_device, stack_groups
 from .train import train
 
 __all__ = ["NaiveResult", "train_naive", "train_baseline", "step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
-           "main"]
+           "CELLS", "cell_stack", "CellBench", "bench_cell", "main"]
 
 
 def step_flops(cfg: RunConfig) -> int:
@@ -121,6 +127,79 @@ def bench_sweep(
     return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, wall, flops)
 
 
+# the paper's wide cells: name -> (experiment, m, d_model)
+CELLS: dict[str, tuple[str, int, int]] = {
+    "1024x128": ("lambda8", 1024, 128),
+    "2048x256": ("lambda8", 2048, 256),
+    "4096x512": ("lambda8", 4096, 512),
+    "1024x32": ("lambda32", 1024, 32),
+}
+
+
+def cell_stack(name: str, heads: int, device: str | torch.device = "cpu") -> list[RunConfig]:
+    """The ``paper`` preset's first-round stack of cell ``name`` (:data:`CELLS`) with ``heads`` heads and the
+    cell's largest D_K, as :func:`rgr.experiments.stacking.stack_groups` forms it on ``device``."""
+    if name not in CELLS:
+        raise ValueError(f"--cell must be one of {sorted(CELLS)}, got {name!r}")
+    exp, m, d = CELLS[name]
+    runs = [c for c in _sweep_configs(exp, "paper") if (c.m, c.d_model, c.h) == (m, d, heads)]
+    if not runs:
+        raise ValueError(f"--heads {heads}: the paper preset has no such runs in cell {name}")
+    groups = stack_groups(runs, None, resolve_device(device))
+    top = max(groups, key=lambda g: max(runs[i].D_K for i in g))
+    return [runs[i] for i in top]
+
+
+@dataclass(frozen=True)
+class CellBench:
+    """A wide cell's real stack against the one-run baseline on the same runs (see the module docstring)."""
+
+    runs: int  # R, the stack's runs
+    stacked_steps: int  # model-steps the stack trained (all repeats)
+    stacked_seconds: float  # CPU seconds on a CPU, wall on CUDA (training phase: steps and checks)
+    baseline_steps: int
+    baseline_seconds: float
+    flops_per_run_step: float  # mean useful matmul FLOPs of one model-step of the stack's runs
+
+    @property
+    def stacked_rate(self) -> float:
+        return self.stacked_steps / max(self.stacked_seconds, 1e-12)
+
+    @property
+    def baseline_rate(self) -> float:
+        return self.baseline_steps / max(self.baseline_seconds, 1e-12)
+
+    @property
+    def ratio(self) -> float:
+        return self.stacked_rate / max(self.baseline_rate, 1e-12)
+
+
+def bench_cell(
+    cfgs: Sequence[RunConfig], device: str | torch.device = "cpu", steps: int = 1000, baseline_steps: int = 500,
+    repeats: int = 1,
+) -> CellBench:
+    """Train the stack ``cfgs`` (each run cut at ``steps``) and each of its runs alone by
+    :func:`train_baseline` (cut at ``baseline_steps``), alternating ``repeats`` times; only training is timed."""
+    dev = resolve_device(device)
+    cpu = dev.type == "cpu"
+    stack = [c.replace(max_steps=min(c.max_steps, steps), n_test=1) for c in cfgs]
+    alone = [c.replace(max_steps=min(c.max_steps, baseline_steps)) for c in cfgs]
+    s_steps = b_steps = 0
+    s_secs = b_secs = 0.0
+    for rep in range(repeats):
+        for way in ("stacked", "baseline") if rep % 2 == 0 else ("baseline", "stacked"):
+            if way == "stacked":
+                timings: dict[str, float] = {}
+                s_steps += sum(r.steps for r in train(stack, device=dev, progress=False, timings=timings))
+                s_secs += timings["train_cpu" if cpu else "train"]
+            else:
+                res = [train_baseline(c, dev) for c in alone]
+                b_steps += sum(r.steps for r in res)
+                b_secs += sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
+    flops = sum(step_flops(c) for c in cfgs) / len(cfgs)
+    return CellBench(len(cfgs), s_steps, s_secs, b_steps, b_secs, flops)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m rgr bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--m", type=int, default=256, help="items (default 256)")
@@ -144,6 +223,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--sweep-steps", type=int, default=500, help="steps per run of the sweep's stacks (default 500)")
     s.add_argument("--padding", type=float, default=MAX_PADDING,
                    help=f"most padding of a run in a mixed stack (default {MAX_PADDING:g}; 1: exact shapes only)")
+    c = p.add_argument_group("the paper's wide cells")
+    c.add_argument("--cell", default=None, choices=tuple(CELLS),
+                   help="time a paper first-round stack of this (m x d_model) cell (--heads heads, its largest D_K) "
+                        "against the one-run baseline on the same runs, instead of the same-shape figures")
+    c.add_argument("--cell-steps", type=int, default=1000, help="steps per stacked run (default 1000: two checks)")
+    c.add_argument("--cell-repeats", type=int, default=1, help="stacked/baseline alternations (default 1)")
     return p
 
 
@@ -160,9 +245,11 @@ def _line(label: str, rate: float, flops: float, peak: float, extra: str = "") -
     return f"{label} {rate:.0f} model-steps/s, {gf:.2f} GFLOP/s ({100 * gf / peak:.1f}% of matmul){extra}"
 
 
-def _checked(args: argparse.Namespace) -> tuple[RunConfig, torch.device, list[RunConfig] | None]:
+def _checked(
+    args: argparse.Namespace,
+) -> tuple[RunConfig, torch.device, list[RunConfig] | None, list[RunConfig] | None]:
     """Every input checked before any work; a ValueError names the parameter."""
-    for name in ("runs", "steps", "naive_runs", "naive_steps", "threads", "sweep_steps"):
+    for name in ("runs", "steps", "naive_runs", "naive_steps", "threads", "sweep_steps", "cell_steps", "cell_repeats"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if args.heads < 1 or args.dk_total < 1 or args.dk_total % args.heads:
@@ -180,7 +267,26 @@ def _checked(args: argparse.Namespace) -> tuple[RunConfig, torch.device, list[Ru
         raise ValueError(str(e).replace("d_model", "--d-model").replace("m must", "--m must", 1)) from None
     dev = resolve_device(args.device)
     sweep = _sweep_configs(args.sweep, args.preset) if args.sweep else None
-    return base, dev, sweep
+    cell = cell_stack(args.cell, args.heads, dev) if args.cell else None
+    return base, dev, sweep, cell
+
+
+def _report_cell(args: argparse.Namespace, cfgs: list[RunConfig], dev: torch.device, dtype: torch.dtype) -> int:
+    print(f"bench: cell {args.cell} ell={cfgs[0].ell} model={cfgs[0].model} dtype={args.dtype} device={dev} "
+          f"threads={torch.get_num_threads()}")
+    peak = matmul_gflops(dev, dtype)
+    print(f"matmul reference: 2048^3 {args.dtype} -> {peak:.1f} GFLOP/s")
+    cb = bench_cell([c.replace(dtype=args.dtype) for c in cfgs], dev, args.cell_steps, args.naive_steps,
+                    args.cell_repeats)
+    unit = "CPU-s" if dev.type == "cpu" else "s"
+    print(f"cell {args.cell}: {CELLS[args.cell][0]}/paper first-round stack, R = {cb.runs} runs, h = {cfgs[0].h}, "
+          f"D_K {sorted({c.D_K for c in cfgs})}; {cb.flops_per_run_step / 1e6:.3f} MFLOP per model-step (mean)")
+    print(_line(f"stacked:  {cb.stacked_steps} model-steps, {cb.stacked_seconds:.2f} {unit} ->", cb.stacked_rate,
+                cb.flops_per_run_step, peak))
+    print(_line(f"baseline: {cb.baseline_steps} model-steps (one run at a time), {cb.baseline_seconds:.2f} {unit} ->",
+                cb.baseline_rate, cb.flops_per_run_step, peak))
+    print(f"stacked / baseline: {cb.ratio:.2f}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     try:
-        base, dev, sweep = _checked(args)
+        base, dev, sweep, cell = _checked(args)
     except ValueError as e:
         print(f"rgr bench: {e}", file=sys.stderr)
         return 2
@@ -197,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     try:
         flops = step_flops(base)
+        if cell is not None:
+            return _report_cell(args, cell, dev, dtype)
         print(
             f"bench: m={base.m} d_model={base.d_model} h={base.h} D_K={base.D_K} (d_k={base.d_k}) ell={base.ell} "
             f"model={base.model} dtype={base.dtype} device={dev} threads={torch.get_num_threads()}"

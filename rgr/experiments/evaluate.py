@@ -83,9 +83,12 @@ def _evaluate(
         if not idx:
             continue
         m = max(ms[i] for i in idx)
-        sub = model if len(idx) == R else model.select(torch.tensor(idx, device=X.device))
         rows = torch.tensor(idx, device=X.device)
-        out[rows] = _evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
+        if len(idx) == R and m == X.shape[1]:  # the whole stack, unpadded (idx is 0..R-1): its tensors as they are
+            out[rows] = _evaluate_group(model, X, items, labels, use_pairs, eval_elems)
+        else:
+            sub = model.select(rows)
+            out[rows] = _evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
     return out
 
 

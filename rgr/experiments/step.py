@@ -15,7 +15,7 @@ from .graphed import StepProgram
 from .stacking import _blocks, _gather, _Stack
 
 __all__ = ["logistic_coefficients", "logistic_loss", "logistic_grads", "value_targets", "value_loss", "value_grad",
-           "train_steps"]
+           "block_rows", "train_steps"]
 
 def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Coefficients (a, b) with ``loss = sum(a * softplus(z) - b * z)`` per context.
@@ -98,6 +98,13 @@ def _program(st: _Stack, examples: list[torch.Tensor]) -> StepProgram:
     return StepProgram(_body(st), examples, capture=capture, static=st.graphed)
 
 
+def block_rows(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """Rows of ``X.view(-1, d_model)`` holding a block's context items, step-major: X (R, m, d_model) and
+    items (R, B, ell) -> (B, R, ell), so step s's embeddings ``X[r, items[r, s]]`` are one ``index_select``."""
+    R, m = X.shape[:2]
+    return (torch.arange(R, device=X.device).view(R, 1, 1) * m + items).transpose(0, 1).contiguous()
+
+
 def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     """Steps t0 .. t1-1 of every run in the stack (contexts drawn a block at a time)."""
     c0, R = st.cfgs[0], st.R
@@ -106,7 +113,7 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     per_step = R * c0.ell * per_ctx
     size = max(1, min(t1 - t0, block_elems // per_step))
     model = st.model
-    rows = torch.arange(R, device=dev).view(R, 1)
+    X_flat = st.X.view(-1, c0.d_model)  # (R m_max, d_model): run r's item i is row r m_max + i
     for a, b in _blocks(t0, t1, size):
         index = torch.arange(a, b, device=dev).expand(R, -1)  # (R, B): context t at step t
         batch = sample_stacked(st.table, st.train_keys, index, c0.ell, c0.rho)
@@ -115,11 +122,12 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
             V_C = model.messages(X_C)  # (R, B, ell, d_msg)
             per = [X_C, V_C, *value_targets(batch.labels, V_C)]
         else:  # one step's embeddings are gathered at that step: a block's would not stay in cache
+            rows = block_rows(st.X, batch.items)  # (B, R, ell)
             per = [batch.items, *logistic_coefficients(batch.labels, st.adaptive, dt)]
         for s in range(b - a):
             inputs = [x[:, s] for x in per]  # (R, ...) strided views of the block, no copy
-            if c0.model != "value":
-                inputs[0] = st.X[rows, inputs[0]]  # (R, ell, d_model)
+            if c0.model != "value":  # (R, ell, d_model): a copy of rows, as X[r, items[r]] but cheaper
+                inputs[0] = X_flat.index_select(0, rows[s].view(-1)).view(R, c0.ell, c0.d_model)
             if st.program is None:
                 st.program = _program(st, inputs)
             st.program.step(*inputs)
