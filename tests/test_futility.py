@@ -221,3 +221,13 @@ def test_the_kept_share_is_the_replayed_steps_over_the_bound():
 
     table = _table({8: [[0.2] * 40], 16: [[0.995] * 40]})  # one run stopped at 2,000 of 20,000; one to its end
     assert kept_share(table, RULE) == pytest.approx((2_000 + 20_000) / 40_000)
+
+
+def test_matmul_flops_in_closed_form():
+    from rgr.experiments.projection import matmul_flops
+
+    c = RunConfig(m=64, d_model=16, h=2, d_k=4)  # ell 16, 20,000 steps, a check every 500 on 500 contexts, test 2,000
+    step = 2 * 4 * (8 * 16 * 16 + 6 * 16 * 16)
+    check = 500 * 2 * 4 * (4 * 16 * 16 + 2 * 16 * 16)
+    assert matmul_flops([c]) == 20_000 * step + (40 + 4) * check
+    assert matmul_flops([c.replace(futility="trend-v1")], 0.5) == 0.5 * matmul_flops([c])

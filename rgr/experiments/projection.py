@@ -37,12 +37,27 @@ from .evaluate import check
 from .stacking import _build_stack, _sync, resolve_device, stack_groups, stack_shape
 from .step import train_steps
 
-__all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "project", "format_seconds"]
+__all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "project", "format_seconds", "matmul_flops",
+           "GPU_FP32_PEAK", "GPU_UTILIZATION"]
+
+GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
+GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
 
 
 def model_steps_bound(configs: Sequence[RunConfig]) -> int:
     """Upper bound on the model-steps (one run advancing one step) of training ``configs``: every cutoff reached."""
     return sum(c.max_steps for c in configs)
+
+
+def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = None) -> float:
+    """Matmul FLOPs of training ``configs`` alone (no padding), every run to its cutoff with its checks and test;
+    runs with futility stopping scaled by ``futility_share`` (an estimate; the bound without it)."""
+    total = 0.0
+    for c in configs:
+        step, check = _features([c], 1)
+        run = c.max_steps * step + (c.max_steps // c.check_every + c.n_test / c.n_val) * check
+        total += run * (futility_share if c.futility and futility_share is not None else 1.0)
+    return total
 
 
 def _features(cfgs: Sequence[RunConfig], R: int) -> tuple[float, float]:
@@ -270,6 +285,10 @@ def dry_run_report(
         lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "
                      f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round (stand-ins at each (cell, h)'s median "
                      "D_K, and at twice its largest, as when every unit extends)")
+    flops = matmul_flops([*todo, *(refinement_runs(configs, refine_rounds) if refine_rounds else [])], futility_share)
+    lines.append(f"matmul FLOPs: {flops:.2e}; one GPU at {100 * GPU_UTILIZATION:.0f}% of an H100's float32 peak "
+                 f"({GPU_FP32_PEAK / 1e12:.0f} TFLOP/s): {format_seconds(flops / (GPU_FP32_PEAK * GPU_UTILIZATION))} "
+                 "(an estimate from the FLOP count, with refinement stand-ins at the median D_K; not a measurement)")
     kind = ("an upper bound in steps (runs that converge stop early)" if futility_share is None else
             f"an estimate: runs with futility stopping at {100 * futility_share:.0f}% of their bound, the share a "
             "replay of the rule kept on base's paper rows")
