@@ -41,7 +41,10 @@ def get(name: str) -> Sweepable:
 
 def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """data/<name>.csv (shards merged) through the strict loader, optionally one preset's rows."""
-    return load_results(get(name).schema, preset, root)
+    sweep = get(name)
+    if preset is not None and (not isinstance(preset, str) or preset not in sweep.presets):
+        raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, got {preset!r}")
+    return load_results(sweep.schema, preset, root)
 
 
 def schema_for_file(path: str | Path) -> Schema:

@@ -358,14 +358,15 @@ def _repair(argv: Sequence[str]) -> int:
             raise UsageError(f"table: no such file {a.table}")
         _writable_dir(a.table.parent, "table")
         schema = schema_for_file(a.table)
-        kept, dropped = repair_table(a.table, schema)
+        done = repair_table(a.table, schema)
     except (UsageError, ValueError) as e:  # TableError is a ValueError: damage repair cannot undo
         return _fail("rgr repair", str(e))
-    if not dropped:
-        print(f"{a.table}: intact ({kept} rows); nothing to repair")
+    if not done.dropped:
+        print(f"{a.table}: intact ({done.kept} rows); nothing to repair")
     else:
-        print(f"{a.table}: kept {kept} rows; the damaged tail ({dropped} lines) is in {a.table}.damaged; "
-              "rerun the sweep to train what is missing")
+        which = ", ".join(map(str, done.lines[:10])) + (" ..." if done.dropped > 10 else "")
+        print(f"{a.table}: kept {done.kept} intact rows; dropped {done.dropped} damaged line(s) ({which}), saved in "
+              f"{a.table}.damaged; rerun the sweep to train what is missing")
     return 0
 
 

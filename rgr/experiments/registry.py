@@ -16,6 +16,7 @@ turns the results into rows of :data:`SCHEMA`.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,10 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 import torch
 
+from ..model.qk import MODEL_KINDS
 from ..store import Column, Schema, provenance
 from . import futility, planner, reuse
+from .config import DTYPES, GRAPH_KINDS
 from .projection import dry_run_report, model_steps_bound
 from .tables import load_results
 from .train import RunConfig, stack_groups, step_cutoff, train
@@ -86,14 +89,14 @@ class Grid:
 def _schema() -> Schema:
     pos = dict(low=1)
     cfg = [
-        Column("m", "int", "items (vertices)", **pos),
+        Column("m", "int", "items (vertices)", low=2),
         Column("d_model", "int", "embedding width", **pos),
         Column("h", "int", "heads", **pos),
         Column("d_k", "int", "per-head key/query width", **pos),
         Column("D_K", "int", "total key budget h * d_k", **pos),
         Column("seed", "int", "run seed: graph, embeddings, init and contexts derive from it", low=0),
-        Column("model", "str", "max | softmax | sum | value"),
-        Column("graph", "str", "permutation | regular"),
+        Column("model", "str", "the model kind", choices=MODEL_KINDS),
+        Column("graph", "str", "the graph family", choices=GRAPH_KINDS),
         Column("r", "int", "out-degree of the graph (1 for permutations)", **pos),
         Column("ell", "int", "context length", low=2),
         Column("rho", "float", "target-in-context rate of the sampler", low=0, high=1),
@@ -108,17 +111,17 @@ def _schema() -> Schema:
         Column("n_test", "int", "fixed test contexts", **pos),
         Column("init_std", "float", "std of the W_Q, W_K init entries", low=0),
         Column("d_msg", "int", "value channel: message width", **pos),
-        Column("dtype", "str", "float32 | float64"),
+        Column("dtype", "str", "parameter and activation dtype", choices=tuple(DTYPES)),
         Column("futility", "str", "futility-stopping rule the run trained under (rgr.experiments.futility); "
-               "empty: none", nullable=True, since="2026-11-25"),
+               "empty: none", nullable=True, since="2026-11-25", choices=tuple(futility.RULES)),
     ]
     f1 = dict(nullable=True, low=0, high=1, null_when=("model", ("value",)))
     res = [
         Column("experiment", "str", "experiment name (python -m rgr sweep --list)"),
         Column("config_key", "str", "hash of the run config alone (equal across presets)"),
         Column("steps", "int", "optimisation steps taken", low=0),
-        Column("stop_reason", "str", "converged (early stop) | cutoff (max_steps reached) | futile (stopped by the "
-               "futility rule: counts as failing, keeps its F1)"),
+        Column("stop_reason", "str", "converged (early stop), cutoff (max_steps reached) or futile (stopped by the "
+               "futility rule: counts as failing, keeps its F1)", choices=("converged", "cutoff", "futile")),
         Column("test_f1", "float", "micro-F1 over all ordered pairs of the test contexts, learned tau", **f1),
         Column("test_precision", "float", "micro precision on the test contexts", **f1),
         Column("test_recall", "float", "micro recall on the test contexts", **f1),
@@ -132,7 +135,14 @@ def _schema() -> Schema:
                "from (its config, results and provenance); empty: trained for this row", nullable=True,
                since="2026-11-25"),
     ]
-    return Schema("experiment", tuple(cfg + res))
+    checks = (("D_K = h * d_k", lambda df: df["D_K"] != df["h"] * df["d_k"]),
+              ("val_curve is a list of [step, value] pairs", lambda df: ~df["val_curve"].map(_is_curve)))
+    return Schema("experiment", tuple(cfg + res), checks)
+
+
+def _is_curve(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], int)
+                                       and isinstance(p[1], (int, float)) and math.isfinite(p[1]) for p in v)
 
 
 SCHEMA = _schema()
@@ -156,7 +166,7 @@ class Experiment:
 
     @property
     def schema(self) -> Schema:
-        return Schema(self.name, SCHEMA.columns)
+        return SCHEMA.renamed(self.name)
 
     def grid(self, preset: str) -> Grid:
         if preset not in self.presets:
@@ -205,7 +215,7 @@ class Experiment:
         share = None
         if any(c.futility for c in runs):
             basis, basis_preset = FUTILITY_BASIS
-            rows = load_results(Schema(basis, SCHEMA.columns), basis_preset)
+            rows = load_results(SCHEMA.renamed(basis), basis_preset)
             share = futility.kept_share(rows, futility.rule_named(grid.futility))
         if not runs:
             return [head, "nothing to train: every run is reused"]
@@ -214,7 +224,7 @@ class Experiment:
 
     def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root: Path | None = None) -> list[dict]:
         """Rows for the runs of ``todo`` that already trained with the same config elsewhere (:mod:`.reuse`)."""
-        others = [Schema(n, SCHEMA.columns) for n in self.reuse_from]
+        others = [SCHEMA.renamed(n) for n in self.reuse_from]
         sources = reuse.source_rows(self.schema, others, preset, root)
         return reuse.reused_rows(todo, [self.run_key(c, preset) for c in todo], self.name, preset, sources)
 

@@ -1,0 +1,26 @@
+"""Result tables in data/: typed columns, provenance, locked atomic writes, strict loading (ground wing).
+
+A table is a CSV file, one row per run, keyed by ``run_key`` (a hash of the
+run's config and preset). Writes merge new rows into the table under an
+exclusive lock (``fcntl``) through a temporary file and a rename, so a table on
+disk is always complete and two writers never lose each other's rows: an
+interrupted sweep loses at most the stack it was training. A sweep holds
+:func:`sweep_lock` on its table for its whole run, so a second sweep of the
+same table refuses to start and names the holder.
+
+The loader checks every column's presence, type and range, refuses columns the
+schema does not know, and checks the file's integrity (every line complete);
+it stops with a message that names the file and the problem rather than return
+half a table. A truncated table is recovered by ``python -m rgr repair <file>``
+(:func:`repair_table`): the rows before the damage are kept.
+"""
+
+
+from __future__ import annotations
+
+from .read import finished_keys, load_table
+from .schema import PROVENANCE, Column, Schema, TableBusy, TableError, code_version, provenance
+from .write import repair_table, sweep_lock, write_rows
+
+__all__ = ["Column", "Schema", "TableError", "TableBusy", "PROVENANCE", "code_version", "provenance", "write_rows",
+           "load_table", "finished_keys", "sweep_lock", "repair_table"]

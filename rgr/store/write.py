@@ -1,0 +1,192 @@
+"""Writing a table: locks, atomic merges, repair (ground wing; see :mod:`rgr.store`)."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import fcntl
+import io
+import json
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator, NamedTuple
+
+import pandas as pd
+
+from .read import FIELD_LIMIT, _check_integrity, _frame, _typed, load_table, read_text
+from .schema import Column, Schema, TableBusy, TableError
+
+__all__ = ["write_rows", "sweep_lock", "repair_table", "Repaired"]
+
+
+def _lock_file(path: Path, kind: str) -> Path:
+    return path.with_name(f".{path.name}.{kind}.lock")
+
+
+def _open_own(path: Path, mode: str, truncate: bool = False):
+    """Open (creating) a side file of a table without following a symbolic link planted at its name."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if truncate else os.O_APPEND)
+    try:
+        return os.fdopen(os.open(path, flags, 0o644), mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
+                             "(remove it)") from None
+        raise
+
+
+@contextmanager
+def _write_lock(path: Path) -> Iterator[None]:
+    """Exclusive lock around one read-merge-rename of ``path`` (blocks until it is free)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _open_own(_lock_file(path, "write"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextmanager
+def sweep_lock(path: str | Path, what: str = "") -> Iterator[None]:
+    """Hold ``path`` for one sweep; raise :class:`TableBusy` naming the holder when another process has it.
+
+    The lock lives in a hidden file beside the table (``.<table>.sweep.lock``); the kernel releases
+    it when the holder exits, however it exits.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = _open_own(_lock_file(path, "sweep"), "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise TableBusy(f"{path} is being written by another sweep ({holder}); wait for it to finish or stop it, "
+                            "then rerun") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}{': ' + what if what else ''}, since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    finally:
+        fh.close()
+
+
+def _encode(value: Any, col: Column) -> Any:
+    out = json.dumps(value, separators=(",", ":")) if col.dtype == "json" else value
+    if isinstance(out, str) and len(out) > FIELD_LIMIT:
+        raise ValueError(f"column {col.name!r}: a value of {len(out):,} characters is over the {FIELD_LIMIT:,} a "
+                         "table's reader accepts; nothing is written")
+    return out
+
+
+def _replace(path: Path, write) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]]) -> int:
+    """Merge ``rows`` into the table at ``path`` atomically, under its lock; returns the table's row count.
+
+    Rows whose run_key is already present replace the old ones. Every row must
+    carry every schema column (provenance included) and no other; nothing is written otherwise.
+    """
+    path = Path(path)
+    cols = schema.all_columns
+    names = {c.name for c in cols}
+    new = []
+    for r in rows:
+        missing = [c.name for c in cols if c.name not in r]
+        extra = sorted(set(r) - names)
+        if missing or extra:
+            raise ValueError(f"row for table {schema.name!r}: " + (f"missing columns {missing}" if missing else
+                                                                    f"unknown columns {extra}"))
+        new.append({c.name: _encode(r[c.name], c) for c in cols})
+    frame = pd.DataFrame(new, columns=[c.name for c in cols])
+    for c in cols:
+        if c.dtype == "int" and c.nullable:  # None would turn the column into floats ("16.0")
+            frame[c.name] = frame[c.name].astype("Int64")
+    _typed(pd.read_csv(io.StringIO(frame.to_csv(index=False)), dtype=str, keep_default_na=True), schema, path)
+    with _write_lock(path):
+        old = load_table(path, schema) if path.is_file() else None
+        if old is not None:
+            for c in cols:
+                if c.dtype == "json":
+                    old[c.name] = old[c.name].map(lambda v: json.dumps(v, separators=(",", ":")))
+            old = old[~old["run_key"].isin(frame["run_key"])]
+            out = pd.concat([old, frame], ignore_index=True) if len(old) else frame
+        else:
+            out = frame
+        _replace(path, lambda tmp: out.to_csv(tmp, index=False, lineterminator="\n"))
+    return len(out)
+
+
+class Repaired(NamedTuple):
+    """What :func:`repair_table` did: rows kept, lines dropped, and the dropped lines' numbers (header = line 1)."""
+
+    kept: int
+    dropped: int
+    lines: tuple[int, ...]
+
+
+def repair_table(path: str | Path, schema: Schema) -> Repaired:
+    """Drop a table's damaged lines and keep every intact row, before and after them.
+
+    A line is damaged when it does not parse as one record of the header's width (a truncated or
+    garbage line, a blank line) or its values fail the schema's types and ranges. The dropped lines
+    are saved beside the table as ``<table>.damaged`` (``line N: text``). The kept rows must pass the
+    strict loader; otherwise nothing is changed.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TableError(f"{path}: no such table")
+    with _write_lock(path):
+        text = read_text(path)
+        if not text.strip():
+            raise TableError(f"{path}: empty file; delete it and rerun the command that writes it")
+        head, *body = text.split("\n")
+        header = next(csv.reader([head]))
+        complete = text.endswith("\n")
+        numbered = [(n, line) for n, line in enumerate(body, start=2) if complete is False or n <= len(body)]
+        good, bad = [], []
+        for n, line in numbered:
+            (good if _one_record(line, header, schema, path) else bad).append((n, line))
+        if not bad:
+            load_table(path, schema)  # intact: only check it
+            return Repaired(len(good), 0, ())
+        kept = "\n".join([head, *(line for _, line in good)]) + "\n"
+        _check_integrity(path, kept, schema)
+        _typed(_frame(kept, schema), schema, path)
+        with _open_own(path.with_name(path.name + ".damaged"), "w", truncate=True) as fh:
+            fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
+        _replace(path, lambda tmp: tmp.write_text(kept))
+    return Repaired(len(good), len(bad), tuple(n for n, _ in bad))
+
+
+def _one_record(line: str, header: list[str], schema: Schema, path: Path) -> bool:
+    """Whether ``line`` is one intact record of the table: the header's width, and values of the schema's types."""
+    try:
+        fields = next(csv.reader([line], strict=True), [])
+    except csv.Error:
+        return False
+    if len(fields) != len(header):
+        return False
+    try:
+        _typed(_frame(f"{','.join(header)}\n{line}\n", schema), schema, path)
+    except TableError:
+        return False
+    return True
