@@ -114,3 +114,53 @@ def test_catalog_refuses_a_preset_it_does_not_have():
     for name, preset in (("base", "nope"), ("base", 3), ("constructions", "paper")):
         with pytest.raises(ValueError, match="preset must be one of"):
             catalog.load(name, preset)
+
+
+# ----------------------------------------------------------------------------- commands: one line, not a traceback
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def _rgr(*args: str, shell_tail: str = ""):
+    import shlex
+    import subprocess
+    import sys
+
+    cmd = " ".join([shlex.quote(sys.executable), "-m", "rgr", *map(shlex.quote, args)]) + shell_tail
+    return subprocess.run(cmd, shell=True, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
+
+
+def test_a_closed_pipe_ends_a_listing_quietly():
+    r = _rgr("sweep", "--list", shell_tail=" | head -1")
+    assert r.returncode == 0 and r.stdout.count("\n") == 1 and "Traceback" not in r.stderr and "Broken" not in r.stderr
+
+
+def test_bench_names_the_flag_a_too_small_or_too_large_shape_breaks():
+    small = _rgr("bench", "--m", "8", "--d-model", "4")
+    assert small.returncode == 2 and small.stderr.strip() == ("rgr bench: --m must be at least the context length "
+                                                              "ell = 16, got 8")
+    huge = _rgr("bench", "--m", "100000000", "--d-model", "4096")
+    assert huge.returncode == 2 and "--m x --d-model" in huge.stderr and len(huge.stderr.splitlines()) == 1
+
+
+def test_a_folder_in_the_tables_place_is_refused_before_training(tmp_path):
+    (tmp_path / "value.csv").mkdir()
+    r = _rgr("sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path), "--no-progress")
+    assert r.returncode == 2 and "value.csv: is not a file" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("error, code, says", [
+    (KeyboardInterrupt(), 130, "interrupted; tables are written whole"),
+    (OSError(28, "No space left on device", "data/base.csv"), 1, "No space left on device (data/base.csv)"),
+])
+def test_an_unhandled_interrupt_or_os_error_is_one_line(monkeypatch, capsys, error, code, says):
+    import rgr.cli as cli_pkg
+
+    def boom(argv):
+        raise error
+
+    monkeypatch.setitem(cli_pkg.COMMANDS, "schema", (boom, "test"))
+    assert cli(["schema"]) == code
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1

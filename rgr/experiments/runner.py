@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ..store import Schema, load_table, sweep_lock, write_rows
+from ..store import Schema, TableError, load_table, sweep_lock, write_rows
 from .tables import table_path
 from .train import resolve_device
 
@@ -197,6 +197,8 @@ def run_sweep(
     check_shard(sweep, shard)
     ex = executor if executor is not None else LocalExecutor(device)
     out = Path(path) if path is not None else table_path(sweep.name, shard, root)
+    if out.exists() and not out.is_file():
+        raise TableError(f"{out}: is not a file (a folder?); move it away, then rerun")
     schema = sweep.schema
     failed: dict[str, Failure] = {}
     with sweep_lock(out, f"{sweep.name}/{preset}"):

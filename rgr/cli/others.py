@@ -1,0 +1,179 @@
+"""The other commands: constructions, bench, gpt2, schema, repair, replay-stopping."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from .common import Parser, UsageError, at_least, fail, writable_dir, writable_file
+from .common import device as device_of
+from .sweep import interrupted
+
+__all__ = ["constructions", "bench", "gpt2", "schema", "repair", "replay_stopping"]
+
+
+def constructions(argv: Sequence[str]) -> int:
+    from ..experiments.construction_table import PRESETS, ConstructionSweep
+    from ..experiments.runner import run_sweep
+    from ..paths import data_dir
+    from ..store import TableBusy, TableError
+
+    ap = Parser(prog="rgr constructions", description="Smallest D_K of the explicit constructions -> CSV")
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="book")
+    ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--out", type=Path, default=None, help="default: data/constructions.csv")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the checks use many small tensors)")
+    ap.add_argument("--no-progress", action="store_true")
+    a = ap.parse_args(list(argv))
+    try:
+        at_least(a.seed, 0, "--seed")
+        at_least(a.threads, 1, "--threads")
+        out = writable_file(a.out or data_dir() / "constructions.csv", "--out")
+    except UsageError as e:
+        return fail(ap.prog, str(e))
+    torch.set_num_threads(a.threads)
+    sweep = ConstructionSweep(a.seed)
+    try:
+        df = run_sweep(sweep, a.preset, "cpu", path=out, progress=not a.no_progress)
+    except KeyboardInterrupt:
+        return interrupted(ap.prog, sweep, a.preset, out, " ".join(["python -m rgr constructions", *argv]))
+    except TableBusy as e:
+        return fail(ap.prog, str(e), 1)
+    except TableError as e:
+        return fail(ap.prog, str(e))
+    print(f"{int((df['preset'] == a.preset).sum())} rows of preset {a.preset} in {out}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# bench, gpt2 build, schema, repair
+
+
+BENCH_MAX_GIB = 4  # a benchmark's embeddings may take at most this much memory: a size check before any work
+_BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk-total", "seed": "--seed",
+                "check_every": "--check-every", "dtype": "--dtype", "model": "--model"}
+
+
+def bench(argv: Sequence[str]) -> int:
+    from ..experiments import bench
+    from ..experiments.train import RunConfig
+
+    ap = bench._parser()
+    ap.error = Parser.error.__get__(ap)  # one-line errors here too
+    a = ap.parse_args(list(argv))
+    try:
+        for flag in ("heads", "dk_total", "runs", "steps", "naive_runs", "naive_steps", "threads", "check_every"):
+            at_least(getattr(a, flag), 1, "--" + flag.replace("_", "-"))
+        if a.dk_total % a.heads:
+            raise UsageError(f"--dk-total must be a multiple of --heads ({a.heads}), got {a.dk_total}")
+        try:
+            RunConfig(m=a.m, d_model=a.d_model, h=a.heads, d_k=a.dk_total // a.heads, seed=a.seed, model=a.model,
+                      check_every=a.check_every, dtype=a.dtype)
+        except ValueError as e:
+            field = str(e).split()[0]
+            if field == "ell":  # bench has no --ell: the context length (16) bounds --m from below
+                raise UsageError(f"--m must be at least the context length ell = 16, got {a.m}") from None
+            raise UsageError(f"{_BENCH_FLAGS.get(field, field)}: {e}") from None
+        gib = (a.runs * a.m * a.d_model * (8 if a.dtype == "float64" else 4)) / 2**30
+        if gib > BENCH_MAX_GIB:
+            raise UsageError(f"--m x --d-model: {a.runs} runs' embeddings alone take {gib:,.0f} GiB (at most "
+                             f"{BENCH_MAX_GIB} GiB here); choose smaller --m, --d-model or --runs")
+        device_of(a.device)
+    except UsageError as e:
+        return fail("rgr bench", str(e))
+    return bench.main(list(argv))
+
+
+def gpt2(argv: Sequence[str]) -> int:
+    from ..gpt2.items import build_items, save_items
+    from ..gpt2.table import N_TOKENS, default_path
+
+    ap = Parser(prog="rgr gpt2", description="Build data/gpt2_items.npz (protocol E7)")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)
+    b = sub.add_parser("build", help="count WikiText-103 tokens and save GPT-2's embeddings of the top m")
+    b.add_argument("--m", type=int, default=6144)
+    b.add_argument("--dir", default=None, help="local copy (else RGR_GPT2_DIR)")
+    b.add_argument("--hub", action="store_true", help="download from the Hugging Face hub")
+    b.add_argument("--text", default=None, help="text file to count (local copy only)")
+    b.add_argument("--n-tokens", type=int, default=N_TOKENS)
+    b.add_argument("--out", default=None, help="output .npz (default data/gpt2_items.npz)")
+    b.add_argument("--dtype", default="float16", choices=["float16", "float32"])
+    a = ap.parse_args(list(argv))
+    try:
+        at_least(a.m, 1, "--m")
+        at_least(a.n_tokens, 1, "--n-tokens")
+        local = a.dir or os.environ.get("RGR_GPT2_DIR")
+        if not a.hub and not local:
+            raise UsageError("--dir: no GPT-2 source; pass --dir (or set RGR_GPT2_DIR) to a local copy, or --hub")
+        if local and not a.hub and not Path(local).is_dir():
+            raise UsageError(f"--dir: {local} is not a folder")
+        if a.text is not None and not Path(a.text).is_file():
+            raise UsageError(f"--text: no such file {a.text}")
+        writable_file(Path(a.out) if a.out else default_path(), "--out")
+    except UsageError as e:
+        return fail("rgr gpt2 build", str(e))
+    table = build_items(m=a.m, local_dir=a.dir, hub=a.hub, n_tokens=a.n_tokens, text=a.text)
+    out = save_items(table, a.out, dtype=a.dtype)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): m={table.m}, d_model={table.d_model}, "
+          f"source={table.source}, top tokens {list(table.tokens[:10])}")
+    return 0
+
+
+def schema(argv: Sequence[str]) -> int:
+    from .. import schema_doc
+
+    ap = Parser(prog="rgr schema", description="Write data/SCHEMA.md from the tables' schemas.")
+    ap.add_argument("--check", action="store_true", help="only compare; exit 1 when data/SCHEMA.md is stale")
+    a = ap.parse_args(list(argv))
+    if a.check:
+        ok = schema_doc.is_current()
+        print("data/SCHEMA.md is current" if ok else "data/SCHEMA.md is stale: run python -m rgr schema")
+        return 0 if ok else 1
+    print(f"wrote {schema_doc.write()}")
+    return 0
+
+
+def repair(argv: Sequence[str]) -> int:
+    from ..catalog import schema_for_file
+    from ..store import repair_table
+
+    ap = Parser(prog="rgr repair", description="Cut a truncated table in data/ back to the rows before the damage.")
+    ap.add_argument("table", type=Path, help="e.g. data/base.csv")
+    a = ap.parse_args(list(argv))
+    try:
+        if not a.table.is_file():
+            raise UsageError(f"table: no such file {a.table}")
+        writable_dir(a.table.parent, "table")
+        schema = schema_for_file(a.table)
+        done = repair_table(a.table, schema)
+    except (UsageError, ValueError) as e:  # TableError is a ValueError: damage repair cannot undo
+        return fail("rgr repair", str(e))
+    if not done.dropped:
+        print(f"{a.table}: intact ({done.kept} rows); nothing to repair")
+    else:
+        which = ", ".join(map(str, done.lines[:10])) + (" ..." if done.dropped > 10 else "")
+        print(f"{a.table}: kept {done.kept} intact rows; dropped {done.dropped} damaged line(s) ({which}), saved in "
+              f"{a.table}.damaged; rerun the sweep to train what is missing")
+    return 0
+
+
+def replay_stopping(argv: Sequence[str]) -> int:
+    from ..experiments.futility import RULES
+    from ..results.futility_replay import replay_table
+
+    ap = Parser(prog="rgr replay-stopping",
+                 description="Replay a futility-stopping rule on a finished table's validation curves: model-steps "
+                             "saved, passing runs it would stop, and every cell whose answer would change.")
+    ap.add_argument("table", help="a table of data/ by name (base) or path (data/base.csv)")
+    ap.add_argument("--preset", required=True, help="whose rows to replay: smoke, book or paper")
+    ap.add_argument("--rule", default="trend-v1", help=f"the rule (one of {sorted(RULES)}; default trend-v1)")
+    a = ap.parse_args(list(argv))
+    try:
+        lines = replay_table(a.table, a.preset, a.rule)
+    except ValueError as e:
+        return fail("rgr replay-stopping", str(e))
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,164 @@
+"""``python -m rgr sweep``: an experiment's grid, resumably, into data/ (and ``--list``, ``--dry-run``, ``--merge``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from .common import Parser, UsageError, at_least, fail, writable_dir
+from .common import device as device_of
+
+__all__ = ["sweep", "interrupted"]
+
+
+def _sweep_parser() -> argparse.ArgumentParser:
+    ap = Parser(prog="rgr sweep", description="Run an experiment's grid, resumably, into data/.")
+    ap.add_argument("experiment", nargs="?", help="experiment name (see --list)")
+    ap.add_argument("--preset", default="book", help="smoke | book | paper (constructions: smoke | book)")
+    ap.add_argument("--device", default="auto", help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
+    ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
+    ap.add_argument("--max-stack", type=int, default=None, help="most runs per tensor program")
+    ap.add_argument("--list", action="store_true", help="list the experiments and their presets")
+    ap.add_argument("--merge", action="store_true", help="fold shard files into data/<experiment>.csv")
+    ap.add_argument("--dry-run", action="store_true", help="print the first round's runs and exit")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads of this process (default 1: the stacked tiny matmuls gain nothing from "
+                         "more; use --executor dask --workers N to use N cores)")
+    ap.add_argument("--data", default=None, help="folder of the tables (default: the repository's data/)")
+    dk = ap.add_argument_group("Dask (--executor dask)")
+    dk.add_argument("--executor", default="local", choices=("local", "dask"),
+                    help="local: train in this process (default); dask: send the stacks to a Dask cluster")
+    dk.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="connect to this scheduler (e.g. tcp://host:8786); without it a LocalCluster starts here")
+    dk.add_argument("--workers", type=int, default=None, help="worker processes of the LocalCluster (default: one per core)")
+    dk.add_argument("--gpu-per-stack", action=argparse.BooleanOptionalAction, default=None,
+                    help="give each stack one GPU (Dask resource GPU=1); default: when the cluster's workers declare GPU")
+    dk.add_argument("--retries", type=int, default=2, help="times a stack that raised on a worker is tried again (default 2)")
+    return ap
+
+
+def _list_sweeps() -> int:
+    from ..catalog import SWEEPS
+
+    for s in SWEEPS.values():
+        sizes = ", ".join(f"{p}: {len(s.planned_runs(p, None, (0, 1)))}" for p in s.presets)
+        print(f"{s.name:<13} {s.spec:<14} {s.description}  [first-round runs: {sizes}]")
+    return 0
+
+
+def sweep(argv: Sequence[str]) -> int:
+    from ..catalog import get
+    from ..experiments.planner import parse_shard
+    from ..experiments.runner import SweepError, check_shard, run_sweep
+    from ..experiments.tables import merge_shards, table_path
+    from ..paths import data_dir
+    from ..store import TableBusy, TableError
+
+    a = _sweep_parser().parse_args(list(argv))
+    prog = "rgr sweep"
+    try:
+        at_least(a.threads, 1, "--threads")
+        at_least(a.max_stack, 1, "--max-stack")
+        at_least(a.workers, 1, "--workers")
+        at_least(a.retries, 0, "--retries")
+        if a.list or not a.experiment:
+            return _list_sweeps()
+        try:
+            sweep = get(a.experiment)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        root = writable_dir(Path(a.data) if a.data else data_dir(), "--data")
+        if a.merge:
+            print(f"{sweep.name}: {merge_shards(sweep.schema, root)} rows in {table_path(sweep.name, root=root)}")
+            return 0
+        if a.preset not in sweep.presets:
+            raise UsageError(f"--preset must be one of {sorted(sweep.presets)} for {sweep.name}, got {a.preset!r}")
+        try:
+            shard = parse_shard(a.shard)
+            check_shard(sweep, shard)
+        except ValueError as e:
+            raise UsageError(f"--{e}") from None
+        if a.executor == "local":
+            if a.scheduler is not None or a.workers is not None or a.gpu_per_stack is not None:
+                raise UsageError("--scheduler, --workers and --gpu-per-stack need --executor dask")
+            device = device_of(a.device)
+        else:
+            from ..experiments.cluster import check_device
+
+            try:
+                device = check_device(a.device)
+            except ValueError as e:
+                raise UsageError(f"--device: {e}") from None
+        report = getattr(sweep, "dry_run_report", None)
+        done = _done_rows(sweep, a.preset, table_path(sweep.name, shard, root)) if report is not None else None
+        if a.dry_run:
+            if report is None:
+                runs = sweep.planned_runs(a.preset, None, shard)
+                print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
+                      "for this experiment)")
+            else:
+                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done)))
+            return 0
+        if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
+            print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
+                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done)]), flush=True)
+    except (UsageError, TableError) as e:
+        return fail(prog, str(e))
+    except TableBusy as e:
+        return fail(prog, str(e), 1)
+    torch.set_num_threads(a.threads)
+    out = table_path(sweep.name, shard, root)
+    try:
+        args = dict(preset=a.preset, device=device, shard=shard, root=root, progress=not a.no_progress,
+                    max_stack=a.max_stack)
+        if a.executor == "local":
+            run_sweep(sweep, **args)
+        else:
+            from ..experiments.cluster import dask_executor
+
+            with dask_executor(a.scheduler, a.workers, device, a.gpu_per_stack, a.retries) as ex:
+                run_sweep(sweep, **args, executor=ex)
+    except KeyboardInterrupt:
+        return interrupted(prog, sweep, a.preset, out, " ".join(["python -m rgr sweep", *argv]))
+    except TableBusy as e:
+        return fail(prog, str(e), 1)
+    except (ValueError, TableError) as e:
+        return fail(prog, str(e))
+    except SweepError as e:
+        return fail(prog, str(e), 1)
+    return 0
+
+
+def _done_rows(sweep, preset: str, path: Path):
+    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection."""
+    from ..store import load_table
+
+    if not path.is_file():
+        return None
+    t = load_table(path, sweep.schema)
+    return t[t["preset"] == preset]
+
+
+def _projection_device(device) -> str:
+    """The device a projection calibrates on: this machine's ("auto" resolved here)."""
+    from ..experiments.stacking import resolve_device
+
+    return resolve_device(device).type
+
+
+def interrupted(prog: str, sweep, preset: str, out: Path, command: str) -> int:
+    from ..store import load_table
+
+    try:
+        df = load_table(out, sweep.schema) if out.is_file() else None
+        n = 0 if df is None else int((df["preset"] == preset).sum())
+        saved = f"{n} finished runs of {sweep.name}/{preset} are saved in {out}"
+    except Exception:  # the interrupt itself must not end in a traceback
+        saved = f"finished runs are in {out}"
+    print(f"{prog}: interrupted; {saved}; resume with: {command}", file=sys.stderr)
+    return 130
