@@ -25,8 +25,8 @@ from .experiments.tables import load_results, table_path
 from .gpt2.experiment import GPT2
 from .store import Schema, TableError
 
-__all__ = ["SWEEPS", "CHOICES", "get", "load", "schema_for_file", "table_path", "choose_preset", "preset_completeness",
-           "completeness", "resolve_preset"]
+__all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
+           "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
 SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
@@ -45,6 +45,31 @@ def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.D
     if preset is not None and (not isinstance(preset, str) or preset not in sweep.presets):
         raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, got {preset!r}")
     return load_results(sweep.schema, preset, root)
+
+
+def produce_command(name: str, preset: str) -> str:
+    """The command that writes (or completes: it resumes) ``preset``'s rows of data/<name>.csv."""
+    return f"python -m rgr {'constructions' if name == 'constructions' else 'sweep ' + name} --preset {preset}"
+
+
+def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFrame:
+    """Every planned run of ``preset`` from data/<name>.csv, for a chapter that shows a table as it is (no fallback).
+
+    A missing table, one without rows of ``preset`` or one that lacks some of its planned runs (a cut or an
+    interrupted sweep) stops the chapter with a one-line :class:`rgr.store.TableError` naming the file, what it
+    holds and the command that completes it.
+    """
+    sweep = get(name)
+    if preset not in sweep.presets:
+        raise ValueError(f"preset = {preset!r}; data/{name}.csv is written for presets {sorted(sweep.presets)}")
+    df = load(name, preset, root)
+    planned = {sweep.run_key(r, preset) for r in sweep.planned_runs(preset, df)}
+    have = len(planned & set(df["run_key"]))
+    if have < len(planned):
+        held = f"{have} of the {len(planned)} planned runs" if len(df) else "no rows"
+        raise TableError(f"{table_path(name, root=root)} holds {held} of preset {preset!r}; "
+                         f"complete it with `{produce_command(name, preset)}`")
+    return df
 
 
 def schema_for_file(path: str | Path) -> Schema:

@@ -1,9 +1,13 @@
-"""What every data chapter does first (rgr.chapters.loading): load or fall back loudly, and say where rows came from."""
+"""What every data chapter does first (rgr.chapters.loading): load or fall back loudly, and say where rows came from.
+
+The theory chapters show data/constructions.csv as it is: rgr.catalog.load_complete reads all of it or stops."""
 
 import pandas as pd
 import pytest
 
+from rgr.catalog import load_complete, produce_command
 from rgr.chapters.loading import ExperimentData, load_experiment, provenance_note, reproduce_note, scope_words
+from rgr.paths import data_dir
 from rgr.store import TableError
 
 
@@ -54,3 +58,37 @@ def test_scope_words_count_what_the_rows_span_and_the_presets_rounds():
     assert said == "the `book` preset trains 2 seeds and head counts up to 16 at 2 cells, with 1 refinement round"
     one = scope_words(ExperimentData("value", "paper", rows[rows.seed == 0]))
     assert one.startswith("the `paper` preset trains 1 seed and") and one.endswith("with 0 refinement rounds")
+
+
+@pytest.fixture
+def constructions_lines() -> list[str]:
+    """data/constructions.csv (the book rows the theory chapters show), as lines."""
+    return (data_dir() / "constructions.csv").read_text().splitlines(keepends=True)
+
+
+def test_load_complete_reads_every_planned_run(constructions_lines, tmp_path):
+    (tmp_path / "constructions.csv").write_text("".join(constructions_lines))
+    assert len(load_complete("constructions", "book", tmp_path)) == len(constructions_lines) - 1
+
+
+def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_path):
+    """Issue 33: a constructions.csv cut to half its rows ran with no warning."""
+    kept = (len(constructions_lines) - 1) // 2
+    (tmp_path / "constructions.csv").write_text("".join(constructions_lines[: kept + 1]))
+    with pytest.raises(TableError, match=rf"constructions.csv holds {kept} of the {len(constructions_lines) - 1} "
+                                         r"planned runs of preset 'book'") as e:
+        load_complete("constructions", "book", tmp_path)
+    assert "\n" not in str(e.value) and produce_command("constructions", "book") in str(e.value)
+
+
+def test_load_complete_refuses_a_table_without_the_presets_rows(constructions_lines, tmp_path):
+    """Issue 33: a constructions.csv with only smoke rows gave `KeyError: 0` deep in the chapter."""
+    smoke = [constructions_lines[0]] + [line.replace(",book,", ",smoke,") for line in constructions_lines[1:]]
+    (tmp_path / "constructions.csv").write_text("".join(smoke))
+    with pytest.raises(TableError, match="constructions.csv holds no rows of preset 'book'; complete it with "
+                                         "`python -m rgr constructions --preset book`"):
+        load_complete("constructions", "book", tmp_path)
+    with pytest.raises(TableError, match="no such table"):
+        load_complete("constructions", "book", tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match="preset = 'huge'"):
+        load_complete("constructions", "huge", tmp_path)

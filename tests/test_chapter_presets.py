@@ -22,6 +22,8 @@ REQUIRED = {c.stem for c in CHAPTERS}
 # the chapters that read data/ tables (the others compute everything they show)
 DATA_CHAPTERS = ["permutation_sweeps", "denser_graphs", "softmax", "value_channel", "gpt2_block", "replication",
                  "choosing_heads"]
+THEORY_CHAPTERS = sorted(REQUIRED - set(DATA_CHAPTERS))  # their `preset` sizes live computations
+CONSTRUCTIONS_CHAPTERS = ["constructions", "lower_bounds"]  # they show data/constructions.csv's book rows as they are
 GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`:]+)")
 
 
@@ -72,3 +74,32 @@ def test_chapter_refuses_a_bad_preset_in_one_line(name, tmp_path):
     with pytest.raises(pm.PapermillExecutionError) as err:
         _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", BOOK, preset="nope")
     assert err.value.ename == "ParameterError" and err.value.evalue.startswith("preset = 'nope'")
+
+
+def test_theory_chapters_are_the_live_ones():
+    assert THEORY_CHAPTERS == ["constructions", "lower_bounds", "theory"]
+
+
+@pytest.mark.parametrize("name", THEORY_CHAPTERS)
+def test_theory_chapter_refuses_auto_in_one_line(name, tmp_path):
+    """Issue 33: 'auto' (listed as allowed) gave `KeyError: 'auto'`; it picks stored rows, which these do not size."""
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", BOOK, preset="auto")
+    assert err.value.ename == "ParameterError"
+    assert err.value.evalue.startswith("preset = 'auto'; choose one of 'smoke', 'book', 'paper'")
+
+
+@pytest.mark.parametrize("cut", ["half", "smoke only"])
+@pytest.mark.parametrize("name", CONSTRUCTIONS_CHAPTERS)
+def test_constructions_chapter_refuses_an_incomplete_table_in_one_line(name, cut, empty_checkout, tmp_path):
+    """Issue 33: a constructions.csv of smoke rows gave `KeyError: 0`; one cut to half its rows ran with no warning."""
+    lines = (ROOT / "data" / "constructions.csv").read_text().splitlines(keepends=True)
+    if cut == "half":
+        lines = lines[: (len(lines) - 1) // 2 + 1]
+    else:
+        lines = lines[:1] + [line.replace(",book,", ",smoke,") for line in lines[1:]]
+    (empty_checkout / "data" / "constructions.csv").write_text("".join(lines))
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", empty_checkout / "book", preset="smoke")
+    assert err.value.ename == "TableError" and "\n" not in err.value.evalue
+    assert err.value.evalue.startswith(str(empty_checkout / "data" / "constructions.csv") + " holds ")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rgr.chapters.params import ParameterError, check, in_range, one_of, positive_int
+from rgr.chapters.params import PRESETS, ParameterError, check, in_range, one_of, positive_int
 
 
 def test_good_parameters_pass():
@@ -19,6 +19,13 @@ def test_good_parameters_pass():
 def test_bad_parameters_name_themselves(kwargs, name):
     with pytest.raises(ParameterError, match=rf"^{name} ="):
         check(**kwargs)
+
+
+def test_a_chapter_may_narrow_the_presets():
+    assert check("auto").preset == "auto"  # a data chapter: "auto" picks stored rows by completeness
+    assert check("paper", choices=PRESETS).preset == "paper"
+    with pytest.raises(ParameterError, match=r"^preset = 'auto'; choose one of 'smoke', 'book', 'paper' \(this preset"):
+        check("auto", choices=PRESETS)  # a theory chapter: its preset sizes live computations
 
 
 def test_cuda_without_gpu_is_refused(monkeypatch):

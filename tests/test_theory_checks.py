@@ -14,7 +14,7 @@ from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import permutation_graph
 from rgr.theory.bounds import bit_budget_DK
 from rgr.theory.constructions import construct_softmax
-from rgr.theory.per_context import context_separates, hoeffding_dk, per_context_dk
+from rgr.theory.per_context import hoeffding_dk
 from rgr.theory.softmax_width import (
     kappa,
     leakage_logit_sd,
@@ -146,19 +146,12 @@ def test_margin_finding_synthetic():
     assert f.all_recovered and f.gamma_min == 0.001 and f.bound_over_DK_max == pytest.approx(0.125)
 
 
-def test_per_context_width():
+def test_hoeffding_width():  # the per-context width itself: tests/test_per_context.py
     assert hoeffding_dk(16) == math.floor(16 * math.log(16)) + 1
     assert 16 ** 2 * math.exp(-hoeffding_dk(16) / 8) < 1
-    X = gaussian_unit(8, 8, 0)
-    y = torch.zeros(8, 8, dtype=torch.bool)
-    y[0, 3] = y[2, 5] = True
-    W = np.where(np.random.default_rng(0).random((8, 200)) < 0.5, 1.0, -1.0)
-    assert context_separates(X, y, W)  # wide signatures always separate
-    assert not context_separates(X, y, W[:, :1])  # width 1: scores +-1 cannot all sit on the right side of 1/2
-    d = per_context_dk(64, 32, 16, 0, n=4)
-    assert (d >= 1).all() and (d <= 512).all()
+    assert 16 ** 2 * math.exp(-(hoeffding_dk(16) - 1) / 8) >= 1  # the smallest such width
     with pytest.raises(ValueError, match="ell"):
-        per_context_dk(64, 8, 16, 0, n=1)
+        hoeffding_dk(1)
 
 
 def test_seed_paper_finding_synthetic():
@@ -216,3 +209,18 @@ def test_sampler_rates_closed_forms():
     assert r.served == 1.0 and r.target_present > 0.5
     with pytest.raises(ValueError, match="ell"):
         chance_rate(8, 9)
+
+
+def test_lower_bounds_chapter_values_are_rounded_to_what_is_shown():
+    from rgr.results.bound_findings import MARGIN_DIGITS, BoundsFinding, chapter_values
+    from rgr.results.findings import DIGITS
+
+    found = BoundsFinding({}, True, 3.069505285921, 53.87711135806, {}, 18 / 19)
+    fm = tc.MarginFinding(4, True, 0.000171565638881, 0.00040084117529, 14.869644167294, 16.093914241066,
+                          0.0796778415884, 0.0440511710733)
+    fs = tc.SeedPaperFinding(4, 64, 5.0, 45.75, 4.0, 15.292567433423, 64, 512, 6.0, 144.0, 16, 23.0)
+    v = chapter_values(found, fm, fs, budget_d_model=32)
+    assert v["mg_g0"] == round(fm.gamma_min, MARGIN_DIGITS["gamma"]) and v["mg_b1"] == round(fm.bits_max, MARGIN_DIGITS["bits"])
+    assert v["mg_r1"] == round(fm.bound_over_DK_max, MARGIN_DIGITS["ratio"])
+    assert v["rank_one"] == round(100 * 18 / 19, DIGITS) and v["pc_slope"] == round(fs.slope_ln_ell, DIGITS)
+    assert v["inside"] == "holds" and v["mg_all"] == "every" and v["bu_d"] == 32 and v["pc_l1"] == 64

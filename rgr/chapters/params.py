@@ -37,10 +37,15 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def check(preset: str, device: str = "cpu", seed: int = 0) -> ChapterParams:
-    """Check the common parameters; ``device='auto'`` becomes 'cuda' when a GPU is there, else 'cpu'."""
-    if preset not in CHOICES:
-        raise ParameterError(f"preset = {preset!r}; choose one of {', '.join(map(repr, CHOICES))}")
+def check(preset: str, device: str = "cpu", seed: int = 0, choices: tuple[str, ...] = CHOICES) -> ChapterParams:
+    """Check the common parameters; ``device='auto'`` becomes 'cuda' when a GPU is there, else 'cpu'.
+
+    ``choices``: the presets this chapter takes. The theory chapters pass :data:`PRESETS`: their ``preset``
+    sizes what they compute live, and "auto" (which picks stored rows by completeness) means nothing there.
+    """
+    if preset not in choices:
+        live = " (this preset sizes live computations; 'auto' picks stored rows)" if preset == "auto" else ""
+        raise ParameterError(f"preset = {preset!r}; choose one of {', '.join(map(repr, choices))}{live}")
     if device not in DEVICES:
         raise ParameterError(f"device = {device!r}; choose one of {', '.join(map(repr, DEVICES))}")
     if device == "cuda" and not _cuda_available():

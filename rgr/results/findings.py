@@ -13,9 +13,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGITS", "flatten", "nan_if_none"]
+__all__ = ["DIGITS", "flatten", "glued", "nan_if_none"]
 
 DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
+
+
+def glued(value: Any, digits: int = DIGITS) -> Any:
+    """``value`` as a chapter glues it: a finite float rounded to ``digits`` decimals, anything else as it is.
+
+    myst-nb stores a glued value's repr, which nbval compares digit for digit; the last bits of a float that
+    went through a BLAS kernel, a SIMD ``log`` or a thread-split sum differ between machines, so they are
+    rounded off (to :data:`DIGITS` decimals; fewer, down to what the chapter shows, where the value is
+    noisier: a trained model's).
+    """
+    if isinstance(value, (bool, np.bool_, int, np.integer)) or not isinstance(value, (float, np.floating)):
+        return value
+    return round(float(value), digits) if math.isfinite(value) else float(value)
 
 
 def nan_if_none(v: Any) -> float:
@@ -32,7 +45,7 @@ def _scalar(v: Any) -> Any:
     if isinstance(v, (int, np.integer)):
         return int(v)
     if isinstance(v, (float, np.floating)):
-        return round(float(v), DIGITS) if math.isfinite(v) else float(v)
+        return glued(v)
     if isinstance(v, str):
         return v
     return None

@@ -11,8 +11,16 @@ pseudo-inverse ``X_C^+`` de-embeds them exactly. Give each item a Rademacher sig
 write query row ``w_{pi(i)}`` for every source whose target is in the context (zero otherwise) and key
 row ``w_j``; then ``W_Q = X_C^+ Q'``, ``W_K = X_C^+ K'`` score pair (i, j) exactly ``w_{pi(i)} . w_j``
 and tau = d/2 separates the pattern once the ell^2 Rademacher sums of non-edges all stay below d/2:
-d ~ 8 ln(ell) suffices w.h.p. (Hoeffding and a union bound over the ell^2 pairs:
+``d > 16 ln(ell)`` suffices w.h.p. (Hoeffding and a union bound over the ell^2 pairs:
 ``ell^2 exp(-d/8) < 1``), whatever m is.
+
+Exact arithmetic. The scores are integers (sums of d products of +-1) and can equal the threshold d/2
+exactly whenever 4 divides d. Computed through the model space in floating point, such a tie lands at
+d/2 +- 1e-14, on a side that the BLAS kernel decides (OpenBLAS picks its kernel by CPU), so a chapter
+built on it would differ between machines. The separation is therefore decided on the integer scores
+(:func:`signature_scores`), with a tie counted as a failure (the strict inequalities of the
+construction), and the floating-point side is checked once per context: the pseudo-inverse must
+de-embed the context to within :data:`DE_EMBED_TOL` (:func:`de_embedding_error`), else a ValueError.
 """
 
 from __future__ import annotations
@@ -28,9 +36,13 @@ from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph
 from ..task.rng import derive_seed
 
-__all__ = ["hoeffding_dk", "context_separates", "per_context_dk", "per_context_table"]
+__all__ = ["DE_EMBED_TOL", "hoeffding_dk", "de_embedding_error", "signature_scores", "context_separates",
+           "first_separating_width", "per_context_dk", "per_context_table"]
 
 _STREAM = 23  # random stream of the per-context signatures
+# largest entry of |X_C X_C^+ - I| accepted: the model-space scores are then within
+# 2 * DE_EMBED_TOL * ell * d (+ rounding) of the integer ones, far below the 1/2 that separates two integers
+DE_EMBED_TOL = 1e-9
 
 
 def hoeffding_dk(ell: int) -> int:
@@ -40,30 +52,79 @@ def hoeffding_dk(ell: int) -> int:
     return math.floor(16 * math.log(ell)) + 1
 
 
+def de_embedding_error(X_C: torch.Tensor) -> float:
+    """``max |X_C X_C^+ - I|``: how far the pseudo-inverse is from de-embedding the context (0 in exact arithmetic;
+    about 1 when the rows of ``X_C`` are linearly dependent)."""
+    X = X_C.double().numpy()
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise ValueError(f"X_C must be a non-empty (ell, d_model) matrix, got shape {tuple(X.shape)}")
+    return float(np.abs(X @ np.linalg.pinv(X) - np.eye(X.shape[0])).max())
+
+
+def _check_signatures(labels: torch.Tensor, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``labels`` as a bool array and ``W`` as int64, both validated."""
+    y = np.asarray(labels, dtype=bool)
+    if W.ndim != 2 or y.shape != (W.shape[0], W.shape[0]):
+        raise ValueError(f"labels must be (ell, ell) for W of shape (ell, d), got {y.shape} and {W.shape}")
+    if not np.isin(W, (-1, 1)).all():
+        raise ValueError("W must hold Rademacher signatures: every entry +1 or -1")
+    if (y.sum(axis=1) > 1).any():
+        raise ValueError("labels must have at most one positive per row (one target per source)")
+    return y, W.astype(np.int64)
+
+
+def signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
+    """The construction's scores ``w_{pi(i)} . w_j`` (ell, ell) as exact integers (int64); rows without an
+    in-context target score 0. ``W`` (ell, d) holds +-1 signatures, ``labels`` (ell, ell) at most one positive per row."""
+    y, Wi = _check_signatures(labels, W)
+    Q = np.zeros_like(Wi)
+    rows, cols = np.nonzero(y)
+    Q[rows] = Wi[cols]
+    return Q @ Wi.T
+
+
+def _check_de_embedding(X_C: torch.Tensor) -> None:
+    err = de_embedding_error(X_C)
+    if not err <= DE_EMBED_TOL:
+        raise ValueError(f"X_C: the context's embeddings must be linearly independent (ell <= d_model) and well "
+                         f"conditioned; X_C X_C^+ is off the identity by {err:.3g} > DE_EMBED_TOL = {DE_EMBED_TOL:g}")
+
+
 def context_separates(X_C: torch.Tensor, labels: torch.Tensor, W: np.ndarray) -> bool:
     """Whether the per-context weights built from signature rows ``W`` (ell, d) separate ``labels`` at d/2.
 
-    ``X_C`` (ell, d_model) must have full row rank; ``labels`` (ell, ell) bool with at most one
-    positive per row. Scores go through the model space: ``(X_C W_Q)(X_C W_K)^T``.
+    ``X_C`` (ell, d_model) must de-embed exactly (full row rank, checked to :data:`DE_EMBED_TOL`); the
+    scores it then produces are the integers of :func:`signature_scores`, compared with d/2 exactly:
+    every edge strictly above, every non-edge strictly below (a score equal to d/2 fails).
     """
-    ell, d = W.shape
-    X = X_C.double().numpy()
-    y = labels.numpy()
-    if np.linalg.matrix_rank(X) < ell:
-        raise ValueError("the context's embeddings must be linearly independent (ell <= d_model)")
-    Xp = np.linalg.pinv(X)  # (d_model, ell): X Xp = I on the context
-    Q = np.zeros((ell, d))
+    _check_de_embedding(X_C)
+    d = W.shape[1]
+    S, y = signature_scores(labels, W), np.asarray(labels, dtype=bool)
+    return bool((2 * S[y] > d).all() and (2 * S[~y] < d).all())
+
+
+def first_separating_width(labels: torch.Tensor, W: np.ndarray) -> int:
+    """The smallest d such that the first d columns of ``W`` separate ``labels`` at d/2 (integer scores, a tie
+    fails), or ``W.shape[1] + 1`` if none does. Success is not monotone in d, so every width is tried."""
+    y, Wi = _check_signatures(labels, W)
+    Q = np.zeros_like(Wi)
     rows, cols = np.nonzero(y)
-    Q[rows] = W[cols]
-    S = (X @ (Xp @ Q)) @ (X @ (Xp @ W)).T
-    return bool((S[y] > d / 2).all() and (S[~y] < d / 2).all())
+    Q[rows] = Wi[cols]
+    S = np.cumsum(Q.T[:, :, None] * Wi.T[:, None, :], axis=0)  # S[k-1] = scores at width k (d_max, ell, ell)
+    width = np.arange(1, Wi.shape[1] + 1)
+    ok = (2 * S[:, ~y] < width[:, None]).all(axis=1)
+    if y.any():
+        ok &= (2 * S[:, y] > width[:, None]).all(axis=1)
+    hit = np.flatnonzero(ok)
+    return int(width[hit[0]]) if len(hit) else Wi.shape[1] + 1
 
 
 def per_context_dk(m: int, d_model: int, ell: int, seed: int, n: int = 20, d_max: int = 512) -> np.ndarray:
-    """For each of ``n`` sampled contexts, the smallest signature width d (searched 1, 2, ...) that separates it.
+    """For each of ``n`` sampled contexts, the smallest signature width d (1, 2, ..., d_max) that separates it.
 
     Signature columns are nested (column t is the same whatever d is), so the search is over a
-    single draw per context; d_max bounds it (a context that needs more returns d_max + 1).
+    single draw per context; a context that needs more than d_max returns d_max + 1. Exact: integer
+    scores (:func:`first_separating_width`) once the context's de-embedding is checked.
     """
     if ell > d_model:
         raise ValueError(f"ell must be <= d_model for an exact per-context de-embedding, got ell={ell}, d_model={d_model}")
@@ -73,18 +134,9 @@ def per_context_dk(m: int, d_model: int, ell: int, seed: int, n: int = 20, d_max
     out = np.empty(n, dtype=int)
     for c in range(n):
         rng = np.random.default_rng(derive_seed(seed * 100_003 + c, _STREAM))
-        W = np.where(rng.random((ell, d_max)) < 0.5, 1.0, -1.0)
-        X_C, y = X[batch.items[c]], batch.labels[c]
-        lo, hi = 0, 1
-        while hi <= d_max and not context_separates(X_C, y, W[:, :hi]):
-            lo, hi = hi, 2 * hi
-        if hi > d_max:
-            out[c] = d_max + 1
-            continue
-        while hi - lo > 1:  # success is not strictly monotone in d: report the first width of the last bracket
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if context_separates(X_C, y, W[:, :mid]) else (mid, hi)
-        out[c] = hi
+        W = np.where(rng.random((ell, d_max)) < 0.5, 1, -1)
+        _check_de_embedding(X[batch.items[c]])
+        out[c] = first_separating_width(batch.labels[c], W)
     return out
 
 
