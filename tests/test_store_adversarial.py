@@ -164,3 +164,23 @@ def test_an_unhandled_interrupt_or_os_error_is_one_line(monkeypatch, capsys, err
     assert cli(["schema"]) == code
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("field, value", [("lr", float("inf")), ("init_std", float("inf")),
+                                          ("weight_decay", float("nan")), ("beta1", float("nan"))])
+def test_the_gpt2_block_config_refuses_values_that_train_to_nan(field, value):
+    from rgr.gpt2.block import Config
+
+    with pytest.raises(ValueError, match=f"{field} must be a finite number"):
+        Config(**{field: value})
+
+
+def test_the_design_rule_names_an_absurd_or_degenerate_input():
+    from rgr.results import design
+
+    rule = design.fit_from_runs(catalog.load("base", "paper"), "paper")
+    for kw, says in ((dict(m_prime=10**400, d_model=32, D_K=64), "m_prime"), (dict(m_prime=512, d_model=32, D_K=10**400), "D_K")):
+        with pytest.raises(ValueError, match=says):
+            design.recommend(rule, **kw)
+    with pytest.raises(ValueError, match="m_prime = 1"):
+        design.lookup(rule, [1], [32])

@@ -106,6 +106,10 @@ class Config:
             raise ValueError(f"d_model must be a multiple of h (d_model={self.d_model}, h={self.h})")
         if self.ell < 1 or 2 * self.ell + 1 > self.m:
             raise ValueError(f"ell must satisfy 2*ell + 1 <= m (ell={self.ell}, m={self.m})")
+        for f in ("lr", "init_std", "weight_decay", "beta1", "beta2"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, float, np.floating)) or isinstance(v, bool) or not math.isfinite(v):
+                raise ValueError(f"{f} must be a finite number, got {v!r}")
         for f in ("lr", "init_std"):
             if not getattr(self, f) > 0:
                 raise ValueError(f"{f} must be > 0, got {getattr(self, f)}")

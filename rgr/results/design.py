@@ -225,14 +225,17 @@ def fit_rule(cells: pd.DataFrame, runs: pd.DataFrame, preset: str, heads: tuple[
     )
 
 
+MAX_SIZE = 2**40  # the largest m', d_model or D_K the rule is asked about (floats stay exact far beyond)
+
+
 def _check_inputs(m_prime: object, d_model: object, D_K: object, target_f1: object) -> None:
     for name, v in (("m_prime", m_prime), ("d_model", d_model)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 2:
-            raise ValueError(f"{name} = {v!r}; expected an integer >= 2")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= MAX_SIZE:
+            raise ValueError(f"{name} = {v!r}; expected an integer in [2, 2^{MAX_SIZE.bit_length() - 1}]")
     if (D_K is None) == (target_f1 is None):
         raise ValueError("give exactly one of D_K (a key budget) and target_f1 (a target micro-F1)")
-    if D_K is not None and (isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or D_K < 1):
-        raise ValueError(f"D_K = {D_K!r}; expected an integer >= 1")
+    if D_K is not None and (isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or not 1 <= D_K <= MAX_SIZE):
+        raise ValueError(f"D_K = {D_K!r}; expected an integer in [1, 2^{MAX_SIZE.bit_length() - 1}]")
     if target_f1 is not None:
         lo, hi = F1_RANGE
         if isinstance(target_f1, bool) or not isinstance(target_f1, (int, float)) or not lo <= target_f1 <= hi:
@@ -283,6 +286,9 @@ def lookup(rule: DesignRule, m_primes: list[int], d_models: list[int], target_f1
 
     Columns: m_prime, d_model, h, h_lo, h_hi, D_K (needed for ``target_f1``), D_K_lo, D_K_hi, d_k.
     """
+    for m in m_primes:
+        for d in d_models:
+            _check_inputs(m, d, None, target_f1)
     rows = []
     for m in m_primes:
         for d in d_models:
