@@ -184,3 +184,19 @@ def test_the_design_rule_names_an_absurd_or_degenerate_input():
             design.recommend(rule, **kw)
     with pytest.raises(ValueError, match="m_prime = 1"):
         design.lookup(rule, [1], [32])
+
+
+def test_a_shard_rerun_after_a_merge_trains_nothing_and_a_merge_says_what_is_missing(tmp_path, capsys):
+    from rgr.experiments.tables import merge_shards
+
+    base = get_experiment("base")
+    run_sweep(base, "smoke", "cpu", shard=(0, 2), root=tmp_path, progress=False, log=lambda s: None)
+    assert cli(["sweep", "base", "--preset", "smoke", "--data", str(tmp_path), "--merge"]) == 0
+    assert "missing" in capsys.readouterr().out  # only shard 0 of 2 was there
+    logs: list[str] = []
+    run_sweep(base, "smoke", "cpu", shard=(0, 2), root=tmp_path, progress=False, log=logs.append)
+    assert logs and all("to train" not in line for line in logs)  # its runs are in the main table now
+    run_sweep(base, "smoke", "cpu", shard=(1, 2), root=tmp_path, progress=False, log=lambda s: None)
+    merge_shards(base.schema, root=tmp_path)
+    assert cli(["sweep", "base", "--preset", "smoke", "--data", str(tmp_path), "--merge"]) == 0
+    assert "preset smoke: 32 of 32 planned runs present (complete)" in capsys.readouterr().out

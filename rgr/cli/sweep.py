@@ -75,6 +75,8 @@ def sweep(argv: Sequence[str]) -> int:
         root = writable_dir(Path(a.data) if a.data else data_dir(), "--data")
         if a.merge:
             print(f"{sweep.name}: {merge_shards(sweep.schema, root)} rows in {table_path(sweep.name, root=root)}")
+            for line in _missing_after_merge(sweep, root):
+                print(line)
             return 0
         if a.preset not in sweep.presets:
             raise UsageError(f"--preset must be one of {sorted(sweep.presets)} for {sweep.name}, got {a.preset!r}")
@@ -162,3 +164,20 @@ def interrupted(prog: str, sweep, preset: str, out: Path, command: str) -> int:
         saved = f"finished runs are in {out}"
     print(f"{prog}: interrupted; {saved}; resume with: {command}", file=sys.stderr)
     return 130
+
+
+def _missing_after_merge(sweep, root) -> list[str]:
+    """Per preset in the merged table: how many of the runs its planner asks for are there (shards may be missing)."""
+    from ..experiments.tables import table_path
+    from ..store import load_table
+
+    table = load_table(table_path(sweep.name, root=root), sweep.schema)
+    lines = []
+    for preset in sorted(set(table["preset"]) & set(sweep.presets)):
+        done = table[table["preset"] == preset]
+        keys = [sweep.run_key(c, preset) for c in sweep.planned_runs(preset, done, (0, 1))]
+        have = sum(k in set(done["run_key"]) for k in keys)
+        state = "complete" if have == len(keys) else (f"{len(keys) - have} missing: run the shards that are not "
+                                                      "merged yet, or the whole sweep, to train them")
+        lines.append(f"  preset {preset}: {have} of {len(keys)} planned runs present ({state})")
+    return lines

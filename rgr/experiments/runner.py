@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 from ..store import Schema, TableError, load_table, sweep_lock, write_rows
-from .tables import table_path
+from .tables import load_results, table_path
 from .train import resolve_device
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "run_sweep",
@@ -203,7 +203,7 @@ def run_sweep(
     failed: dict[str, Failure] = {}
     with sweep_lock(out, f"{sweep.name}/{preset}"):
         for rnd in range(max_rounds):
-            done = load_table(out, schema) if out.is_file() else None
+            done = _finished(out, schema, shard, path is None)
             done_p = None if done is None else done[done["preset"] == preset]
             skip = set(failed) | (set() if done is None else set(done["run_key"]))
             todo = [c for c in sweep.planned_runs(preset, done_p, shard) if sweep.run_key(c, preset) not in skip]
@@ -221,6 +221,17 @@ def run_sweep(
     if failed:
         raise SweepError(sweep.name, preset, list(failed.values()))
     return load_table(out, schema) if out.is_file() else pd.DataFrame()
+
+
+def _finished(out: Path, schema: Schema, shard: tuple[int, int], default_path: bool) -> pd.DataFrame | None:
+    """The rows a sweep can skip: its own file's; for a shard, also the main table's and the other shards'
+    (a shard rerun after ``--merge`` finds its runs in the main table, not in its own file)."""
+    if shard[1] > 1 and default_path:
+        try:
+            return load_results(schema, root=out.parent)
+        except TableError:
+            return None
+    return load_table(out, schema) if out.is_file() else None
 
 
 def _reuse(sweep: Sweepable, preset: str, todo: list, out: Path, schema: Schema, log: Callable[[str], None]) -> list:
