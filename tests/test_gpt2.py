@@ -181,3 +181,28 @@ def test_hub_path_wiring(gpt2_dir, tmp_path, monkeypatch):
     assert t.provenance["checkpoint_revision"] == "ab" * 20
     assert ("openai-community/gpt2", "model.safetensors") in asked
     assert (("Salesforce/wikitext", "wikitext-103-raw-v1"), {"split": "train", "streaming": True}) in asked
+
+
+@pytest.mark.parametrize("damage", ["truncated checkpoint", "garbage checkpoint", "empty checkpoint",
+                                    "garbage vocab", "garbage merges", "binary vocab"])
+def test_a_damaged_checkpoint_or_tokenizer_is_one_line_naming_the_file(gpt2_dir, damage, capsys):
+    from rgr.cli import main as cli
+
+    ckpt, vocab, merges = gpt2_dir / "model.safetensors", gpt2_dir / "vocab.json", gpt2_dir / "merges.txt"
+    if damage == "truncated checkpoint":
+        ckpt.write_bytes(ckpt.read_bytes()[:40])
+    elif damage == "garbage checkpoint":
+        ckpt.write_bytes(b"\xff" * 64)
+    elif damage == "empty checkpoint":
+        ckpt.write_bytes(b"")
+    elif damage == "garbage vocab":
+        vocab.write_text("{not json")
+    elif damage == "garbage merges":
+        merges.write_text("#version: 0.2\nonly-one-token\n")
+    else:
+        vocab.write_bytes(b"\x00\xff\xfe" * 10)
+    code = cli(["gpt2", "build", "--m", "8", "--dir", str(gpt2_dir), "--text", str(gpt2_dir / "text.txt"),
+                "--n-tokens", "50", "--out", str(gpt2_dir / "out.npz")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "rgr gpt2 build: " in err and str(gpt2_dir) in err, err
+    assert not (gpt2_dir / "out.npz").exists()

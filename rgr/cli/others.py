@@ -115,7 +115,10 @@ def gpt2(argv: Sequence[str]) -> int:
         writable_file(Path(a.out) if a.out else default_path(), "--out")
     except UsageError as e:
         return fail("rgr gpt2 build", str(e))
-    table = build_items(m=a.m, local_dir=a.dir, hub=a.hub, n_tokens=a.n_tokens, text=a.text)
+    try:
+        table = build_items(m=a.m, local_dir=a.dir, hub=a.hub, n_tokens=a.n_tokens, text=a.text)
+    except (ValueError, FileNotFoundError) as e:  # a damaged or missing checkpoint or tokenizer: named in one line
+        return fail("rgr gpt2 build", str(e))
     out = save_items(table, a.out, dtype=a.dtype)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): m={table.m}, d_model={table.d_model}, "
           f"source={table.source}, top tokens {list(table.tokens[:10])}")
