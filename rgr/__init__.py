@@ -27,7 +27,7 @@ one below it (tests/test_style.py checks it):
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
   frozen result (permutation_sweeps, denser_graphs, softmax, value_channel, gpt2_block), the replication
-  verdicts;
+  verdicts (seed_bootstrap: their noise intervals; paper_arithmetic: the paper's Table 1 against its fits);
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, and one figure module per
   chapter (``figures.softmax`` for book/softmax.ipynb, ...);
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.

@@ -85,3 +85,18 @@ def test_chapter_params_accept_auto_and_name_the_choices():
     assert params.check("auto").preset == "auto"
     with pytest.raises(params.ParameterError, match="choose one of 'auto', 'smoke', 'book', 'paper'"):
         params.check("nope")
+
+
+def test_load_groups_reads_each_table_once_per_preset(tmp_path, monkeypatch):
+    # value has paper rows here, linear only book: alone, value reads paper; read with linear, both read book
+    _book_rows_only(tmp_path, "linear")
+    rows = catalog.load("value")
+    write_rows(tmp_path / "value.csv", catalog.schema_for_file(catalog.table_path("value")), rows.to_dict("records"))
+    reads = []
+    real = loading._load
+    monkeypatch.setattr(loading, "_load", lambda name, preset, *a: reads.append((name, preset)) or real(name, preset, *a))
+    got = loading.load_groups({"value": ("value",), "linear": ("linear",), "pair": ("value", "linear")}, "auto", root=tmp_path)
+    alone = "paper" if catalog.preset_completeness("value", "paper", tmp_path) == 1.0 else "book"
+    assert got["value"]["value"].preset == alone and got["pair"]["value"].preset == "book"
+    assert "compared with each other" in got["pair"]["linear"].why and got["linear"]["linear"].why.startswith("paper rows")
+    assert sorted(reads) == sorted(set(reads))  # one read per (table, preset)

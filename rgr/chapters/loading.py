@@ -15,8 +15,8 @@ present but corrupt is an error, never a silent fallback.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +27,8 @@ from ..catalog import completeness, get, load, resolve_preset, table_path
 from ..experiments.runner import run_sweep
 from ..store import TableError
 
-__all__ = ["ExperimentData", "load_experiment", "load_experiments", "provenance_note", "reproduce_note", "scope_words"]
+__all__ = ["ExperimentData", "load_experiment", "load_experiments", "load_groups", "provenance_note", "reproduce_note",
+           "scope_words"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,31 @@ def load_experiments(names: Sequence[str], preset: str = "auto", device: str = "
     why = (f"one preset for {listed}, which are compared run against run: paper only where all their paper sweeps "
            f"are complete. Planned runs present: {said}")
     return {n: _load(n, chosen, device, root, preset, why if preset == "auto" else "") for n in names}
+
+
+def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", device: str = "cpu",
+                root: Path | None = None) -> dict[str, dict[str, ExperimentData]]:
+    """:func:`load_experiments` with ``together=True`` for every group (a group of one name: that experiment on its
+    own preset), each table read once per preset and each sweep's completeness once."""
+    names = list(dict.fromkeys(n for g in groups.values() for n in g))
+    found = {n: completeness(n, root) for n in names} if preset == "auto" else {}
+    cache: dict[tuple[str, str], ExperimentData] = {}
+    out: dict[str, dict[str, ExperimentData]] = {}
+    for key, group in groups.items():
+        chosen = resolve_preset(group, preset, root, found or None)
+        said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in found.get(n, {}).items()) or "no rows") for n in group)
+        if preset != "auto":
+            why = ""
+        elif len(group) == 1:
+            why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
+        else:
+            why = (f"one preset for {', '.join(f'`{n}`' for n in group)}, compared with each other: paper only where all "
+                   f"their paper sweeps are complete. Planned runs present: {said}")
+        for n in group:
+            if (n, chosen) not in cache:
+                cache[(n, chosen)] = _load(n, chosen, device, root, preset, why)
+        out[key] = {n: replace(cache[(n, chosen)], why=why) for n in group}
+    return out
 
 
 def load_experiment(name: str, preset: str = "auto", device: str = "cpu", root: Path | None = None) -> ExperimentData:

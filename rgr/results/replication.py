@@ -1,12 +1,17 @@
 """The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
 
-- :func:`interval_verdict` — "agrees" when the paper's value lies in the book's interval,
-  else "deviates" with by how much; "not testable" when the book has no interval;
-- :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells
-  for its slope, intercept and R²;
+One interval convention decides every verdict (:data:`CONVENTION`): the measurement's own noise on the cells the
+claim names (:mod:`rgr.results.seed_bootstrap`); the bootstrap over cells is only shown beside it.
+
+- :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
+  saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
+  paper's own precision; "not testable" when the book has no interval;
+- :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
+- :func:`interval_verdict` — the comparison both rest on;
+- :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
+  intercept and R² (how a constant depends on the cells chosen);
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
-- :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with the interval the tied
-  head counts give it, beside the paper's Table 1.
+- :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
 The per-claim readings are in :mod:`rgr.results.replication_claims`; the paper's numbers only
 in :mod:`rgr.results.reported`.
@@ -24,24 +29,39 @@ from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 from .stats import Fit, fit_line
 
 __all__ = [
-    "STATUSES", "Verdict", "interval_verdict", "FitInterval", "fit_interval", "with_log_base", "LOG_BASES",
-    "dk_star_intervals", "table1", "table1_basis_words",
+    "STATUSES", "Verdict", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
+LAW_BASE = "ln"  # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+
+CONVENTION = (
+    "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
+    "resampling each cell's seeds with replacement (a seed's runs at every h and D_K together; D_K* and h* recomputed "
+    "per cell, then the number), widened to hold the book's own value and its value with every cell at its optimistic, "
+    "then its conservative D_K* (protocol E3, the ends the ladder allows). A statement about F1 or MSE curves is read "
+    "on their 95% t-intervals across seeds. The paper's value inside: agrees; outside: deviates, a near miss when it "
+    "lies inside the 99% interval. A fitted constant's bootstrap over cells is shown beside it, as how the constant "
+    "depends on the cells chosen; it decides nothing."
+)
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How one claim fares: ``status`` in :data:`STATUSES` and a sentence saying why (with numbers)."""
+    """How one claim fares: ``status`` in :data:`STATUSES`, a sentence saying why (with numbers), and whether a
+    deviation is a near miss (the paper's value outside the 95% interval, inside the 99% one)."""
 
     status: str
     detail: str
+    near_miss: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.near_miss and self.status != "deviates":
+            raise ValueError("only a deviation can be a near miss")
 
     def __str__(self) -> str:
         return f"{self.status}: {self.detail}" if self.detail else self.status
@@ -71,6 +91,43 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
     text = (f"book {_g(value)} vs paper {_g(paper)} (difference {value - paper:+.3g}{ratio}); the paper's value lies "
             f"{_g(gap)} {'below' if paper < lo else 'above'} the book's interval [{_g(lo)}, {_g(hi)}]")
     return Verdict("deviates", text + (f". {caveat}" if caveat else ""))
+
+
+def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float, hi99: float,
+                  paper_precision: float | None = None, caveat: str = "") -> Verdict:
+    """:func:`interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
+    (the paper's value inside the 99% interval [lo99, hi99]), the difference in half-widths of the 95% interval, and,
+    where the paper states its own precision (the half-width of its interval for this number), the difference in
+    units of it."""
+    v = interval_verdict(paper, value, lo, hi)
+    if v.status != "deviates":
+        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"))
+    near = lo99 <= paper <= hi99
+    half = (hi - lo) / 2
+    size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
+        "the interval has no width (every replicate gave the same value)"
+    prec = ("; reported.md gives the paper's value without an interval, so only the book's noise measures the difference"
+            if paper_precision is None else
+            f"; against the paper's own precision (±{_g(paper_precision)}) it is {abs(value - paper) / paper_precision:.1f} of it")
+    where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
+             f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
+    text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
+    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near)
+
+
+def side_verdict(lo: float, hi: float, level: float, above: bool, what: str, label: str = "95% noise interval") -> Verdict:
+    """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
+    [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
+    is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return Verdict("not testable", f"the book has no interval for {what}")
+    side = "above" if above else "below"
+    iv = f"[{_g(lo)}, {_g(hi)}]"
+    if (lo > level) if above else (hi < level):
+        return Verdict("agrees", f"{what} lies {side} {_g(level)} across its {label} {iv}")
+    if (hi < level) if above else (lo > level):
+        return Verdict("deviates", f"{what} lies {'below' if above else 'above'} {_g(level)} across its {label} {iv}")
+    return Verdict("not testable", f"undecided: the {label} of {what}, {iv}, reaches {_g(level)}")
 
 
 # ----------------------------------------------------------------------------- fits with intervals
@@ -122,19 +179,20 @@ def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
 # ----------------------------------------------------------------------------- Table 1
 
 
-def dk_star_intervals(cells: pd.DataFrame) -> pd.DataFrame:
-    """d_k* per cell with the range the tied head counts allow at D_K*: [D_K*/h_hi, D_K*/h_lo]."""
-    out = cells.copy()
-    dk = out["D_K_star"].astype(float)
-    out["d_k_lo"] = dk / out["h_hi"].astype(float)
-    out["d_k_hi"] = dk / out["h_lo"].astype(float)
-    return out
+def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
+    :func:`rgr.results.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
+    iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
+    base = cells.drop(columns=[c for c in ("d_k_lo", "d_k_hi") if c in cells])
+    if "r" not in base:
+        base = base.assign(r=1)
+    return base.merge(iv, on=["m", "d_model", "r"], how="left")
 
 
-def table1(cells: pd.DataFrame) -> pd.DataFrame:
-    """The paper's Table 1 beside the book's d_k* (and its range) per (m, d_model); cells missing on
-    either side are kept with NaN. ``agrees``: the paper's d_k* lies in the book's range."""
-    book = dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells)
+def table1(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 1 beside the book's d_k* and its 95% noise interval per (m, d_model); cells missing on
+    either side are kept with NaN. ``agrees``: the paper's d_k* lies in the book's interval."""
+    book = dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells, dk_noise)
     paper = pd.DataFrame([(m, d, v) for (m, d), v in TABLE1.items()], columns=["m", "d_model", "paper_d_k"])
     out = paper.merge(book[["m", "d_model", "D_K_star", "h_star", "d_k_star", "d_k_lo", "d_k_hi"]],
                       on=["m", "d_model"], how="outer").sort_values(["m", "d_model"]).reset_index(drop=True)
@@ -151,7 +209,7 @@ def table1_basis_words(runs: pd.DataFrame) -> str:
     h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
     paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
     said = f"The base rows read here reach h = {h_max} with {seeds} seeds per point (the paper: {paper_h} and {paper_seeds})"
-    step = "a cell whose tied range is a single head count can miss the paper's d_k* by one refinement step of D_K."
+    step = "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
     if h_max >= paper_h and seeds >= paper_seeds:
         return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
     return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"

@@ -1,9 +1,11 @@
-"""One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*).
+"""One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
 
 :func:`rgr.results.replication_table.evaluate` turns the runs of each experiment (:class:`Source`) into one :class:`ClaimRow`
-per entry of :data:`rgr.results.reported.CLAIMS`: the book's value, its interval, the preset and
-seeds behind it, and a :class:`~rgr.results.replication.Verdict`. Every rule is stated in the
-docstring of its reader; the paper's numbers come from :mod:`rgr.results.reported` only.
+per entry of :data:`rgr.results.reported.CLAIMS`: the book's value, its noise interval (the convention of
+:data:`rgr.results.replication.CONVENTION`), the preset and seeds behind it, and a :class:`~rgr.results.replication.Verdict`.
+Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
+Every rule is stated in the docstring of its reader; the paper's numbers come from :mod:`rgr.results.reported` only.
+The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication_fig4`.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from ..task.metrics import F1_TARGET, reaches_target
-from ..theory.laws import regular_x_bound, scaling_x
+from ..task.metrics import F1_TARGET
 from . import reported as rep
-from .replication import Verdict, dk_star_intervals, fit_interval, interval_verdict, table1, with_log_base
-from .thresholds import curves, law_fits, meets_precondition, thresholds
+from .paper_arithmetic import ArithmeticCheck, check_words
+from .replication import LAW_BASE, LOG_BASES, Verdict, fit_interval, noise_verdict, side_verdict, table1
+from .seed_bootstrap import Draws, Noise, cell_noise, fit_stats, noise
+from .thresholds import curves, meets_precondition
 
-__all__ = ["Source", "ClaimRow", "basis"]
+__all__ = ["Source", "Reading", "ClaimRow", "SharedBase", "basis", "cutoffs", "fit_noise", "fit_row", "reached", "sec61_rows"]
 
 NAN = math.nan
+_FIT = {"slope": 0, "intercept": 1, "r2": 2}
 
 
 @dataclass(frozen=True)
@@ -34,8 +39,27 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """A reading of a claim shown beside the verdict, deciding nothing: its name, the book's value, its 95% noise
+    interval and whether the paper's value lies in it (None where there is no interval)."""
+
+    name: str
+    value: float
+    lo: float
+    hi: float
+    holds: bool | None
+
+    def words(self, paper: float) -> str:
+        if self.holds is None:
+            return f"{self.name}: {self.value:.3g} (no interval)"
+        return (f"{self.name}: {self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}], the paper's {paper:.3g} "
+                + ("inside" if self.holds else "outside"))
+
+
+@dataclass(frozen=True)
 class ClaimRow:
-    """The book's side of one reported claim."""
+    """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
+    the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it."""
 
     key: str
     book: str
@@ -45,6 +69,20 @@ class ClaimRow:
     value: float = NAN
     lo: float = NAN
     hi: float = NAN
+    cells: str = "—"
+    readings: tuple[Reading, ...] = ()
+
+
+@dataclass(frozen=True)
+class SharedBase:
+    """What the Sec. 6.1 readers share: the base grid's runs and seed draws, the draws of every configuration the
+    book tested at one preset (None without them) and what they are, and the arithmetic on the paper's Table 1."""
+
+    src: Source
+    draws: Draws
+    every: Draws | None
+    every_basis: str
+    arithmetic: list[ArithmeticCheck]
 
 
 def seeds_per_point(runs: pd.DataFrame) -> int:
@@ -54,26 +92,23 @@ def seeds_per_point(runs: pd.DataFrame) -> int:
     return int(runs.groupby([c for c in ("m", "d_model", "r", "h", "D_K") if c in runs])["seed"].nunique().max())
 
 
+def cutoffs(runs: pd.DataFrame) -> str:
+    """The step cutoffs of ``runs``: "20k" or "20k–80k" (what a threshold was trained to)."""
+    if not len(runs) or "max_steps" not in runs:
+        return "?"
+    lo, hi = int(runs["max_steps"].min()), int(runs["max_steps"].max())
+    k = lambda v: f"{v / 1000:g}k"  # noqa: E731
+    return k(lo) if lo == hi else f"{k(lo)}–{k(hi)}"
+
+
 def basis(src: Source) -> str:
-    """Preset, seeds and head counts behind a number, beside the paper's (protocol E2–E7)."""
+    """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7)."""
     r = src.runs
-    seeds = seeds_per_point(r)
-    text = f"{src.preset}: {seeds} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
+    text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
     if src.name != "gpt2" and len(r):
         text += f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
+        text += f", cutoff {cutoffs(r)} steps"
     return text
-
-
-def diagonal_basis(base: Source, lam: Source) -> str:
-    """:func:`basis` of the lambda = 8 diagonal, which pools the base grid's diagonal cells and the lambda8 runs:
-    both presets named when they differ (the base grid can be complete at the paper preset before lambda8 is)."""
-    if base.preset == lam.preset or not len(base.runs):
-        return basis(lam)
-    return f"base cells {basis(base)}; lambda8 cells {basis(lam)}"
-
-
-def _cells(src: Source, law: str = "permutation") -> pd.DataFrame:
-    return thresholds(src.runs, law=law) if len(src.runs) else pd.DataFrame()
 
 
 def _missing(cells: pd.DataFrame, wanted) -> list:
@@ -89,45 +124,47 @@ def _fmt_iv(lo: float, hi: float, nd: int = 2) -> str:
     return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.{nd}f}, {hi:.{nd}f}]"
 
 
-def _fit_row(key: str, x, y, paper: float, what: str, b: str, intercept: bool = False, caveat: str = "") -> ClaimRow:
-    fi = fit_interval(x, y, intercept=intercept)
-    value, (lo, hi) = {"slope": (fi.fit.slope, fi.slope), "intercept": (fi.fit.intercept, fi.intercept),
-                       "r2": (fi.fit.r2, fi.r2)}[what]
-    if not math.isfinite(value):
-        return _untestable(key, f"the fit's {what} is undefined on these {fi.fit.n} points (all equal)", b)
-    v = interval_verdict(paper, value, lo, hi, caveat)
-    return ClaimRow(key, f"{value:.3g} (n = {fi.fit.n})", _fmt_iv(lo, hi), b + "; bootstrap over cells", v, value, lo, hi)
+def reached(draws: Draws) -> Draws:
+    """The draws of the cells whose D_K* the book reached."""
+    return draws.subset(draws.cells["D_K_star"].notna().to_numpy())
 
 
-# ----------------------------------------------------------------------------- Sec. 6.1 / App. A.2
+def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
+    """:class:`~rgr.results.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column ``x`` of the
+    cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
+    xs = draws.cells[x].to_numpy(float) * factor
+    k = _FIT[what]
+    return noise(draws, lambda dk, h: fit_stats(xs, dk if on == "dk" else h, intercept)[k])
 
 
-def _pre(cells: pd.DataFrame) -> pd.DataFrame:
-    return cells[meets_precondition(cells)]
+def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> str:
+    y = draws.cells["D_K_star" if on == "dk" else "h_star"].astype(float)
+    fi = fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)
+    lo, hi = {"slope": fi.slope, "intercept": fi.intercept, "r2": fi.r2}[what]
+    return _fmt_iv(lo, hi)
 
 
-def _law_rows(cells: pd.DataFrame, b: str, top_h: int, seeds: int) -> list[ClaimRow]:
-    """Slopes in both log bases and R² of D_K* on m log m / d_model through the origin (all / precondition).
+def _reading(name: str, n: Noise, paper: float) -> Reading:
+    ok = math.isfinite(n.lo) and math.isfinite(n.hi)
+    return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None)
 
-    A deviation notes the cells whose h* is the largest head count tried (``top_h``): more heads could lower their D_K*;
-    and the ladder's resolution, with ``seeds`` (the most behind one point) against the paper's where fewer.
-    """
-    ok = cells[cells["D_K_star"].notna()]
-    rows = []
-    for subset, tag in ((ok, "all"), (_pre(ok), "pre")):
-        if len(subset) < 2:
-            rows += [_untestable(f"law_slope_{tag}", f"D_K* reached in {len(subset)} cells; a fit needs 2", b),
-                     _untestable(f"law_r2_{tag}", f"D_K* reached in {len(subset)} cells; a fit needs 2", b)]
-            continue
-        y = subset["D_K_star"].to_numpy(float)
-        paper = rep.claim(f"law_slope_{tag}").value
-        caveat = _law_caveat(subset[subset["h_star"] >= top_h], top_h, seeds)
-        for base in ("ln", "log2"):
-            x = with_log_base(subset, base)["x_law"].to_numpy(float)
-            row = _fit_row(f"law_slope_{tag}", x, y, paper, "slope", b, caveat=caveat)
-            rows.append(ClaimRow(f"law_slope_{tag}_{base}", row.book, row.interval, row.basis, row.verdict, row.value, row.lo, row.hi))
-        rows.append(_fit_row(f"law_r2_{tag}", subset["x_law"], y, rep.claim(f"law_r2_{tag}").value, "r2", b))
-    return rows
+
+def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
+            arithmetic: str = "", caveat: str = "") -> ClaimRow:
+    """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
+    interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
+    appended; the bootstrap over cells in ``cells``."""
+    x, on, intercept, what, factor = spec
+    paper = rep.claim(key).value
+    n = fit_noise(d, x, on, intercept, what, factor)
+    if not math.isfinite(n.value):
+        return _untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
+    v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
+    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od, f in others if len(od.cells) >= 3)
+    said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
+    said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
+    return ClaimRow(key, f"{n.value:.3g} (n = {len(d.cells)})", n.words(), b, Verdict(v.status, said, v.near_miss),
+                    n.value, n.lo, n.hi, _cells_iv(d, x, on, intercept, what, factor), readings)
 
 
 def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
@@ -143,39 +180,70 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
             f"more heads could lower those D_K*; {step}")
 
 
-def _excluded_above(cells: pd.DataFrame, b: str) -> ClaimRow:
-    """The d_model = 16, m > 64 cells lie above the precondition line even at their optimistic D_K*."""
+def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+    """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
+    base (:data:`rgr.results.replication.LAW_BASE`); the other base and every configuration tested ride along."""
+    ok = reached(sb.draws)
+    top_h, seeds = int(sb.src.runs["h"].max()), seeds_per_point(sb.src.runs)
+    every = reached(sb.every) if sb.every is not None else None
+    other = [k for k in LOG_BASES if k != LAW_BASE][0]
+    rows = []
+    for tag in ("all", "pre"):
+        d = ok if tag == "all" else ok.subset(meets_precondition(ok.cells))
+        e = None if every is None else (every if tag == "all" else every.subset(meets_precondition(every.cells)))
+        if len(d.cells) < 2:
+            rows += [_untestable(f"law_{k}_{tag}", f"D_K* reached in {len(d.cells)} cells; a fit needs 2", b) for k in ("slope", "r2")]
+            continue
+        words = check_words(sb.arithmetic, f"law_{tag}")
+        ev = [] if e is None else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
+        caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
+        f = LOG_BASES[LAW_BASE]
+        rows.append(fit_row(f"law_slope_{tag}", d, ("x_law", "dk", False, "slope", f), b + f"; log = {LAW_BASE}",
+                            [(f"with {other}", d, LOG_BASES[other])] + ev, words, caveat))
+        rows.append(fit_row(f"law_r2_{tag}", d, ("x_law", "dk", False, "r2", f), b, ev, words))
+    return rows
+
+
+def _excluded_above(sb: SharedBase, b: str) -> ClaimRow:
+    """Each d_model = 16, m > 64 cell lies above the precondition line: D_K* / (c x) > 1, the line refitted on every
+    seed replicate, across the ratio's 95% noise interval."""
     key, wanted = "excluded_above", rep.claim("excluded_above").value
-    miss = _missing(cells, wanted)
-    pre = _pre(cells[cells["D_K_star"].notna()])
-    if miss or len(pre) < 1:
-        return _untestable(key, f"cells {miss} not in these data" if miss else "no precondition cells with D_K*", b)
-    fits = law_fits(cells)
-    sel = cells.set_index(["m", "d_model"]).loc[list(wanted)]
-    line = fits.origin_pre.slope * sel["x_law"]
-    opt = sel["D_K_opt"].astype(float)
-    above = int((opt > line).sum())
-    ratio = (sel["D_K_star"].astype(float) / line)
-    central = int((ratio > 1).sum())
-    below = int((sel["D_K_cons"].astype(float) < line).sum())  # a missing conservative end counts as above
-    txt = ", ".join(f"({m}, {d}): {r:.1f}x" for (m, d), r in ratio.items())
-    status = "agrees" if central == len(sel) and not below else "deviates"
-    return ClaimRow(key, f"D_K* / line: {txt}", "optimistic end above the line in " f"{above} of {len(sel)}", b,
-                    Verdict(status, f"D_K* lies above the precondition line in {central} of {len(sel)} cells, even at the "
-                            f"optimistic end in {above}; the conservative end is below it in {below}"), float(ratio.min()))
+    ok = reached(sb.draws)
+    miss = _missing(ok.cells, wanted)
+    pre = meets_precondition(ok.cells).to_numpy()
+    if miss or not pre.any():
+        return _untestable(key, f"cells {miss} not reached in these data" if miss else "no precondition cells with D_K*", b)
+    x = ok.cells["x_law"].to_numpy(float)
+    at = {c: int(np.flatnonzero((ok.cells["m"] == c[0]) & (ok.cells["d_model"] == c[1]))[0]) for c in wanted}
+
+    def ratio(j: int):
+        return lambda dk, h: dk[j] / ((x[pre, None] * dk[pre]).sum(0) / (x[pre] ** 2).sum() * x[j])
+
+    ns = {c: noise(ok, ratio(j)) for c, j in at.items()}
+    vs = [side_verdict(n.lo, n.hi, 1.0, True, f"D_K* / line at {c}") for c, n in ns.items()]
+    status = "deviates" if any(v.status == "deviates" for v in vs) else (
+        "agrees" if all(v.status == "agrees" for v in vs) else "not testable")
+    txt = ", ".join(f"({m}, {d}): {n.value:.2f}x" for (m, d), n in ns.items())
+    ivs = ", ".join(f"[{n.lo:.2f}, {n.hi:.2f}]" for n in ns.values())
+    n_above = sum(v.status == "agrees" for v in vs)
+    why = f"above the precondition line across the ratio's 95% noise interval in {n_above} of {len(vs)} cells"
+    why += "".join(f"; {v.detail}" for v in vs if v.status != "agrees")
+    return ClaimRow(key, f"D_K* / line: {txt}", ivs, b, Verdict(status, why), min(n.value for n in ns.values()))
 
 
-def _heads_rows(cells: pd.DataFrame, src: Source, b: str) -> list[ClaimRow]:
+def _heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """h* = a m/d_model + b with intercept; a deviation notes how many cells sit at the book's largest head count."""
-    hh = cells[cells["h_star"].notna()]
-    if len(hh) < 3:
-        return [_untestable(k, f"h* found in {len(hh)} cells; the line needs 3", b) for k in ("heads_slope", "heads_intercept", "heads_r2")]
-    top = int(src.runs["h"].max())
-    capped = hh[hh["h_star"] >= top]
+    d = reached(sb.draws)
+    if len(d.cells) < 3:
+        return [_untestable(k, f"h* found in {len(d.cells)} cells; the line needs 3", b) for k in ("heads_slope", "heads_intercept", "heads_r2")]
+    top = int(sb.src.runs["h"].max())
+    capped = d.cells[d.cells["h_star"] >= top]
     caveat = (f"In {len(capped)} cell(s) h* is the book's largest head count {top} (paper: up to {rep.PAPER_MAX_HEADS}); "
               "a larger grid could only raise those h*, i.e. steepen the line" if len(capped) else "")
-    x, y = hh["lam"].to_numpy(float), hh["h_star"].to_numpy(float)
-    return [_fit_row(k, x, y, rep.claim(k).value, w, b, intercept=True, caveat=caveat)
+    ev = [] if sb.every is None else [(f"every configuration tested ({sb.every_basis}; {len(reached(sb.every).cells)} cells)",
+                                       reached(sb.every), 1.0)]
+    words = check_words(sb.arithmetic, "heads")
+    return [fit_row(k, d, ("lam", "h", True, w, 1.0), b, ev, words, caveat)
             for k, w in (("heads_slope", "slope"), ("heads_intercept", "intercept"), ("heads_r2", "r2"))]
 
 
@@ -187,49 +255,55 @@ def _table1_median_note(lo: float, hi: float) -> str:
             f"{where} the book's interval")
 
 
-def _dk_rows(cells: pd.DataFrame, b: str) -> list[ClaimRow]:
-    """Median and range of d_k*; per cell the tied head counts give d_k* in [D_K*/h_hi, D_K*/h_lo]."""
-    c = dk_star_intervals(cells[cells["d_k_star"].notna()])
-    if not len(c):
+def _dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+    """Median and range of d_k* = D_K*/h*, and Table 1 per cell, each on d_k*'s noise interval."""
+    d = reached(sb.draws)
+    if not len(d.cells):
         return [_untestable(k, "no cell reached D_K*", b) for k in ("dk_median", "dk_range", "table1")]
-    med, lo, hi = float(c["d_k_star"].median()), float(c["d_k_lo"].median()), float(c["d_k_hi"].median())
-    v = interval_verdict(rep.claim("dk_median").value, med, lo, hi)
-    rows = [ClaimRow("dk_median", f"{med:.3g} (n = {len(c)})", _fmt_iv(lo, hi, 1), b + "; medians of the per-cell ranges",
-                     Verdict(v.status, v.detail + _table1_median_note(lo, hi)), med, lo, hi)]
+    n = noise(d, lambda dk, h: np.median(dk / h, axis=0))
+    v = noise_verdict(rep.claim("dk_median").value, n.value, n.lo, n.hi, n.lo99, n.hi99)
+    rows = [ClaimRow("dk_median", f"{n.value:.3g} (n = {len(d.cells)})", _fmt_iv(n.lo, n.hi, 1), b,
+                     Verdict(v.status, v.detail + _table1_median_note(n.lo, n.hi), v.near_miss), n.value, n.lo, n.hi)]
+    per = cell_noise(d, "d_k_star")
     p_lo, p_hi = rep.claim("dk_range").value
-    out = c[(c["d_k_hi"] < p_lo) | (c["d_k_lo"] > p_hi)]
-    rng = f"[{c['d_k_star'].min():.3g}, {c['d_k_star'].max():.3g}]"
-    v = (Verdict("agrees", f"every cell's d_k* range meets the paper's [{p_lo}, {p_hi}]") if not len(out) else
-         Verdict("deviates", f"{len(out)} of {len(c)} cells lie outside [{p_lo}, {p_hi}] even at the end of their range: "
-                 + ", ".join(f"({r.m}, {r.d_model}): {r.d_k_star:.3g}" for r in out.itertuples())))
-    rows.append(ClaimRow("dk_range", rng, f"[{c['d_k_lo'].min():.3g}, {c['d_k_hi'].max():.3g}]", b, v))
-    t = table1(cells).dropna(subset=["agrees"])
+    out = per[(per["hi"] < p_lo) | (per["lo"] > p_hi)]
+    v = (Verdict("agrees", f"every cell's d_k* noise interval meets the paper's [{p_lo}, {p_hi}]") if not len(out) else
+         Verdict("deviates", f"{len(out)} of {len(per)} cells lie outside [{p_lo}, {p_hi}] across their noise interval: "
+                 + ", ".join(f"({r.m}, {r.d_model}): {r.value:.3g} [{r.lo:.3g}, {r.hi:.3g}]" for r in out.itertuples())))
+    rows.append(ClaimRow("dk_range", f"[{per['value'].min():.3g}, {per['value'].max():.3g}]",
+                         f"[{per['lo'].min():.3g}, {per['hi'].max():.3g}]", b, v))
+    t = table1(d.cells, per).dropna(subset=["agrees"])
     n_in = int(t["agrees"].astype(bool).sum())
     v = Verdict("agrees" if n_in == len(t) else "deviates",
-                f"the paper's d_k* lies in the book's per-cell range in {n_in} of {len(t)} cells (Table 1 below)")
-    rows.append(ClaimRow("table1", f"{n_in} of {len(t)} cells match", "per cell: [D_K*/h_hi, D_K*/h_lo]", b, v, float(n_in)))
+                f"the paper's d_k* lies in the book's per-cell noise interval in {n_in} of {len(t)} cells (Table 1 below)")
+    rows.append(ClaimRow("table1", f"{n_in} of {len(t)} cells match", "per cell: 95% noise interval of d_k*", b, v, float(n_in)))
     return rows
 
 
-def _single_head(cells: pd.DataFrame, src: Source, b: str) -> ClaimRow:
-    """One head never reaches mean F1 0.99 at the named cells; shows one head's best mean F1 there."""
+def _single_head(sb: SharedBase, b: str) -> ClaimRow:
+    """One head stays below mean F1 0.99 at the named cells: at its best tested budget, across the 95% t-interval."""
     key, wanted = "single_head_never", rep.claim("single_head_never").value
-    miss = _missing(cells, wanted)
+    s = curves(sb.src.runs[sb.src.runs["h"] == 1])
+    have = {(int(m), int(d)) for m, d in s[["m", "d_model"]].itertuples(index=False)}
+    miss = [c for c in wanted if tuple(c) not in have]
     if miss:
-        return _untestable(key, f"cells {miss} not in these data", b)
-    sel = cells.set_index(["m", "d_model"]).loc[list(wanted)]
-    runs = src.runs[src.runs["h"] == 1]
-    top = {c: int(runs[(runs.m == c[0]) & (runs.d_model == c[1])]["D_K"].max()) for c in wanted}
-    never = int(sel["D_K_star_h1"].isna().sum())
-    txt = ", ".join(f"({m}, {d}): best mean F1 {f:.2f} up to D_K = {top[(m, d)]}" for (m, d), f in sel["max_f1_h1"].items())
-    v = Verdict("agrees" if never == len(sel) else "deviates", f"one head never reaches the target in {never} of {len(sel)} cells")
-    return ClaimRow(key, txt, "—", b, v, float(sel["max_f1_h1"].max()))
+        return _untestable(key, f"cells {miss} with one head not in these data", b)
+    best = {c: s[(s.m == c[0]) & (s.d_model == c[1])].sort_values("mean").iloc[-1] for c in wanted}
+    vs = [side_verdict(r["lo"], r["hi"], F1_TARGET, False, f"one head's best mean F1 at {c}", "95% t-interval")
+          for c, r in best.items()]
+    status = "deviates" if any(v.status == "deviates" for v in vs) else (
+        "agrees" if all(v.status == "agrees" for v in vs) else "not testable")
+    txt = ", ".join(f"({m}, {d}): best mean F1 {r['mean']:.2f} up to D_K = {int(s[(s.m == m) & (s.d_model == d)].D_K.max())}"
+                    for (m, d), r in best.items())
+    return ClaimRow(key, txt, ", ".join(f"[{r['lo']:.2f}, {r['hi']:.2f}]" for r in best.values()), b,
+                    Verdict(status, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
 
 
-def _fig1(src: Source, b: str) -> ClaimRow:
+def _fig1(sb: SharedBase, b: str) -> ClaimRow:
     """At the Fig. 1 cell: one head's mean F1 below the best multi-head mean at every budget both tested."""
     key, (m, d) = "fig1_one_head_worse", rep.claim("fig1_one_head_worse").value
-    s = curves(src.runs[(src.runs.m == m) & (src.runs.d_model == d)]) if len(src.runs) else pd.DataFrame()
+    runs = sb.src.runs
+    s = curves(runs[(runs.m == m) & (runs.d_model == d)]) if len(runs) else pd.DataFrame()
     if not len(s) or not (s.h == 1).any():
         return _untestable(key, f"cell ({m}, {d}) with one head not in these data", b)
     one = s[s.h == 1].set_index("D_K")
@@ -241,139 +315,34 @@ def _fig1(src: Source, b: str) -> ClaimRow:
     exc = [d for d in shared if one.loc[d, "mean"] >= multi.loc[d, "mean"]]
     v = Verdict("agrees" if worse == len(shared) else "deviates",
                 f"one head is below the best multi-head mean at {worse} of {len(shared)} shared budgets; "
-                f"the 95% intervals separate at {apart}"
+                f"the 95% t-intervals separate at {apart}"
                 + ("; not below at " + ", ".join(f"D_K = {int(d)} (one head {one.loc[d, 'mean']:.2f}, best multi-head "
                                                  f"{multi.loc[d, 'mean']:.2f})" for d in exc) if exc else ""))
     return ClaimRow(key, f"largest gap {gap.max():.2f} F1 (D_K = {int(gap.idxmax())})", f"separated at {apart} of {len(shared)}", b, v,
                     float(gap.max()))
 
 
-def _fig2(cells: pd.DataFrame, b: str) -> ClaimRow:
-    """h* never falls with m (d_model fixed) nor rises with d_model (m fixed) beyond its tied range."""
-    c = cells[cells["h_star"].notna()].set_index(["m", "d_model"]).sort_index()
+def _fig2(sb: SharedBase, b: str) -> ClaimRow:
+    """h* never falls with m (d_model fixed) nor rises with d_model (m fixed) beyond the cells' h* noise intervals."""
+    d = reached(sb.draws)
+    h = cell_noise(d, "h_star").set_index(["m", "d_model"]).sort_index()
     pairs = []
-    for (m, d) in c.index:
-        for nxt, name in (((m * 2, d), "m"), ((m, d // 2), "d_model")):
-            if nxt in c.index:  # nxt should need at least as many heads
-                pairs.append((int(c.loc[(m, d), "h_star"]), int(c.loc[nxt, "h_star"]),
-                              int(c.loc[(m, d), "h_lo"]), int(c.loc[nxt, "h_hi"])))
+    for (m, dm) in h.index:
+        for nxt in ((m * 2, dm), (m, dm // 2)):
+            if nxt in h.index:  # nxt should need at least as many heads
+                pairs.append((h.loc[(m, dm), "value"], h.loc[nxt, "value"], h.loc[(m, dm), "lo"], h.loc[nxt, "hi"]))
     if not pairs:
         return _untestable("fig2_more_heads", "no neighbouring cells with h*", b)
     down = sum(a > z for a, z, _, _ in pairs)
     sig = sum(lo > hi for _, _, lo, hi in pairs)
     v = Verdict("agrees" if sig == 0 else "deviates",
-                f"h* falls against the trend in {down} of {len(pairs)} neighbouring pairs, beyond the tied ranges in {sig}")
-    return ClaimRow("fig2_more_heads", f"monotone in {len(pairs) - down} of {len(pairs)} pairs", "tied ranges of h*", b, v,
+                f"h* falls against the trend in {down} of {len(pairs)} neighbouring pairs, beyond the h* noise intervals in {sig}")
+    return ClaimRow("fig2_more_heads", f"monotone in {len(pairs) - down} of {len(pairs)} pairs", "95% noise intervals of h*", b, v,
                     float(len(pairs) - down))
 
 
-# ----------------------------------------------------------------------------- Fig. 4
-
-
-def _diag_rows(diag: pd.DataFrame, b: str) -> list[ClaimRow]:
-    """The lambda = 8 diagonal: growth from m >= 512 against ln m, the first two points, constant h*."""
-    keys = ("diag_growth", "diag_first_two_above", "diag_heads")
-    d = diag[diag["D_K_star"].notna()].sort_values("m")
-    late = d[d["m"] >= rep.claim("diag_growth").value]
-    if len(late) < 2:
-        return [_untestable(k, f"{len(late)} diagonal cell(s) with m >= 512 and a D_K* in these data; the trend needs 2", b)
-                for k in keys[:2]] + [_diag_heads(d, b)]
-    a, z = late.iloc[0], late.iloc[-1]
-    law = float(scaling_x(z.m, z.d_model) / scaling_x(a.m, a.d_model))
-    ratio = float(z.D_K_star) / float(a.D_K_star)
-    lo = float(z.D_K_opt) / float(a.D_K_cons) if pd.notna(a.D_K_cons) else NAN
-    hi = float(z.D_K_cons) / float(a.D_K_opt) if pd.notna(z.D_K_cons) else NAN
-    cave = (f"The book's diagonal stops at m = {int(d.m.max())} (paper: 4096), with "
-            f"{int(d.n_seeds.min())}–{int(d.n_seeds.max())} seeds per cell")
-    g = interval_verdict(law, ratio, lo, hi, cave)
-    rows = [ClaimRow("diag_growth", f"D_K*({int(z.m)}) / D_K*({int(a.m)}) = {ratio:.2f} (law: {law:.2f})", _fmt_iv(lo, hi),
-                     b + "; base diagonal + lambda8", g, ratio, lo, hi)]
-    c = float((late.x_law * late.D_K_star.astype(float)).sum() / (late.x_law ** 2).sum())
-    first = d[d["m"] < rep.claim("diag_growth").value]
-    above = int((first.D_K_opt.astype(float) > c * first.x_law).sum())
-    central = int((first.D_K_star.astype(float) > c * first.x_law).sum())
-    rows.append(ClaimRow("diag_first_two_above", ", ".join(f"m = {int(r.m)}: {float(r.D_K_star) / (c * r.x_law):.2f}x the trend"
-                                                           for r in first.itertuples()),
-                         "optimistic end above in " f"{above} of {len(first)}", b,
-                         Verdict("agrees" if len(first) and central == len(first) else "deviates",
-                                 f"{central} of {len(first)} early points lie above the trend c m ln m / d_model fitted on m >= 512 "
-                                 f"(c = {c:.2f}, from only {len(late)} points), {above} even at the optimistic end"), float(central)))
-    return rows + [_diag_heads(d, b)]
-
-
-def _diag_heads(d: pd.DataFrame, b: str) -> ClaimRow:
-    """One head count lies in every diagonal cell's tied range (h* constant at fixed compression)."""
-    if len(d) < 2:
-        return _untestable("diag_heads", "fewer than 2 diagonal cells with h*", b)
-    lo, hi = int(d.h_lo.max()), int(d.h_hi.min())
-    txt = ", ".join(f"m = {int(r.m)}: {int(r.h_star)} [{int(r.h_lo)}, {int(r.h_hi)}]" for r in d.itertuples())
-    v = Verdict("agrees" if lo <= hi else "deviates",
-                f"the tied ranges share h = {lo}" + (f"–{hi}" if hi > lo else "") if lo <= hi else "the tied ranges have no common head count")
-    return ClaimRow("diag_heads", txt, "tied ranges of h*", b, v)
-
-
-# ----------------------------------------------------------------------------- App. A.3
-
-
-def _regular_rows(src: Source, b: str) -> list[ClaimRow]:
-    """E4 over r <= 16 (the paper's range): the fit D_K* = c x, the plateaus, h* against r m / d_model, the bound forms."""
-    cells = _cells(src, "regular")
-    ok = cells[cells["D_K_star"].notna() & (cells["r"] <= 16)] if len(cells) else cells
-    rows = []
-    if len(ok) >= 2:
-        rows.append(_fit_row("regular_slope", ok["x_law"], ok["D_K_star"].astype(float), rep.claim("regular_slope").value,
-                             "slope", b + "; r ≤ 16"))
-        ub = fit_interval(ok["x_law"], ok["D_K_star"].astype(float))
-        lb = fit_interval(regular_x_bound(ok["r"], ok["m"], ok["d_model"]), ok["D_K_star"].astype(float))
-        better = lb.fit.r2 > ub.fit.r2
-        rows.append(ClaimRow("regular_lower_form", f"R² {lb.fit.r2:.3f} (lower-bound form) vs {ub.fit.r2:.3f} (log2 m form)",
-                             f"{_fmt_iv(*lb.r2, 3)} vs {_fmt_iv(*ub.r2, 3)}", b + "; r ≤ 16",
-                             Verdict("agrees" if better else "deviates",
-                                     f"through the origin the lower-bound form log2(m²/m') fits {'better' if better else 'worse'}; "
-                                     "the bootstrap ranges of R² overlap" if min(lb.r2[1], ub.r2[1]) >= max(lb.r2[0], ub.r2[0])
-                                     else "the bootstrap ranges of R² are disjoint"), lb.fit.r2 - ub.fit.r2))
-    else:
-        rows += [_untestable(k, f"{len(ok)} out-degrees r <= 16 with a D_K*; a fit needs 2", b) for k in ("regular_slope", "regular_lower_form")]
-    rows.append(_plateaus(src, b))
-    rows.append(_regular_heads(ok, b, int(src.runs["h"].max()) if len(src.runs) else 0))
-    construct = (f"the book's D_K* at r = 16 is {int(ok[ok.r == 16].D_K_star.iloc[0])}; " if len(ok) and (ok.r == 16).any() else "")
-    rows.append(_untestable("regular_r16_bound", construct + "the paper's constructive bound carries a constant C it does not fix for "
-                            "this size; the book's prescribed construction fails at this cell and its only separating one is one "
-                            "rank-one head per edge (D_K = m'), a trivial bound (chapter constructions)", b))
-    return rows
-
-
-def _plateaus(src: Source, b: str) -> ClaimRow:
-    """r = 2 with h = 1 and r = 4 with h = 2 stay below F1 0.99 at every budget (interval's upper end too);
-    h = 4 or 8 reach it at r = 4."""
-    s = curves(src.runs) if len(src.runs) else pd.DataFrame()
-    need = [(2, 1), (4, 2), (4, 4), (4, 8)]
-    have = {(int(r), int(h)) for r, h in s[["r", "h"]].drop_duplicates().itertuples(index=False)} if len(s) else set()
-    if not set(need) <= have:
-        return _untestable("regular_plateaus", f"(r, h) = {sorted(set(need) - have)} not in these data", b)
-    best = {k: s[(s.r == k[0]) & (s.h == k[1])].sort_values("mean").iloc[-1] for k in need}
-    flat = all(best[k]["hi"] < F1_TARGET for k in need[:2])
-    jump = any(reaches_target(best[k]["mean"]) for k in need[2:])
-    txt = "; ".join(f"r = {r}, h = {h}: {best[(r, h)]['mean']:.2f}" for r, h in need)
-    return ClaimRow("regular_plateaus", "best mean F1 — " + txt, "plateaus' 95% upper ends below 0.99: " + ("yes" if flat else "no"), b,
-                    Verdict("agrees" if flat and jump else "deviates",
-                            ("one head (r = 2) and two heads (r = 4) stay below 0.99 at every tested budget" if flat else
-                             "a plateau is not below 0.99") + ("; four or eight heads reach it" if jump else "; neither 4 nor 8 heads reach it")))
-
-
-def _regular_heads(ok: pd.DataFrame, b: str, top_h: int) -> ClaimRow:
-    """Each r's tied range of h* meets [t/2, 2t], t = r m / d_model (the paper's 'within about 2x')."""
-    if not len(ok):
-        return _untestable("regular_heads", "no out-degree with h*", b)
-    t = ok["r"] * ok["m"] / ok["d_model"]
-    factor = rep.claim("regular_heads").value
-    meets = (ok["h_hi"].astype(float) >= t / factor) & (ok["h_lo"].astype(float) <= t * factor)
-    worst = (t / ok["h_hi"].astype(float)).max()
-    txt = ", ".join(f"r = {int(r.r)}: {int(r.h_star)} vs {int(tt)}" for r, tt in zip(ok.itertuples(), t))
-    return ClaimRow("regular_heads", "h* vs r m/d_model — " + txt, "tied ranges of h*", b,
-                    Verdict("agrees" if meets.all() else "deviates",
-                            f"within {factor:g}x of r m / d_model in {int(meets.sum())} of {len(ok)} out-degrees; at worst "
-                            f"r m / d_model is {worst:.1f}x the largest tied head count; "
-                            + (f"the book's largest head count {top_h} is among the tied ones at some r, so its cap may matter"
-                               if (ok["h_hi"] >= top_h).any() else
-                               f"no tied range reaches the book's largest head count {top_h}, so its cap does not explain this")))
+def sec61_rows(sb: SharedBase) -> list[ClaimRow]:
+    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.reported.CLAIMS`."""
+    b = basis(sb.src)
+    return (_law_rows(sb, b) + [_excluded_above(sb, b)] + _heads_rows(sb, b) + _dk_rows(sb, b)
+            + [_single_head(sb, b), _fig1(sb, b), _fig2(sb, b)])

@@ -1,80 +1,126 @@
 """The verdict table of the chapter *Does it replicate?*: the extension claims (softmax, value channel,
-GPT-2 block) and :func:`evaluate`, which reads every claim of :data:`rgr.results.reported.CLAIMS`.
+GPT-2 block) and :func:`evaluate`, which reads every claim of :data:`rgr.results.reported.CLAIMS` once.
 
-The readers of Sec. 6.1, Fig. 4 and App. A.3 are in :mod:`rgr.results.replication_claims`.
+The readers of Sec. 6.1 are in :mod:`rgr.results.replication_claims`, those of Fig. 4 and App. A.3 in
+:mod:`rgr.results.replication_fig4`. Experiments compared with each other (the diagonal's two tables, softmax against
+max-over-heads, every configuration tested) are read at one preset (:data:`JOINT`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from . import reported as rep
-from .permutation_sweeps import on_diagonal, with_cells_of
-from .replication import Verdict
-from .replication_claims import (
-    ClaimRow,
-    Source,
-    _cells,
-    _diag_rows,
-    _dk_rows,
-    _excluded_above,
-    _fig1,
-    _fig2,
-    _heads_rows,
-    _law_rows,
-    _regular_rows,
-    _single_head,
-    _untestable,
-    basis,
-    diagonal_basis,
-    seeds_per_point,
-)
+from .paper_arithmetic import ArithmeticCheck, table1_checks
+from .permutation_sweeps import with_cells_of
+from .replication import LAW_BASE, STATUSES, Verdict
+from .replication_claims import ClaimRow, SharedBase, Source, _untestable, basis, cutoffs, sec61_rows
+from .replication_fig4 import diag_rows, regular_rows
+from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .stats import summarize, t_interval
 
-__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "row_value", "fit_words", "LogBaseReading",
-           "log_base_reading"]
+__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
+           "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
+# experiments read together at one preset, per comparison: the diagonal's cells, softmax against max-over-heads,
+# and every configuration the book tested with the max-over-heads model on permutation graphs
+JOINT: dict[str, tuple[str, ...]] = {"diagonal": ("base", "lambda8"), "shift": ("softmax", "base"),
+                                     "every": ("base", "lambda8", "lambda32")}
 
 
-def _advantage(row) -> bool:
-    """A multi-head advantage in a cell: one head is not tied with h* at D_K* (or never reaches the target)."""
-    return pd.isna(row.D_K_star_h1) or (pd.notna(row.h_lo) and int(row.h_lo) > 1)
+@lru_cache(maxsize=1)
+def arithmetic() -> tuple[ArithmeticCheck, ...]:
+    """:func:`rgr.results.paper_arithmetic.table1_checks`, computed once (it depends on the paper's numbers only)."""
+    return tuple(table1_checks())
 
 
-def _softmax_rows(soft: Source, maxed: Source) -> list[ClaimRow]:
-    """Multi-head advantage per softmax panel; the softmax D_K* against max-over-heads in the shared cells."""
+def _advantage(d: Draws) -> dict[tuple[int, int], str]:
+    """Per cell, whether one head needs a larger budget than D_K* (a multi-head advantage; never reaching the target
+    counts as larger): "yes" when it does in the cell's own reading and in at least 97.5% of the seed replicates,
+    "no" when it does in neither the reading nor more than 2.5% of them, "undecided" otherwise."""
+    out = {}
+    for i, r in enumerate(d.cells.itertuples()):
+        if pd.isna(r.D_K_star):
+            continue
+        more = np.where(np.isnan(d.dk1[i]), True, d.dk1[i] > d.dk[i])[~np.isnan(d.dk[i])]
+        own = pd.isna(r.D_K_star_h1) or r.D_K_star_h1 > r.D_K_star
+        share = float(more.mean()) if more.size else math.nan
+        out[(int(r.m), int(r.d_model))] = ("yes" if own and share >= 0.975 else "no" if not own and share <= 0.025 else "undecided")
+    return out
+
+
+def _softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
+    """Multi-head advantage per softmax panel (:func:`_advantage`): "yes" everywhere but at the paper's excepted
+    panel, "no" there; the softmax D_K* against max-over-heads in the shared cells, both read at one preset
+    (``pair``: softmax and base)."""
     b = basis(soft)
-    cells = _cells(soft)
-    if not len(cells):
+    if not len(soft.runs):
         return [_untestable(k, "no softmax runs", b) for k in ("softmax_advantage", "softmax_shift")]
-    except_cell = rep.claim("softmax_advantage").value
-    adv = {(int(r.m), int(r.d_model)): _advantage(r) for r in cells.itertuples()}
-    wrong = [c for c, a in adv.items() if a == (c == tuple(except_cell))]
-    shown = ", ".join(f"({m}, {d}): {'yes' if a else 'no'}" for (m, d), a in adv.items())
-    missing = [] if tuple(except_cell) in adv else [f"the book has no ({except_cell[0]}, {except_cell[1]}) panel"]
-    v = Verdict("agrees" if not wrong else "deviates",
-                (f"as the paper in all {len(adv)} panels" if not wrong else f"unlike the paper in {wrong}")
-                + f" (the book's preset has {len(adv)} of the paper's 4 panels)" + ("; " + missing[0] if missing else ""))
-    rows = [ClaimRow("softmax_advantage", "advantage — " + shown, "h* tied range / one head's threshold", b, v)]
-    both = cells.merge(_cells(maxed), on=["m", "d_model", "r"], suffixes=("_s", "_m")).dropna(subset=["D_K_star_s", "D_K_star_m"])
+    adv = _advantage(seed_draws(soft.runs))
+    except_cell = tuple(rep.claim("softmax_advantage").value)
+    wrong = [c for c, a in adv.items() if a == ("yes" if c == except_cell else "no")]
+    open_ = [c for c, a in adv.items() if a == "undecided"]
+    shown = ", ".join(f"({m}, {d_}): {a}" for (m, d_), a in adv.items())
+    status = "deviates" if wrong else "not testable" if open_ else "agrees"
+    said = (f"unlike the paper in {wrong}" if wrong else f"undecided by the seeds' noise in {open_}" if open_ else
+            f"as the paper in all {len(adv)} panels")
+    said += f" (the book's preset has {len(adv)} of the paper's 4 panels)"
+    if except_cell not in adv:
+        said += f"; the book has no {except_cell} panel"
+    rows = [ClaimRow("softmax_advantage", "advantage — " + shown, "one head's threshold above D_K* in ≥ 97.5% of seed replicates", b,
+                     Verdict(status, said))]
+    return rows + [_shift(pair["softmax"], pair["base"])]
+
+
+def _shift(soft: Source, maxed: Source) -> ClaimRow:
+    """Softmax's D_K* above max-over-heads' in every shared cell, none the other way beyond both noise intervals."""
+    key = "softmax_shift"
+    b = f"softmax {basis(soft)}; max-over-heads {basis(maxed)}"
+    if soft.preset != maxed.preset:
+        return _untestable(key, f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b)
+    if not len(soft.runs) or not len(maxed.runs):
+        return _untestable(key, "softmax or max-over-heads runs missing at this preset", b)
+    ns, nm = (cell_noise(seed_draws(s.runs), "D_K_star").dropna(subset=["value"]) for s in (soft, maxed))
+    both = ns.merge(nm, on=["m", "d_model", "r"], suffixes=("_s", "_m"))
     if not len(both):
-        return rows + [_untestable("softmax_shift", "no cell where both models reach the target", b)]
-    larger = int((both.D_K_star_s > both.D_K_star_m).sum())
-    apart = int((both.D_K_opt_s.astype(float) > both.D_K_cons_m.astype(float)).sum())
-    opposite = int((both.D_K_cons_s.astype(float) < both.D_K_opt_m.astype(float)).sum())
-    txt = ", ".join(f"({r.m}, {r.d_model}): {int(r.D_K_star_s)} vs {int(r.D_K_star_m)}" for r in both.itertuples())
+        return _untestable(key, "no cell where both models reach the target", b)
+    larger = int((both.value_s > both.value_m).sum())
+    apart = int((both.lo_s > both.hi_m).sum())
+    opposite = int((both.hi_s < both.lo_m).sum())
+    txt = ", ".join(f"({r.m}, {r.d_model}): {int(r.value_s)} vs {int(r.value_m)}" for r in both.itertuples())
+    shared = maxed.runs.merge(both[["m", "d_model"]], on=["m", "d_model"])
+    cut = (f"; cutoffs: softmax {cutoffs(soft.runs)}, max-over-heads {cutoffs(shared)} steps (the protocol's, as the paper's)"
+           + ("; more steps could only lower max-over-heads' D_K*, so its shorter cutoff does not make the shift"
+              if shared["max_steps"].max() <= soft.runs["max_steps"].min() else ""))
     v = Verdict("agrees" if larger == len(both) and not opposite else "deviates",
-                f"softmax needs more in {larger} of {len(both)} cells; beyond both thresholds' intervals in {apart}")
-    return rows + [ClaimRow("softmax_shift", "D_K* softmax vs max — " + txt, "optimistic–conservative D_K*", b, v, float(larger))]
+                f"softmax needs more in {larger} of {len(both)} cells; beyond both 95% noise intervals in {apart}" + cut)
+    return ClaimRow(key, "D_K* softmax vs max — " + txt, "95% noise intervals of D_K*", b, v, float(larger))
+
+
+def _unsettled(runs: pd.DataFrame, d_model: int, h: int, D_K: int) -> str | None:
+    """Why the mean test MSE at (d_model, h, D_K) may still fall: the point is the top of its head count's D_K ladder
+    (its minimum over budgets is not bracketed), or runs there hit the step cutoff (under E6's stopping rule, still
+    improving when cut). None when neither."""
+    g = runs[(runs.d_model == d_model) & (runs.h == h)]
+    at = g[g.D_K == D_K]
+    why = []
+    if D_K >= int(g.D_K.max()):
+        why.append(f"D_K = {D_K} is the top of the ladder")
+    cut = int((at["stop_reason"] == "cutoff").sum()) if "stop_reason" in at else 0
+    if cut:
+        why.append(f"{cut} of {len(at)} runs hit the {int(at['max_steps'].max()):,}-step cutoff still improving")
+    return f"h = {h}: " + " and ".join(why) if why else None
 
 
 def _value_rows(val: Source) -> list[ClaimRow]:
-    """E6 readings at m = 64 from the mean test MSE per (d_model, h, D_K) and its 95% interval."""
+    """E6 readings at m = 64 from the mean test MSE per (d_model, h, D_K) and its 95% t-interval. A comparison is
+    undecided (not testable) when the point that could still overtake is unsettled (:func:`_unsettled`)."""
     b = basis(val)
     keys = ("value_d16", "value_d32_small", "value_d32_best")
     if not len(val.runs) or not {16, 32} <= set(val.runs.d_model) or 1 not in set(val.runs.h):
@@ -82,37 +128,59 @@ def _value_rows(val: Source) -> list[ClaimRow]:
     s = summarize(val.runs, ["d_model", "h", "D_K"], "test_mse")
     best = lambda d, hs: s[(s.d_model == d) & s.h.isin(hs)].sort_values("mean").iloc[0]  # noqa: E731
     one, many = best(16, [1]), best(16, [h for h in s.h.unique() if h >= rep.claim("value_d16").value])
-    top1 = s[(s.d_model == 16) & (s.h == 1)].sort_values("D_K").iloc[-1]
     apart = one.lo > many.hi
-    rows = [ClaimRow("value_d16", f"lowest MSE one head {one['mean']:.4f} (D_K = {int(one.D_K)}), h ≥ 4 {many['mean']:.4f} "
-                     f"(h = {int(many.h)}): {one['mean'] / many['mean']:.1f}x", f"one head at the top rung: {top1['mean']:.4f}", b,
-                     Verdict("agrees" if apart and top1["mean"] >= one["mean"] else "deviates",
-                             f"one head stops improving at D_K = {int(one.D_K)} and its best error lies "
-                             + ("above" if apart else "not clearly above") + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x; "
-                             "'sharply' is the paper's word, the book reports the factor"), one["mean"] / many["mean"])]
+    open_ = _unsettled(val.runs, 16, 1, int(one.D_K))  # the plateau is the claim: one head's best must be settled
+    head = (f"lowest MSE one head {one['mean']:.4f} (D_K = {int(one.D_K)}), h ≥ 4 {many['mean']:.4f} (h = {int(many.h)}): "
+            f"{one['mean'] / many['mean']:.1f}x")
+    iv = f"[{one.lo:.4f}, {one.hi:.4f}] vs [{many.lo:.4f}, {many.hi:.4f}]"
+    rows = [ClaimRow("value_d16", head, iv, b, Verdict("not testable", f"undecided at this cutoff: {open_}") if open_ else
+                     Verdict("agrees" if apart else "deviates",
+                             f"one head's error is lowest at D_K = {int(one.D_K)}, below the top of its ladder, and lies "
+                             + ("above" if apart else "not clearly above") + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x "
+                             "(95% t-intervals); 'sharply' is the paper's word, the book reports the factor"), one["mean"] / many["mean"])]
+    rows.append(_d32_small(s, val.runs, b))
+    rows.append(_d32_best(s, val.runs, b, best))
+    return rows
+
+
+def _d32_small(s: pd.DataFrame, runs: pd.DataFrame, b: str) -> ClaimRow:
+    """d_model = 32: one head's mean MSE below h = 16's at the smallest budget both tested."""
     h16 = rep.claim("value_d32_small").value
     g = s[s.d_model == 32].pivot_table(index="D_K", columns="h", values="mean")
     shared = g[[1, h16]].dropna() if h16 in g else pd.DataFrame()
     if not len(shared):
-        rows.append(_untestable("value_d32_small", f"no budget with both h = 1 and h = {h16} at d_model = 32", b))
-    else:
-        d0 = int(shared.index.min())
-        wins = shared[shared[1] < shared[h16]]
-        rows.append(ClaimRow("value_d32_small", f"D_K = {d0}: h = 1 {shared.loc[d0, 1]:.4f} vs h = {h16} {shared.loc[d0, h16]:.4f}",
-                             "—", b, Verdict("agrees" if shared.loc[d0, 1] < shared.loc[d0, h16] else "deviates",
-                                             f"one head beats h = {h16} at {len(wins)} of {len(shared)} shared budgets, the smallest "
-                                             f"{'included' if d0 in wins.index else 'not included'}")))
+        return _untestable("value_d32_small", f"no budget with both h = 1 and h = {h16} at d_model = 32", b)
+    d0 = int(shared.index.min())
+    wins = shared[shared[1] < shared[h16]]
+    loser = h16 if shared.loc[d0, 1] < shared.loc[d0, h16] else 1
+    open_ = _unsettled(runs, 32, loser, d0)
+    book = f"D_K = {d0}: h = 1 {shared.loc[d0, 1]:.4f} vs h = {h16} {shared.loc[d0, h16]:.4f}"
+    if open_:
+        return ClaimRow("value_d32_small", book, "—", b, Verdict("not testable", f"undecided at this cutoff: {open_}"))
+    return ClaimRow("value_d32_small", book, "—", b, Verdict("agrees" if loser == h16 else "deviates",
+                    f"one head beats h = {h16} at {len(wins)} of {len(shared)} shared budgets, the smallest "
+                    f"{'included' if d0 in wins.index else 'not included'}; the higher error there (h = {loser}) is settled"))
+
+
+def _d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRow:
+    """d_model = 32: the lowest mean MSE over every (h, D_K) is at h in {4, 8}, or h in {4, 8} is within its 95%
+    t-interval; undecided when the lowest point or its rival across the claim is unsettled."""
     hs = rep.claim("value_d32_best").value
     top, cand = best(32, list(s.h.unique())), best(32, list(hs))
+    others = [h for h in s[s.d_model == 32].h.unique() if h not in hs]
+    rival = best(32, others) if int(top.h) in hs and others else cand
     hs_txt = "{" + ", ".join(map(str, sorted(hs))) + "}"
     tied = cand["lo"] <= top["hi"]
-    rows.append(ClaimRow("value_d32_best", f"lowest MSE: h = {int(top.h)} {top['mean']:.4f}; best of h ∈ {hs_txt}: h = {int(cand.h)} "
-                         f"{cand['mean']:.4f}", f"[{top.lo:.4f}, {top.hi:.4f}] vs [{cand.lo:.4f}, {cand.hi:.4f}]", b,
-                         Verdict("agrees" if int(top.h) in hs or tied else "deviates",
-                                 f"the lowest error is at h = {int(top.h)}; h ∈ {hs_txt} is "
-                                 + ("within its interval" if tied else "outside its interval")
-                                 + f" (book's D_K ladder tops at {int(s[s.d_model == 32].D_K.max())})")))
-    return rows
+    book = f"lowest MSE: h = {int(top.h)} {top['mean']:.4f}; best of h ∈ {hs_txt}: h = {int(cand.h)} {cand['mean']:.4f}"
+    iv = f"[{top.lo:.4f}, {top.hi:.4f}] vs [{cand.lo:.4f}, {cand.hi:.4f}]"
+    open_ = [w for w in (_unsettled(runs, 32, int(top.h), int(top.D_K)), _unsettled(runs, 32, int(rival.h), int(rival.D_K))) if w]
+    if open_:
+        return ClaimRow("value_d32_best", book, iv, b, Verdict("not testable", "undecided at this cutoff: " + "; ".join(open_)
+                        + f" — the errors were still falling where the comparison is made; a longer cutoff and a D_K ladder past "
+                        f"{int(s[s.d_model == 32].D_K.max())} would decide it"))
+    return ClaimRow("value_d32_best", book, iv, b, Verdict("agrees" if int(top.h) in hs or tied else "deviates",
+                    f"the lowest error is at h = {int(top.h)}; h ∈ {hs_txt} is " + ("within its 95% t-interval" if tied else
+                    "outside its 95% t-interval")))
 
 
 def gpt2_testable(runs: pd.DataFrame) -> str | None:
@@ -160,72 +228,100 @@ def _gpt2_rows(g: Source) -> list[ClaimRow]:
     return rows
 
 
-def evaluate(sources: dict[str, Source]) -> list[ClaimRow]:
-    """Every claim of :data:`rgr.results.reported.CLAIMS`, in its order (slopes once per log base).
+def every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
+    """Seed draws of every configuration the book tested with max-over-heads on permutation graphs (``group``: base,
+    lambda8, lambda32 at one preset; a cell in several tables takes the base grid's runs) and what they are; None and
+    the reason when the tables are at different presets or empty."""
+    have = {n: s for n, s in group.items() if len(s.runs)}
+    if not have:
+        return None, "no runs"
+    presets = {s.preset for s in have.values()}
+    if len(presets) > 1:
+        return None, "not read: the tables are at different presets (" + ", ".join(f"{n} {s.preset}" for n, s in have.items()) + ")"
+    base = have.get("base")
+    others = [s.runs for n, s in have.items() if n != "base"]
+    extra = pd.concat(others, ignore_index=True) if others else None
+    runs = base.runs if extra is None else (extra if base is None else with_cells_of(base.runs, extra))
+    runs = runs.reset_index(drop=True)
+    return seed_draws(runs), f"{presets.pop()}: {', '.join(have)}; cutoff {cutoffs(runs)} steps"
 
-    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`).
+
+def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | None = None,
+             checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
+    """Every claim of :data:`rgr.results.reported.CLAIMS`, once each, in its order.
+
+    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 optional), each at its
+    own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset; where missing, the
+    ``sources`` themselves (a comparison across presets is then not read). ``checks``: the Table 1 arithmetic
+    (computed when None).
     """
     need = {"base", "lambda8", "regular", "softmax", "value", "gpt2"}
     if need - set(sources):
         raise ValueError(f"sources lacks {sorted(need - set(sources))}")
+    joint = joint or {}
+
+    def group(name: str) -> dict[str, Source]:
+        return joint.get(name) or {n: sources[n] for n in JOINT[name] if n in sources}
+
     base = sources["base"]
-    b = basis(base)
-    cells = _cells(base)
     rows: list[ClaimRow] = []
-    if len(cells):
-        rows += _law_rows(cells, b, int(base.runs["h"].max()), seeds_per_point(base.runs)) + [_excluded_above(cells, b)]
-        rows += _heads_rows(cells, base, b) + _dk_rows(cells, b)
-        rows += [_single_head(cells, base, b), _fig1(base, b), _fig2(cells, b)]
-    lam = sources["lambda8"]
-    on_diag = on_diagonal(base.runs, 8)
-    # a cell in both tables takes its runs from lambda8 alone, as in the permutation-sweeps chapter
-    diag_runs = with_cells_of(lam.runs, on_diag) if len(lam.runs) else on_diag
-    diag = _cells(Source("lambda8", lam.preset, diag_runs.reset_index(drop=True)))
-    rows += _diag_rows(diag, diagonal_basis(base, lam)) if len(diag) else []
-    rows += _regular_rows(sources["regular"], basis(sources["regular"]))
-    rows += _softmax_rows(sources["softmax"], base) + _value_rows(sources["value"]) + _gpt2_rows(sources["gpt2"])
+    if len(base.runs):
+        every, said = every_configuration(group("every"))
+        rows += sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic())))
+    diag = group("diagonal")
+    rows += diag_rows(diag["base"], diag["lambda8"])
+    rows += regular_rows(sources["regular"])
+    rows += _softmax_rows(sources["softmax"], group("shift")) + _value_rows(sources["value"]) + _gpt2_rows(sources["gpt2"])
     return rows
 
 
-def _claim_of(key: str) -> rep.Reported:
-    for suffix in ("_ln", "_log2"):
-        if key.endswith(suffix):
-            return rep.claim(key[: -len(suffix)])
-    return rep.claim(key)
-
-
 def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
-    """The verdict table: one line per row, claims missing from ``rows`` (no data at all) marked not testable."""
-    by_key = {}
+    """The verdict table: one line per claim of :data:`rgr.results.reported.CLAIMS`, in its order; a claim missing
+    from ``rows`` (no data at all) is marked not testable. Two rows for one claim are an error."""
+    by_key: dict[str, ClaimRow] = {}
     for r in rows:
-        by_key.setdefault(_claim_of(r.key).key, []).append(r)
+        rep.claim(r.key)  # a KeyError for a row of no claim
+        if r.key in by_key:
+            raise ValueError(f"two rows for the claim {r.key!r}: one row per claim")
+        by_key[r.key] = r
     out = []
     for c in rep.CLAIMS:
-        for r in by_key.get(c.key, [ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim"))]):
-            suffix = {"_ln": " [log = ln]", "_log2": " [log = log2]"}.get(r.key[len(c.key):], "")
-            title = CHAPTER_TITLES.get(c.chapter, c.chapter)
-            out.append(dict(key=r.key, section=c.section, claim=c.claim + suffix, paper=c.paper, book=r.book, interval=r.interval,
-                            basis=r.basis, verdict=r.verdict.status, why=r.verdict.detail,
-                            chapter=f'<a href="{c.chapter}.html">{title}</a>' if link else title))
+        r = by_key.get(c.key, ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim")))
+        title = CHAPTER_TITLES.get(c.chapter, c.chapter)
+        status = r.verdict.status + (" (near miss)" if r.verdict.near_miss else "")
+        out.append(dict(key=r.key, section=c.section, claim=c.claim, paper=c.paper, book=r.book, interval=r.interval,
+                        cells=r.cells, basis=r.basis, verdict=status, why=r.verdict.detail,
+                        chapter=f'<a href="{c.chapter}.html">{title}</a>' if link else title))
     return pd.DataFrame(out)
 
 
 def verdict_counts(rows: list[ClaimRow]) -> dict[str, int]:
     """How many rows of the verdict table have each status (every status present, 0 when none)."""
-    from .replication import STATUSES
-
     return {s: sum(r.verdict.status == s for r in rows) for s in STATUSES}
 
 
-def row_value(rows: list[ClaimRow], key: str, digits: int = 2) -> str:
-    """The book's number of one row as prose: "1.21 (95% interval 1.01–1.26)", or "not testable here"."""
+def near_misses(rows: list[ClaimRow]) -> int:
+    """How many deviations are near misses (the paper's value inside the book's 99% noise interval)."""
+    return sum(r.verdict.near_miss for r in rows)
+
+
+def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
+    """The book's number of one row as prose: "1.21 (95% noise interval 1.01–1.26)", or "not testable here";
+    ``reading``: the row's :class:`~rgr.results.replication_claims.Reading` whose name starts with it instead."""
     found = [r for r in rows if r.key == key]
-    if not found or found[0].verdict.status == "not testable" or not math.isfinite(found[0].value):
+    if not found or not math.isfinite(found[0].value):
         return "not testable here"
     r = found[0]
-    if math.isfinite(r.lo) and math.isfinite(r.hi):
-        return f"{r.value:.{digits}f} (95% interval {r.lo:.{digits}f}–{r.hi:.{digits}f})"
-    return f"{r.value:.{digits}f}"
+    if reading is not None:
+        got = [x for x in r.readings if x.name.startswith(reading)]
+        if not got:
+            return "not testable here"
+        value, lo, hi = got[0].value, got[0].lo, got[0].hi
+    else:
+        value, lo, hi = r.value, r.lo, r.hi
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"{value:.{digits}f} (95% noise interval {lo:.{digits}f}–{hi:.{digits}f})"
+    return f"{value:.{digits}f}"
 
 
 def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
@@ -240,35 +336,16 @@ def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
     return f"The line is {'looser' if found[0].value < rep.claim(key).value else 'tighter'} than the paper's"
 
 
-@dataclass(frozen=True)
-class LogBaseReading:
-    """Which reading of the paper's "log" its constant agrees with, per fit (``all`` / ``pre`` cells).
-
-    ``inside[fit]``: the bases whose bootstrap interval of the book's slope holds the paper's constant;
-    ``nearer[fit]``: the base whose book slope is closer to it in ratio (|ln(book / paper)|); None without data.
-    """
-
-    inside: dict[str, tuple[str, ...]]
-    nearer: dict[str, str | None]
-
-    def words(self, fit: str) -> str:
-        """A phrase for prose, e.g. "log2 only", "neither base (log2 is nearer)", "not testable here"."""
-        if self.nearer.get(fit) is None:
-            return "not testable here"
-        ins = self.inside[fit]
-        if len(ins) == 2:
-            return "both bases"
-        return f"{ins[0]} only" if ins else f"neither base ({self.nearer[fit]} is nearer)"
-
-
-def log_base_reading(rows: list[ClaimRow]) -> LogBaseReading:
-    """:class:`LogBaseReading` from the rows law_slope_{all,pre}_{ln,log2}."""
-    by = {r.key: r for r in rows}
-    inside, nearer = {}, {}
-    for fit in ("all", "pre"):
-        paper = rep.claim(f"law_slope_{fit}").value
-        got = {b: by.get(f"law_slope_{fit}_{b}") for b in ("ln", "log2")}
-        got = {b: r for b, r in got.items() if r is not None and r.verdict.status != "not testable"}
-        inside[fit] = tuple(b for b, r in got.items() if r.verdict.status == "agrees")
-        nearer[fit] = min(got, key=lambda b: abs(math.log(got[b].value / paper))) if got else None
-    return LogBaseReading(inside, nearer)
+def base_words(rows: list[ClaimRow], key: str) -> str:
+    """For a law slope row: where the paper's constant lies under the law's base (the verdict's) and under the other
+    (a reading), e.g. "outside the book's noise interval with ln (the verdict's base), inside it with log2"."""
+    found = [r for r in rows if r.key == key]
+    if not found or found[0].verdict.status == "not testable":
+        return "not testable here"
+    r = found[0]
+    side = {"agrees": "inside", "deviates": "outside"}[r.verdict.status]
+    other = [x for x in r.readings if x.name.startswith("with ")]
+    said = f"{side} the book's noise interval with {LAW_BASE} (the verdict's base)"
+    if other and other[0].holds is not None:
+        said += f", {'inside' if other[0].holds else 'outside'} it {other[0].name}"
+    return said
