@@ -200,3 +200,11 @@ def test_a_shard_rerun_after_a_merge_trains_nothing_and_a_merge_says_what_is_mis
     merge_shards(base.schema, root=tmp_path)
     assert cli(["sweep", "base", "--preset", "smoke", "--data", str(tmp_path), "--merge"]) == 0
     assert "preset smoke: 32 of 32 planned runs present (complete)" in capsys.readouterr().out
+
+
+def test_a_header_only_table_is_refused_and_never_written(table, tmp_path):
+    p = _copy(table, tmp_path, lambda ls: ls[:1])
+    with pytest.raises(TableError, match="a header and no rows"):
+        load_table(p, BASE)
+    empty = tmp_path / "new" / "base.csv"
+    assert write_rows(empty, BASE, []) == 0 and not empty.exists()

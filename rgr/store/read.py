@@ -56,6 +56,9 @@ def _check_integrity(path: Path, text: str, schema: Schema) -> None:
         raise TableError(f"{path}: line {bad} is incomplete or corrupt (truncated file?); "
                          f"`python -m rgr repair {path}` drops the damaged lines and keeps every intact row "
                          f"({len(rows)} before it), then rerun the sweep")
+    if not rows:
+        raise TableError(f"{path}: a header and no rows (no command of rgr writes that); delete it and rerun the "
+                         "command that writes it")
     want = [c.name for c in schema.all_columns]
     missing = [c.name for c in schema.all_columns if c.name not in header and c.since is None]
     if missing:

@@ -106,6 +106,9 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
     carry every schema column (provenance included) and no other; nothing is written otherwise.
     """
     path = Path(path)
+    rows = list(rows)
+    if not rows:  # nothing to merge: never leave a header-only table behind
+        return len(load_table(path, schema)) if path.is_file() else 0
     cols = schema.all_columns
     names = {c.name for c in cols}
     new = []
