@@ -37,7 +37,7 @@ from ..task.metrics import F1_TARGET
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FutilityRule", "RULES", "rule_named", "futile", "first_futile_check", "kept_share"]
+__all__ = ["FutilityRule", "RULES", "rule_named", "futile", "first_futile_check", "replayed_stops", "kept_share"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,21 @@ def first_futile_check(rule: FutilityRule, curve: Sequence[tuple[int, float]], m
     return None
 
 
+def replayed_stops(runs: "pd.DataFrame", rule: FutilityRule) -> "pd.Series":
+    """Per row of a finished table: (step, validation F1) at which ``rule`` would have stopped it, or None.
+
+    The one replay of the stored curves; value-channel rows (no F1 curve) get None.
+    """
+    def stop(row) -> tuple[int, float] | None:
+        if row["model"] == "value":
+            return None
+        curve = [(int(s), float(v)) for s, v in row["val_curve"]]
+        k = first_futile_check(rule, curve, int(row["max_steps"]), int(row["steps"]))
+        return None if k is None else curve[k]
+
+    return runs.apply(stop, axis=1)
+
+
 def kept_share(runs: "pd.DataFrame", rule: FutilityRule) -> float:
     """Model-steps the runs would have taken with ``rule`` on, as a share of their bound (every run to its cutoff).
 
@@ -119,9 +134,6 @@ def kept_share(runs: "pd.DataFrame", rule: FutilityRule) -> float:
     f1 = runs[runs["model"] != "value"]
     if f1.empty:
         raise ValueError("runs: no rows with an F1 curve")
-    kept = 0
-    for curve, max_steps, steps in zip(f1["val_curve"], f1["max_steps"], f1["steps"]):
-        points = [(int(s), float(v)) for s, v in curve]
-        k = first_futile_check(rule, points, int(max_steps), int(steps))
-        kept += int(steps) if k is None else points[k][0]
+    stops = replayed_stops(f1, rule)
+    kept = sum(int(st) if at is None else at[0] for at, st in zip(stops, f1["steps"]))
     return kept / float(f1["max_steps"].sum())

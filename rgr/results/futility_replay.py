@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import catalog
-from ..experiments.futility import FutilityRule, first_futile_check, rule_named
+from ..experiments.futility import FutilityRule, replayed_stops, rule_named
 from ..task.metrics import F1_TARGET, reaches_target
 from .thresholds import CELL, curves, thresholds
 
@@ -39,15 +39,9 @@ def replay(runs: pd.DataFrame, rule: FutilityRule) -> pd.DataFrame:
     Rows of the value channel (MSE; no F1 curve) are left as they are.
     """
     out = runs.copy()
-    for i, row in runs.iterrows():
-        if row["model"] == "value":
-            continue
-        curve = [(int(s), float(v)) for s, v in row["val_curve"]]
-        k = first_futile_check(rule, curve, int(row["max_steps"]), int(row["steps"]))
-        if k is not None:
-            out.at[i, "steps"] = curve[k][0]
-            out.at[i, "test_f1"] = curve[k][1]
-            out.at[i, "stop_reason"] = "futile"
+    for i, at in replayed_stops(runs, rule).items():
+        if at is not None:
+            out.at[i, "steps"], out.at[i, "test_f1"], out.at[i, "stop_reason"] = at[0], at[1], "futile"
     return out
 
 

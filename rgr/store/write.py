@@ -166,8 +166,12 @@ def repair_table(path: str | Path, schema: Schema) -> Repaired:
         complete = text.endswith("\n")
         numbered = [(n, line) for n, line in enumerate(body, start=2) if complete is False or n <= len(body)]
         good, bad = [], []
-        for n, line in numbered:
-            (good if _one_record(line, header, schema, path) else bad).append((n, line))
+        for n, line in numbered:  # the structure of each line: cheap
+            (good if _parses(line, header) else bad).append((n, line))
+        if not _types_hold(head, good, schema, path):  # only then the values, line by line
+            checked = [(n, line, _types_hold(head, [(n, line)], schema, path)) for n, line in good]
+            good = [(n, line) for n, line, ok in checked if ok]
+            bad = sorted(bad + [(n, line) for n, line, ok in checked if not ok])
         if not bad:
             load_table(path, schema)  # intact: only check it
             return Repaired(len(good), 0, ())
@@ -180,16 +184,19 @@ def repair_table(path: str | Path, schema: Schema) -> Repaired:
     return Repaired(len(good), len(bad), tuple(n for n, _ in bad))
 
 
-def _one_record(line: str, header: list[str], schema: Schema, path: Path) -> bool:
-    """Whether ``line`` is one intact record of the table: the header's width, and values of the schema's types."""
+def _parses(line: str, header: list[str]) -> bool:
+    """Whether ``line`` parses as one CSV record of the header's width."""
     try:
         fields = next(csv.reader([line], strict=True), [])
     except csv.Error:
         return False
-    if len(fields) != len(header):
-        return False
+    return len(fields) == len(header)
+
+
+def _types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
+    """Whether the records ``lines`` (under the header line ``head``) pass the schema's types, ranges and checks."""
     try:
-        _typed(_frame(f"{','.join(header)}\n{line}\n", schema), schema, path)
+        _typed(_frame("\n".join([head, *(line for _, line in lines)]) + "\n", schema), schema, path)
     except TableError:
         return False
     return True
