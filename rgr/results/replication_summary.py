@@ -139,7 +139,8 @@ def _claims(n: int) -> str:
 
 
 def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
+    """``s`` with a first Latin letter in upper case (a Greek symbol such as λ keeps its case)."""
+    return s[:1].upper() + s[1:] if s[:1].isascii() else s
 
 
 def _book_cell(r: ClaimRow) -> str:
