@@ -78,7 +78,8 @@ def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
 
 
 def _num(x: float) -> str:
-    return f"{x:.3g}"
+    """Three significant digits, with a true minus sign (as the paper's numbers are typed)."""
+    return f"{x:.3g}".replace("-", "−")
 
 
 def _item(r: ClaimRow) -> str:
