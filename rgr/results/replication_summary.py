@@ -190,5 +190,5 @@ def verdict_table_html(rows: list[ClaimRow], caption: str) -> str:
             f'<span class="rgr-verdict-label"><span aria-hidden="true">{_MARK[status]} </span>{escape(verdict_label(r))}'
             f"</span>{why}</td></tr>")
         body.append(_detail(r))
-    return (f'<div class="rgr-verdicts-wrap"><table class="rgr-verdicts"><caption>{escape(caption)}</caption>'
+    return (f'<div class="rgr-verdicts-wrap"><table class="rgr-verdicts" id="rgr-verdict-table"><caption>{escape(caption)}</caption>'
             f"<colgroup>{cols}</colgroup>{head}<tbody>{''.join(body)}</tbody></table></div>")
