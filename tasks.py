@@ -55,13 +55,13 @@ def ensure_env() -> None:
     stamp.write_text(want)
 
 
-def book() -> None:
+def book(args: list[str]) -> None:
+    """Re-execute the chapters whose inputs changed (:func:`stale_chapters`), then render every chapter from its
+    outputs (_config.yml: execution off); the site gets the source bundle (book/_ext/rgr_site.py). With
+    ``--committed``, nothing executes: stale chapters are rendered as committed, and named."""
     ensure_env()
-    _run(PY, __file__, "_invalidate")  # jupyter-cache keys on code only: drop records of changed inputs
-    try:
-        _run(BIN / "jupyter-book", "build", ".", "-n", "-W", "--keep-going")
-    finally:
-        _run(PY, __file__, "_stamp")  # remember the inputs of every record that matches the code now
+    _run(PY, __file__, "_fresh", *args)
+    _run(BIN / "jupyter-book", "build", ".", "-n", "-W", "--keep-going")
     print(f"book written to {ROOT / '_build' / 'html' / 'index.html'}")
 
 
@@ -126,18 +126,10 @@ def vary(notebooks: list[str]) -> None:
 
 
 def execute(notebooks: list[str]) -> None:
-    """Execute chapters in place with their default parameters, so the committed outputs are current."""
+    """Execute chapters in place with their default parameters, so the committed outputs are current, and stamp
+    each with the digest of its inputs (:func:`execute_recorded`)."""
     ensure_env()
-    code = (
-        "import sys, nbformat, nbclient, pathlib\n"
-        "for p in map(pathlib.Path, sys.argv[1:]):\n"
-        "    nb = nbformat.read(p, as_version=4)\n"
-        "    nbclient.NotebookClient(nb, timeout=1800, kernel_name='python3',\n"
-        "        resources={'metadata': {'path': str(p.parent)}}).execute()\n"
-        "    nbformat.write(nb, p)\n"
-        "    print('executed', p)\n"
-    )
-    _run(PY, "-c", code, *(notebooks or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("*.ipynb"))))
+    _run(PY, __file__, "_execute", *(notebooks or [str(p.relative_to(ROOT)) for p in chapters()]))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -226,102 +218,224 @@ def tag(paths: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# fresh pages: a chapter's inputs are its code (jupyter-cache's key), rgr/**/*.py and the data/ files
-# it reads; `book` drops the cached execution of every chapter whose inputs changed
+# fresh pages: the committed outputs are the cache. `execute` records, in each chapter's metadata, what its
+# outputs were computed from (a digest of its inputs); `book` re-executes only the chapters whose inputs differ
+# now and renders every other one from its committed outputs.
 
-STAMPS = "rgr-inputs.json"  # in the jupyter cache folder: {notebook: {"hashkey": ..., "inputs": ...}}
+INPUTS_KEY = "inputs"  # notebook metadata: {"rgr": {"inputs": {"digest": ..., "files": [...], "folders": [...]}}}
+IGNORED_PARTS = {".git", "_build", ".venv", "__pycache__", ".ipynb_checkpoints"}
+
+# Runs in the chapter's kernel before its first cell (and is dropped from the written notebook): records every
+# file opened for reading and every folder listed, as the chapter really executes (rgr's own loaders included)
+RECORD_CELL = """\
+import os as _rgr_os, sys as _rgr_sys
+_rgr_seen, _rgr_listed = set(), set()
+def _rgr_audit(event, args):
+    try:
+        if event == "open" and not isinstance(args[0], int):
+            mode, flags = args[1], args[2] or 0
+            if (mode is None and not flags & (_rgr_os.O_WRONLY | _rgr_os.O_RDWR)) or (mode and not set(mode) & set("wax+")):
+                _rgr_seen.add(_rgr_os.path.abspath(_rgr_os.fsdecode(args[0])))
+        elif event in ("os.listdir", "os.scandir") and not isinstance(args[0], int):
+            _rgr_listed.add(_rgr_os.path.abspath(_rgr_os.fsdecode(args[0] if args[0] is not None else ".")))
+    except Exception:
+        pass
+_rgr_sys.addaudithook(_rgr_audit)
+"""
+# ...and after its last cell: what it read, and the modules it imported (transitively: all of sys.modules)
+REPORT_CELL = """\
+import json as _rgr_json
+print(_rgr_json.dumps({"files": sorted(_rgr_seen), "folders": sorted(_rgr_listed), "path": [_rgr_os.path.abspath(x or ".") for x in _rgr_sys.path], "modules": {
+    n: m.__file__ for n, m in list(_rgr_sys.modules.items()) if isinstance(getattr(m, "__file__", None), str)}}))
+"""
 
 
-def _cache_dir(root: Path) -> Path:
-    return root / "_build" / ".jupyter_cache"
+def _code_of(nb: dict) -> list[str]:
+    """The chapter's code cells, but the install cell (it does nothing in a checkout)."""
+    return [cell_source(c) for c in nb["cells"] if c["cell_type"] == "code" and not cell_source(c).startswith(INSTALL_MARKER)]
 
 
-def data_reads(nb: dict, data: Path) -> list[Path]:
-    """The files of ``data`` a chapter reads: those named in its code, as a string literal of the file's
-    name or stem (``"base"``, ``"constructions.csv"``), with their companions (``gpt2`` ->
-    ``gpt2_items.npz``); ``metadata.rgr.reads`` (a list of file names) adds to them."""
-    code = "\n".join(cell_source(c) for c in nb["cells"] if c["cell_type"] == "code")
-    literals = set(re.findall(r"[\"']([A-Za-z0-9_.\-]+)[\"']", code))
-    declared = set(nb.get("metadata", {}).get("rgr", {}).get("reads", []))
-    stems = {x.rsplit(".", 1)[0] for x in literals}
-    out = []
-    for f in sorted(data.iterdir()) if data.is_dir() else []:
-        if not f.is_file() or f.suffix == ".md":
-            continue
-        if f.name in declared or f.name in literals or f.stem in stems or any(f.stem.startswith(s + "_") for s in stems):
-            out.append(f)
-    missing = declared - {f.name for f in out}
-    if missing:
-        raise FileNotFoundError(f"metadata.rgr.reads names files not in {data}: {sorted(missing)}")
-    return out
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
 
 
-def _digest(files: list[Path], root: Path) -> str:
+def inputs_digest(nb: dict, files: list[str], folders: list[str], root: Path = ROOT) -> str:
+    """sha256 of a chapter's code cells, the bytes of ``files`` and the names in ``folders`` (paths relative to
+    ``root``); a missing file or folder counts as empty and so changes the digest."""
     h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    for src in _code_of(nb):
+        h.update(b"cell\0" + src.encode() + b"\0")
+    for f in sorted(files):
+        p = root / f
+        h.update(b"file\0" + f.encode() + b"\0" + (p.read_bytes() if p.is_file() else b"\0missing") + b"\0")
+    for d in sorted(folders):
+        p = root / d
+        h.update(b"folder\0" + d.encode() + b"\0" + "\0".join(_listing(p) if p.is_dir() else ["\0missing"]).encode() + b"\0")
     return h.hexdigest()
 
 
-def chapter_inputs(nb_path: Path, root: Path = ROOT) -> str:
-    """A digest of what a chapter's outputs depend on besides its code: rgr/**/*.py and its data/ reads."""
-    package = sorted(p for p in (root / "rgr").rglob("*.py") if "__pycache__" not in p.parts)
-    return _digest(package + data_reads(read_nb(nb_path), root / "data"), root)
+def _inside(path: str, root: Path) -> str | None:
+    """``path`` relative to ``root`` if it is a tracked kind of input there (not .git, _build, .venv, caches)."""
+    try:
+        rel = Path(path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return None if IGNORED_PARTS & set(rel.parts) else rel.as_posix()
 
 
-def invalidate_stale(notebooks: list[Path], root: Path = ROOT, cache_dir: Path | None = None) -> list[Path]:
-    """Drop the cached execution of every chapter whose inputs changed (or are unknown); returns them.
-
-    Needs jupyter-cache (run inside the book's environment)."""
-    from jupyter_cache import get_cache
-
-    cache_dir = cache_dir or _cache_dir(root)
-    if not cache_dir.exists():
-        return []
-    cache = get_cache(str(cache_dir))
-    stamps = json.loads((cache_dir / STAMPS).read_text()) if (cache_dir / STAMPS).exists() else {}
-    stale = []
-    for nb_path in notebooks:
-        import nbformat
-
-        try:
-            record = cache.match_cache_notebook(nbformat.read(nb_path, as_version=4))
-        except KeyError:
-            continue  # not cached: it executes anyway
-        stamp = stamps.get(str(nb_path.resolve()), {})
-        if stamp.get("hashkey") != record.hashkey or stamp.get("inputs") != chapter_inputs(nb_path, root):
-            cache.remove_cache(record.pk)
-            stale.append(nb_path)
-    return stale
+def chapter_inputs(record: dict, nb_path: Path, root: Path = ROOT) -> dict:
+    """What a chapter's outputs were computed from, out of the ``record`` its kernel made (:data:`REPORT_CELL`):
+    the files under ``root`` it read (data/ tables, a style file, shared notes) and the rgr modules in its
+    ``sys.modules`` at the end, i.e. the closure of what it imported, not the whole package (editing one results
+    module re-executes only the chapters that import it, directly or through another module); the folders it
+    listed (a table's shards are found by listing data/: a new file there re-executes the chapters that looked),
+    but those the import system lists to find modules (sys.path entries, packages)."""
+    nb_rel = _inside(str(nb_path), root)
+    rgr = (root / "rgr").resolve()
+    for name, file in record["modules"].items():
+        if (name == "rgr" or name.startswith("rgr.")) and not Path(file).resolve().is_relative_to(rgr):
+            raise RuntimeError(f"the chapter imported {name} from {file}, not from {rgr}: put this tree first on "
+                               "the path (PYTHONPATH) or install it (pip install -e .)")
+    files = {_inside(f, root) for f in record["files"] if Path(f).is_file()}
+    files |= {_inside(m, root) for m in record["modules"].values()
+              if m.endswith(".py") and os.path.isabs(m) and Path(m).is_file()}
+    files = sorted(f for f in files - {None, nb_rel} if not f.endswith(".pyc"))
+    # the import system lists the folders of sys.path and of packages to find modules: not a chapter's reads
+    searched = set(record.get("path", []))
+    folders = sorted({d for x in record["folders"] if x not in searched and (d := _inside(x, root)) is not None
+                      and (root / d).is_dir() and not (root / d / "__init__.py").exists()})
+    return {"files": files, "folders": folders}
 
 
-def stamp_cached(notebooks: list[Path], root: Path = ROOT, cache_dir: Path | None = None) -> None:
-    """Record the current inputs of every chapter whose cached execution matches its code now."""
+def stamp(nb: dict, inputs: dict, root: Path = ROOT) -> None:
+    """Store ``inputs`` (:func:`chapter_inputs`) and their digest in ``nb``'s metadata."""
+    entry = {"digest": inputs_digest(nb, inputs["files"], inputs["folders"], root), **inputs}
+    nb.setdefault("metadata", {}).setdefault("rgr", {})[INPUTS_KEY] = entry
+
+
+def staleness(nb_path: Path, root: Path = ROOT) -> str | None:
+    """Why ``nb_path``'s committed outputs are not current (None: they are), from the digest stored at execution."""
+    nb = read_nb(nb_path)
+    entry = nb.get("metadata", {}).get("rgr", {}).get(INPUTS_KEY)
+    if not entry:
+        return "never stamped (executed before inputs were recorded)"
+    if inputs_digest(nb, entry["files"], entry["folders"], root) == entry["digest"]:
+        return None
+    changed = [f for f in entry["files"] if not (root / f).is_file()]
+    return "inputs changed" + (f" (missing: {', '.join(changed[:3])})" if changed else "")
+
+
+def stale_chapters(notebooks: list[Path], root: Path = ROOT) -> dict[Path, str]:
+    """The chapters among ``notebooks`` whose committed outputs are not current, with the reason."""
+    return {p: why for p in notebooks if (why := staleness(p, root)) is not None}
+
+
+def _renumber(nb: dict, by: int) -> None:
+    for c in nb["cells"]:
+        if c["cell_type"] == "code" and c.get("execution_count"):
+            c["execution_count"] -= by
+            for o in c.get("outputs", []):
+                if o.get("execution_count"):
+                    o["execution_count"] -= by
+
+
+def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> dict:
+    """Execute the chapter at ``nb_path`` in place (default parameters, its folder as working directory) and stamp
+    its inputs; needs nbformat and nbclient (the book's environment). Returns the inputs recorded."""
+    import nbclient
     import nbformat
-    from jupyter_cache import get_cache
 
-    cache_dir = cache_dir or _cache_dir(root)
-    if not cache_dir.exists():
-        return
-    cache = get_cache(str(cache_dir))
-    path = cache_dir / STAMPS
-    stamps = json.loads(path.read_text()) if path.exists() else {}
-    for nb_path in notebooks:
-        try:
-            record = cache.match_cache_notebook(nbformat.read(nb_path, as_version=4))
-        except KeyError:
-            continue
-        stamps[str(nb_path.resolve())] = {"hashkey": record.hashkey, "inputs": chapter_inputs(nb_path, root)}
-    path.write_text(json.dumps(stamps, indent=1, sort_keys=True))
-
-
-def _invalidate(args: list[str]) -> None:
-    for p in invalidate_stale(chapters()):
-        print(f"inputs changed, re-executing: {p.relative_to(ROOT)}", flush=True)
+    nb = nbformat.read(nb_path, as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell(RECORD_CELL))
+    nb.cells.append(nbformat.v4.new_code_cell(REPORT_CELL))
+    nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(nb_path.parent)}}).execute()
+    report = nb.cells.pop()
+    nb.cells.pop(0)
+    _renumber(nb, 1)
+    text = "".join(o.get("text", "") for o in report.outputs if o.get("name") == "stdout")
+    inputs = chapter_inputs(json.loads(text.strip().splitlines()[-1]), nb_path, root)
+    plain = json.loads(nbformat.writes(nb))
+    stamp(plain, inputs, root)
+    write_nb(plain, nb_path)
+    return inputs
 
 
-def _stamp(args: list[str]) -> None:
-    stamp_cached(chapters())
+def _execute(args: list[str]) -> None:
+    paths = [Path(a).resolve() for a in args]
+    for i, p in enumerate(paths, 1):
+        print(f"[{i}/{len(paths)}] executing {p.relative_to(ROOT)}", flush=True)
+        inputs = execute_recorded(p)
+        print(f"  stamped: {len(inputs['files'])} files, {len(inputs['folders'])} folders", flush=True)
+
+
+def _fresh(args: list[str]) -> None:
+    """For ``book`` and ``pdf``: re-execute (and stamp) every chapter whose inputs changed; the others render as
+    committed. ``--committed``: execute nothing, only name the stale chapters."""
+    stale = stale_chapters(chapters())
+    keep = "--committed" in args
+    for p, why in stale.items():
+        print(f"{p.relative_to(ROOT)}: {why}: {'rendered as committed (--committed)' if keep else 're-executing'}",
+              flush=True)
+    print(f"{len(chapters()) - len(stale)} of {len(chapters())} chapters current: rendered from their committed "
+          "outputs", flush=True)
+    if stale and not keep:
+        _execute([str(p) for p in stale])
+
+
+def fresh(args: list[str]) -> None:
+    """``python3 tasks.py fresh``: list the chapters whose committed outputs are not current; exit 1 if any."""
+    stale = stale_chapters([Path(a) for a in args] or chapters())
+    for p, why in stale.items():
+        print(f"{p}: {why}: python3 tasks.py execute {p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}")
+    if stale:
+        raise SystemExit(1)
+    print("every chapter's committed outputs are current")
+
+
+# ---------------------------------------------------------------------------------------------------
+# pdf: the whole book as one PDF, through the HTML route (Jupyter Book's single-page build, printed by headless
+# Chromium with the site's print stylesheet, book/_static/rgr-print.css); no TeX needed
+
+PDF = ROOT / "_build" / "pdf" / "rgr-book.pdf"
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=120000")
+
+
+def print_page(single: Path) -> Path:
+    """The single-page build's one page, moved beside its _static/ and _images/ (Jupyter Book writes it as
+    book/intro.html but links its assets from the root) and with every <details> open but the folded code's."""
+    html = (single / "book" / "intro.html").read_text(encoding="utf-8")
+    html = re.sub(r'<details(?![^>]*above-input)([^>]*)>', r"<details open\1>", html)
+    page = single / "print.html"
+    page.write_text(html, encoding="utf-8")
+    return page
+
+
+def pdf(args: list[str], out: Path = PDF) -> Path:
+    """Build the whole book as one PDF at ``out`` (default _build/pdf/rgr-book.pdf); needs a Chromium. Stale
+    chapters are re-executed first, as for ``book`` (``--committed``: not)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from site_check import find_chromium
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise SystemExit("pdf: no Chromium found (Debian: apt-get install chromium; or set CHROMIUM=/path/to/it)")
+    ensure_env()
+    _run(PY, __file__, "_fresh", *args)
+    single = ROOT / "_build" / "singlehtml"
+    _run(BIN / "jupyter-book", "build", ".", "--builder", "singlehtml", "-n", "-W", "--keep-going")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as profile:
+        _run(chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--print-to-pdf={out}",
+             print_page(single).as_uri())
+    if not out.exists() or out.stat().st_size == 0:
+        raise SystemExit(f"pdf: Chromium wrote no PDF at {out}")
+    print(f"pdf written to {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    return out
 
 
 def check_site(args: list[str]) -> None:
@@ -332,14 +446,16 @@ def check_site(args: list[str]) -> None:
 
 
 COMMANDS = {
-    "book": lambda a: book(),
+    "book": book,
     "test": test,
     "vary": vary,
     "execute": execute,
     "tag": tag,
     "check-site": check_site,
-    "_invalidate": _invalidate,
-    "_stamp": _stamp,
+    "fresh": fresh,
+    "pdf": pdf,
+    "_execute": _execute,
+    "_fresh": _fresh,
 }
 
 
