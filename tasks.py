@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The project's two entry points, runnable with nothing but Python 3.11 and pip.
 
-    python3 tasks.py book   # create .venv, install, execute the chapters, render _build/html
+    python3 tasks.py book   # create .venv, install, re-execute stale chapters, render _build/html
     python3 tasks.py test   # create .venv, install, run the unit/property tests and nbval, then `vary`
     python3 tasks.py vary [book/x.ipynb ...]         # nbval again, other thread count and floating-point kernels
 
@@ -9,8 +9,14 @@
     python3 tasks.py tag [book/x.ipynb ...]          # install cell first, `hide-input` on code cells
     python3 tasks.py check-site [page.html ...]      # render the built site in headless Chromium
 
-``book`` re-executes every chapter whose inputs changed since its cached execution: its code, the
-``rgr`` package, or a data/ table it reads (see :func:`chapter_inputs`), never showing a stale figure.
+    python3 tasks.py fresh [book/x.ipynb ...]       # which chapters' committed outputs are stale (exit 1 if any)
+    python3 tasks.py pdf                             # the whole book as one PDF: _build/pdf/rgr-book.pdf
+
+The committed outputs are the cache: ``execute`` stores in each chapter a digest of what it read (its code, the
+``rgr`` modules it imported, the data/ tables it opened; :func:`chapter_inputs`), and ``book`` and ``pdf``
+re-execute only the chapters whose digest differs now, rendering every other one from its committed outputs
+(``--committed``: execute nothing, render stale chapters as they are and name them). A current tree builds in
+about a minute and a half here (2 cores; README, "Build times").
 
 Extra arguments after ``test`` go to pytest (e.g. ``python3 tasks.py test -k graphs``); the ``vary`` pass
 runs only after a plain ``test`` (see :func:`variant_env` and tests/README.md).
@@ -171,11 +177,19 @@ def repository_url(root: Path = ROOT) -> str:
     return m.group(1) if m else ""
 
 
-def install_cell_source(url: str, snippet: Path = INSTALL_SNIPPET) -> str:
+def bundle_name(root: Path = ROOT) -> str:
+    """The source bundle's file name, ``rgr-book-<version>.zip`` (written into the site by book/_ext/rgr_site.py)."""
+    m = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', (root / "rgr" / "__init__.py").read_text(), re.M)
+    if not m:
+        raise ValueError("rgr/__init__.py defines no __version__")
+    return f"rgr-book-{m.group(1)}.zip"
+
+
+def install_cell_source(url: str, snippet: Path = INSTALL_SNIPPET, bundle: str | None = None) -> str:
     text = snippet.read_text(encoding="utf-8").rstrip("\n")
     if not text.startswith(INSTALL_MARKER):
         raise ValueError(f"{snippet} must start with {INSTALL_MARKER!r}")
-    return text.replace("{repository_url}", url)
+    return text.replace("{repository_url}", url).replace("{bundle}", bundle or bundle_name())
 
 
 def tag_notebook(nb: dict, install_source: str) -> bool:
@@ -219,8 +233,20 @@ def tag(paths: list[str]) -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # fresh pages: the committed outputs are the cache. `execute` records, in each chapter's metadata, what its
-# outputs were computed from (a digest of its inputs); `book` re-executes only the chapters whose inputs differ
-# now and renders every other one from its committed outputs.
+# outputs were computed from and a digest of it; `book` re-executes only the chapters whose inputs differ now and
+# renders every other one from its committed outputs (a fresh clone of a current tree executes nothing).
+#
+# What counts as an input is recorded while the chapter runs, not guessed from its code: an audit hook in its
+# kernel notes every file opened for reading and every folder listed, and at the end its sys.modules names the
+# modules it imported. So a chapter depends on the data/ tables it really read (the replication chapter reads
+# eleven through rgr, its code names one), and on the rgr modules it imported, directly or through another
+# module (the transitive closure, not the whole package): editing rgr/results/softmax.py re-executes the chapters
+# that import it, not the theory chapter. The closure is what Python loaded, so it is exact, but wide for the
+# data chapters: rgr.catalog imports every experiment's module, so they import about 60 of rgr's 110 modules.
+# Not inputs: markdown cells (they render, they do not compute), the install cell (inert in a checkout), the
+# installed packages (pinned in pyproject.toml; nbval in `test` catches an output that a new pin changes), and
+# folders that Python lists to find modules. A new file in a listed folder (a table's shard in data/) changes
+# the digest of the chapters that listed it.
 
 INPUTS_KEY = "inputs"  # notebook metadata: {"rgr": {"inputs": {"digest": ..., "files": [...], "folders": [...]}}}
 IGNORED_PARTS = {".git", "_build", ".venv", "__pycache__", ".ipynb_checkpoints"}
@@ -361,6 +387,21 @@ def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> d
     return inputs
 
 
+def refresh(notebooks: list[Path], root: Path = ROOT, run: bool = True) -> dict[Path, str]:
+    """Re-execute (and stamp) every chapter of ``notebooks`` whose inputs changed since it was stamped; the others
+    keep their committed outputs. ``run=False``: execute nothing. Returns the stale chapters with the reason."""
+    stale = stale_chapters(notebooks, root)
+    for i, (p, why) in enumerate(stale.items(), 1):
+        print(f"{p.relative_to(root)}: {why}: {f'[{i}/{len(stale)}] re-executing' if run else 'rendered as committed'}",
+              flush=True)
+        if run:
+            inputs = execute_recorded(p, root)
+            print(f"  stamped: {len(inputs['files'])} files, {len(inputs['folders'])} folders", flush=True)
+    print(f"{len(notebooks) - len(stale)} of {len(notebooks)} chapters current: rendered from their committed outputs",
+          flush=True)
+    return stale
+
+
 def _execute(args: list[str]) -> None:
     paths = [Path(a).resolve() for a in args]
     for i, p in enumerate(paths, 1):
@@ -370,17 +411,8 @@ def _execute(args: list[str]) -> None:
 
 
 def _fresh(args: list[str]) -> None:
-    """For ``book`` and ``pdf``: re-execute (and stamp) every chapter whose inputs changed; the others render as
-    committed. ``--committed``: execute nothing, only name the stale chapters."""
-    stale = stale_chapters(chapters())
-    keep = "--committed" in args
-    for p, why in stale.items():
-        print(f"{p.relative_to(ROOT)}: {why}: {'rendered as committed (--committed)' if keep else 're-executing'}",
-              flush=True)
-    print(f"{len(chapters()) - len(stale)} of {len(chapters())} chapters current: rendered from their committed "
-          "outputs", flush=True)
-    if stale and not keep:
-        _execute([str(p) for p in stale])
+    """For ``book`` and ``pdf``: :func:`refresh` on every chapter (``--committed``: execute nothing)."""
+    refresh(chapters(), ROOT, run="--committed" not in args)
 
 
 def fresh(args: list[str]) -> None:

@@ -42,6 +42,7 @@ def rgr_version(root: Path = ROOT) -> str:
 
 
 def bundle_name(root: Path = ROOT) -> str:
+    """``rgr-book-<version>.zip`` (tasks.py's bundle_name says the same, for the install cell)."""
     return f"rgr-book-{rgr_version(root)}.zip"
 
 
