@@ -21,11 +21,9 @@ rgr_site = importlib.util.module_from_spec(_site_spec)
 _site_spec.loader.exec_module(rgr_site)
 
 
-def _nb(*cells, reads=None) -> nbformat.NotebookNode:
+def _nb(*cells) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    if reads is not None:
-        nb.metadata["rgr"] = {"reads": reads}
     for kind, src, *tags in cells:
         c = nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
         if tags:
