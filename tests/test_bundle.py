@@ -57,3 +57,11 @@ def test_the_repository_bundle_names_its_commit_and_holds_every_chapter(tmp_path
     assert f"{top}/data/base.csv" in names and f"{top}/rgr/catalog.py" in names and f"{top}/tasks.py" in names
     assert "commit " in note
     assert path.stat().st_size < 40e6  # small enough to offer on the site
+
+
+def test_every_page_s_download_menu_offers_the_bundle():
+    menu = {"label": "download-buttons", "buttons": [{"label": "download-source-button"}]}
+    context = {"header_buttons": [{"label": "fullscreen"}, menu], "pathto": lambda name, resource: f"../{name}"}
+    rgr_site._bundle_link(None, "book/softmax", "page.html", context, None)
+    assert menu["buttons"][-1]["url"] == f"../{rgr_site.bundle_name()}" and menu["buttons"][-1]["text"] == ".zip"
+    assert "{{ rgr_bundle }}" in (ROOT / "book" / "intro.md").read_text()  # and the intro links it

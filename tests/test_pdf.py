@@ -104,3 +104,8 @@ def test_the_pdf_shows_the_verdict_of_every_row_of_the_replication_table(pdf_tex
         found = re.compile(r"\s+(?:\S+\s+){0,6}?".join(map(re.escape, label.split()))).search(pdf_text, pos)
         assert found, f"row {i}'s verdict {label!r} is not in the PDF after row {i - 1}'s"
         pos = found.end()
+
+
+def test_the_pdf_prints_typeset_maths_not_its_source(pdf_text):
+    # MathJax has typeset every formula before Chromium prints: no TeX delimiters or commands left in the text
+    assert "\\(" not in pdf_text and "\\frac" not in pdf_text and "$$" not in pdf_text
