@@ -254,7 +254,10 @@ IGNORED_PARTS = {".git", "_build", ".venv", "__pycache__", ".ipynb_checkpoints"}
 # Runs in the chapter's kernel before its first cell (and is dropped from the written notebook): records every
 # file opened for reading and every folder listed, as the chapter really executes (rgr's own loaders included)
 RECORD_CELL = """\
-import os as _rgr_os, sys as _rgr_sys
+import importlib.util as _rgr_util, os as _rgr_os, sys as _rgr_sys
+_rgr_spec = _rgr_util.find_spec("rgr")  # fail now, not after the chapter ran, if rgr comes from another tree
+if _rgr_spec and _rgr_spec.origin and not _rgr_os.path.realpath(_rgr_spec.origin).startswith({rgr!r}):
+    raise ImportError(f"rgr would be imported from {{_rgr_spec.origin}}, not from {rgr}: PYTHONPATH={root}")
 _rgr_seen, _rgr_listed = set(), set()
 def _rgr_audit(event, args):
     try:
@@ -372,7 +375,8 @@ def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> d
     import nbformat
 
     nb = nbformat.read(nb_path, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(RECORD_CELL))
+    rgr = str((root / "rgr").resolve()) + os.sep
+    nb.cells.insert(0, nbformat.v4.new_code_cell(RECORD_CELL.format(rgr=rgr, root=root.resolve())))
     nb.cells.append(nbformat.v4.new_code_cell(REPORT_CELL))
     nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(nb_path.parent)}}).execute()

@@ -177,10 +177,17 @@ def test_a_new_file_in_a_listed_folder_re_executes_the_chapters_that_listed_it(b
     assert _executed(book) == ["e.ipynb"]
 
 
-def test_rgr_imported_from_another_tree_is_refused(tmp_path):
+def test_rgr_imported_from_another_tree_is_refused(book, tmp_path, monkeypatch):
     record = {"files": [], "folders": [], "path": [], "modules": {"rgr": "/elsewhere/rgr/__init__.py"}}
     with pytest.raises(RuntimeError, match="PYTHONPATH"):
-        tasks.chapter_inputs(record, tmp_path / "book" / "a.ipynb", tmp_path)
+        tasks.chapter_inputs(record, book / "book" / "a.ipynb", book)
+    other = tmp_path / "other"  # a kernel that would import another tree's rgr stops before the chapter's first cell
+    shutil.copytree(book / "rgr", other / "rgr")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    before = (book / "book" / "a.ipynb").read_text()
+    with pytest.raises(Exception, match="rgr would be imported from .*other"):
+        tasks.execute_recorded(book / "book" / "a.ipynb", book)
+    assert (book / "book" / "a.ipynb").read_text() == before
 
 
 def test_book_and_pdf_refresh_then_render_with_execution_off():
