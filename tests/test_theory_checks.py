@@ -144,6 +144,11 @@ def test_margin_finding_synthetic():
     df = pd.DataFrame(dict(gamma=[0.01, 0.001], bits=[10.0, 13.0], bound_DK=[0.5, 0.2], D_K=[4, 8]))
     f = tc.margin_finding(df)
     assert f.all_recovered and f.gamma_min == 0.001 and f.bound_over_DK_max == pytest.approx(0.125)
+    assert math.isnan(f.best_case_over_DK_max)  # no m, d_model: not computed
+    from rgr.results.margins import margin_bound_DK
+    g = tc.margin_finding(df.assign(m=[64, 128], d_model=[64, 32]))
+    best = max(margin_bound_DK(64, 64, 64, 1.0) / 4, margin_bound_DK(128, 128, 32, 1.0) / 8)
+    assert g.best_case_over_DK_max == pytest.approx(best) and best > f.bound_over_DK_max  # gamma = 1: the largest bound
 
 
 def test_hoeffding_width():  # the per-context width itself: tests/test_per_context.py
