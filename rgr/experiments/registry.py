@@ -358,8 +358,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "results): m / d_model = 8 and m = 128", "max", "permutation",
             {
                 "paper": Grid(PEERS_FIXED_RATIO + (Cell(512, 64),) + PEERS_FIXED_M + (Cell(128, 64),), PEERS_HEADS,
-                              tuple(range(10)), dk_factor=6.0, dk_max=4096, refine_rounds=0),
-                "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, PEERS_HEADS, (0, 1, 2), dk_factor=4.0, dk_max=1024,
+                              tuple(range(10)), dk_factor=12.0, dk_max=4096, refine_rounds=0),
+                "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
                              refine_rounds=0),
                 "smoke": Grid((Cell(16, 2), Cell(16, 4)), (1, 2, 4), (0, 1), dk_factor=8.0, dk_max=32,
                               refine_rounds=0, max_steps=100,

@@ -25,7 +25,7 @@ import pandas as pd
 from ..paths import data_dir
 
 __all__ = ["REPO", "COMMIT", "FILES", "SATURATION", "POWERS", "PeerDataMissing", "peer_dir", "load_peer",
-           "their_slope", "power_rss", "PowerRefit", "power_refit", "ExpThreeRefit", "exp3_refit", "dana_refit"]
+           "their_slope", "power_rss", "PowerRefit", "power_refit", "ExpThreeRefit", "exp3_refit", "dana_refit", "dana_refit_or_none"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
@@ -147,3 +147,12 @@ def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit]:
         df = load_peer(f"Data_exp_1_{d}.csv", root)
         slopes.append(their_slope(df["para"].to_numpy(), df["acc"].to_numpy()))
     return power_refit(np.array(EXP1_WIDTHS), np.array(slopes)), exp3_refit(load_peer("Data_exp_3.csv", root))
+
+
+def dana_refit_or_none(root: Path | None = None) -> tuple[PowerRefit | None, ExpThreeRefit | None, str]:
+    """:func:`dana_refit`, or (None, None, why) where the peer files were not fetched into data/peers/."""
+    try:
+        fit, exp3 = dana_refit(root)
+    except PeerDataMissing as e:
+        return None, None, str(e)
+    return fit, exp3, f"read from data/peers/ ({REPO} at commit {COMMIT[:12]})"

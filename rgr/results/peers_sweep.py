@@ -17,12 +17,18 @@ import numpy as np
 import pandas as pd
 
 from ..experiments.head_sweep import law_x
+from ..experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
 from ..task.metrics import F1_TARGET
 from .stats import summarize
 
-__all__ = ["LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
+__all__ = ["SERIES", "PreconditionReading", "precondition_reading", "one_head", "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
            "transitions_table"]
 
+SERIES: dict[str, tuple[tuple[int, int], ...]] = {
+    "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
+    "fixed m = 128": tuple(sorted({(c.m, c.d_model) for c in PEERS_FIXED_M + PEERS_FIXED_RATIO if c.m == 128},
+                                  key=lambda c: c[1])),
+}  # the book preset's two series (the paper preset adds cells to both)
 LEVELS: tuple[float, ...] = (0.5, F1_TARGET)  # the midpoint of the transition and the protocol's success level
 
 
@@ -127,3 +133,45 @@ def transitions_table(found: list[Transition]) -> pd.DataFrame:
                           "x at F1 = 0.5": shown(t.x_half, t.censored_half),
                           "x at F1 = 0.99": shown(t.x_pass, t.censored_pass),
                           "smallest passing h": t.h_pass} for t in found])
+
+
+@dataclass(frozen=True)
+class PreconditionReading:
+    """Which cells never reach the protocol's F1 at any tested head count, against d_model / ln m."""
+
+    failing: tuple[tuple[int, int], ...]  # (m, d_model) never reaching F1_TARGET
+    failing_ratio_max: float | None  # the largest d_model / ln m among them
+    passing_ratio_min: float | None  # the smallest d_model / ln m among the cells that do reach it
+    x_max_failing: float | None  # the largest x tested in a failing cell
+
+    @property
+    def separates(self) -> bool:
+        """True when every failing cell has a smaller d_model / ln m than every passing one."""
+        return (self.failing_ratio_max is not None and self.passing_ratio_min is not None
+                and self.failing_ratio_max < self.passing_ratio_min)
+
+
+def precondition_reading(found: list[Transition], runs: pd.DataFrame) -> PreconditionReading:
+    """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m."""
+    fail = [t for t in found if t.h_pass is None]
+    ok = [t for t in found if t.h_pass is not None]
+    x_max = None
+    if fail:
+        c = curve(runs)
+        x_max = float(max(c[(c.m == t.m) & (c.d_model == t.d_model)].x.max() for t in fail))
+    return PreconditionReading(failing=tuple((t.m, t.d_model) for t in fail),
+                               failing_ratio_max=max((t.d_over_ln_m for t in fail), default=None),
+                               passing_ratio_min=min((t.d_over_ln_m for t in ok), default=None),
+                               x_max_failing=x_max)
+
+
+def one_head(runs: pd.DataFrame) -> pd.DataFrame:
+    """The h = 1 rows of the head sweep per cell (one unconstrained d x d score matrix on frozen random
+    embeddings: the trainable part of the pal associative memory): x, mean F1 and its interval."""
+    c = curve(runs)
+    return c[c.h == 1][["m", "d_model", "d_over_ln_m", "x", "mean", "lo", "hi", "n"]].reset_index(drop=True)
+
+
+def cpu_minutes(runs: pd.DataFrame) -> float:
+    """Worker-minutes the rows took to train (wall time of each stack shared among its runs; one thread each)."""
+    return float(runs["wall_time_s"].sum() / 60)
