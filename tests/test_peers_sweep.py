@@ -84,3 +84,15 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match="level"):
         series_drift(transitions(runs), "x", ((32, 4),), level=0.7)
     assert np.isfinite(transitions(runs)[0].d_over_ln_m)
+
+
+def test_series_for_keeps_the_book_series_or_falls_back_to_every_cell():
+    from rgr.results.peers_sweep import drift_table, series_for
+
+    book = transitions(_runs(((32, 4), (64, 8), (128, 8)), [1.0, 1.0, 1.0]))
+    said = series_for(book)
+    assert said["fixed compression m / d_model = 8"] == ((32, 4), (64, 8)) and said["fixed m = 128"] == ((128, 8),)
+    smoke = transitions(_runs(((16, 2), (16, 4)), [1.0, 1.0]))
+    assert series_for(smoke) == {"every cell": ((16, 2), (16, 4))}
+    table = drift_table(book)
+    assert len(table) == 4 and table["exponent k in x* ∝ d^k"].abs().max() < 0.1

@@ -21,7 +21,7 @@ from ..experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
 from ..task.metrics import F1_TARGET
 from .stats import summarize
 
-__all__ = ["SERIES", "PreconditionReading", "precondition_reading", "one_head", "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
+__all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head", "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
            "transitions_table"]
 
 SERIES: dict[str, tuple[tuple[int, int], ...]] = {
@@ -175,3 +175,29 @@ def one_head(runs: pd.DataFrame) -> pd.DataFrame:
 def cpu_minutes(runs: pd.DataFrame) -> float:
     """Worker-minutes the rows took to train (wall time of each stack shared among its runs; one thread each)."""
     return float(runs["wall_time_s"].sum() / 60)
+
+
+def series_for(found: list[Transition]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """:data:`SERIES` restricted to the cells in the table; every cell as one series where none is (smoke)."""
+    have = {(t.m, t.d_model) for t in found}
+    out = {name: tuple(c for c in cells if c in have) for name, cells in SERIES.items()}
+    out = {name: cells for name, cells in out.items() if cells}
+    return out or {"every cell": tuple(sorted(have, key=lambda c: (c[1], c[0])))}
+
+
+def drifts(found: list[Transition]) -> dict[tuple[str, float], SeriesDrift]:
+    """:func:`series_drift` of every series of :func:`series_for` at both LEVELS."""
+    return {(name, level): series_drift(found, name, cells, level)
+            for name, cells in series_for(found).items() for level in LEVELS}
+
+
+def drift_table(found: list[Transition]) -> pd.DataFrame:
+    """One row per series and level: x* per located cell, its exponent in d_model and spread."""
+    rows = []
+    for (name, level), dr in drifts(found).items():
+        rows.append({"series": name, "F1 level": level,
+                     "x* per cell (m, d_model)": "; ".join(f"({m}, {d}): {x:.2f}" for (m, d), x in
+                                                           zip(dr.cells, dr.x_star)) or "none located",
+                     "exponent k in x* ∝ d^k": dr.exponent, "max/min x*": dr.spread,
+                     "cells censored": dr.n_censored})
+    return pd.DataFrame(rows)
