@@ -23,12 +23,13 @@ from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
 from .gpt2.experiment import GPT2
+from .peers.sweep import AOT
 from .store import Schema, TableError
 
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS}
+SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 
