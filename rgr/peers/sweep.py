@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
