@@ -84,5 +84,10 @@ def test_verdicts_follow_the_signs():
     said = verdicts(conclusions(_runs(acc)))
     assert said["beyond"].startswith("holds for the heads of their code, and not")
     assert said["split"] == "holds under their code's and the per-head-map parameterisations"
+    def narrow_wins_with_maps(c):
+        return 0.6 + (0.1 if c.d_h == 10 else 0.0) + (0.2 if c.param == "paper" else 0.0) + 0.02 * c.seed
+    mixed = verdicts(conclusions(_runs(narrow_wins_with_maps)))["split"]
+    assert mixed == ("holds under their code's parameterisation; it reverses with per-head maps "
+                     "(there the narrower heads do better)")
     flat = verdicts(conclusions(_runs(lambda c: 0.5 + 0.01 * c.seed)))
     assert flat["beyond"] == "holds under both parameterisations at these seeds" and "not resolved" in flat["split"]

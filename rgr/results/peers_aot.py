@@ -13,7 +13,7 @@ import pandas as pd
 
 from .stats import summarize, t_interval
 
-__all__ = ["CONFIG", "accuracy_table", "Difference", "difference", "conclusions"]
+__all__ = ["CONFIG", "accuracy_table", "Difference", "difference", "conclusions", "verdicts"]
 
 CONFIG = ["question", "param", "d", "d_h", "H"]
 
@@ -93,4 +93,7 @@ def verdicts(found: dict[str, Difference]) -> dict[str, str]:
     where = [name for name, s in (("their code's", sc), ("the per-head-map", sp)) if s == "+"]
     split = (f"holds under {' and '.join(where)} parameterisation{'s' if len(where) > 1 else ''}" if where
              else "is not resolved at these seeds under either parameterisation")
+    reversed_ = [name for name, s in (("their code's", sc), ("per-head", sp)) if s == "-"]
+    if reversed_:
+        split += f"; it reverses with {' and '.join(reversed_)} maps (there the narrower heads do better)"
     return {"beyond": beyond, "split": split}
