@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .experiments.aot_sweep import AOT
 from .experiments.construction_table import CONSTRUCTIONS
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
 from .gpt2.experiment import GPT2
-from .peers.sweep import AOT
 from .store import Schema, TableError
 
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",

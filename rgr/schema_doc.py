@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 from .experiments import futility, planner, reuse
+from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
-from .peers.sweep import SCHEMA as AOT_SCHEMA
 
 __all__ = ["render", "schema_path", "write", "is_current"]
 
@@ -100,7 +100,7 @@ def render() -> str:
              "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.peers.sweep.PRESETS`; the `peers` head sweep is a "
+             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head sweep is a "
              "row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     return text

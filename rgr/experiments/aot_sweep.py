@@ -1,7 +1,7 @@
 """Dana et al.'s two contrary conclusions under both head parameterisations, as a table of the one runner
 (``python -m rgr sweep aot --preset book``; chapter *the law beside other capacity results*).
 
-Their settings (N = 50, their training schedule; :mod:`rgr.peers.aot`) at two questions, each under the
+Their settings (N = 50, their training schedule; :mod:`rgr.experiments.aot`) at two questions, each under the
 parameterisation of their code and that of their paper's formalism, several seeds each:
 
 - *d_model beyond d_h*: d_h = 10, H = 20 (their experiment 3) at d = 10 and d = 15;
@@ -29,7 +29,7 @@ _TYPES = {int: "int", float: "float", str: "str"}
 
 
 def _schema() -> Schema:
-    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.peers.aot)",
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.aot)",
                    low=0 if f.name == "seed" else (1 if f.type == "int" else None))
             for f in dataclasses.fields(AoTConfig)]
     cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),
