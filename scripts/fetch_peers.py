@@ -4,6 +4,8 @@ Dana et al., "Memorization in Attention-only Transformers" (AISTATS 2025) publis
 in github.com/leodana2000/Transformer_Attentional_Memory, folder ``Scaling laws/``. That repository states no
 licence, so its files are not copied into this one: this script fetches them, at the pinned commit, into
 data/peers/ (git-ignored there). Either from GitHub (network) or from a local clone (``--git-dir``).
+The chapter does not read them: it reads data/peers_refit.csv, the statistics ``python -m rgr peers-refit``
+computes from them (committed). They are needed only to regenerate that table.
 
     python scripts/fetch_peers.py                       # raw.githubusercontent.com, pinned commit
     python scripts/fetch_peers.py --git-dir PATH/.git   # a clone or bare mirror holding that commit
@@ -20,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from rgr.results.peers import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
+from rgr.results.peers_refit import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
 
 
 def _from_git(git_dir: str, path: str) -> bytes:
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         data = _from_git(args.git_dir, path) if args.git_dir else _from_github(path)
         (out / Path(path).name).write_bytes(data)
         print(f"{REPO}@{COMMIT[:12]}:{path} -> {out / Path(path).name}")
+    print("regenerate data/peers_refit.csv from them with: python -m rgr peers-refit")
     return 0
 
 

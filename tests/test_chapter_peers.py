@@ -1,14 +1,19 @@
-"""Chapter *the law beside other capacity results* (book/peers.ipynb) end to end, in a checkout with no tables:
-with synthetic peer files of a known power in d it glues that power; without them it says they were not fetched."""
+"""Chapter *the law beside other capacity results* (book/peers.ipynb) end to end, in a checkout with no sweep tables
+and no peer files (data/peers/ absent, as in a fresh clone): from a peers_refit table reduced from synthetic peer
+files of a known power it glues that power; from the repository's committed table it glues what that table gives."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nbformat
-import numpy as np
-import pandas as pd
 import pytest
+from test_peers_refit import write_peer_files
+
+from rgr.chapters.display import number
+from rgr.cli import main
+from rgr.results.peers_refit import dana_refit
 
 pm = pytest.importorskip("papermill")
 
@@ -24,25 +29,13 @@ def _checkout(tmp_path: Path) -> Path:
     return root
 
 
-def _write_peer_files(root: Path, p: float) -> None:
-    """Their files' shape: per d in 3..13, accuracy linear in H = 1, 6, ..., 31 with slope 1e-4 d^p, capped at 1."""
-    out = root / "data" / "peers"
-    out.mkdir()
-    H = np.arange(1, 32, 5)
-    for d in range(3, 14):
-        acc = np.minimum(1.0, 0.02 + 1e-4 * d**p * H)
-        pd.DataFrame(dict(acc=acc, para=H, N=50, d=d, d_head=d)).to_csv(out / f"Data_exp_1_{d}.csv", index=False)
-    d = np.arange(5, 16)
-    pd.DataFrame(dict(acc=np.where(d <= 10, 0.1 * d - 0.2, 0.8), para=20, N=50, d=d, d_head=10)).to_csv(
-        out / "Data_exp_3.csv", index=False)
-
-
 def _glue(nb: nbformat.NotebookNode) -> dict[str, str]:
-    return {o["metadata"]["scrapbook"]["name"]: o["data"].get("application/papermill.record/text/plain", "") for c in nb.cells
-            for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
+    return {o["metadata"]["scrapbook"]["name"]: o["data"].get("application/papermill.record/text/plain", "").strip("'")
+            for c in nb.cells for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
 
 
 def _run(root: Path, tmp_path: Path) -> dict[str, str]:
+    assert not (root / "data" / "peers").exists()  # the chapter cannot read their files: there are none
     out = tmp_path / "peers.ipynb"
     pm.execute_notebook(str(ROOT / "book" / "peers.ipynb"), str(out), parameters=dict(preset="book"),
                         cwd=str(root / "book"), kernel_name="python3", progress_bar=False, log_output=False)
@@ -51,12 +44,19 @@ def _run(root: Path, tmp_path: Path) -> dict[str, str]:
 
 def test_chapter_glues_the_power_of_synthetic_peer_files(tmp_path):
     root = _checkout(tmp_path)
-    _write_peer_files(root, 2.0)
+    write_peer_files(tmp_path / "raw", 2.0)
+    assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(root / "data" / "peers_refit.csv")]) == 0
+    shutil.rmtree(tmp_path / "raw")
     glued = _run(root, tmp_path)
-    assert glued["p_best"].strip("'") == "2.00" and glued["below"].strip("'") == "0.100"
-    assert float(glued["rss_ratio"].strip("'")) > 1  # their own rule prefers p = 2 on a p = 2 table
+    assert glued["p_best"] == "2.00" and glued["below"] == "0.100"
+    assert float(glued["rss_ratio"]) > 1  # their own rule prefers p = 2 on a p = 2 table
 
 
-def test_chapter_runs_without_peer_files_and_says_so(tmp_path):
-    glued = _run(_checkout(tmp_path), tmp_path)
-    assert "not fetched" in glued["p_best"]
+def test_chapter_runs_from_the_committed_table_alone(tmp_path):
+    root = _checkout(tmp_path)
+    shutil.copy(ROOT / "data" / "peers_refit.csv", root / "data")
+    fit, exp3, _ = dana_refit(ROOT)
+    glued = _run(root, tmp_path)
+    assert (glued["p_best"], glued["p_low"], glued["p_high"]) == tuple(map(number, (fit.best_p, fit.best_p_low,
+                                                                                    fit.best_p_high)))
+    assert glued["below"] == number(exp3.slope_below, 3) and glued["acc_dh"] == number(exp3.acc_at_d_head)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results.peers import PeerDataMissing, dana_refit, exp3_refit, power_refit, power_rss, their_slope
+from rgr.results.peers import exp3_refit, power_refit, power_rss, their_slope, their_stop
 
 D = np.arange(3, 14)
 
@@ -35,6 +35,7 @@ def test_their_slope_stops_at_the_first_saturated_point():
     acc = np.array([0.1, 0.35, 0.6, 0.97, 0.99])  # linear 0.05 / head up to 11, then saturated
     assert their_slope(H, acc) == pytest.approx(np.polyfit(H[:4], acc[:4], 1)[0])
     assert their_slope(H[:3], acc[:3]) == pytest.approx(0.05)
+    assert their_stop(acc) == 4 and their_stop(acc[:3]) == 3 and their_stop(np.array([0.99, 1.0])) == 2
     with pytest.raises(ValueError, match="H and acc"):
         their_slope(H, acc[:3])
 
@@ -53,19 +54,3 @@ def test_exp3_split_at_d_head():
     fit = exp3_refit(pd.DataFrame(dict(acc=acc, para=20, N=50, d=d, d_head=10)))
     assert fit.slope_below == pytest.approx(0.1) and fit.slope_above == pytest.approx(0.0, abs=1e-12)
     assert fit.acc_at_d_head == pytest.approx(0.8)
-
-
-def test_missing_peer_files_name_the_fetch_command(tmp_path):
-    (tmp_path / "_config.yml").write_text("")
-    (tmp_path / "rgr").mkdir()
-    with pytest.raises(PeerDataMissing, match="fetch_peers.py"):
-        dana_refit(tmp_path)
-
-
-def test_a_peer_file_with_other_columns_is_refused(tmp_path):
-    (tmp_path / "_config.yml").write_text("")
-    (tmp_path / "rgr").mkdir()
-    (tmp_path / "data" / "peers").mkdir(parents=True)
-    (tmp_path / "data" / "peers" / "Data_exp_1_3.csv").write_text("acc,H\n0.1,1\n")
-    with pytest.raises(ValueError, match="columns"):
-        dana_refit(tmp_path)

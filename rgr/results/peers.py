@@ -2,8 +2,9 @@
 
 Dana et al., "Memorization in Attention-only Transformers" (AISTATS 2025) train one attention-only layer to
 memorise N^2 token associations and publish the accuracy per configuration in
-``leodana2000/Transformer_Attentional_Memory`` (folder ``Scaling laws/``; fetched into data/peers/ by
-``scripts/fetch_peers.py``, not copied: that repository states no licence). Their analysis (``EXP_1_and_4.py``):
+``leodana2000/Transformer_Attentional_Memory`` (folder ``Scaling laws/``). That repository states no licence, so
+its files are not copied here: :mod:`rgr.results.peers_refit` reduces them to the statistics below and commits
+those (data/peers_refit.csv). Their analysis (``EXP_1_and_4.py``):
 
 1. for each width d = d_head, regress accuracy on the head count H over the points up to and including the
    first one above 0.95 (the linear part before saturation): a slope per d;
@@ -17,43 +18,22 @@ power fits best, by their own least-squares rule, and how far that moves when on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..paths import data_dir
+__all__ = ["EXP1_WIDTHS", "SATURATION", "POWERS", "their_stop", "their_slope", "power_rss", "PowerRefit",
+           "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
 
-__all__ = ["REPO", "COMMIT", "FILES", "SATURATION", "POWERS", "PeerDataMissing", "peer_dir", "load_peer",
-           "their_slope", "power_rss", "PowerRefit", "power_refit", "ExpThreeRefit", "exp3_refit", "dana_refit", "dana_refit_or_none"]
-
-REPO = "leodana2000/Transformer_Attentional_Memory"
-COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
-EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))
-FILES: tuple[str, ...] = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS) + (
-    "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_3.csv")
+EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
 SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)
 POWERS: tuple[float, ...] = tuple(round(1.0 + 0.05 * i, 2) for i in range(61))  # p in [1, 4]
-_COLUMNS = ("acc", "para", "N", "d", "d_head")
 
 
-class PeerDataMissing(FileNotFoundError):
-    """The peer files are not in data/peers/ (they are fetched, not committed)."""
-
-
-def peer_dir(root: Path | None = None) -> Path:
-    return data_dir(root) / "peers"
-
-
-def load_peer(name: str, root: Path | None = None) -> pd.DataFrame:
-    """One of the peer's tables by file name (``Data_exp_1_7.csv``), checked for their five columns."""
-    path = peer_dir(root) / name
-    if not path.is_file():
-        raise PeerDataMissing(f"{path} is missing: fetch the peer files with `python scripts/fetch_peers.py`")
-    df = pd.read_csv(path)
-    if tuple(df.columns) != _COLUMNS or df.empty:
-        raise ValueError(f"name: {path} must hold columns {_COLUMNS} and rows, got {tuple(df.columns)}")
-    return df
+def their_stop(acc: np.ndarray, saturation: float = SATURATION) -> int:
+    """How many leading points their step 1 uses: up to the first accuracy above ``saturation``, included (>= 2)."""
+    above = np.flatnonzero(np.asarray(acc, float) > saturation)
+    return max(int(above[0]) + 1 if len(above) else len(acc), 2)
 
 
 def their_slope(H: np.ndarray, acc: np.ndarray, saturation: float = SATURATION) -> float:
@@ -61,9 +41,7 @@ def their_slope(H: np.ndarray, acc: np.ndarray, saturation: float = SATURATION) 
     H, acc = np.asarray(H, float), np.asarray(acc, float)
     if H.shape != acc.shape or len(H) < 2:
         raise ValueError(f"H and acc must be equal-length arrays of at least 2 points, got {H.shape}, {acc.shape}")
-    above = np.flatnonzero(acc > saturation)
-    stop = int(above[0]) + 1 if len(above) else len(acc)
-    stop = max(stop, 2)
+    stop = their_stop(acc, saturation)
     return float(np.polyfit(H[:stop], acc[:stop], 1)[0])
 
 
@@ -126,8 +104,8 @@ class ExpThreeRefit:
     acc_max_above: float
 
 
-def exp3_refit(df: pd.DataFrame) -> ExpThreeRefit:
-    """Their two linear fits of experiment 3, split at d = d_head (``EXP_3.py`` splits at the sixth point)."""
+def exp3_split(df: pd.DataFrame) -> tuple[int, pd.DataFrame, pd.DataFrame]:
+    """Their experiment 3 split at d = d_head: (d_head, rows with d <= d_head, rows with d >= d_head), sorted by d."""
     if df["d_head"].nunique() != 1:
         raise ValueError("df must hold one d_head (their experiment 3)")
     d_head = int(df["d_head"].iloc[0])
@@ -135,24 +113,12 @@ def exp3_refit(df: pd.DataFrame) -> ExpThreeRefit:
     lo, hi = df[df.d <= d_head], df[df.d >= d_head]
     if len(lo) < 2 or len(hi) < 2:
         raise ValueError(f"df must have at least two widths on each side of d_head = {d_head}")
+    return d_head, lo, hi
+
+
+def exp3_refit(df: pd.DataFrame) -> ExpThreeRefit:
+    """Their two linear fits of experiment 3, split at d = d_head (``EXP_3.py`` splits at the sixth point)."""
+    d_head, lo, hi = exp3_split(df)
     return ExpThreeRefit(d_head=d_head, slope_below=float(np.polyfit(lo.d, lo.acc, 1)[0]),
                          slope_above=float(np.polyfit(hi.d, hi.acc, 1)[0]),
                          acc_at_d_head=float(lo.acc.iloc[-1]), acc_max_above=float(hi.acc.iloc[1:].max()))
-
-
-def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit]:
-    """Their experiments 1/4 and 3 from the committed files, re-fitted (raises PeerDataMissing when not fetched)."""
-    slopes = []
-    for d in EXP1_WIDTHS:
-        df = load_peer(f"Data_exp_1_{d}.csv", root)
-        slopes.append(their_slope(df["para"].to_numpy(), df["acc"].to_numpy()))
-    return power_refit(np.array(EXP1_WIDTHS), np.array(slopes)), exp3_refit(load_peer("Data_exp_3.csv", root))
-
-
-def dana_refit_or_none(root: Path | None = None) -> tuple[PowerRefit | None, ExpThreeRefit | None, str]:
-    """:func:`dana_refit`, or (None, None, why) where the peer files were not fetched into data/peers/."""
-    try:
-        fit, exp3 = dana_refit(root)
-    except PeerDataMissing as e:
-        return None, None, str(e)
-    return fit, exp3, f"read from data/peers/ ({REPO} at commit {COMMIT[:12]})"

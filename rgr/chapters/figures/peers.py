@@ -24,11 +24,9 @@ def _empty(message: str) -> Figure:
     return fig
 
 
-def plot_power_refit(fit: PowerRefit | None) -> Figure:
+def plot_power_refit(fit: PowerRefit) -> Figure:
     """Left: their slope of accuracy in H per width d, with their fits a d^p + b at p = 2 (the law's form) and
     p = 3 (their claim). Right: the residual sum of squares of that fit against p."""
-    if fit is None:
-        return _empty("peer files not fetched: python scripts/fetch_peers.py")
     set_style()
     d, y = np.array(fit.d, float), np.array(fit.slope)
     fig, (a, b) = plt.subplots(1, 2, figsize=(7.6, 3.3))
