@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .experiments.aot_sweep import AOT
 from .experiments.construction_table import CONSTRUCTIONS
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
@@ -28,7 +29,7 @@ from .store import Schema, TableError
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS}
+SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 

@@ -21,7 +21,7 @@ CHAPTERS = sorted(BOOK.glob("*.ipynb"))
 REQUIRED = {c.stem for c in CHAPTERS}
 # the chapters that read data/ tables (the others compute everything they show)
 DATA_CHAPTERS = ["permutation_sweeps", "denser_graphs", "softmax", "value_channel", "gpt2_block", "replication",
-                 "choosing_heads"]
+                 "choosing_heads", "peers"]
 THEORY_CHAPTERS = sorted(REQUIRED - set(DATA_CHAPTERS))  # their `preset` sizes live computations
 CONSTRUCTIONS_CHAPTERS = ["constructions", "lower_bounds"]  # they show data/constructions.csv's book rows as they are
 GLUE_REF = re.compile(r"\{glue(?::text)?\}`(?![^`]*::)([^`:]+)")  # a name from another page (`page::name`) is left out

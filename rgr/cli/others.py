@@ -1,4 +1,4 @@
-"""The other commands: constructions, bench, gpt2, schema, repair, replay-stopping."""
+"""The other commands: constructions, bench, gpt2, schema, repair, replay-stopping, peers-refit."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .common import Parser, UsageError, at_least, fail, writable_dir, writable_f
 from .common import device as device_of
 from .sweep import interrupted
 
-__all__ = ["constructions", "bench", "gpt2", "schema", "repair", "replay_stopping"]
+__all__ = ["constructions", "bench", "gpt2", "schema", "repair", "replay_stopping", "peers_refit"]
 
 
 def constructions(argv: Sequence[str]) -> int:
@@ -179,4 +179,27 @@ def replay_stopping(argv: Sequence[str]) -> int:
     except ValueError as e:
         return fail("rgr replay-stopping", str(e))
     print("\n".join(lines))
+    return 0
+
+
+def peers_refit(argv: Sequence[str]) -> int:
+    from ..results import peers_refit as pr
+
+    ap = Parser(prog="rgr peers-refit",
+                description="Reduce Dana et al.'s tables (fetched, not committed) to the statistics the peers chapter "
+                            "re-fits -> data/peers_refit.csv (replaced whole, or not at all).")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--peers", type=Path, default=None, help="folder of their files (default: data/peers/)")
+    src.add_argument("--git-dir", type=Path, default=None, help="a clone's git directory holding the pinned commit")
+    ap.add_argument("--out", type=Path, default=None, help="default: data/peers_refit.csv")
+    a = ap.parse_args(list(argv))
+    try:
+        out = writable_file(a.out or pr.refit_path(), "--out")
+        rows = pr.summarise(pr.read_peer_files(a.peers, a.git_dir), " ".join([pr.COMMAND, *argv]))
+    except pr.PeerDataMissing as e:
+        return fail(ap.prog, f"nothing written: {e}", 1)
+    except (UsageError, ValueError) as e:
+        return fail(ap.prog, str(e))
+    pr.write_refit(rows, out)
+    print(f"wrote {out}: {len(rows)} statistics of {pr.REPO} at commit {pr.COMMIT[:12]}")
     return 0

@@ -27,13 +27,13 @@ import torch
 
 from ..model.qk import MODEL_KINDS
 from ..store import Column, Schema, provenance
-from . import futility, planner, reuse
+from . import futility, head_sweep, planner, reuse
 from .config import DTYPES, GRAPH_KINDS
 from .projection import dry_run_report, model_steps_bound
 from .tables import load_results
 from .train import RunConfig, stack_groups, step_cutoff, train
 
-__all__ = ["Cell", "Grid", "Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment"]
+__all__ = ["Cell", "Grid", "Experiment", "HeadSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
 HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 # Futility stopping (rgr.experiments.futility) only where a cell has this many seeds: its replay changed no
@@ -244,6 +244,15 @@ class Experiment:
         return rows
 
 
+@dataclass(frozen=True)
+class HeadSweep(Experiment):
+    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.head_sweep`)."""
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+        return head_sweep.planned_runs(self, preset, done, shard)
+
+
 def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
     return Grid(cells=cells, heads=heads, seeds=(0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=1,
                 max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
@@ -256,7 +265,11 @@ REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
 SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
 VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
 LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
-DESIGN_CHECK_CELLS = (Cell(384, 48),)  # chapter *choosing heads*: a held-out cell, chosen before it was run
+DESIGN_CHECK_CELLS = (Cell(384, 48),)
+# chapter *the law beside other capacity results*: the peers' design at fixed m / d_model = 8 and at fixed m
+PEERS_FIXED_RATIO = tuple(Cell(8 * d, d) for d in (4, 8, 16, 32))
+PEERS_FIXED_M = tuple(Cell(128, d) for d in (4, 8, 32))  # with (128, 16) above: m = 128, d in {4, 8, 16, 32}
+PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)  # chapter *choosing heads*: a held-out cell, chosen before it was run
 # patience above any step cutoff / check interval: a run stops only at its cutoff
 NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 
@@ -339,6 +352,20 @@ EXPERIMENTS: dict[str, Experiment] = {
                              refine_rounds=2),
                 "smoke": _smoke((Cell(24, 6),)),
             },
+        ),
+        HeadSweep(
+            "peers", "Dana et al. design", "d_k = d_model = d, heads swept (chapter the law beside other capacity "
+            "results): m / d_model = 8 and m = 128", "max", "permutation",
+            {
+                "paper": Grid(PEERS_FIXED_RATIO + (Cell(512, 64),) + PEERS_FIXED_M + (Cell(128, 64),), PEERS_HEADS,
+                              tuple(range(10)), dk_factor=12.0, dk_max=4096, refine_rounds=0),
+                "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
+                             refine_rounds=0),
+                "smoke": Grid((Cell(16, 2), Cell(16, 4)), (1, 2, 4), (0, 1), dk_factor=8.0, dk_max=32,
+                              refine_rounds=0, max_steps=100,
+                              run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50))),
+            },
+            refine=False, book_scope="three seeds and the protocol's step cutoffs; cells up to m = 256",
         ),
         Experiment(
             "value_nostop", "E6 ablation", "value channel, one head, early stopping off: every run trains to the step "

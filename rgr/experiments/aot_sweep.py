@@ -1,0 +1,107 @@
+"""Dana et al.'s two contrary conclusions under both head parameterisations, as a table of the one runner
+(``python -m rgr sweep aot --preset book``; chapter *the law beside other capacity results*).
+
+Their settings (N = 50, their training schedule; :mod:`rgr.experiments.aot`) at two questions, each under the
+parameterisation of their code and that of their paper's formalism, several seeds each:
+
+- *d_model beyond d_h*: d_h = 10, H = 20 (their experiment 3) at d = 10 and d = 15;
+- *the split of a fixed H d_h = 40* at d = 10: (H, d_h) = (10, 4) and (4, 10) (at d_h = d the two
+  parameterisations coincide, so (4, 10) runs once).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import pandas as pd
+import torch
+
+from ..store import Column, Schema, provenance
+from .aot import AoTConfig, train_aot
+
+__all__ = ["SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
+
+_TYPES = {int: "int", float: "float", str: "str"}
+
+
+def _schema() -> Schema:
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.aot)",
+                   low=0 if f.name == "seed" else (1 if f.type == "int" else None))
+            for f in dataclasses.fields(AoTConfig)]
+    cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),
+             Column("accuracy", "float", "argmax accuracy over all N^2 pairs after training", low=0, high=1),
+             Column("final_loss", "float", "cross-entropy of the last batch", low=0),
+             Column("n_params", "int", "trained parameters", low=1),
+             Column("stack_size", "int", "runs trained together (one: runs train one by one)", low=1),
+             Column("wall_time_s", "float", "wall time of the run", low=0)]
+    return Schema("aot", tuple(cols))
+
+
+SCHEMA = _schema()
+
+
+def _grid(seeds: tuple[int, ...], **fixed: object) -> tuple[tuple[str, AoTConfig], ...]:
+    runs = [("d_beyond_d_h", dict(d=d, d_h=10, H=20, param=p)) for d, p in ((10, "code"), (15, "code"), (15, "paper"))]
+    runs += [("split", dict(d=10, d_h=4, H=10, param=p)) for p in ("code", "paper")]
+    runs += [("split", dict(d=10, d_h=10, H=4, param="code"))]
+    return tuple((q, AoTConfig(seed=s, **kw, **fixed)) for q, kw in runs for s in seeds)
+
+
+PRESETS: Mapping[str, tuple[tuple[str, AoTConfig], ...]] = {
+    "smoke": _grid((0,), N=8, steps=20, batch_size=16),
+    "book": _grid((0, 1, 2)),
+    "paper": _grid((0, 1, 2, 3, 4)),  # their five repetitions
+}
+
+
+def run_key(cfg: AoTConfig, preset: str) -> str:
+    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class AoTSweep:
+    """The ``aot`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+
+    name: str = "aot"
+    spec: str = "Dana et al. re-implemented"
+    description: str = "their task and attention-only layer, heads as in their code and as in their paper"
+    shardable: bool = False
+    book_scope: str = "their settings at two questions, three seeds (the paper preset: their five repetitions)"
+
+    @property
+    def presets(self) -> Mapping[str, tuple]:
+        return PRESETS
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMA
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        return [cfg for _, cfg in PRESETS[preset]]
+
+    def run_key(self, cfg: AoTConfig, preset: str) -> str:
+        return run_key(cfg, preset)
+
+    def stack_groups(self, configs: Sequence[AoTConfig], max_stack: int | None) -> list[list[int]]:
+        return [[i] for i in range(len(configs))]
+
+    def train_stack(self, configs: Sequence[AoTConfig], preset: str, device: torch.device) -> list[dict]:
+        question = {cfg: q for q, cfg in PRESETS[preset]}
+        rows = []
+        for cfg in configs:
+            t0 = time.perf_counter()
+            res = train_aot(cfg)
+            rows.append({**dataclasses.asdict(cfg), **res, "question": question[cfg], "stack_size": 1,
+                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
+                         **provenance(preset, device)})
+        return rows
+
+
+AOT = AoTSweep()

@@ -1,0 +1,124 @@
+"""A peer's committed capacity numbers, re-fitted by their own rule (chapter *the law beside other capacity results*).
+
+Dana et al., "Memorization in Attention-only Transformers" (AISTATS 2025) train one attention-only layer to
+memorise N^2 token associations and publish the accuracy per configuration in
+``leodana2000/Transformer_Attentional_Memory`` (folder ``Scaling laws/``). That repository states no licence, so
+its files are not copied here: :mod:`rgr.results.peers_refit` reduces them to the statistics below and commits
+those (data/peers_refit.csv). Their analysis (``EXP_1_and_4.py``):
+
+1. for each width d = d_head, regress accuracy on the head count H over the points up to and including the
+   first one above 0.95 (the linear part before saturation): a slope per d;
+2. regress that slope on d^p with an intercept, for p = 2 and p = 3, and read the better one ("cubic").
+
+The RGR law's form, capacity proportional to h * d_k * d_model at a fixed vocabulary, predicts slope ∝ d^2 on
+their diagonal d_k = d_model = d. :func:`power_refit` applies their step 2 to every p of a grid and reports which
+power fits best, by their own least-squares rule, and how far that moves when one width is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["EXP1_WIDTHS", "SATURATION", "POWERS", "their_stop", "their_slope", "power_rss", "PowerRefit",
+           "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
+
+EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
+SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)
+POWERS: tuple[float, ...] = tuple(round(1.0 + 0.05 * i, 2) for i in range(61))  # p in [1, 4]
+
+
+def their_stop(acc: np.ndarray, saturation: float = SATURATION) -> int:
+    """How many leading points their step 1 uses: up to the first accuracy above ``saturation``, included (>= 2)."""
+    above = np.flatnonzero(np.asarray(acc, float) > saturation)
+    return max(int(above[0]) + 1 if len(above) else len(acc), 2)
+
+
+def their_slope(H: np.ndarray, acc: np.ndarray, saturation: float = SATURATION) -> float:
+    """Slope of accuracy against H up to the first point above ``saturation`` (included), least squares."""
+    H, acc = np.asarray(H, float), np.asarray(acc, float)
+    if H.shape != acc.shape or len(H) < 2:
+        raise ValueError(f"H and acc must be equal-length arrays of at least 2 points, got {H.shape}, {acc.shape}")
+    stop = their_stop(acc, saturation)
+    return float(np.polyfit(H[:stop], acc[:stop], 1)[0])
+
+
+def power_rss(d: np.ndarray, y: np.ndarray, p: float) -> tuple[float, float, float]:
+    """Least squares y = a d^p + b (their step 2): (a, b, residual sum of squares)."""
+    X = np.c_[np.asarray(d, float) ** p, np.ones(len(d))]
+    coef, *_ = np.linalg.lstsq(X, np.asarray(y, float), rcond=None)
+    rss = float(np.sum((X @ coef - y) ** 2))
+    return float(coef[0]), float(coef[1]), rss
+
+
+def _best_power(d: np.ndarray, y: np.ndarray, powers: tuple[float, ...]) -> float:
+    return min(powers, key=lambda p: power_rss(d, y, p)[2])
+
+
+@dataclass(frozen=True)
+class PowerRefit:
+    """Their step 2 at every power: which p in slope = a d^p + b fits best (least squares)."""
+
+    d: tuple[int, ...]
+    slope: tuple[float, ...]  # step 1, per d
+    rss_law: float  # p = 2, the RGR form h * d_k * d_model at d_k = d_model = d
+    rss_claim: float  # p = 3, their stated "cubic"
+    intercept_law: float  # b of the p = 2 fit (the law has none)
+    a_law: float
+    best_p: float  # over POWERS
+    best_p_low: float  # smallest / largest best p with one width left out
+    best_p_high: float
+    loglog_p: float  # slope of log(slope) on log(d), no intercept term in the power law
+
+    @property
+    def rss_ratio(self) -> float:
+        """RSS(cubic) / RSS(quadratic): above 1, their own rule prefers the law's power."""
+        return self.rss_claim / self.rss_law
+
+
+def power_refit(d: np.ndarray, slope: np.ndarray, powers: tuple[float, ...] = POWERS) -> PowerRefit:
+    """Apply their step 2 at p = 2, p = 3 and every p of ``powers`` (chapter *the law beside other results*)."""
+    d, slope = np.asarray(d, float), np.asarray(slope, float)
+    if d.shape != slope.shape or len(d) < 4:
+        raise ValueError(f"d and slope must be equal-length arrays of at least 4 widths, got {d.shape}, {slope.shape}")
+    if np.any(slope <= 0):
+        raise ValueError("slope must be positive at every width (a power law in d)")
+    a2, b2, rss2 = power_rss(d, slope, 2.0)
+    rss3 = power_rss(d, slope, 3.0)[2]
+    loo = [_best_power(np.delete(d, i), np.delete(slope, i), powers) for i in range(len(d))]
+    return PowerRefit(d=tuple(int(x) for x in d), slope=tuple(float(s) for s in slope), rss_law=rss2, rss_claim=rss3,
+                      intercept_law=b2, a_law=a2, best_p=_best_power(d, slope, powers), best_p_low=min(loo),
+                      best_p_high=max(loo), loglog_p=float(np.polyfit(np.log(d), np.log(slope), 1)[0]))
+
+
+@dataclass(frozen=True)
+class ExpThreeRefit:
+    """Their experiment 3 (d_head = 10, H = 20, d swept): accuracy slopes in d below and above d_head."""
+
+    d_head: int
+    slope_below: float  # over d <= d_head (their first six points)
+    slope_above: float  # over d >= d_head
+    acc_at_d_head: float
+    acc_max_above: float
+
+
+def exp3_split(df: pd.DataFrame) -> tuple[int, pd.DataFrame, pd.DataFrame]:
+    """Their experiment 3 split at d = d_head: (d_head, rows with d <= d_head, rows with d >= d_head), sorted by d."""
+    if df["d_head"].nunique() != 1:
+        raise ValueError("df must hold one d_head (their experiment 3)")
+    d_head = int(df["d_head"].iloc[0])
+    df = df.sort_values("d")
+    lo, hi = df[df.d <= d_head], df[df.d >= d_head]
+    if len(lo) < 2 or len(hi) < 2:
+        raise ValueError(f"df must have at least two widths on each side of d_head = {d_head}")
+    return d_head, lo, hi
+
+
+def exp3_refit(df: pd.DataFrame) -> ExpThreeRefit:
+    """Their two linear fits of experiment 3, split at d = d_head (``EXP_3.py`` splits at the sixth point)."""
+    d_head, lo, hi = exp3_split(df)
+    return ExpThreeRefit(d_head=d_head, slope_below=float(np.polyfit(lo.d, lo.acc, 1)[0]),
+                         slope_above=float(np.polyfit(hi.d, hi.acc, 1)[0]),
+                         acc_at_d_head=float(lo.acc.iloc[-1]), acc_max_above=float(hi.acc.iloc[1:].max()))

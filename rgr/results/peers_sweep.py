@@ -1,0 +1,203 @@
+"""Where the peers' design crosses over on the law's axis (chapter *the law beside other capacity results*).
+
+Table ``peers`` (:mod:`rgr.experiments.head_sweep`) trains d_k = d_model = d with h swept, at fixed compression
+m / d_model and at fixed m. The law puts the transition at a fixed value of x = h d_k d_model / (m ln m); its
+precondition is d_model >= c_0 ln m. :func:`transitions` reads, per cell, where the mean test F1 over seeds
+crosses a level along x (linear interpolation in log x between the two tested head counts around the
+crossing; censored where every tested head is on one side), and :func:`series_drift` says how far that x moves
+as d changes along a series: the exponent k of x* ∝ d^k (0 under the law) and the spread max/min.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..experiments.head_sweep import law_x
+from ..experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
+from ..task.metrics import F1_TARGET
+from .stats import summarize
+
+__all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head", "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
+           "transitions_table"]
+
+SERIES: dict[str, tuple[tuple[int, int], ...]] = {
+    "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
+    "fixed m = 128": tuple(sorted({(c.m, c.d_model) for c in PEERS_FIXED_M + PEERS_FIXED_RATIO if c.m == 128},
+                                  key=lambda c: c[1])),
+}  # the book preset's two series (the paper preset adds cells to both)
+LEVELS: tuple[float, ...] = (0.5, F1_TARGET)  # the midpoint of the transition and the protocol's success level
+
+
+def curve(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean test F1 and its 95% t-interval per (m, d_model, h), with x and d_model / ln m."""
+    if not (runs["d_k"] == runs["d_model"]).all():
+        raise ValueError("runs must have d_k = d_model in every row (the peers' design)")
+    s = summarize(runs, ["m", "d_model", "h"])
+    s["x"] = [law_x(int(h), int(d), int(d), int(m)) for m, d, h in zip(s.m, s.d_model, s.h)]
+    s["d_over_ln_m"] = s.d_model / np.log(s.m)
+    return s
+
+
+def crossing(x: np.ndarray, f1: np.ndarray, level: float) -> tuple[float | None, str]:
+    """x where ``f1`` (along increasing x) first reaches ``level``, interpolated in log x.
+
+    Returns (x, "") or (None, "below") when the smallest x already reaches it, (None, "above") when none does.
+    """
+    x, f1 = np.asarray(x, float), np.asarray(f1, float)
+    order = np.argsort(x)
+    x, f1 = x[order], f1[order]
+    hit = np.flatnonzero(f1 >= level)
+    if not len(hit):
+        return None, "above"
+    i = int(hit[0])
+    if i == 0:
+        return None, "below"
+    lo, hi = math.log(x[i - 1]), math.log(x[i])
+    t = (level - f1[i - 1]) / (f1[i] - f1[i - 1])
+    return float(math.exp(lo + t * (hi - lo))), ""
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One cell's crossing of the levels along x (None: censored, ``censored`` says on which side)."""
+
+    m: int
+    d_model: int
+    d_over_ln_m: float
+    n_seeds: int
+    heads: tuple[int, ...]
+    x_half: float | None  # mean F1 = 0.5
+    x_pass: float | None  # mean F1 = F1_TARGET
+    h_pass: int | None  # the smallest tested h whose mean F1 reaches F1_TARGET
+    censored_half: str
+    censored_pass: str
+
+
+def transitions(runs: pd.DataFrame) -> list[Transition]:
+    """Per (m, d_model) cell of the head sweep, where the transition falls in x."""
+    s = curve(runs)
+    out = []
+    for (m, d), g in s.groupby(["m", "d_model"], sort=True):
+        g = g.sort_values("h")
+        half, c_half = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[0])
+        ok, c_pass = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[1])
+        passing = g[g["mean"] >= F1_TARGET - 1e-12]
+        out.append(Transition(m=int(m), d_model=int(d), d_over_ln_m=float(d / math.log(m)), n_seeds=int(g.n.min()),
+                              heads=tuple(int(h) for h in g.h), x_half=half, x_pass=ok,
+                              h_pass=int(passing.h.min()) if len(passing) else None, censored_half=c_half,
+                              censored_pass=c_pass))
+    return out
+
+
+@dataclass(frozen=True)
+class SeriesDrift:
+    """How x* moves along one series of cells (fixed m / d_model, or fixed m) as d_model grows."""
+
+    name: str
+    cells: tuple[tuple[int, int], ...]  # (m, d_model) with a located crossing at the level
+    level: float
+    x_star: tuple[float, ...]
+    exponent: float | None  # k in x* ∝ d_model^k (least squares in log-log); 0 under the law
+    spread: float | None  # max x* / min x*
+    n_censored: int  # cells of the series whose crossing is outside the tested heads
+
+
+def series_drift(found: list[Transition], name: str, cells: tuple[tuple[int, int], ...],
+                 level: float = LEVELS[0]) -> SeriesDrift:
+    """The drift of x* at ``level`` (one of LEVELS) along the series ``cells`` (in order of d_model)."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level}")
+    by = {(t.m, t.d_model): t for t in found}
+    missing = [c for c in cells if c not in by]
+    if missing:
+        raise ValueError(f"cells not in the table: {missing}")
+    pick = [(c, by[c].x_half if level == LEVELS[0] else by[c].x_pass) for c in cells]
+    kept = [(c, x) for c, x in pick if x is not None]
+    xs = tuple(x for _, x in kept)
+    d = np.array([c[1] for c, _ in kept], float)
+    exponent = float(np.polyfit(np.log(d), np.log(xs), 1)[0]) if len(kept) >= 2 else None
+    return SeriesDrift(name=name, cells=tuple(c for c, _ in kept), level=level, x_star=xs, exponent=exponent,
+                       spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept))
+
+
+def transitions_table(found: list[Transition]) -> pd.DataFrame:
+    """The transitions for display: one row per cell."""
+    def shown(x: float | None, side: str) -> str:
+        return f"{x:.2f}" if x is not None else ("below the tested h" if side == "below" else "above the tested h")
+    return pd.DataFrame([{"m": t.m, "d_model": t.d_model, "d_model / ln m": t.d_over_ln_m, "seeds": t.n_seeds,
+                          "h tested": f"{t.heads[0]}-{t.heads[-1]} ({len(t.heads)})",
+                          "x at F1 = 0.5": shown(t.x_half, t.censored_half),
+                          "x at F1 = 0.99": shown(t.x_pass, t.censored_pass),
+                          "smallest passing h": t.h_pass} for t in found])
+
+
+@dataclass(frozen=True)
+class PreconditionReading:
+    """Which cells never reach the protocol's F1 at any tested head count, against d_model / ln m."""
+
+    failing: tuple[tuple[int, int], ...]  # (m, d_model) never reaching F1_TARGET
+    failing_ratio_max: float | None  # the largest d_model / ln m among them
+    passing_ratio_min: float | None  # the smallest d_model / ln m among the cells that do reach it
+    x_max_failing: float | None  # the largest x tested in a failing cell
+
+    @property
+    def separates(self) -> bool:
+        """True when every failing cell has a smaller d_model / ln m than every passing one."""
+        return (self.failing_ratio_max is not None and self.passing_ratio_min is not None
+                and self.failing_ratio_max < self.passing_ratio_min)
+
+
+def precondition_reading(found: list[Transition], runs: pd.DataFrame) -> PreconditionReading:
+    """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m."""
+    fail = [t for t in found if t.h_pass is None]
+    ok = [t for t in found if t.h_pass is not None]
+    x_max = None
+    if fail:
+        c = curve(runs)
+        x_max = float(max(c[(c.m == t.m) & (c.d_model == t.d_model)].x.max() for t in fail))
+    return PreconditionReading(failing=tuple((t.m, t.d_model) for t in fail),
+                               failing_ratio_max=max((t.d_over_ln_m for t in fail), default=None),
+                               passing_ratio_min=min((t.d_over_ln_m for t in ok), default=None),
+                               x_max_failing=x_max)
+
+
+def one_head(runs: pd.DataFrame) -> pd.DataFrame:
+    """The h = 1 rows of the head sweep per cell (one unconstrained d x d score matrix on frozen random
+    embeddings: the trainable part of the pal associative memory): x, mean F1 and its interval."""
+    c = curve(runs)
+    return c[c.h == 1][["m", "d_model", "d_over_ln_m", "x", "mean", "lo", "hi", "n"]].reset_index(drop=True)
+
+
+def cpu_minutes(runs: pd.DataFrame) -> float:
+    """Worker-minutes the rows took to train (wall time of each stack shared among its runs; one thread each)."""
+    return float(runs["wall_time_s"].sum() / 60)
+
+
+def series_for(found: list[Transition]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """:data:`SERIES` restricted to the cells in the table; every cell as one series where none is (smoke)."""
+    have = {(t.m, t.d_model) for t in found}
+    out = {name: tuple(c for c in cells if c in have) for name, cells in SERIES.items()}
+    out = {name: cells for name, cells in out.items() if cells}
+    return out or {"every cell": tuple(sorted(have, key=lambda c: (c[1], c[0])))}
+
+
+def drifts(found: list[Transition]) -> dict[tuple[str, float], SeriesDrift]:
+    """:func:`series_drift` of every series of :func:`series_for` at both LEVELS."""
+    return {(name, level): series_drift(found, name, cells, level)
+            for name, cells in series_for(found).items() for level in LEVELS}
+
+
+def drift_table(found: list[Transition]) -> pd.DataFrame:
+    """One row per series and level: x* per located cell, its exponent in d_model and spread."""
+    rows = []
+    for (name, level), dr in drifts(found).items():
+        rows.append({"series": name, "F1 level": level,
+                     "x* per cell (m, d_model)": "; ".join(f"({m}, {d}): {x:.2f}" for (m, d), x in
+                                                           zip(dr.cells, dr.x_star)) or "none located",
+                     "exponent k in x* ∝ d^k": dr.exponent, "max/min x*": dr.spread,
+                     "cells censored": dr.n_censored})
+    return pd.DataFrame(rows)

@@ -1,0 +1,98 @@
+"""The peers' design on rgr's engine: its planner (rgr.experiments.head_sweep) and where its transitions fall
+in x (rgr.results.peers_sweep), on synthetic tables whose crossing x* is known."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rgr.experiments.head_sweep import heads_for, law_x
+from rgr.experiments.registry import Cell, get_experiment
+from rgr.results.peers_sweep import crossing, series_drift, transitions, transitions_table
+
+HEADS = tuple(range(1, 200))
+
+
+def _runs(cells, x_star, seeds=(0, 1, 2), sharp=6.0):
+    """Rows with d_k = d_model whose F1 is 1 / (1 + (x*/x)^sharp) at every seed (x* per cell); at (128, 16) one
+    head is x = 0.41 apart, so a crossing read between tested heads is good to ~10%."""
+    rows = []
+    for (m, d), xs in zip(cells, x_star):
+        for h in HEADS:
+            x = law_x(h, d, d, m)
+            if x > 8 * xs:
+                break
+            for s in seeds:
+                rows.append(dict(m=m, d_model=d, d_k=d, h=h, seed=s, test_f1=1 / (1 + (xs / x) ** sharp)))
+    return pd.DataFrame(rows)
+
+
+def test_law_x_and_the_head_list():
+    assert law_x(4, 8, 8, 64) == pytest.approx(256 / (64 * math.log(64)))
+    grid = get_experiment("peers").grid("book")
+    heads = heads_for(Cell(128, 16), grid)
+    assert all(law_x(h, 16, 16, 128) <= grid.dk_factor and h * 16 <= grid.dk_max for h in heads)
+    assert len(heads) < len(grid.heads) and heads == sorted(heads)
+    with pytest.raises(ValueError, match="m must be"):
+        law_x(1, 1, 1, 1)
+
+
+def test_planned_runs_are_the_peers_design():
+    exp = get_experiment("peers")
+    for preset in ("smoke", "book", "paper"):
+        runs = exp.planned_runs(preset)
+        assert runs and all(r.d_k == r.d_model and r.model == "max" for r in runs)
+        assert len({exp.run_key(r, preset) for r in runs}) == len(runs)
+    book = exp.planned_runs("book")
+    assert {(r.m, r.d_model) for r in book} >= {(8 * d, d) for d in (4, 8, 16, 32)} | {(128, 8), (128, 32)}
+
+
+def test_crossing_interpolates_in_log_x_and_says_where_it_is_censored():
+    assert crossing([1, 4], [0.0, 1.0], 0.5) == (pytest.approx(2.0), "")
+    assert crossing([1, 2], [0.6, 1.0], 0.5) == (None, "below")
+    assert crossing([1, 2], [0.1, 0.4], 0.5) == (None, "above")
+
+
+@pytest.mark.parametrize("k", [0.0, 0.5, -0.5])
+def test_drift_exponent_is_recovered(k):
+    cells = ((32, 4), (64, 8), (128, 16))
+    x_star = [1.5 * (d / 4) ** k for _, d in cells]
+    found = transitions(_runs(cells, x_star))
+    for t, xs in zip(found, x_star):
+        assert t.x_half == pytest.approx(xs, rel=0.1) and t.n_seeds == 3 and not t.censored_half
+    drift = series_drift(found, "m/d = 8", cells)
+    assert drift.exponent == pytest.approx(k, abs=0.1) and drift.n_censored == 0
+    assert drift.spread == pytest.approx(max(x_star) / min(x_star), rel=0.1)
+
+
+def test_a_cell_passing_at_one_head_is_censored_not_guessed():
+    runs = _runs(((128, 32),), [0.5])  # one head already has x = 1.65 > x* = 0.5
+    (t,) = transitions(runs)
+    assert t.x_half is None and t.censored_half == "below" and t.h_pass is not None
+    drift = series_drift([t], "m = 128", ((128, 32),))
+    assert drift.n_censored == 1 and drift.exponent is None and drift.spread is None
+    assert transitions_table([t])["x at F1 = 0.5"].iloc[0] == "below the tested h"
+
+
+def test_bad_input_is_named():
+    runs = _runs(((32, 4),), [1.0])
+    with pytest.raises(ValueError, match="d_k = d_model"):
+        transitions(runs.assign(d_k=1))
+    with pytest.raises(ValueError, match="cells not in the table"):
+        series_drift(transitions(runs), "x", ((64, 8),))
+    with pytest.raises(ValueError, match="level"):
+        series_drift(transitions(runs), "x", ((32, 4),), level=0.7)
+    assert np.isfinite(transitions(runs)[0].d_over_ln_m)
+
+
+def test_series_for_keeps_the_book_series_or_falls_back_to_every_cell():
+    from rgr.results.peers_sweep import drift_table, series_for
+
+    book = transitions(_runs(((32, 4), (64, 8), (128, 8)), [1.0, 1.0, 1.0]))
+    said = series_for(book)
+    assert said["fixed compression m / d_model = 8"] == ((32, 4), (64, 8)) and said["fixed m = 128"] == ((128, 8),)
+    smoke = transitions(_runs(((16, 2), (16, 4)), [1.0, 1.0]))
+    assert series_for(smoke) == {"every cell": ((16, 2), (16, 4))}
+    table = drift_table(book)
+    assert len(table) == 4 and table["exponent k in x* ∝ d^k"].abs().max() < 0.1
