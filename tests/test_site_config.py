@@ -133,14 +133,43 @@ def test_the_repository_tables_are_linkable():
 def test_panel_grid_fits_the_column(n):
     nrows, ncols, (w, h) = style.panel_grid(n)
     assert nrows * ncols >= n > (nrows - 1) * ncols  # no empty row
-    assert w <= style.MAX_WIDTH_IN and h == pytest.approx(nrows * 3.0)
+    panel_h = 3.0 if n == 1 else 3.0 * (style.MAX_WIDTH_IN / 2) / 3.6  # several: two a row, aspect kept
+    assert w <= style.MAX_WIDTH_IN + 1e-9 and h == pytest.approx(nrows * panel_h)
+    assert ncols == min(n, 2)
 
 
 def test_panel_grid_bad_input():
-    assert style.panel_grid(3, panel=(10, 3))[:2] == (3, 1)  # one wide panel a row, never zero
+    assert style.panel_grid(3, panel=(10, 3), max_width=2.0)[:2] == (3, 1)  # one wide panel a row, never zero
     for kw, name in (({"n": 0}, "n"), ({"n": 2, "panel": (0, 1)}, "panel"), ({"n": 2, "max_width": 0}, "max_width")):
         with pytest.raises(ValueError, match=name):
             style.panel_grid(**kw)
+
+
+def test_fig_size_caps_the_width():
+    assert style.fig_size(4.0, 3.0) == (4.0, 3.0)
+    w, h = style.fig_size(9.6, 4.0)
+    assert w == pytest.approx(style.MAX_WIDTH_IN) and h == pytest.approx(4.0 * style.MAX_WIDTH_IN / 9.6)
+    with pytest.raises(ValueError, match="width"):
+        style.fig_size(0, 1)
+
+
+def test_png_records_the_smallest_text(tmp_path):
+    """The site check reads a figure's smallest text from its PNG (tests/site_check.py, figure_text_px)."""
+    import matplotlib.pyplot as plt
+    from site_check import figure_text_px
+
+    style.set_style()
+    fig, ax = plt.subplots(figsize=style.fig_size(4, 3))
+    ax.set_title("title", fontsize=12)
+    ax.annotate("tiny", (0.5, 0.5), fontsize=7)
+    assert style.smallest_text_px(fig) == pytest.approx(7 * style.FIGURE_DPI / 72)
+    fig.savefig(tmp_path / "f.png", metadata=style.png_metadata(fig))
+    plt.close(fig)
+    assert figure_text_px((tmp_path / "f.png").as_uri()) == pytest.approx(7 * style.FIGURE_DPI / 72, abs=0.05)
+    fig, _ = plt.subplots()
+    fig.savefig(tmp_path / "g.png")
+    plt.close(fig)
+    assert figure_text_px((tmp_path / "g.png").as_uri()) is None  # not recorded: the check warns
 
 
 def test_set_style_high_dpi_and_readable_fonts():

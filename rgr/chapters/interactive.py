@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
-from .style import FIGURE_DPI
+from .style import FIGURE_DPI, png_metadata
 
 __all__ = ["PICKER_DPI", "figure_picker", "png_data_uri"]
 
@@ -37,13 +37,13 @@ PICKER_DPI = 1.5 * FIGURE_DPI
 
 def png_data_uri(fig: Figure, dpi: float = PICKER_DPI) -> str:
     """``fig`` as a ``data:image/png;base64,...`` URI at ``dpi``; the same figure gives the same bytes
-    (no software or date metadata in the PNG)."""
+    (no software or date metadata in the PNG; its smallest text recorded, :func:`~rgr.chapters.style.png_metadata`)."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not dpi > 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig))
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
