@@ -14,7 +14,16 @@ def _df():
 def test_missing_values_and_rounding():
     html = table(_df(), digits={"f1": 3}).to_html()
     assert MISSING in html and "0.991" in html and "nan" not in html.lower().replace("nano", "")
-    assert "<th" in html and "D_K*" in html
+    assert "<th" in html and "D<sub>K</sub>*" in html and ">items m<" in html  # headers in words
+
+
+def test_column_labels_are_words():
+    from rgr.chapters.display import COLUMN_LABELS, column_label
+
+    assert column_label("best_f1_one_soft_head") == COLUMN_LABELS["best_f1_one_soft_head"] == "best F1, one softmax head"
+    assert column_label("present_rate") != "present_rate" and column_label("a_new_column") == "a new column"
+    assert column_label(3) == "3"  # a pivoted column (a head count)
+    assert all("_" not in label.replace("<sub>", "").replace("</sub>", "") for label in COLUMN_LABELS.values())
 
 
 def test_text_columns_are_marked_for_left_alignment():

@@ -72,4 +72,5 @@ def setup(app):
     app.connect("config-inited", _config_inited)
     app.connect("build-finished", _build_finished)
     app.add_css_file("rgr.css")
+    app.add_css_file("screens.css")  # after rgr.css: tables in the column, figures on a phone, captions
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": rgr_version()}

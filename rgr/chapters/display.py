@@ -1,8 +1,10 @@
 """How chapters show a table: HTML with headers, sensible rounding and readable missing values.
 
 Every chapter shows its tables through :func:`table` (never ``print(df)``), so a reader sees a
-rendered HTML table with a header row, numbers rounded to what the experiment supports, and "—"
-where a value does not exist (a cell whose D_K* was never reached, say).
+rendered HTML table with a header row in words (:func:`column_label`, the one home of the book's column
+labels: the data keep their code names, a reader sees "key width D_K*" for ``D_K_star``), numbers
+rounded to what the experiment supports, and "—" where a value does not exist (a cell whose D_K* was
+never reached, say).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-__all__ = ["MISSING", "number", "table"]
+__all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table"]
 
 MISSING = "—"
 
@@ -59,6 +61,7 @@ def table(
         for c in text:
             classes[c] = "text long" if df[c].dropna().str.len().max() > LONG_TEXT else "text"
         styler = styler.set_td_classes(classes)
+    styler = styler.format_index(column_label, axis=1)
     if not index:
         styler = styler.hide(axis="index")
     if caption:
@@ -87,3 +90,46 @@ def number(x: object, digits: int = 2) -> str:
     if isinstance(x, numbers.Integral):
         return str(int(x))
     return f"{float(x):.{digits}f}"
+
+
+_DK, _DM, _dk = "D<sub>K</sub>", "d<sub>model</sub>", "d<sub>k</sub>"
+# what a reader sees for a table's column (HTML); the data and the chapters' code keep the names on the left.
+# Widths and counts are in dimensions / items / runs; a column not listed shows its name with spaces for "_".
+COLUMN_LABELS: dict[str, str] = {
+    "m": "items m", "d_model": f"model width {_DM}", "h": "heads h", "d_k": f"head width {_dk}",
+    "D_K": f"key width {_DK} = h·{_dk}", "r": "edges per item r", "ell": "context length ℓ", "tau": "threshold τ",
+    "m_edges": "edges", "seed": "seed", "seeds": "seeds", "n_seeds": "seeds", "runs": "runs", "steps": "steps",
+    "max_steps": "step budget", "f1": "F1", "test_f1": "test F1", "F1": "F1", "B": "block size B",
+    "D_K_star": f"{_DK}* (key width at the F1 target)", "D_K*": f"{_DK}*", "D_K_lo": f"{_DK}* low",
+    "D_K_hi": f"{_DK}* high", "D_K_opt": f"{_DK}* optimistic", "D_K_cons": f"{_DK}* conservative",
+    "D_K_pred": f"predicted {_DK}", "D_K_star_soft": f"{_DK}* softmax", "D_K_star_max": f"{_DK}* max-over-heads",
+    "best_D_K": f"best {_DK}", "bound_DK": f"lower bound on {_DK}", "bound_DK_b32": f"lower bound on {_DK} (b = 32)",
+    "h_star": "best heads h*", "h*": "best heads h*", "h_lo": "h* low", "h_hi": "h* high",
+    "h_star_soft": "h* softmax", "h_star_max": "h* max-over-heads", "h_best": "best h", "h_bound": "h bound",
+    "h_rule": "h by the rule", "h_inside": "h inside interval", "h0": "h₀", "d_k_rule": f"{_dk} by the rule",
+    "max_best_h": "largest best h", "max_one_head": "best single head", "d_median": "median degree",
+    "d_max": "largest degree", "d_model_cross": f"{_DM} where they cross", "m_prime": "m′",
+    "m_cap": "capacity m", "m_cap_lo": "capacity m low", "m_cap_hi": "capacity m high", "lam": "λ", "lam_cap": "λ capacity",
+    "ln_m": "ln m", "ln_ell": "ln ℓ", "log2_count": "log₂ count", "kappa": "κ", "gamma": "γ", "delta": "δ",
+    "c_p": "c<sub>p</sub>", "c_B": "c<sub>B</sub>", "p_B": "p<sub>B</sub>", "C_eff": "effective capacity C",
+    "r2": "R²", "nearest_r2": "nearest R²", "f1_pred": "predicted F1", "f1_measured": "measured F1",
+    "f1_lo": "F1 low", "f1_hi": "F1 high", "best_f1_one_soft_head": "best F1, one softmax head",
+    "best_over_bound": "best / bound", "predicted_ratio": "predicted ratio", "ratio_cross": "ratio where they cross",
+    "form_ratio": "ratio of forms", "regime_form": "regime's form", "general_form": "general form",
+    "slope_matches": "slope agrees", "verdict_reading": "verdict (reading)", "reading_inside": "reading inside",
+    "paper_inside": "paper inside", "read_for": "read for", "in_domain": "in domain", "skew_ok": "skew within limit",
+    "limit_slack": "slack at limit", "limit_separated": "separated at limit", "min_edge": "smallest edge score",
+    "max_non_edge": "largest non-edge score", "leak_sd": "leakage s.d.", "leak_sd_predicted": "predicted leakage s.d.",
+    "present_rate": "present: rate", "present_non_owner": "present: non-owner", "present_no_leak": "present: no leakage",
+    "present_failures": "present: failures", "absent_no_leak": "absent: no leakage", "absent_max": "absent: largest",
+    "absent_false_positives": "absent: false positives", "pair_errors": "pair errors", "ones_per_row": "ones per row",
+    "largest_block": "largest block", "entropy_lo": "entropy low", "entropy_hi": "entropy high",
+    "m/d_model": f"m / {_DM}", "test_acc": "test accuracy",
+}
+
+
+def column_label(name: object) -> str:
+    """What a reader sees as the header of column ``name``: :data:`COLUMN_LABELS`, else the name with
+    spaces for underscores (a label already in words passes through)."""
+    text = str(name)
+    return COLUMN_LABELS.get(text, text.replace("_", " "))
