@@ -64,7 +64,10 @@ def _retina_inline() -> None:
         return
     from IPython.core.pylabtools import retina_figure
     from matplotlib.figure import Figure
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+    # importing the inline backend sets up its own PNG formatter (once); ours replaces it afterwards
+    set_matplotlib_formats("retina")
     formatter = get_ipython().display_formatter.formatters["image/png"]
     formatter.for_type(Figure, lambda fig: retina_figure(fig, base64=True, metadata=png_metadata(fig)))
 
