@@ -69,7 +69,7 @@ def test_reference_pages_are_in_the_toc_and_the_glossary_has_the_symbols():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     last = toc["parts"][-1]
     assert last["caption"] == "Reference"
-    assert [c["file"] for c in last["chapters"]] == ["book/glossary", "book/bibliography"]
+    assert [c["file"] for c in last["chapters"]] == ["book/reported", "book/glossary", "book/bibliography"]
     text = (ROOT / "book" / "glossary.md").read_text()
     terms = set(re.findall(r"^(\S+)\n  ", text, re.M))
     want = {"m", "m'", "d_model", "h", "d_k", "D_K", "tau", "rho", "ell", "lambda", "r", "D_K*", "h*", "d_k*"}
@@ -183,3 +183,24 @@ def test_set_style_high_dpi_and_readable_fonts():
 def test_install_snippet_is_in_the_book_folder():
     assert (ROOT / "book" / "_install_cell.py").read_text().startswith("# rgr: install cell")
     assert sys.modules.get("rgr") is rgr
+
+
+def test_reference_labels_are_author_and_year():
+    """Issue 30: the book's own entry was labelled "[Thercontributors26]" (pybtex's alpha code)."""
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "book" / "references.bib")).entries
+    labels = {k: rgr_site.author_year_label(e) for k, e in entries.items()}
+    assert labels["rgr_book"] == "The rgr contributors 2026" and labels["adler2025capacity"] == "Adler 2025"
+    assert labels["vaswani2017attention"] == "Vaswani et al. 2017"
+    assert ":style: rgr" in (ROOT / "book" / "bibliography.md").read_text()
+
+
+def test_every_listed_reference_is_cited():
+    """The bibliography lists what the book cites (no `:all:`), and every entry of references.bib is cited."""
+    from pybtex.database import parse_file
+
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.*") if p.suffix in (".md", ".ipynb"))
+    assert ":all:" not in (ROOT / "book" / "bibliography.md").read_text()
+    uncited = [k for k in parse_file(str(ROOT / "book" / "references.bib")).entries if k not in text]
+    assert uncited == []
