@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from rgr.chapters.figures.permutation_sweeps import f1_curves_per_cell  # noqa: E402
 from rgr.chapters.interactive import figure_picker, png_data_uri  # noqa: E402
-from rgr.chapters.style import FIGURE_DPI  # noqa: E402
+from rgr.chapters.style import FIGURE_DPI, MAX_SHOWN_PX, display_scale  # noqa: E402
 
 
 class _Parsed(HTMLParser):
@@ -67,7 +67,13 @@ def test_one_option_and_one_image_per_figure_first_shown(figures):
     assert len(p.images) == 3
     assert ["hidden" in im for im in p.images] == [False, True, True]  # the static fallback: the first
     assert [im["alt"] for im in p.images] == list(figures)
-    assert [im["width"] for im in p.images] == [str(round(w * FIGURE_DPI)) for w in (4.0, 5.0, 3.0)]
+    # shown at the drawn size, but never wider than the style's limit
+    assert [im["width"] for im in p.images] == [str(round(w * FIGURE_DPI * display_scale(f)))
+                                                for w, f in zip((4.0, 5.0, 3.0), figures.values())]
+    assert int(p.images[0]["width"]) == 400
+    wide = _fig(8.0)
+    assert MAX_SHOWN_PX - 1 <= int(_Parsed(figure_picker({"w": wide}, "cell").data).images[0]["width"]) <= MAX_SHOWN_PX
+    plt.close(wide)
     for im in p.images:
         assert im["src"].startswith("data:image/png;base64,")
         assert base64.b64decode(im["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"

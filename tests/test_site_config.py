@@ -166,6 +166,11 @@ def test_png_records_the_smallest_text(tmp_path):
     fig.savefig(tmp_path / "f.png", metadata=style.png_metadata(fig))
     plt.close(fig)
     assert figure_text_px((tmp_path / "f.png").as_uri()) == pytest.approx(7 * style.FIGURE_DPI / 72, abs=0.05)
+    wide, _ = plt.subplots(figsize=(8, 3))  # drawn wider than a figure is shown: shown smaller, text with it
+    k = style.display_scale(wide)
+    assert k == pytest.approx(style.MAX_SHOWN_PX / (wide.get_tightbbox().width + 0.2) / style.FIGURE_DPI, rel=0.02)
+    assert style.png_metadata(wide, k)[style.TEXT_KEY] == f"{style.smallest_text_px(wide) * k:.1f}"
+    plt.close(wide)
     fig, _ = plt.subplots()
     fig.savefig(tmp_path / "g.png")
     plt.close(fig)

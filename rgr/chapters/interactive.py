@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
-from .style import FIGURE_DPI, png_metadata
+from .style import FIGURE_DPI, display_scale, png_metadata
 
 __all__ = ["PICKER_DPI", "figure_picker", "png_data_uri"]
 
@@ -43,7 +43,7 @@ def png_data_uri(fig: Figure, dpi: float = PICKER_DPI) -> str:
     if not dpi > 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig))
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig, display_scale(fig)))
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -66,7 +66,7 @@ def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = PICKER
     options, images = [], []
     for i, (name, fig) in enumerate(figures.items()):
         text = html.escape(name, quote=True)
-        width = round(fig.get_figwidth() * FIGURE_DPI)
+        width = round(fig.get_figwidth() * FIGURE_DPI * display_scale(fig))
         options.append(f'<option value="{i}"{" selected" if i == 0 else ""}>{text}</option>')
         images.append(
             f'<img data-rgr-pick="{i}" src="{png_data_uri(fig, dpi)}" alt="{text}" width="{width}"'

@@ -30,6 +30,7 @@ MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size 
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
 MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
 TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/site_check.py)
+MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 
 def set_style() -> None:
@@ -62,14 +63,34 @@ def _retina_inline() -> None:
         return
     if get_ipython() is None:
         return
-    from IPython.core.pylabtools import retina_figure
     from matplotlib.figure import Figure
     from matplotlib_inline.backend_inline import set_matplotlib_formats
 
     # importing the inline backend sets up its own PNG formatter (once); ours replaces it afterwards
     set_matplotlib_formats("retina")
     formatter = get_ipython().display_formatter.formatters["image/png"]
-    formatter.for_type(Figure, lambda fig: retina_figure(fig, base64=True, metadata=png_metadata(fig)))
+    formatter.for_type(Figure, _retina_png)
+
+
+def _retina_png(fig):
+    """IPython's retina PNG of ``fig``, shown at most :data:`MAX_SHOWN_PX` wide, its smallest text recorded."""
+    from IPython.core.pylabtools import retina_figure
+
+    k = display_scale(fig)
+    out = retina_figure(fig, base64=True, metadata=png_metadata(fig, k))
+    if out is None or k == 1.0:
+        return out
+    data, size = out
+    return data, {"width": round(size["width"] * k), "height": round(size["height"] * k)}
+
+
+def display_scale(fig) -> float:
+    """The factor (<= 1) by which ``fig`` is shown smaller than drawn so that its saved (tight) width is at
+    most :data:`MAX_SHOWN_PX`: a legend or label outside the axes can make a figure wider than its size."""
+    fig.draw_without_rendering()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    width_px = (box.width + 2 * mpl.rcParams["savefig.pad_inches"]) * FIGURE_DPI
+    return min(1.0, MAX_SHOWN_PX / width_px)
 
 
 def smallest_text_px(fig) -> float:
@@ -80,10 +101,10 @@ def smallest_text_px(fig) -> float:
     return min(sizes) * FIGURE_DPI / 72 if sizes else 0.0
 
 
-def png_metadata(fig) -> dict[str, str | None]:
-    """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) for the site check,
-    and no software name (the same figure gives the same bytes)."""
-    return {TEXT_KEY: f"{smallest_text_px(fig):.1f}", "Software": None}
+def png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
+    """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) as shown at ``scale`` of
+    its drawn size, for the site check, and no software name (the same figure gives the same bytes)."""
+    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", "Software": None}
 
 
 def fig_size(width: float, height: float) -> tuple[float, float]:
