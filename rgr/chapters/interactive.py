@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
-from .style import FIGURE_DPI, display_scale, png_metadata
+from .style import FIGURE_DPI, display_scale, png_metadata, saved_width_px
 
 __all__ = ["PICKER_DPI", "figure_picker", "png_data_uri"]
 
@@ -66,7 +66,7 @@ def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = PICKER
     options, images = [], []
     for i, (name, fig) in enumerate(figures.items()):
         text = html.escape(name, quote=True)
-        width = round(fig.get_figwidth() * FIGURE_DPI * display_scale(fig))
+        width = round(saved_width_px(fig) * display_scale(fig))  # the saved PNG's width, at most MAX_SHOWN_PX
         options.append(f'<option value="{i}"{" selected" if i == 0 else ""}>{text}</option>')
         images.append(
             f'<img data-rgr-pick="{i}" src="{png_data_uri(fig, dpi)}" alt="{text}" width="{width}"'

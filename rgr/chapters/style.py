@@ -84,13 +84,18 @@ def _retina_png(fig):
     return data, {"width": round(size["width"] * k), "height": round(size["height"] * k)}
 
 
-def display_scale(fig) -> float:
-    """The factor (<= 1) by which ``fig`` is shown smaller than drawn so that its saved (tight) width is at
-    most :data:`MAX_SHOWN_PX`: a legend or label outside the axes can make a figure wider than its size."""
+def saved_width_px(fig) -> float:
+    """The width of ``fig`` saved with ``bbox_inches="tight"``, in CSS px at its drawn size: a legend or
+    label outside the axes makes it wider than the figure's size."""
     fig.draw_without_rendering()
     box = fig.get_tightbbox(fig.canvas.get_renderer())
-    width_px = (box.width + 2 * mpl.rcParams["savefig.pad_inches"]) * FIGURE_DPI
-    return min(1.0, MAX_SHOWN_PX / width_px)
+    return (box.width + 2 * mpl.rcParams["savefig.pad_inches"]) * FIGURE_DPI
+
+
+def display_scale(fig) -> float:
+    """The factor (<= 1) by which ``fig`` is shown smaller than drawn, so that it is shown at most
+    :data:`MAX_SHOWN_PX` wide."""
+    return min(1.0, MAX_SHOWN_PX / saved_width_px(fig))
 
 
 def smallest_text_px(fig) -> float:
