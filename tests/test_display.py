@@ -58,3 +58,16 @@ def test_number_for_prose():
     assert number(1.234, 1) == "1.2" and number(np.float64(0.5), 3) == "0.500"
     assert number(3) == "3" and number(np.int64(7), 2) == "7"
     assert number(None) == number(math.nan) == number(pd.NA) == number(np.nan) == MISSING
+
+
+def test_intervals_fold_into_one_column():
+    """X_lo / X_hi show inside X as "x [lo, hi]" (or alone where there is no X): fewer columns, same numbers."""
+    df = pd.DataFrame({"h": [32, 8], "h_lo": [16, 4], "h_hi": [64, 16], "D_K_pred": [212.0, 300.0],
+                       "D_K_lo": [119.0, np.nan], "D_K_hi": [377.0, 400.0], "f1": [0.5, 0.7], "f1_lo": [0.41, 0.6],
+                       "f1_hi": [0.55, 0.8]})
+    html = table(df, digits={"D_K_lo": 0}).to_html()
+    cells = [c.split(">", 1)[1] for c in html.split("<td")[1:]]
+    cells = [c[: c.index("</td>")] for c in cells]
+    assert cells[:4] == ["32 [16, 64]", "212", "[119, 377]", "0.50 [0.41, 0.55]"]
+    assert f"[{MISSING}, 400]" in cells and html.count("[low, high]") == 3 and "h_lo" not in html
+    assert table(df[["h", "h_lo"]]).to_html().count("col_heading") == 2  # no pair: nothing folds

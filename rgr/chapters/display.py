@@ -40,6 +40,7 @@ def table(
     unknown = set(per_col) - set(df.columns)
     if unknown:
         raise ValueError(f"table: digits names columns not in the table: {sorted(unknown)}")
+    df, folded = _fold_intervals(df, per_col, digits if isinstance(digits, int) else 2)
     fmt: dict[str, object] = {}
     for col in df.columns:
         s = df[col]
@@ -61,7 +62,7 @@ def table(
         for c in text:
             classes[c] = "text long" if df[c].dropna().str.len().max() > LONG_TEXT else "text"
         styler = styler.set_td_classes(classes)
-    styler = styler.format_index(column_label, axis=1)
+    styler = styler.format_index(lambda c: column_label(c) + (" [low, high]" if c in folded else ""), axis=1)
     if not index:
         styler = styler.hide(axis="index")
     if caption:
@@ -69,6 +70,27 @@ def table(
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
     return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+
+
+def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) -> tuple[pd.DataFrame, set]:
+    """Columns ``X_lo`` and ``X_hi`` shown inside column ``X`` as "x [lo, hi]" (or as "[lo, hi]" in a new
+    column ``X`` where there is none): one column where there were three, so tables fit the text column."""
+    folded: set = set()
+    for lo in [c for c in df.columns if isinstance(c, str) and c.endswith("_lo")]:
+        base, hi = lo[:-3], lo[:-3] + "_hi"
+        parts = [c for c in (base, lo, hi) if c in df.columns]
+        if hi not in df.columns or not all(pd.api.types.is_numeric_dtype(df[c]) for c in parts):
+            continue
+        d = per_col.get(lo, per_col.get(base, default))
+        whole = all(df[c].dropna().map(float).map(float.is_integer).all() for c in parts)
+        cell = lambda v: number(v if not whole or pd.isna(v) else int(v), d)  # noqa: E731
+        interval = [f"[{cell(a)}, {cell(b)}]" for a, b in zip(df[lo], df[hi])]
+        at = list(df.columns).index(base if base in df.columns else lo)
+        text = [f"{cell(v)} {i}" for v, i in zip(df[base], interval)] if base in df.columns else interval
+        df = df.drop(columns=[c for c in parts]).copy()
+        df.insert(at if base in parts else min(at, len(df.columns)), base, text)
+        folded.add(base)
+    return df, folded
 
 
 LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
