@@ -98,7 +98,7 @@ PROBE = r"""
   return {raw: rawTex(main), merror: main.querySelectorAll('mjx-merror').length,
           math: main.querySelectorAll('mjx-container').length,
           unrendered: main.querySelectorAll('.math:not(:has(mjx-container))').length,
-          images: imgs, tables: tables, column: column, verdicts: verdicts,
+          images: imgs, tables: tables, column: column, verdicts: verdicts, viewport: window.innerWidth,
           overflow: document.documentElement.scrollWidth - width};
 })()
 """
@@ -214,6 +214,7 @@ class PageReport:
     warnings: list[str] = field(default_factory=list)
     math: int = 0
     verdicts: list[dict] = field(default_factory=list)  # each: text, cut (px out of view), shown
+    viewport: int = 0  # the layout width the page was rendered at (CSS px)
 
 
 def find_chromium() -> str | None:
@@ -282,7 +283,7 @@ def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: P
         if screenshots is not None:
             screenshots.mkdir(parents=True, exist_ok=True)
             browser.screenshot(screenshots / f"{page.stem}-{width}.png")
-    report.math = r["math"]
+    report.math, report.viewport = r["math"], r["viewport"]
     report.problems += [f"raw LaTeX: {t!r}" for t in r["raw"]]
     if r["merror"]:
         report.problems.append(f"{r['merror']} MathJax error(s)")
