@@ -11,7 +11,8 @@ than 500 px), waits for MathJax, and reports as problems (exit status 1)
   8 CSS px (:data:`MIN_TEXT_PX`),
 - at desktop width, tables wider than the text column (they scroll sideways),
 - verdict labels (elements of class ``rgr-verdict``, the replication page) not fully in view without
-  sideways scrolling, at either width (:func:`verdicts_in_view`);
+  sideways scrolling, at either width;
+- at desktop width in the theme's dark mode, table and figure captions under 4.5:1 contrast;
 figures whose text size is not recorded are warnings. With ``--screenshots DIR`` it saves a screenshot
 of each page at both widths. Needs a Chromium (Debian: ``apt-get install chromium``);
 :func:`find_chromium` says whether there is one.
@@ -102,6 +103,28 @@ PROBE = r"""
           overflow: document.documentElement.scrollWidth - width};
 })()
 """
+
+# evaluated after PROBE at desktop width: the page switched to the theme's dark mode, the contrast of each
+# table or figure caption against the background it sits on (WCAG ratio, alpha blended)
+DARK_CAPTIONS = r"""
+(async function () {
+  document.documentElement.dataset.theme = 'dark'; document.documentElement.dataset.mode = 'dark';
+  await new Promise(function (r) { setTimeout(r, 300); });
+  function rgba(c) { var m = c.match(/[\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; }
+  function lum(c) { function f(v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }
+                    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }
+  function back(el) { for (; el; el = el.parentElement) { var c = rgba(getComputedStyle(el).backgroundColor);
+                                                         if (c[3] > 0.5) return c; } return [255, 255, 255, 1]; }
+  var main = document.querySelector('article') || document.body;
+  return Array.prototype.map.call(main.querySelectorAll('caption, figcaption'), function (el) {
+    var fg = rgba(getComputedStyle(el).color), bg = back(el), a = fg[3];
+    var mix = [0, 1, 2].map(function (i) { return fg[i] * a + bg[i] * (1 - a); });
+    var l1 = lum(mix), l2 = lum(bg);
+    return {text: el.textContent.trim().slice(0, 50), ratio: (Math.max(l1, l2) + 0.05) / (Math.min(l1, l2) + 0.05)};
+  });
+})()
+"""
+MIN_CONTRAST = 4.5  # WCAG AA for body text
 
 
 class Browser:
@@ -283,6 +306,7 @@ def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: P
         if screenshots is not None:
             screenshots.mkdir(parents=True, exist_ok=True)
             browser.screenshot(screenshots / f"{page.stem}-{width}.png")
+        dark = browser.evaluate(DARK_CAPTIONS) if width == "desktop" else []
     report.math, report.viewport = r["math"], r["viewport"]
     report.problems += [f"raw LaTeX: {t!r}" for t in r["raw"]]
     if r["merror"]:
@@ -295,6 +319,10 @@ def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: P
         for t in r["tables"]:
             if t["width"] > column + 1:
                 report.problems.append(f"table {t['width']} px wide in a {column:.0f}-px column: {t['name']!r}")
+    for c in dark:
+        if c["ratio"] < MIN_CONTRAST:
+            report.problems.append(f"caption at {c['ratio']:.1f}:1 contrast in dark mode (at least {MIN_CONTRAST}): "
+                                   f"{c['text']!r}")
     report.verdicts = r["verdicts"]
     for v in r["verdicts"]:
         if not v["shown"] or v["cut"] > 1:
