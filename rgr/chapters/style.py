@@ -86,10 +86,14 @@ def _retina_png(fig):
 
 def saved_width_px(fig) -> float:
     """The width of ``fig`` saved with ``bbox_inches="tight"``, in CSS px at its drawn size: a legend or
-    label outside the axes makes it wider than the figure's size."""
-    fig.draw_without_rendering()
-    box = fig.get_tightbbox(fig.canvas.get_renderer())
-    return (box.width + 2 * mpl.rcParams["savefig.pad_inches"]) * FIGURE_DPI
+    label outside the axes makes it wider than the figure's size (measured on a saved copy: the layout's
+    own estimate of the box misses a few pixels)."""
+    import io
+    import struct
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+    return float(struct.unpack(">I", buf.getvalue()[16:20])[0])  # the PNG header's width
 
 
 def display_scale(fig) -> float:
