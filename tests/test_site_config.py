@@ -167,10 +167,13 @@ def test_png_records_the_smallest_text(tmp_path):
     plt.close(fig)
     assert figure_text_px((tmp_path / "f.png").as_uri()) == pytest.approx(7 * style.FIGURE_DPI / 72, abs=0.05)
     wide, _ = plt.subplots(figsize=(8, 3))  # drawn wider than a figure is shown: shown smaller, text with it
-    k = style.display_scale(wide)
-    assert k == pytest.approx(style.MAX_SHOWN_PX / style.saved_width_px(wide)) and 0.5 < k < 0.7
-    assert style.saved_width_px(wide) == pytest.approx((wide.get_tightbbox().width + 0.2) * style.FIGURE_DPI, rel=0.03)
-    assert style.png_metadata(wide, k)[style.TEXT_KEY] == f"{style.smallest_text_px(wide) * k:.1f}"
+    png, w, h = style.shown_png(wide, 200)
+    drawn = (wide.get_tightbbox().width + 0.2) * style.FIGURE_DPI
+    assert w == pytest.approx(style.MAX_SHOWN_PX) and 8 * style.FIGURE_DPI > drawn > w
+    (png_file := tmp_path / "wide.png").write_bytes(png)
+    text = figure_text_px(png_file.as_uri())
+    assert text == pytest.approx(style.smallest_text_px(wide) * w / drawn, rel=0.03)  # shrunk with the figure
+    assert style.shown_png(wide, 200)[0] == png  # the same bytes again
     plt.close(wide)
     fig, _ = plt.subplots()
     fig.savefig(tmp_path / "g.png")

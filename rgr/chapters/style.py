@@ -13,13 +13,16 @@ deterministic.
 
 from __future__ import annotations
 
+import base64
+import io
 import math
+import struct
 
 import matplotlib as mpl
 import seaborn as sns
 
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
-           "smallest_text_px", "png_metadata", "head_palette", "head_color"]
+           "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
@@ -73,33 +76,28 @@ def _retina_inline() -> None:
 
 
 def _retina_png(fig):
-    """IPython's retina PNG of ``fig``, shown at most :data:`MAX_SHOWN_PX` wide, its smallest text recorded."""
-    from IPython.core.pylabtools import retina_figure
-
-    k = display_scale(fig)
-    out = retina_figure(fig, base64=True, metadata=png_metadata(fig, k))
-    if out is None or k == 1.0:
-        return out
-    data, size = out
-    return data, {"width": round(size["width"] * k), "height": round(size["height"] * k)}
+    """A retina PNG of ``fig`` (base64) and its shown size, as IPython's inline backend gives them; shown at
+    most :data:`MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
+    if not fig.axes and not fig.texts:  # IPython shows nothing for an empty figure
+        return None
+    png, width, height = shown_png(fig, 2 * FIGURE_DPI)
+    return base64.b64encode(png).decode("ascii"), {"width": round(width), "height": round(height)}
 
 
-def saved_width_px(fig) -> float:
-    """The width of ``fig`` saved with ``bbox_inches="tight"``, in CSS px at its drawn size: a legend or
-    label outside the axes makes it wider than the figure's size (measured on a saved copy: the layout's
-    own estimate of the box misses a few pixels)."""
-    import io
-    import struct
+def shown_png(fig, dpi: float) -> tuple[bytes, float, float]:
+    """``fig`` saved as a tight PNG at ``dpi`` and the size to show it at (CSS px): its drawn size
+    (:data:`FIGURE_DPI` px an inch; an outside legend or label makes it wider than the figure's size),
+    scaled down to at most :data:`MAX_SHOWN_PX` wide. The PNG records the smallest text at the shown
+    size (:func:`png_metadata`) and no software name (the same figure gives the same bytes)."""
+    def save(scale: float) -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig, scale))
+        return buf.getvalue()
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-    return float(struct.unpack(">I", buf.getvalue()[16:20])[0])  # the PNG header's width
-
-
-def display_scale(fig) -> float:
-    """The factor (<= 1) by which ``fig`` is shown smaller than drawn, so that it is shown at most
-    :data:`MAX_SHOWN_PX` wide."""
-    return min(1.0, MAX_SHOWN_PX / saved_width_px(fig))
+    png = save(1.0)
+    w, h = (px * FIGURE_DPI / dpi for px in struct.unpack(">II", png[16:24]))  # the PNG header's size
+    k = min(1.0, MAX_SHOWN_PX / w)
+    return (png if k == 1.0 else save(k)), w * k, h * k
 
 
 def smallest_text_px(fig) -> float:
