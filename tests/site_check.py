@@ -88,7 +88,7 @@ PROBE = r"""
   }).filter(function (im) { return im !== null; });
   var tables = Array.prototype.map.call(main.querySelectorAll('table'), function (t) {
     var cap = t.querySelector('caption'), head = t.querySelector('th');
-    return {width: Math.round(t.getBoundingClientRect().width),
+    return {width: Math.round(Math.max(t.getBoundingClientRect().width, t.scrollWidth)),  // a folded table scrolls
             name: ((cap && cap.textContent) || (head && head.textContent) || '').trim().slice(0, 60)};
   });
   var verdicts = Array.prototype.map.call(document.querySelectorAll('.VERDICT'), function (el) {

@@ -71,3 +71,10 @@ def test_intervals_fold_into_one_column():
     assert cells[:4] == ["32 [16, 64]", "212", "[119, 377]", "0.50 [0.41, 0.55]"]
     assert f"[{MISSING}, 400]" in cells and html.count("[low, high]") == 3 and "h_lo" not in html
     assert table(df[["h", "h_lo"]]).to_html().count("col_heading") == 2  # no pair: nothing folds
+
+
+def test_long_tables_fold():
+    from rgr.chapters.display import LONG_ROWS
+
+    assert 'class="rgr-table rgr-long"' in table(pd.DataFrame({"m": range(LONG_ROWS + 1)})).to_html()
+    assert 'class="rgr-table"' in table(pd.DataFrame({"m": range(LONG_ROWS)})).to_html()

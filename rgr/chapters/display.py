@@ -69,7 +69,8 @@ def table(
         styler = styler.set_caption(caption)
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
-    return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+    # a long table is folded into a box of about LONG_ROWS rows that scrolls (book/_static/screens.css)
+    return styler.set_uuid(uid).set_table_attributes(f'class="rgr-table{" rgr-long" if len(df) > LONG_ROWS else ""}"')
 
 
 def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) -> tuple[pd.DataFrame, set]:
@@ -93,6 +94,7 @@ def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) 
     return df, folded
 
 
+LONG_ROWS = 20  # rows: a longer table is shown folded (scrolls in its own box)
 LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
 
 
