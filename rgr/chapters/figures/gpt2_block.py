@@ -69,7 +69,7 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     label = embedding_label(df["embedding_source"])
     stand_in = label.startswith("STAND-IN")
     fig.suptitle(label, fontsize=11, color="firebrick" if stand_in else "black", fontweight="bold")
-    ax.legend(title="heads", loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=MIN_FONT_PT, frameon=False,
-              ncol=min(len(heads), 4))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), fontsize=MIN_FONT_PT, frameon=False,
+              ncol=min(len(heads), 4))  # below the x label, each entry says "h = ..."
     fig.tight_layout()
     return fig
