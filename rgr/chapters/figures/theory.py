@@ -79,5 +79,5 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
         ax.grid(False)
     fig.tight_layout()
     fig.legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()], loc="upper center",
-               bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=10, frameon=False)
+               bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10, frameon=False)  # two a row: within the column
     return fig
