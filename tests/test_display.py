@@ -78,3 +78,14 @@ def test_long_tables_fold():
 
     assert 'class="rgr-table rgr-long"' in table(pd.DataFrame({"m": range(LONG_ROWS + 1)})).to_html()
     assert 'class="rgr-table"' in table(pd.DataFrame({"m": range(LONG_ROWS)})).to_html()
+
+
+def test_a_wide_table_says_its_constant_columns_once():
+    from rgr.chapters.display import WIDE_COLUMNS
+
+    df = pd.DataFrame({f"c{i}": [1, 2, 3] for i in range(WIDE_COLUMNS)}).assign(m=1024, tau=0.5, ok=True)
+    html = table(df, caption="Cor. B.10.").to_html()
+    assert "<caption>Cor. B.10. In every row: items m = 1024, threshold τ = 0.500</caption>" in html
+    assert html.count("col_heading") == WIDE_COLUMNS + 1  # m and tau said once; the flag column stays
+    narrow = table(df[["c0", "m"]]).to_html()
+    assert narrow.count("col_heading") == 2 and "In every row" not in narrow  # a narrow table keeps them

@@ -41,6 +41,9 @@ def table(
     if unknown:
         raise ValueError(f"table: digits names columns not in the table: {sorted(unknown)}")
     df, folded = _fold_intervals(df, per_col, digits if isinstance(digits, int) else 2)
+    df, same = _fold_constants(df)
+    if same:  # what every row shares is said once, under the caption
+        caption = f"{caption.rstrip('. ') + '. ' if caption else ''}In every row: {same}"
     fmt: dict[str, object] = {}
     for col in df.columns:
         s = df[col]
@@ -94,6 +97,18 @@ def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) 
     return df, folded
 
 
+def _fold_constants(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """In a table of more than :data:`WIDE_COLUMNS` columns and at least 3 rows, the numeric columns with
+    one value in every row, dropped and said once ("m = 1024, d_model = 512"), so it fits the text column."""
+    if df.shape[1] <= WIDE_COLUMNS or len(df) < 3:
+        return df, ""
+    same = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+            and df[c].notna().all() and df[c].nunique() == 1]
+    said = ", ".join(f"{column_label(c)} = {number(df[c].iloc[0], 3)}" for c in same)
+    return df.drop(columns=same), said
+
+
+WIDE_COLUMNS = 10  # columns: a wider table says its constant columns once instead of in every row
 LONG_ROWS = 20  # rows: a longer table is shown folded (scrolls in its own box)
 LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
 
