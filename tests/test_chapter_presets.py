@@ -24,7 +24,7 @@ DATA_CHAPTERS = ["permutation_sweeps", "denser_graphs", "softmax", "value_channe
                  "choosing_heads"]
 THEORY_CHAPTERS = sorted(REQUIRED - set(DATA_CHAPTERS))  # their `preset` sizes live computations
 CONSTRUCTIONS_CHAPTERS = ["constructions", "lower_bounds"]  # they show data/constructions.csv's book rows as they are
-GLUE_REF = re.compile(r"\{glue(?::text)?\}`([^`:]+)")
+GLUE_REF = re.compile(r"\{glue(?::text)?\}`(?![^`]*::)([^`:]+)")  # a name from another page (`page::name`) is left out
 
 
 def _run(chapter: Path, out: Path, cwd: Path, **parameters) -> nbformat.NotebookNode:

@@ -260,7 +260,7 @@ def test_claims_frame_marks_missing_claims_and_near_misses():
 def test_row_value_wording():
     rows = [ClaimRow("k", "", "", "", Verdict("agrees", ""), 1.234, 1.0, 1.5,
                      readings=(Reading("with log2", 0.5, 0.4, 0.6, False),)),
-            ClaimRow("n", "", "", "", Verdict("not testable", "why"))]
+            ClaimRow("n", "", "", "", Verdict("not testable", "why", cause="no_data"))]
     assert row_value(rows, "k") == "1.23 (95% noise interval 1.00–1.50)"
     assert row_value(rows, "k", reading="with log2") == "0.50 (95% noise interval 0.40–0.60)"
     assert row_value(rows, "k", reading="every") == "not testable here"
@@ -269,7 +269,8 @@ def test_row_value_wording():
 
 def test_fit_words_follow_the_verdict_and_the_side():
     paper = rep.claim("law_r2_pre").value
-    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "", Verdict(status, ""), v, v - 0.1, v + 0.1)]
+    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "", Verdict(status, "", cause="no_data" if status == "not testable" else ""),
+                                      v, v - 0.1, v + 0.1)]
     assert fit_words(row("agrees", paper)) == "The line itself replicates"
     assert fit_words(row("deviates", paper - 0.2)) == "The line is looser than the paper's"
     assert fit_words(row("deviates", min(paper + 0.005, 1.0))) == "The line is tighter than the paper's"
@@ -386,3 +387,19 @@ def test_law_caveat_names_the_seeds_the_rows_have():
     assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
     assert "(512, 16) (the paper's grid stops there too)" in full
     assert "stops there too" not in _law_caveat(capped, 32, 3)
+
+
+def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
+    from rgr.results.replication import cause_of
+
+    base = _runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
+    lam = _runs({(1024, 128): 16}, seeds=(0, 1))  # the ratio's last cell: two seeds, and far below the law's growth
+    src = _sources(base, "book")
+    src["lambda8"] = Source("lambda8", "book", lam)
+    g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
+    assert g.verdict.status == "deviates" and cause_of(g) == "thin" and "m = 1024: 2 seeds" in g.verdict.detail
+    # the same ratio measured with three seeds is an ordinary deviation
+    src["lambda8"] = Source("lambda8", "book", _runs({(1024, 128): 16}, seeds=(0, 1, 2)))
+    g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
+    assert g.verdict.status == "deviates" and cause_of(g) == "measured"
+    assert all(r.preset == "book" for r in evaluate(src, checks=NO_CHECKS))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,13 +16,14 @@ _spec = importlib.util.spec_from_file_location("tasks", ROOT / "tasks.py")
 tasks = importlib.util.module_from_spec(_spec)
 sys.modules["tasks"] = tasks
 _spec.loader.exec_module(tasks)
+_site_spec = importlib.util.spec_from_file_location("rgr_site", ROOT / "book" / "_ext" / "rgr_site.py")
+rgr_site = importlib.util.module_from_spec(_site_spec)
+_site_spec.loader.exec_module(rgr_site)
 
 
-def _nb(*cells, reads=None) -> nbformat.NotebookNode:
+def _nb(*cells) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    if reads is not None:
-        nb.metadata["rgr"] = {"reads": reads}
     for kind, src, *tags in cells:
         c = nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
         if tags:
@@ -74,9 +75,11 @@ def test_install_cell_is_short_valid_python_and_inert_in_a_checkout():
     src = tasks.install_cell_source("https://github.com/o/r")
     assert len(src.splitlines()) <= 15  # BOOK_STYLE: no code cell over 15 lines
     exec(compile(src, "install-cell", "exec"), {})  # rgr imports here: nothing to do, no clone
-    with pytest.raises(ImportError, match="checkout"):  # outside a checkout, with no URL configured
+    # outside a checkout, with no URL configured: the way to the source bundle the site offers
+    with pytest.raises(ImportError, match=r"source bundle rgr-book-\d[\w.]*\.zip .*pip install -e \."):
         no_url = tasks.install_cell_source("")
         exec(compile(no_url.replace("import rgr  #", "import rgr_missing_module  #"), "c", "exec"), {})
+    assert tasks.bundle_name() == rgr_site.bundle_name()  # the name the site writes
 
 
 def test_repository_url_is_read_from_the_config(tmp_path):
@@ -87,94 +90,142 @@ def test_repository_url_is_read_from_the_config(tmp_path):
     assert tasks.repository_url(ROOT) == ""  # unpublished: no buttons, the install cell explains
 
 
-# --- fresh pages -------------------------------------------------------------------------------------
+# --- fresh pages: the committed outputs are the cache ----------------------------------------------------------
 
 
 @pytest.fixture
-def book(tmp_path):
-    """A miniature repository: rgr/, data/ with two tables, two chapters reading one each."""
+def book(tmp_path, monkeypatch):
+    """A miniature repository: a package rgr whose loader opens data/<name>.csv, two tables, and chapters that read
+    base (a), softmax (b), nothing (c), or only import rgr.extra (d). Their kernels import this rgr (PYTHONPATH)."""
     (tmp_path / "rgr").mkdir()
     (tmp_path / "rgr" / "__init__.py").write_text("__version__ = '0'\n")
+    (tmp_path / "rgr" / "loader.py").write_text(
+        "from pathlib import Path\n\n\ndef load(name):\n"
+        "    return (Path(__file__).parents[1] / 'data' / f'{name}.csv').read_text().split()\n")
+    (tmp_path / "rgr" / "extra.py").write_text("X = 1\n")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "base.csv").write_text("a\n1\n")
     (tmp_path / "data" / "softmax.csv").write_text("a\n2\n")
-    (tmp_path / "data" / "gpt2.csv").write_text("a\n3\n")
-    (tmp_path / "data" / "gpt2_items.npz").write_bytes(b"x")
-    (tmp_path / "data" / "SCHEMA.md").write_text("# s\n")
     (tmp_path / "book").mkdir()
-    _write(_nb(("code", "d = load_experiment('base')")), tmp_path / "book" / "a.ipynb")
-    _write(_nb(("code", 'd = load_experiment("softmax")')), tmp_path / "book" / "b.ipynb")
-    _write(_nb(("code", "x = 1")), tmp_path / "book" / "c.ipynb")
+    _write(_nb(("code", "from rgr.loader import load\nprint(load('base'))")), tmp_path / "book" / "a.ipynb")
+    _write(_nb(("code", "from rgr.loader import load\nprint(load('softmax'))")), tmp_path / "book" / "b.ipynb")
+    _write(_nb(("code", "print(6 * 7)")), tmp_path / "book" / "c.ipynb")
+    _write(_nb(("code", "from rgr.extra import X\nX")), tmp_path / "book" / "d.ipynb")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     return tmp_path
 
 
-def test_data_reads_finds_named_tables_and_companions(book):
-    reads = lambda name: [p.name for p in tasks.data_reads(tasks.read_nb(book / "book" / name), book / "data")]  # noqa: E731
-    assert reads("a.ipynb") == ["base.csv"]
-    assert reads("c.ipynb") == []
-    _write(_nb(("code", "load_experiment('gpt2')")), book / "book" / "d.ipynb")
-    assert reads("d.ipynb") == ["gpt2.csv", "gpt2_items.npz"]
-    _write(_nb(("code", "x = 1"), reads=["softmax.csv"]), book / "book" / "e.ipynb")
-    assert reads("e.ipynb") == ["softmax.csv"]
-    _write(_nb(("code", "x = 1"), reads=["nope.csv"]), book / "book" / "f.ipynb")
-    with pytest.raises(FileNotFoundError, match="nope.csv"):
-        reads("f.ipynb")
+def _chapters(root: Path) -> list[Path]:
+    return sorted((root / "book").glob("*.ipynb"))
 
 
-def test_changing_a_table_changes_only_its_chapters_inputs(book):
-    before = {n: tasks.chapter_inputs(book / "book" / n, book) for n in ("a.ipynb", "b.ipynb", "c.ipynb")}
+def _executed(root: Path) -> list[str]:
+    """Stamp every chapter of ``root`` (as `tasks.py execute` does); returns the names refresh re-executes next."""
+    return [p.name for p in tasks.refresh(_chapters(root), root)]
+
+
+def test_a_changed_table_re_executes_exactly_the_chapters_that_read_it(book):
+    assert _executed(book) == ["a.ipynb", "b.ipynb", "c.ipynb", "d.ipynb"]  # never stamped: all execute once
+    assert _executed(book) == []  # an unchanged tree executes none
     (book / "data" / "base.csv").write_text("a\n1\n5\n")  # a sweep added a row
-    after = {n: tasks.chapter_inputs(book / "book" / n, book) for n in before}
-    assert after["a.ipynb"] != before["a.ipynb"]
-    assert after["b.ipynb"] == before["b.ipynb"] and after["c.ipynb"] == before["c.ipynb"]
-    (book / "rgr" / "__init__.py").write_text("__version__ = '1'\n")  # the package changed: every chapter
-    again = {n: tasks.chapter_inputs(book / "book" / n, book) for n in before}
-    assert all(again[n] != after[n] for n in before)
+    assert tasks.stale_chapters(_chapters(book), book) == {book / "book" / "a.ipynb": "inputs changed"}
+    assert _executed(book) == ["a.ipynb"]
+    out = nbformat.read(book / "book" / "a.ipynb", as_version=4).cells[0].outputs[0].text
+    assert "'5'" in out  # re-executed on the new rows
+    assert _executed(book) == []  # and stamped again
 
 
-def _cache_executed(cache, path: Path) -> None:
-    from jupyter_cache.base import CacheBundleIn
-
-    nb = nbformat.read(path, as_version=4)
-    for c in nb.cells:
-        if c.cell_type == "code":
-            c.outputs = [nbformat.v4.new_output("stream", name="stdout", text="old figure\n")]
-    cache.cache_notebook_bundle(CacheBundleIn(nb, str(path)), check_validity=False, overwrite=True)
-
-
-def test_changing_a_table_invalidates_its_chapter_in_the_jupyter_cache(book):
-    from jupyter_cache import get_cache
-
-    cache_dir = book / "_build" / ".jupyter_cache"
-    cache = get_cache(str(cache_dir))
-    nbs = [book / "book" / n for n in ("a.ipynb", "b.ipynb", "c.ipynb")]
-    for p in nbs:
-        _cache_executed(cache, p)
-    # records nobody stamped (made outside tasks.py book) are not trusted
-    assert tasks.invalidate_stale(nbs, book, cache_dir) == nbs
-    for p in nbs:
-        _cache_executed(cache, p)
-    tasks.stamp_cached(nbs, book, cache_dir)
-    assert tasks.invalidate_stale(nbs, book, cache_dir) == []  # nothing changed: every page is reused
-    (book / "data" / "base.csv").write_text("a\n1\n5\n")
-    assert tasks.invalidate_stale(nbs, book, cache_dir) == [nbs[0]]  # only the chapter reading base.csv
-    with pytest.raises(KeyError):
-        cache.match_cache_notebook(nbformat.read(nbs[0], as_version=4))
-    assert cache.match_cache_notebook(nbformat.read(nbs[1], as_version=4))  # b's page stays cached
-    stamps = json.loads((cache_dir / tasks.STAMPS).read_text())
-    assert str(nbs[1].resolve()) in stamps
+def test_an_rgr_module_re_executes_only_the_chapters_that_imported_it(book):
+    _executed(book)
+    (book / "rgr" / "extra.py").write_text("X = 2\n")
+    assert _executed(book) == ["d.ipynb"]
+    (book / "rgr" / "loader.py").write_text((book / "rgr" / "loader.py").read_text() + "# edited\n")
+    assert _executed(book) == ["a.ipynb", "b.ipynb"]
+    (book / "rgr" / "__init__.py").write_text("__version__ = '1'\n")  # every importer of rgr
+    assert _executed(book) == ["a.ipynb", "b.ipynb", "d.ipynb"]
 
 
-def test_the_book_command_invalidates_before_and_stamps_after_building():
+def test_code_cells_count_markdown_and_the_install_cell_do_not(book):
+    _executed(book)
+    path = book / "book" / "c.ipynb"
+    nb = tasks.read_nb(path)
+    nb["cells"].insert(0, {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": "# A title"})
+    tasks.tag_notebook(nb, tasks.install_cell_source("https://github.com/o/r"))
+    tasks.write_nb(nb, path)
+    assert tasks.staleness(path, book) is None
+    nb["cells"][-1]["source"] = "print(6 * 8)"
+    tasks.write_nb(nb, path)
+    assert tasks.staleness(path, book) == "inputs changed"
+
+
+def test_the_recording_leaves_no_trace_in_the_chapter(book):
+    _executed(book)
+    nb = nbformat.read(book / "book" / "a.ipynb", as_version=4)
+    assert len(nb.cells) == 1 and nb.cells[0].execution_count == 1  # the hidden cells are gone, counts from 1
+    inputs = nb.metadata.rgr.inputs
+    assert inputs.files == ["data/base.csv", "rgr/__init__.py", "rgr/loader.py"]
+    assert inputs.digest == tasks.inputs_digest(tasks.read_nb(book / "book" / "a.ipynb"), inputs.files, inputs.folders,
+                                                book)
+
+
+def test_a_new_file_in_a_listed_folder_re_executes_the_chapters_that_listed_it(book):
+    _write(_nb(("code", "import os\nsorted(os.listdir('../data'))")), book / "book" / "e.ipynb")
+    _executed(book)
+    assert tasks.read_nb(book / "book" / "e.ipynb")["metadata"]["rgr"]["inputs"]["folders"] == ["data"]
+    (book / "data" / "lambda8.csv").write_text("a\n")
+    (book / "data" / ".lambda8.csv.sweep.lock").write_text("")  # hidden: not part of a listing
+    assert _executed(book) == ["e.ipynb"]
+
+
+def test_rgr_imported_from_another_tree_is_refused(book, tmp_path, monkeypatch):
+    record = {"files": [], "folders": [], "path": [], "modules": {"rgr": "/elsewhere/rgr/__init__.py"}}
+    with pytest.raises(RuntimeError, match="PYTHONPATH"):
+        tasks.chapter_inputs(record, book / "book" / "a.ipynb", book)
+    other = tmp_path / "other"  # a kernel that would import another tree's rgr stops before the chapter's first cell
+    shutil.copytree(book / "rgr", other / "rgr")
+    monkeypatch.setenv("PYTHONPATH", str(other))
+    before = (book / "book" / "a.ipynb").read_text()
+    with pytest.raises(Exception, match="rgr would be imported from .*other"):
+        tasks.execute_recorded(book / "book" / "a.ipynb", book)
+    assert (book / "book" / "a.ipynb").read_text() == before
+
+
+def test_book_and_pdf_refresh_then_render_with_execution_off():
     src = (ROOT / "tasks.py").read_text()
-    body = src[src.index("def book()"):src.index("def test(")]
-    assert body.index('"_invalidate"') < body.index('"jupyter-book"') < body.index('"_stamp"')
+    for name, end in (("def book(", "def test("), ("def pdf(", "def check_site(")):
+        body = src[src.index(name):src.index(end)]
+        assert body.index('"_fresh"') < body.index('"jupyter-book"')
+    assert 'execute_notebooks: "off"' in (ROOT / "_config.yml").read_text()  # Jupyter Book never executes
+
+
+def test_every_committed_chapter_is_stamped_with_its_current_inputs():
+    """A chapter whose data, rgr modules or code changed since it was executed must be re-executed and committed
+    (`python3 tasks.py execute book/x.ipynb`): otherwise `book` on a fresh clone re-executes it (minutes) and the
+    committed page shows outputs of other inputs. Fails until every chapter has been executed once through
+    `tasks.py execute` (which stamps it), and again whenever a table, module or cell changes without it."""
+    stale = tasks.stale_chapters(tasks.chapters(ROOT), ROOT)
+    assert not stale, "stale committed chapters (python3 tasks.py execute ...): " + "; ".join(
+        f"{p.name}: {why}" for p, why in stale.items())
 
 
 def test_chapters_lists_the_book(tmp_path):
     shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("*.ipynb", "_*"))
     assert tasks.chapters(tmp_path) == []
     assert {p.name for p in tasks.chapters(ROOT)} >= {"theory.ipynb", "constructions.ipynb"}
+
+
+def test_no_reproduce_command_overwrites_a_committed_chapter():
+    # a papermill command shown to readers writes its executed copy to a new file, never over book/<chapter>.ipynb
+    texts = []
+    for p in tasks.chapters(ROOT):
+        for c in tasks.read_nb(p)["cells"]:
+            texts.append(tasks.cell_source(c))
+            for o in c.get("outputs", []):
+                texts += ["".join(v) if isinstance(v, list) else str(v) for v in o.get("data", {}).values()]
+                texts.append("".join(o.get("text", "")))
+    commands = [m.groups() for t in texts for m in re.finditer(r"papermill\s+(\S+\.ipynb)\s+(\S+\.ipynb)", t)]
+    assert len(commands) >= 5  # the chapters' "Reproduce it" sections
+    assert [(a, b) for a, b in commands if b == a or b.startswith("book/")] == []
 
 
 def test_no_chapter_code_cell_is_over_15_lines():

@@ -11,18 +11,28 @@
   not pybtex's alpha code ("[Thercontributors26]" for a corporate author).
 - **Tables to download.** data/*.csv and data/SCHEMA.md are copied to ``_build/html/data/``, where the
   links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``) point.
+- **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
+  tests and the build files, everything a downloaded chapter needs to run) is written at the site's root and
+  offered in every page's download menu and on the intro (``{{ rgr_bundle }}``).
+- **Print.** ``book/_static/rgr-print.css`` (media print): the page as a document, for paper and the PDF.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = Path(__file__).resolve().parents[1] / "_static"
 # what the site serves from data/: the tables and the description of their columns
 SITE_DATA_GLOBS = ("*.csv", "SCHEMA.md")
+# what the source bundle holds: enough to install rgr, run any chapter and build or test the book
+BUNDLE_PARTS = ("rgr", "book", "data", "tests", "scripts", ".ci", "tasks.py", "pyproject.toml", "environment.yml",
+                "README.md", "CITATION.cff", "_config.yml", "_toc.yml", ".gitignore")
+BUNDLE_SKIP = {"__pycache__", ".ipynb_checkpoints", "_build", ".venv", ".pytest_cache", ".hypothesis"}
 
 
 def rgr_version(root: Path = ROOT) -> str:
@@ -32,6 +42,61 @@ def rgr_version(root: Path = ROOT) -> str:
     if not m:
         raise ValueError("rgr/__init__.py defines no __version__")
     return m.group(1)
+
+
+def bundle_name(root: Path = ROOT) -> str:
+    """``rgr-book-<version>.zip`` (tasks.py's bundle_name says the same, for the install cell)."""
+    return f"rgr-book-{rgr_version(root)}.zip"
+
+
+def _bundle_files(root: Path) -> list[Path]:
+    out = []
+    for part in BUNDLE_PARTS:
+        p = root / part
+        found = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else []
+        out += [f for f in found if not BUNDLE_SKIP & set(f.relative_to(root).parts)
+                and not f.name.endswith((".lock", ".damaged", ".pyc")) and f.name != ".DS_Store"]
+    return out
+
+
+def _commit(root: Path) -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *BUNDLE_PARTS], cwd=root, capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not built from a git checkout)"
+    return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
+
+
+def source_bundle(root: Path, out: Path) -> Path:
+    """Write ``out/rgr-book-<version>.zip``: :data:`BUNDLE_PARTS` of ``root`` under one folder
+    ``rgr-book-<version>/``, with BUNDLE.txt naming the version and the commit; the same tree gives the same bytes."""
+    name = bundle_name(root)
+    top = name.removesuffix(".zip")
+    out.mkdir(parents=True, exist_ok=True)
+    note = (f"{top}: the rgr package, the book's chapters and data/ (rgr {rgr_version(root)}, commit {_commit(root)}).\n"
+            "Run a chapter: pip install -e . in this folder, then open book/<chapter>.ipynb (Jupyter's working folder\n"
+            "book/). Build the book: python3 tasks.py book; run the tests: python3 tasks.py test (README.md).\n")
+    tmp = out / (name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo(f"{top}/BUNDLE.txt", (1980, 1, 1, 0, 0, 0)), note)
+        for f in _bundle_files(root):
+            info = zipfile.ZipInfo(f"{top}/{f.relative_to(root).as_posix()}", (1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if f.stat().st_mode & 0o111 else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, f.read_bytes())
+    tmp.replace(out / name)
+    return out / name
+
+
+def _bundle_link(app, pagename, templatename, context, doctree) -> None:
+    """A "source bundle (.zip)" entry in the page's download menu (sphinx-book-theme's header buttons)."""
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({"type": "link", "url": context["pathto"](bundle_name(), 1), "text": ".zip",
+                                     "icon": "fas fa-file-archive", "label": "download-bundle-button",
+                                     "tooltip": "The package, the chapters and data/ (source bundle)"})
 
 
 def _buttons(app, config) -> None:
@@ -50,7 +115,9 @@ def _buttons(app, config) -> None:
 
 def _config_inited(app, config) -> None:
     _buttons(app, config)
-    config.myst_substitutions = {**(config.myst_substitutions or {}), "rgr_version": rgr_version()}
+    bundle = bundle_name()
+    config.myst_substitutions = {**(config.myst_substitutions or {}), "rgr_version": rgr_version(),
+                                 "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>'}
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
 
@@ -69,6 +136,7 @@ def copy_site_data(data: Path, outdir: Path) -> list[Path]:
 def _build_finished(app, exc) -> None:
     if exc is None and app.builder.format == "html":
         copy_site_data(ROOT / "data", Path(app.outdir))
+        source_bundle(ROOT, Path(app.outdir))
 
 
 def _register_bib_style() -> None:
@@ -104,6 +172,8 @@ def setup(app):
     _register_bib_style()
     app.connect("config-inited", _config_inited)
     app.connect("build-finished", _build_finished)
+    app.connect("html-page-context", _bundle_link, priority=502)
     app.add_css_file("rgr.css")
     app.add_css_file("screens.css")  # after rgr.css: tables in the column, figures on a phone, captions
+    app.add_css_file("rgr-print.css", media="print")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": rgr_version()}

@@ -112,21 +112,23 @@ def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tupl
     return panels, pd.DataFrame(rows)
 
 
-def softmax_background(m: int, hs: list[int], ells: list[int], seed: int = 0, n: int = 200) -> pd.DataFrame:
+def softmax_background(m: int, hs: list[int], ells: list[int], seed: int = 0, n: int = 200,
+                       d_k: int | None = None) -> pd.DataFrame:
     """Algorithm 2's weights on one-hot inputs with h heads: what non-owner heads add.
 
     On target-containing rows, each non-owner head has a zero query, hence a
     uniform softmax: it adds exactly 1/ell to every pair, so the largest
     non-edge score should be about (h - 1)/ell (``predicted``) and the
     threshold 1/2 fails once that reaches 1/2 (Theorem 8.1's ell >= C_ell h).
+    ``d_k``: the head width (None: Algorithm 2's default ``ceil(2 (ln m)^2)``).
     """
     g = permutation_graph(m, seed)
     rows = []
     for h in hs:
-        c = construct_softmax(g, torch.eye(m), h=h, seed=seed, embedding="one-hot")
+        c = construct_softmax(g, torch.eye(m), h=h, d_k=d_k, seed=seed, embedding="one-hot")
         for ell in ells:
             chk = evaluate_contexts(c, g, seed=seed, n=n, ell=ell)
-            rows.append(dict(h=h, ell=ell, d_k=c.info.d_k, predicted=(h - 1) / ell,
+            rows.append(dict(m=m, h=h, ell=ell, d_k=c.info.d_k, predicted=(h - 1) / ell,
                              max_non_edge=chk.present.max_non_edge, min_edge=chk.present.min_edge,
                              separated=chk.present.separated, absent_max=chk.absent.max_non_edge,
                              absent_false_positives=chk.absent.non_edge_failures, f1=chk.f1))

@@ -57,7 +57,7 @@ def chapter_values(found: BoundsFinding, fm: MarginFinding, fs: SeedPaperFinding
     float to :data:`rgr.results.findings.DIGITS` decimals (their last bits vary by CPU)."""
     g, b, r = (MARGIN_DIGITS[k] for k in ("gamma", "bits", "ratio"))
     noisy = dict(mg_g0=(fm.gamma_min, g), mg_g1=(fm.gamma_max, g), mg_b0=(fm.bits_min, b), mg_b1=(fm.bits_max, b),
-                 mg_r0=(fm.bound_over_DK_min, r), mg_r1=(fm.bound_over_DK_max, r))
+                 mg_r0=(fm.bound_over_DK_min, r), mg_r1=(fm.bound_over_DK_max, r), mg_c1=(fm.best_case_over_DK_max, r))
     values: dict[str, object] = dict(
         gap_lo=found.gap_lo, gap_hi=found.gap_hi, rank_one=100 * found.rank_one_share,
         inside="holds" if found.inside_entropy else "fails", mg_n=fm.n,

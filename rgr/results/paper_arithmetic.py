@@ -26,7 +26,7 @@ from . import reported as rep
 from .replication import LOG_BASES
 from .thresholds import meets_precondition
 
-__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
+__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced", "reproduced_with",
            "arithmetic_summary"]
 
 
@@ -190,6 +190,13 @@ def check_words(checks: list[ArithmeticCheck], fit: str) -> str:
              "no single assignment reproduces the paper's base-grid fits together")
     return (f"Table 1 arithmetic (every power-of-two head count at the paper's own Table 1 d_k, "
             f"{found[0].assignments:,} assignments): " + "; ".join(parts) + alt + f"; {joint}")
+
+
+def reproduced_with(checks: list[ArithmeticCheck], fit: str, base: str) -> bool | None:
+    """Whether some head assignment of Table 1 reproduces the paper's fit ``fit`` in ``base`` ("ln", "log2"; "—" for
+    the head-count line) with the centred R²; None without such a check."""
+    found = [c for c in checks if c.fit == fit and c.base == base and c.r2_kind == "centred"]
+    return None if not found else any(c.reproduced for c in found)
 
 
 def all_reproduced(checks: list[ArithmeticCheck]) -> bool:

@@ -29,13 +29,34 @@ from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 from .stats import Fit, fit_line
 
 __all__ = [
-    "STATUSES", "Verdict", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
+    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
     "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 LAW_BASE = "ln"  # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+
+# Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
+# NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication_causes.cause_of), the
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text"); "measured" is what remains.
+CAUSES: dict[str, str] = {
+    "log_base": "the logarithm's base",
+    "near_miss": "a near miss",
+    "thin": "rests on a point with few seeds",
+    "paper_table1": "the paper's fit is not reproduced by its own Table 1",
+    "paper_text": "the paper's text and its own Table 1 disagree",
+    "measured": "the book measures another value",
+    "undecided": "the noise cannot decide",
+    "unsettled": "runs cut while still improving",
+    "presets": "tables at different presets",
+    "not_the_task": "not the paper's task",
+    "no_number": "the paper gives no number",
+    "no_data": "the cells are not in the data",
+}
+NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text")
 
 CONVENTION = (
     "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
@@ -50,21 +71,66 @@ CONVENTION = (
 
 @dataclass(frozen=True)
 class Verdict:
-    """How one claim fares: ``status`` in :data:`STATUSES`, a sentence saying why (with numbers), and whether a
-    deviation is a near miss (the paper's value outside the 95% interval, inside the 99% one)."""
+    """How one claim fares: ``status`` in :data:`STATUSES`, a sentence saying why (with numbers), whether a
+    deviation is a near miss (the paper's value outside the 95% interval, inside the 99% one), and ``cause``, a key of
+    :data:`CAUSES`: required for "not testable" (one of :data:`NOT_TESTABLE_CAUSES`), optional for a deviation (what
+    only its reader knows), empty for an agreement."""
 
     status: str
     detail: str
     near_miss: bool = False
+    cause: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
         if self.near_miss and self.status != "deviates":
             raise ValueError("only a deviation can be a near miss")
+        allowed = {"agrees": ("",), "deviates": ("", *_READER_DEVIATION_CAUSES),
+                   "not testable": NOT_TESTABLE_CAUSES}[self.status]
+        if self.cause not in allowed:
+            raise ValueError(f"cause of a verdict {self.status!r} must be one of {allowed}, got {self.cause!r}")
 
     def __str__(self) -> str:
         return f"{self.status}: {self.detail}" if self.detail else self.status
+
+
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "measured")  # in this order
+
+
+def other_base_reading(row):
+    """The reading of a law-slope row under the base the verdict does not use (a
+    :class:`~rgr.results.replication_claims.Reading` named "with <base>"), or None for any other row."""
+    names = {f"with {b}" for b in LOG_BASES if b != LAW_BASE}
+    found = [x for x in getattr(row, "readings", ()) if x.name in names]
+    return found[0] if found else None
+
+
+def cause_of(row) -> str:
+    """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
+    "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
+    other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
+    reader found ("thin", "paper_table1", "paper_text"); otherwise "measured"."""
+    v = row.verdict
+    if v.status == "agrees":
+        return ""
+    if v.status == "not testable":
+        return v.cause
+    other = other_base_reading(row)
+    if other is not None and other.holds:
+        return "log_base"
+    return "near_miss" if v.near_miss else (v.cause or "measured")
+
+
+def verdict_label(row) -> str:
+    """The verdict in words, as the table shows it: "agrees", "not testable", "deviates", "deviates (near miss)", or
+    for a law slope "deviates with ln; agrees with log2" (one claim, both readings, one verdict)."""
+    v = row.verdict
+    if v.status != "deviates":
+        return v.status
+    if cause_of(row) == "log_base":
+        return f"deviates with {LAW_BASE}; agrees {other_base_reading(row).name}"
+    return "deviates (near miss)" if v.near_miss else "deviates"
 
 
 def _g(x: float) -> str:
@@ -81,7 +147,8 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
     if not all(math.isfinite(float(v)) for v in (paper, value)):
         raise ValueError(f"paper and value must be finite, got {paper} and {value}")
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        return Verdict("not testable", f"the book has no interval for this value ({_g(value)}): too few seeds or cells")
+        return Verdict("not testable", f"the book has no interval for this value ({_g(value)}): too few seeds or cells",
+                       cause="undecided")
     if lo > hi:
         raise ValueError(f"interval must have lo <= hi, got [{lo}, {hi}]")
     if lo <= paper <= hi:
@@ -94,25 +161,34 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
 
 
 def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float, hi99: float,
-                  paper_precision: float | None = None, caveat: str = "") -> Verdict:
+                  paper_precision: float | None = None, caveat: str = "", cause: str = "") -> Verdict:
     """:func:`interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
     (the paper's value inside the 99% interval [lo99, hi99]), the difference in half-widths of the 95% interval, and,
     where the paper states its own precision (the half-width of its interval for this number), the difference in
-    units of it."""
+    units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
     v = interval_verdict(paper, value, lo, hi)
     if v.status != "deviates":
-        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"))
+        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"), cause=v.cause)
     near = lo99 <= paper <= hi99
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
         "the interval has no width (every replicate gave the same value)"
-    prec = ("; reported.md gives the paper's value without an interval, so only the book's noise measures the difference"
+    prec = ("; the paper gives its value without an interval, so only the book's noise measures the difference"
             if paper_precision is None else
             f"; against the paper's own precision (±{_g(paper_precision)}) it is {abs(value - paper) / paper_precision:.1f} of it")
     where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
              f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
     text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
-    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near)
+    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near, cause=cause)
+
+
+def combined(verdicts: list[Verdict], why: str) -> Verdict:
+    """One verdict from per-item verdicts of one claim: deviates if any item does, agrees if all do, otherwise not
+    testable with the first undecided item's cause; ``why`` is its detail."""
+    if any(v.status == "deviates" for v in verdicts):
+        return Verdict("deviates", why)
+    open_ = [v for v in verdicts if v.status != "agrees"]
+    return Verdict("not testable", why, cause=open_[0].cause) if open_ else Verdict("agrees", why)
 
 
 def side_verdict(lo: float, hi: float, level: float, above: bool, what: str, label: str = "95% noise interval") -> Verdict:
@@ -120,14 +196,14 @@ def side_verdict(lo: float, hi: float, level: float, above: bool, what: str, lab
     [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
     is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        return Verdict("not testable", f"the book has no interval for {what}")
+        return Verdict("not testable", f"the book has no interval for {what}", cause="no_data")
     side = "above" if above else "below"
     iv = f"[{_g(lo)}, {_g(hi)}]"
     if (lo > level) if above else (hi < level):
         return Verdict("agrees", f"{what} lies {side} {_g(level)} across its {label} {iv}")
     if (hi < level) if above else (lo > level):
         return Verdict("deviates", f"{what} lies {'below' if above else 'above'} {_g(level)} across its {label} {iv}")
-    return Verdict("not testable", f"undecided: the {label} of {what}, {iv}, reaches {_g(level)}")
+    return Verdict("not testable", f"undecided: the {label} of {what}, {iv}, reaches {_g(level)}", cause="undecided")
 
 
 # ----------------------------------------------------------------------------- fits with intervals

@@ -18,8 +18,8 @@ import pandas as pd
 
 from ..task.metrics import F1_TARGET
 from . import reported as rep
-from .paper_arithmetic import ArithmeticCheck, check_words
-from .replication import LAW_BASE, LOG_BASES, Verdict, fit_interval, noise_verdict, side_verdict, table1
+from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
+from .replication import LAW_BASE, LOG_BASES, Verdict, combined, fit_interval, noise_verdict, side_verdict, table1
 from .seed_bootstrap import Draws, Noise, cell_noise, fit_stats, noise
 from .thresholds import curves, meets_precondition
 
@@ -59,7 +59,8 @@ class Reading:
 @dataclass(frozen=True)
 class ClaimRow:
     """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
-    the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it."""
+    the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
+    of the rows read (set by :func:`rgr.results.replication_table.evaluate`)."""
 
     key: str
     book: str
@@ -71,6 +72,7 @@ class ClaimRow:
     hi: float = NAN
     cells: str = "—"
     readings: tuple[Reading, ...] = ()
+    preset: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,8 @@ def _missing(cells: pd.DataFrame, wanted) -> list:
     return [c for c in wanted if tuple(c) not in have]
 
 
-def _untestable(key: str, why: str, b: str) -> ClaimRow:
-    return ClaimRow(key, "—", "—", b, Verdict("not testable", why))
+def _untestable(key: str, why: str, b: str, cause: str = "no_data") -> ClaimRow:
+    return ClaimRow(key, "—", "—", b, Verdict("not testable", why, cause=cause))
 
 
 def _fmt_iv(lo: float, hi: float, nd: int = 2) -> str:
@@ -150,10 +152,11 @@ def _reading(name: str, n: Noise, paper: float) -> Reading:
 
 
 def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
-            arithmetic: str = "", caveat: str = "") -> ClaimRow:
+            arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None) -> ClaimRow:
     """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
     interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
-    appended; the bootstrap over cells in ``cells``."""
+    appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
+    Table 1 gives its fit) makes that the cause of a deviation."""
     x, on, intercept, what, factor = spec
     paper = rep.claim(key).value
     n = fit_noise(d, x, on, intercept, what, factor)
@@ -163,7 +166,8 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od, f in others if len(od.cells) >= 3)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
-    return ClaimRow(key, f"{n.value:.3g} (n = {len(d.cells)})", n.words(), b, Verdict(v.status, said, v.near_miss),
+    cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause
+    return ClaimRow(key, f"{n.value:.3g} (n = {len(d.cells)})", n.words(), b, Verdict(v.status, said, v.near_miss, cause),
                     n.value, n.lo, n.hi, _cells_iv(d, x, on, intercept, what, factor), readings)
 
 
@@ -198,9 +202,10 @@ def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
         ev = [] if e is None else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
         caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
         f = LOG_BASES[LAW_BASE]
+        ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
         rows.append(fit_row(f"law_slope_{tag}", d, ("x_law", "dk", False, "slope", f), b + f"; log = {LAW_BASE}",
-                            [(f"with {other}", d, LOG_BASES[other])] + ev, words, caveat))
-        rows.append(fit_row(f"law_r2_{tag}", d, ("x_law", "dk", False, "r2", f), b, ev, words))
+                            [(f"with {other}", d, LOG_BASES[other])] + ev, words, caveat, ok_t1))
+        rows.append(fit_row(f"law_r2_{tag}", d, ("x_law", "dk", False, "r2", f), b, ev, words, paper_reproduced=ok_t1))
     return rows
 
 
@@ -221,14 +226,12 @@ def _excluded_above(sb: SharedBase, b: str) -> ClaimRow:
 
     ns = {c: noise(ok, ratio(j)) for c, j in at.items()}
     vs = [side_verdict(n.lo, n.hi, 1.0, True, f"D_K* / line at {c}") for c, n in ns.items()]
-    status = "deviates" if any(v.status == "deviates" for v in vs) else (
-        "agrees" if all(v.status == "agrees" for v in vs) else "not testable")
     txt = ", ".join(f"({m}, {d}): {n.value:.2f}x" for (m, d), n in ns.items())
     ivs = ", ".join(f"[{n.lo:.2f}, {n.hi:.2f}]" for n in ns.values())
     n_above = sum(v.status == "agrees" for v in vs)
     why = f"above the precondition line across the ratio's 95% noise interval in {n_above} of {len(vs)} cells"
     why += "".join(f"; {v.detail}" for v in vs if v.status != "agrees")
-    return ClaimRow(key, f"D_K* / line: {txt}", ivs, b, Verdict(status, why), min(n.value for n in ns.values()))
+    return ClaimRow(key, f"D_K* / line: {txt}", ivs, b, combined(vs, why), min(n.value for n in ns.values()))
 
 
 def _heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
@@ -243,14 +246,20 @@ def _heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     ev = [] if sb.every is None else [(f"every configuration tested ({sb.every_basis}; {len(reached(sb.every).cells)} cells)",
                                        reached(sb.every), 1.0)]
     words = check_words(sb.arithmetic, "heads")
-    return [fit_row(k, d, ("lam", "h", True, w, 1.0), b, ev, words, caveat)
+    ok_t1 = reproduced_with(sb.arithmetic, "heads", "—")
+    return [fit_row(k, d, ("lam", "h", True, w, 1.0), b, ev, words, caveat, ok_t1)
             for k, w in (("heads_slope", "slope"), ("heads_intercept", "intercept"), ("heads_r2", "r2"))]
+
+
+def _table1_median_inside(lo: float, hi: float) -> bool:
+    """Whether the median of the paper's own Table 1 lies in [lo, hi]."""
+    return bool(lo <= float(pd.Series(list(rep.TABLE1.values())).median()) <= hi)
 
 
 def _table1_median_note(lo: float, hi: float) -> str:
     """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
     t1 = float(pd.Series(list(rep.TABLE1.values())).median())
-    where = "inside" if lo <= t1 <= hi else "outside"
+    where = "inside" if _table1_median_inside(lo, hi) else "outside"
     return (f"; the paper's own Table 1 has median {t1:g} (its text says {rep.claim('dk_median').value:g}), "
             f"{where} the book's interval")
 
@@ -263,7 +272,9 @@ def _dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     n = noise(d, lambda dk, h: np.median(dk / h, axis=0))
     v = noise_verdict(rep.claim("dk_median").value, n.value, n.lo, n.hi, n.lo99, n.hi99)
     rows = [ClaimRow("dk_median", f"{n.value:.3g} (n = {len(d.cells)})", _fmt_iv(n.lo, n.hi, 1), b,
-                     Verdict(v.status, v.detail + _table1_median_note(n.lo, n.hi), v.near_miss), n.value, n.lo, n.hi)]
+                     Verdict(v.status, v.detail + _table1_median_note(n.lo, n.hi), v.near_miss,
+                             "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause),
+                     n.value, n.lo, n.hi)]
     per = cell_noise(d, "d_k_star")
     p_lo, p_hi = rep.claim("dk_range").value
     out = per[(per["hi"] < p_lo) | (per["lo"] > p_hi)]
@@ -291,12 +302,10 @@ def _single_head(sb: SharedBase, b: str) -> ClaimRow:
     best = {c: s[(s.m == c[0]) & (s.d_model == c[1])].sort_values("mean").iloc[-1] for c in wanted}
     vs = [side_verdict(r["lo"], r["hi"], F1_TARGET, False, f"one head's best mean F1 at {c}", "95% t-interval")
           for c, r in best.items()]
-    status = "deviates" if any(v.status == "deviates" for v in vs) else (
-        "agrees" if all(v.status == "agrees" for v in vs) else "not testable")
     txt = ", ".join(f"({m}, {d}): best mean F1 {r['mean']:.2f} up to D_K = {int(s[(s.m == m) & (s.d_model == d)].D_K.max())}"
                     for (m, d), r in best.items())
     return ClaimRow(key, txt, ", ".join(f"[{r['lo']:.2f}, {r['hi']:.2f}]" for r in best.values()), b,
-                    Verdict(status, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
+                    combined(vs, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
 
 
 def _fig1(sb: SharedBase, b: str) -> ClaimRow:

@@ -9,6 +9,7 @@ max-over-heads, every configuration tested) are read at one preset (:data:`JOINT
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -17,20 +18,22 @@ import pandas as pd
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, table1_checks
 from .permutation_sweeps import with_cells_of
-from .replication import LAW_BASE, STATUSES, Verdict
+from .replication import LAW_BASE, STATUSES, Verdict, cause_of, verdict_label
 from .replication_claims import ClaimRow, SharedBase, Source, _untestable, basis, cutoffs, sec61_rows
 from .replication_fig4 import diag_rows, regular_rows
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .stats import summarize, t_interval
 
-__all__ = ["evaluate", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
+__all__ = ["evaluate", "complete_rows", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
            "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
 # experiments read together at one preset, per comparison: the diagonal's cells, softmax against max-over-heads,
-# and every configuration the book tested with the max-over-heads model on permutation graphs
-JOINT: dict[str, tuple[str, ...]] = {"diagonal": ("base", "lambda8"), "shift": ("softmax", "base"),
+# and every configuration the book tested with the max-over-heads model on permutation graphs. "shift" is the
+# softmax chapter's own group (softmax, linear, base read together), so both softmax rows read exactly the rows that
+# chapter shows: one D_K* per cell and model in the book, whichever preset the group resolves to.
+JOINT: dict[str, tuple[str, ...]] = {"diagonal": ("base", "lambda8"), "shift": ("softmax", "linear", "base"),
                                      "every": ("base", "lambda8", "lambda32")}
 
 
@@ -57,8 +60,9 @@ def _advantage(d: Draws) -> dict[tuple[int, int], str]:
 
 def _softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
     """Multi-head advantage per softmax panel (:func:`_advantage`): "yes" everywhere but at the paper's excepted
-    panel, "no" there; the softmax D_K* against max-over-heads in the shared cells, both read at one preset
-    (``pair``: softmax and base)."""
+    panel, "no" there; the softmax D_K* against max-over-heads in the shared cells. Both read the softmax chapter's
+    group (``pair``: softmax and base at one preset) where it has softmax runs, ``soft`` otherwise."""
+    soft = pair.get("softmax", soft) if len(pair.get("softmax", soft).runs) else soft
     b = basis(soft)
     if not len(soft.runs):
         return [_untestable(k, "no softmax runs", b) for k in ("softmax_advantage", "softmax_shift")]
@@ -68,13 +72,14 @@ def _softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
     open_ = [c for c, a in adv.items() if a == "undecided"]
     shown = ", ".join(f"({m}, {d_}): {a}" for (m, d_), a in adv.items())
     status = "deviates" if wrong else "not testable" if open_ else "agrees"
+    cause = "undecided" if status == "not testable" else ""
     said = (f"unlike the paper in {wrong}" if wrong else f"undecided by the seeds' noise in {open_}" if open_ else
             f"as the paper in all {len(adv)} panels")
     said += f" (the book's preset has {len(adv)} of the paper's 4 panels)"
     if except_cell not in adv:
         said += f"; the book has no {except_cell} panel"
     rows = [ClaimRow("softmax_advantage", "advantage — " + shown, "one head's threshold above D_K* in ≥ 97.5% of seed replicates", b,
-                     Verdict(status, said))]
+                     Verdict(status, said, cause=cause))]
     return rows + [_shift(pair["softmax"], pair["base"])]
 
 
@@ -83,7 +88,8 @@ def _shift(soft: Source, maxed: Source) -> ClaimRow:
     key = "softmax_shift"
     b = f"softmax {basis(soft)}; max-over-heads {basis(maxed)}"
     if soft.preset != maxed.preset:
-        return _untestable(key, f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b)
+        return _untestable(key, f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b,
+                           "presets")
     if not len(soft.runs) or not len(maxed.runs):
         return _untestable(key, "softmax or max-over-heads runs missing at this preset", b)
     ns, nm = (cell_noise(seed_draws(s.runs), "D_K_star").dropna(subset=["value"]) for s in (soft, maxed))
@@ -133,7 +139,7 @@ def _value_rows(val: Source) -> list[ClaimRow]:
     head = (f"lowest MSE one head {one['mean']:.4f} (D_K = {int(one.D_K)}), h ≥ 4 {many['mean']:.4f} (h = {int(many.h)}): "
             f"{one['mean'] / many['mean']:.1f}x")
     iv = f"[{one.lo:.4f}, {one.hi:.4f}] vs [{many.lo:.4f}, {many.hi:.4f}]"
-    rows = [ClaimRow("value_d16", head, iv, b, Verdict("not testable", f"undecided at this cutoff: {open_}") if open_ else
+    rows = [ClaimRow("value_d16", head, iv, b, Verdict("not testable", f"undecided at this cutoff: {open_}", cause="unsettled") if open_ else
                      Verdict("agrees" if apart else "deviates",
                              f"one head's error is lowest at D_K = {int(one.D_K)}, below the top of its ladder, and lies "
                              + ("above" if apart else "not clearly above") + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x "
@@ -156,7 +162,8 @@ def _d32_small(s: pd.DataFrame, runs: pd.DataFrame, b: str) -> ClaimRow:
     open_ = _unsettled(runs, 32, loser, d0)
     book = f"D_K = {d0}: h = 1 {shared.loc[d0, 1]:.4f} vs h = {h16} {shared.loc[d0, h16]:.4f}"
     if open_:
-        return ClaimRow("value_d32_small", book, "—", b, Verdict("not testable", f"undecided at this cutoff: {open_}"))
+        return ClaimRow("value_d32_small", book, "—", b, Verdict("not testable", f"undecided at this cutoff: {open_}",
+                                                                  cause="unsettled"))
     return ClaimRow("value_d32_small", book, "—", b, Verdict("agrees" if loser == h16 else "deviates",
                     f"one head beats h = {h16} at {len(wins)} of {len(shared)} shared budgets, the smallest "
                     f"{'included' if d0 in wins.index else 'not included'}; the higher error there (h = {loser}) is settled"))
@@ -177,7 +184,7 @@ def _d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRow:
     if open_:
         return ClaimRow("value_d32_best", book, iv, b, Verdict("not testable", "undecided at this cutoff: " + "; ".join(open_)
                         + f" — the errors were still falling where the comparison is made; a longer cutoff and a D_K ladder past "
-                        f"{int(s[s.d_model == 32].D_K.max())} would decide it"))
+                        f"{int(s[s.d_model == 32].D_K.max())} would decide it", cause="unsettled"))
     return ClaimRow("value_d32_best", book, iv, b, Verdict("agrees" if int(top.h) in hs or tied else "deviates",
                     f"the lowest error is at h = {int(top.h)}; h ∈ {hs_txt} is " + ("within its 95% t-interval" if tied else
                     "outside its 95% t-interval")))
@@ -206,7 +213,7 @@ def _gpt2_rows(g: Source) -> list[ClaimRow]:
     keys = ("gpt2_multi", "gpt2_single", "gpt2_best")
     why = gpt2_testable(g.runs)
     if why:
-        return [_untestable(k, why + " (a GPU preset)", b) for k in keys]
+        return [_untestable(k, why + " (a GPU preset)", b, "not_the_task" if len(g.runs) else "no_data") for k in keys]
     s = summarize(g.runs, ["h", "D_K"], "test_acc")
     at = s[(s.D_K == s.D_K.max()) & (s.h >= 2)]
     near = bool((at["mean"] >= 0.95).all())
@@ -265,32 +272,41 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
 
     base = sources["base"]
     rows: list[ClaimRow] = []
+    at = lambda new, preset: [replace(r, preset=preset) for r in new]  # noqa: E731
     if len(base.runs):
         every, said = every_configuration(group("every"))
-        rows += sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic())))
-    diag = group("diagonal")
-    rows += diag_rows(diag["base"], diag["lambda8"])
-    rows += regular_rows(sources["regular"])
-    rows += _softmax_rows(sources["softmax"], group("shift")) + _value_rows(sources["value"]) + _gpt2_rows(sources["gpt2"])
+        rows += at(sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic()))), base.preset)
+    diag, shift = group("diagonal"), group("shift")
+    rows += at(diag_rows(diag["base"], diag["lambda8"]), "/".join(sorted({diag["base"].preset, diag["lambda8"].preset})))
+    rows += at(regular_rows(sources["regular"]), sources["regular"].preset)
+    soft = shift.get("softmax", sources["softmax"])
+    rows += at(_softmax_rows(sources["softmax"], shift), soft.preset if len(soft.runs) else sources["softmax"].preset)
+    rows += at(_value_rows(sources["value"]), sources["value"].preset) + at(_gpt2_rows(sources["gpt2"]), sources["gpt2"].preset)
     return rows
 
 
-def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
-    """The verdict table: one line per claim of :data:`rgr.results.reported.CLAIMS`, in its order; a claim missing
-    from ``rows`` (no data at all) is marked not testable. Two rows for one claim are an error."""
+def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
+    """One row per claim of :data:`rgr.results.reported.CLAIMS`, in its order; a claim missing from ``rows`` (no data
+    at all) is marked not testable. Two rows for one claim, or a row of no claim, are an error."""
     by_key: dict[str, ClaimRow] = {}
     for r in rows:
         rep.claim(r.key)  # a KeyError for a row of no claim
         if r.key in by_key:
             raise ValueError(f"two rows for the claim {r.key!r}: one row per claim")
         by_key[r.key] = r
+    return [by_key.get(c.key, ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim", cause="no_data")))
+            for c in rep.CLAIMS]
+
+
+def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
+    """The verdict table as a frame: one line per claim (:func:`complete_rows`), with its verdict in words
+    (:func:`rgr.results.replication.verdict_label`) and its cause (:func:`rgr.results.replication.cause_of`)."""
     out = []
-    for c in rep.CLAIMS:
-        r = by_key.get(c.key, ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim")))
+    for r in complete_rows(rows):
+        c = rep.claim(r.key)
         title = CHAPTER_TITLES.get(c.chapter, c.chapter)
-        status = r.verdict.status + (" (near miss)" if r.verdict.near_miss else "")
         out.append(dict(key=r.key, section=c.section, claim=c.claim, paper=c.paper, book=r.book, interval=r.interval,
-                        cells=r.cells, basis=r.basis, verdict=status, why=r.verdict.detail,
+                        cells=r.cells, basis=r.basis, verdict=verdict_label(r), cause=cause_of(r), why=r.verdict.detail,
                         chapter=f'<a href="{c.chapter}.html">{title}</a>' if link else title))
     return pd.DataFrame(out)
 

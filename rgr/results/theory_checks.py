@@ -286,10 +286,15 @@ class MarginFinding:
     bits_max: float
     bound_over_DK_max: float  # largest (bound at gamma) / trained D_K: > 1 would contradict the theorem
     bound_over_DK_min: float
+    # the largest (bound at gamma = 1, the end of the theorem's range) / trained D_K, permutation graphs (m' = m): below 1,
+    # no margin could have put the bound above the trained D_K, so the comparison cannot fail (a sanity check)
+    best_case_over_DK_max: float = math.nan
 
 
 def margin_finding(df: pd.DataFrame) -> MarginFinding:
-    """Read :func:`rgr.results.margins.trained_margins` rows."""
+    """Read :func:`rgr.results.margins.trained_margins` rows (``best_case_over_DK_max`` needs columns m, d_model)."""
+    from .margins import margin_bound_DK
+
     ok = df[df.gamma > 0]
     ratio = ok.bound_DK / ok.D_K
     nan = math.nan
@@ -299,4 +304,6 @@ def margin_finding(df: pd.DataFrame) -> MarginFinding:
         bits_min=float(ok.bits.min()) if len(ok) else nan, bits_max=float(ok.bits.max()) if len(ok) else nan,
         bound_over_DK_max=float(ratio.max()) if len(ok) else nan,
         bound_over_DK_min=float(ratio.min()) if len(ok) else nan,
+        best_case_over_DK_max=max((margin_bound_DK(int(r.m), int(r.m), int(r.d_model), 1.0) / r.D_K
+                                   for r in df.itertuples()), default=nan) if {"m", "d_model"} <= set(df) else nan,
     )

@@ -1,11 +1,16 @@
 """One context's pattern against every context's: the seed paper's O(log L) and RGR's budget (chapter *lower bounds*).
 
-Likhosherstov, Choromanski and Weller (arXiv:2106.03764) show that for a *fixed* input of length L
-any sparse attention pattern can be approximated with a key–query dimension of O(log L): the weights
-may depend on the input. RGR asks one set of weights to serve every context drawn from a graph on
-m items, which costs ``D_K = Theta(m' log m' / d_model)`` (Sec. 9 and the constructions).
+Likhosherstov, Choromanski and Weller (arXiv:2106.03764) show that self-attention with *fixed* parameters
+can approximate any sparse pattern of length L (a bounded number of non-zeros per row and column, up to
+row rescaling) by choosing the *inputs* alone, with a key–query dimension d = O(log L): "while the
+parameters of self-attention are fixed, various sparse matrices can be approximated by only modifying the
+inputs". RGR fixes the other side: the inputs (each item's embedding) are given, and one set of weights
+must serve every context drawn from a graph on m items, which costs ``D_K = Theta(m' log m' / d_model)``
+(Sec. 9 and the constructions).
 
-:func:`per_context_dk` makes the seed paper's side concrete with rgr's items. For one sampled context
+:func:`per_context_dk` computes the mirror of the seed paper's setting with rgr's items: embeddings fixed,
+weights fitted to *one* context. Its independence from m holds by construction (only the ell items of the
+context enter), so it is a sanity check, not a measurement. For one sampled context
 (ell items, ell <= d_model), the embeddings of its items are linearly independent, so the
 pseudo-inverse ``X_C^+`` de-embeds them exactly. Give each item a Rademacher signature of width d,
 write query row ``w_{pi(i)}`` for every source whose target is in the context (zero otherwise) and key

@@ -176,7 +176,7 @@ def width_sweep(
     """:func:`softmax_failures` over cells (m, d_model), widths, context lengths and seeds.
 
     Algorithm 2 with ``h = ceil(m / d_model)`` heads on a derangement and Gaussian unit-norm
-    embeddings (Theorem 8.1's setup). One row per (cell, d_k, ell, seed) with the counts, their
+    embeddings (Theorem 8.1's setup). One row per (cell, d_k, ell, seed) with ``n``, the counts, their
     rates, ``kappa`` and the predicted leakage sd ``sqrt(d_k B) / d_model``.
     """
     for name, v in (("cells", cells), ("d_ks", d_ks), ("ells", ells), ("seeds", seeds)):
@@ -193,7 +193,7 @@ def width_sweep(
                 c = construct_softmax(g, X, d_k=int(d_k), h=h, seed=seed)
                 for ell in ells:
                     f = softmax_failures(c, g, seed=seed, n=n, ell=ell)
-                    row = dict(m=m, d_model=d_model, h=h, B=c.info.B, d_k=int(d_k), ell=ell, seed=seed,
+                    row = dict(m=m, d_model=d_model, h=h, B=c.info.B, d_k=int(d_k), ell=ell, seed=seed, n=n,
                                kappa=kappa(int(d_k), m, d_model),
                                leak_sd_predicted=leakage_logit_sd(int(d_k), c.info.B, d_model))
                     row.update({k: getattr(f, k) for k in f.__dataclass_fields__ if k not in ("n", "ell")})

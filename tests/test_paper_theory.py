@@ -1,0 +1,77 @@
+"""Theorem 8.1's explicit bounds (rgr.theory.theorem81) and the finding about the paper's theory
+(rgr.results.paper_theory) that the constructions chapter, the intro and the replication summary share."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from rgr.results.paper_theory import PaperTheoryTables, paper_theory_check, paper_theory_finding, paper_theory_lines
+from rgr.theory.theorem81 import (
+    inside_theorem81,
+    repair_min_d_model,
+    repair_smallest_m,
+    theorem81_bounds,
+    theorem81_widths,
+)
+
+
+def test_bounds_follow_the_proof_constants():
+    b = theorem81_bounds(1024, 512)
+    assert b.h == 2 and b.d_k_min == math.ceil(64 * math.log(1024) ** 2)  # gamma = sqrt(C)/2 - 1 >= 3
+    assert b.ell_min == 56 and 8 * math.log(1024) < b.ell_min <= 8 * math.log(1024) + 1  # ell > 8 max(h, ln m)
+    assert theorem81_bounds(64, 2).ell_min == 8 * 32 + 1  # h = 32 > ln 64: the head count sets the bound
+    assert inside_theorem81(1024, 512, b.d_k_min, 56) and not inside_theorem81(1024, 512, b.d_k_min - 1, 56)
+    assert not inside_theorem81(1024, 512, b.d_k_min, 16) and not inside_theorem81(1024, 512, b.d_k_min, 2048)
+    assert theorem81_widths(1024, 512, 3) == [b.d_k_min, 2 * b.d_k_min, 4 * b.d_k_min]
+    with pytest.raises(ValueError, match="divide"):
+        theorem81_bounds(1000, 512)
+    with pytest.raises(ValueError, match="d_model"):
+        theorem81_bounds(1024, 0)
+
+
+def test_repair_window_opens_late():
+    m = repair_smallest_m()
+    assert m / 2 >= repair_min_d_model(m) and m / 4 < repair_min_d_model(m // 2)  # the first power of two
+    assert repair_smallest_m(C=2.0) < m  # the book's C = 2 opens it far earlier
+    with pytest.raises(ValueError, match="h"):
+        repair_smallest_m(h=1)
+
+
+def _sweep(m, d_model, d_ks, ell, present, no_leak, kappa=5.0, n=10):
+    return pd.DataFrame(dict(m=m, d_model=d_model, h=m // d_model, d_k=d_ks, ell=ell, n=n, kappa=kappa,
+                             present=present, present_no_leak=no_leak, n_present=1000))
+
+
+def test_finding_reads_synthetic_tables():
+    w = theorem81_widths(1024, 512)
+    gap = pd.concat([_sweep(1024, 512, w, 56, [10, 20, 30], [3, 4, 3]),
+                     _sweep(1024, 512, w, 256, [5, 9, 12], [0, 1, 0])], ignore_index=True)
+    repair = _sweep(4096, 2048, [97, 216, 864], 64, [40, 43, 109], [34, 34, 27], kappa=[0.39, 0.88, 3.5])
+    onset = pd.DataFrame(dict(m=[256] * 4, d_model=[150, 150, 180, 180], ratio=[27.0, 27.0, 32.5, 32.5],
+                              seed=[0, 1, 0, 1], separated=[False, False, True, False]))
+    f = paper_theory_finding(PaperTheoryTables(gap=gap, repair=repair, onset=onset))
+    assert f.gap_inside and f.gap_grows and f.gap_ell == 256 and f.gap_ell_short == 56
+    assert (f.gap_present_lo, f.gap_present_hi, f.gap_short_present_hi, f.gap_no_leak_max) == (5, 12, 30, 4)
+    assert f.gap_rate_hi == pytest.approx(12.0) and f.gap_contexts == 10
+    assert f.repair_rows == 2 and f.repair_excess_max == 9 and f.repair_below_proof_floor and f.repair_rows_inside == 0
+    assert f.onset_lo == 32.5 and math.isnan(f.onset_all_lo)  # half the seeds at 32.5, never every seed
+    assert "not proved" in f.repair_status and all(str(f.gap_present_hi) in line or "Algorithm 1" in line
+                                                   for line in paper_theory_lines(f))
+    flat = gap.assign(present=[10, 9, 30, 5, 9, 12])
+    assert not paper_theory_finding(PaperTheoryTables(gap=flat, repair=repair, onset=onset)).gap_grows
+    outside = gap.assign(ell=16)
+    assert not paper_theory_finding(PaperTheoryTables(gap=outside, repair=repair, onset=onset)).gap_inside
+
+
+def test_finding_refuses_mixed_cells():
+    gap = pd.concat([_sweep(1024, 512, [3075], 56, [1], [0]), _sweep(256, 128, [1968], 45, [1], [0])])
+    with pytest.raises(ValueError, match="one cell"):
+        paper_theory_finding(PaperTheoryTables(gap=gap, repair=gap, onset=pd.DataFrame(dict(m=[1]))))
+
+
+def test_smoke_check_runs_inside_the_theorem():
+    f = paper_theory_check("smoke")
+    assert f.gap_inside and f.gap_d_k_lo >= f.gap_d_k_min and f.gap_ell_short >= f.gap_ell_min
+    with pytest.raises(ValueError, match="preset"):
+        paper_theory_check("huge")
