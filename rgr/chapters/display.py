@@ -98,9 +98,9 @@ def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) 
 
 
 def _fold_constants(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """In a table of more than :data:`WIDE_COLUMNS` columns and at least 3 rows, the numeric columns with
+    """In a table of more than :data:`WIDE_COLUMNS` columns and at least 2 rows, the numeric columns with
     one value in every row, dropped and said once ("m = 1024, d_model = 512"), so it fits the text column."""
-    if df.shape[1] <= WIDE_COLUMNS or len(df) < 3:
+    if df.shape[1] <= WIDE_COLUMNS or len(df) < 2:
         return df, ""
     same = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
             and df[c].notna().all() and df[c].nunique() == 1]
