@@ -55,9 +55,9 @@ def test_scope_words_count_what_the_rows_span_and_the_presets_rounds():
     rows = pd.DataFrame([dict(m=m, d_model=d, h=h, seed=s) for m, d in ((64, 16), (64, 32)) for h in (1, 16)
                          for s in (0, 1)])
     said = scope_words(ExperimentData("softmax", "book", rows))
-    assert said == "the `book` preset trains 2 seeds and head counts up to 16 at 2 cells, with 1 refinement round"
+    assert said == "the book preset trains 2 seeds and head counts up to 16 at 2 cells, with 1 refinement round"
     one = scope_words(ExperimentData("value", "paper", rows[rows.seed == 0]))
-    assert one.startswith("the `paper` preset trains 1 seed and") and one.endswith("with 0 refinement rounds")
+    assert one.startswith("the paper preset trains 1 seed and") and one.endswith("with 0 refinement rounds")
 
 
 @pytest.fixture

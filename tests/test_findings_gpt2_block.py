@@ -45,3 +45,24 @@ def test_bad_tables():
 def test_embedding_label():
     assert is_stand_in([STAND_IN_SOURCE, "gpt2"]) and embedding_label([STAND_IN_SOURCE]).startswith("STAND-IN")
     assert not is_stand_in(["gpt2"]) and embedding_label(["gpt2", "gpt2"]) == "frozen embeddings: gpt2"
+
+
+def test_titles_say_which_embeddings_the_table_used():
+    """Issue 30: the chapter's title (and sidebar) and *Choosing heads* name the embeddings data/gpt2.csv used."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sources = pd.read_csv(root / "data" / "gpt2.csv")["embedding_source"]
+
+    def text(name: str, first_only: bool = False) -> str:
+        cells = [c for c in json.loads((root / "book" / name).read_text())["cells"] if c["cell_type"] == "markdown"]
+        return "\n".join("".join(c["source"]) for c in (cells[:1] if first_only else cells))
+
+    title = text("gpt2_block.ipynb", first_only=True).splitlines()[0]
+    where = [s for s in text("choosing_heads.ipynb").split(". ") if "gpt2_block" in s]
+    if is_stand_in(sources):
+        assert "stand-in" in title and "frozen GPT-2" not in title
+        assert where and all("stand-in" in s and "frozen GPT-2" not in s for s in where)
+    else:
+        assert "stand-in" not in title and "GPT-2" in title

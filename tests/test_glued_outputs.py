@@ -45,3 +45,15 @@ def test_no_glued_number_carries_more_than_DIGITS_decimals(chapter):
     numbers = _glued_numbers(chapter)
     long = [(n, t) for n, t in numbers if Decimal(t).as_tuple().exponent < -DIGITS and Decimal(t).is_finite()]
     assert not long, f"glue these through rgr.results.findings.glued: {long}"
+
+
+def test_glued_text_shows_without_quotes():
+    """Issue 30: a glued word read "the paper's value is 'inside'" (myst-nb glues the text repr)."""
+    from IPython.lib.pretty import pretty
+
+    from rgr.results.findings import Text
+
+    word = glued("inside")
+    assert isinstance(word, Text) and word == "inside"
+    assert repr(word) == pretty(word) == "inside" and pretty("inside") == "'inside'"
+    assert glued(1.5) == 1.5 and glued(True) is True

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from rgr.chapters.figures.permutation_sweeps import f1_curves_per_cell  # noqa: E402
 from rgr.chapters.interactive import figure_picker, png_data_uri  # noqa: E402
-from rgr.chapters.style import FIGURE_DPI  # noqa: E402
+from rgr.chapters.style import MAX_SHOWN_PX, shown_png  # noqa: E402
 
 
 class _Parsed(HTMLParser):
@@ -67,7 +67,12 @@ def test_one_option_and_one_image_per_figure_first_shown(figures):
     assert len(p.images) == 3
     assert ["hidden" in im for im in p.images] == [False, True, True]  # the static fallback: the first
     assert [im["alt"] for im in p.images] == list(figures)
-    assert [im["width"] for im in p.images] == [str(round(w * FIGURE_DPI)) for w in (4.0, 5.0, 3.0)]
+    # shown at the drawn size, but never wider than the style's limit
+    assert [im["width"] for im in p.images] == [str(round(shown_png(f, 150)[1])) for f in figures.values()]
+    assert all(int(im["width"]) <= MAX_SHOWN_PX for im in p.images) and int(p.images[2]["width"]) < 320  # 3-in figure
+    wide = _fig(8.0)
+    assert MAX_SHOWN_PX - 1 <= int(_Parsed(figure_picker({"w": wide}, "cell").data).images[0]["width"]) <= MAX_SHOWN_PX
+    plt.close(wide)
     for im in p.images:
         assert im["src"].startswith("data:image/png;base64,")
         assert base64.b64decode(im["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"

@@ -69,7 +69,7 @@ def test_reference_pages_are_in_the_toc_and_the_glossary_has_the_symbols():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     last = toc["parts"][-1]
     assert last["caption"] == "Reference"
-    assert [c["file"] for c in last["chapters"]] == ["book/glossary", "book/bibliography"]
+    assert [c["file"] for c in last["chapters"]] == ["book/reported", "book/glossary", "book/bibliography"]
     text = (ROOT / "book" / "glossary.md").read_text()
     terms = set(re.findall(r"^(\S+)\n  ", text, re.M))
     want = {"m", "m'", "d_model", "h", "d_k", "D_K", "tau", "rho", "ell", "lambda", "r", "D_K*", "h*", "d_k*"}
@@ -133,14 +133,52 @@ def test_the_repository_tables_are_linkable():
 def test_panel_grid_fits_the_column(n):
     nrows, ncols, (w, h) = style.panel_grid(n)
     assert nrows * ncols >= n > (nrows - 1) * ncols  # no empty row
-    assert w <= style.MAX_WIDTH_IN and h == pytest.approx(nrows * 3.0)
+    panel_h = 3.0 if n == 1 else 3.0 * (style.MAX_WIDTH_IN / 2) / 3.6  # several: two a row, aspect kept
+    assert w <= style.MAX_WIDTH_IN + 1e-9 and h == pytest.approx(nrows * panel_h)
+    assert ncols == min(n, 2)
 
 
 def test_panel_grid_bad_input():
-    assert style.panel_grid(3, panel=(10, 3))[:2] == (3, 1)  # one wide panel a row, never zero
+    assert style.panel_grid(3, panel=(10, 3), max_width=2.0)[:2] == (3, 1)  # one wide panel a row, never zero
     for kw, name in (({"n": 0}, "n"), ({"n": 2, "panel": (0, 1)}, "panel"), ({"n": 2, "max_width": 0}, "max_width")):
         with pytest.raises(ValueError, match=name):
             style.panel_grid(**kw)
+
+
+def test_fig_size_caps_the_width():
+    assert style.fig_size(4.0, 3.0) == (4.0, 3.0)
+    w, h = style.fig_size(9.6, 4.0)
+    assert w == pytest.approx(style.MAX_WIDTH_IN) and h == pytest.approx(4.0 * style.MAX_WIDTH_IN / 9.6)
+    with pytest.raises(ValueError, match="width"):
+        style.fig_size(0, 1)
+
+
+def test_png_records_the_smallest_text(tmp_path):
+    """The site check reads a figure's smallest text from its PNG (tests/site_check.py, figure_text_px)."""
+    import matplotlib.pyplot as plt
+    from site_check import figure_text_px
+
+    style.set_style()
+    fig, ax = plt.subplots(figsize=style.fig_size(4, 3))
+    ax.set_title("title", fontsize=12)
+    ax.annotate("tiny", (0.5, 0.5), fontsize=7)
+    assert style.smallest_text_px(fig) == pytest.approx(7 * style.FIGURE_DPI / 72)
+    fig.savefig(tmp_path / "f.png", metadata=style.png_metadata(fig))
+    plt.close(fig)
+    assert figure_text_px((tmp_path / "f.png").as_uri()) == pytest.approx(7 * style.FIGURE_DPI / 72, abs=0.05)
+    wide, _ = plt.subplots(figsize=(8, 3))  # drawn wider than a figure is shown: shown smaller, text with it
+    png, w, h = style.shown_png(wide, 200)
+    drawn = (wide.get_tightbbox().width + 0.2) * style.FIGURE_DPI
+    assert w == pytest.approx(style.MAX_SHOWN_PX) and 8 * style.FIGURE_DPI > drawn > w
+    (png_file := tmp_path / "wide.png").write_bytes(png)
+    text = figure_text_px(png_file.as_uri())
+    assert text == pytest.approx(style.smallest_text_px(wide) * w / drawn, rel=0.03)  # shrunk with the figure
+    assert style.shown_png(wide, 200)[0] == png  # the same bytes again
+    plt.close(wide)
+    fig, _ = plt.subplots()
+    fig.savefig(tmp_path / "g.png")
+    plt.close(fig)
+    assert figure_text_px((tmp_path / "g.png").as_uri()) is None  # not recorded: the check warns
 
 
 def test_set_style_high_dpi_and_readable_fonts():
@@ -154,3 +192,24 @@ def test_set_style_high_dpi_and_readable_fonts():
 def test_install_snippet_is_in_the_book_folder():
     assert (ROOT / "book" / "_install_cell.py").read_text().startswith("# rgr: install cell")
     assert sys.modules.get("rgr") is rgr
+
+
+def test_reference_labels_are_author_and_year():
+    """Issue 30: the book's own entry was labelled "[Thercontributors26]" (pybtex's alpha code)."""
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "book" / "references.bib")).entries
+    labels = {k: rgr_site.author_year_label(e) for k, e in entries.items()}
+    assert labels["rgr_book"] == "The rgr contributors 2026" and labels["adler2025capacity"] == "Adler 2025"
+    assert labels["vaswani2017attention"] == "Vaswani et al. 2017"
+    assert ":style: rgr" in (ROOT / "book" / "bibliography.md").read_text()
+
+
+def test_every_listed_reference_is_cited():
+    """The bibliography lists what the book cites (no `:all:`), and every entry of references.bib is cited."""
+    from pybtex.database import parse_file
+
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.*") if p.suffix in (".md", ".ipynb"))
+    assert ":all:" not in (ROOT / "book" / "bibliography.md").read_text()
+    uncited = [k for k in parse_file(str(ROOT / "book" / "references.bib")).entries if k not in text]
+    assert uncited == []

@@ -6,6 +6,9 @@
   buttons of _config.yml are kept only with a URL, and Colab's only for a repository on GitHub.
 - **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source.
 - **Look.** ``book/_static/rgr.css``: readable tables and figures at desktop and phone width.
+- **Reference labels.** The bibliography's style ``rgr`` (``:style: rgr`` in book/bibliography.md) labels an
+  entry by author and year, "[Adler 2025]", as the chapters cite it (``bibtex_reference_style: author_year``),
+  not pybtex's alpha code ("[Thercontributors26]" for a corporate author).
 - **Tables to download.** data/*.csv and data/SCHEMA.md are copied to ``_build/html/data/``, where the
   links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``) point.
 - **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
@@ -136,10 +139,41 @@ def _build_finished(app, exc) -> None:
         source_bundle(ROOT, Path(app.outdir))
 
 
+def _register_bib_style() -> None:
+    """pybtex plugins: labels "Surname Year" ("A and B Year", "A et al. Year"), the unsrt formatting."""
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):
+            for entry in sorted_entries:
+                yield author_year_label(entry)
+
+    class RgrStyle(UnsrtStyle):
+        default_label_style = "rgr_author_year"
+        default_sorting_style = "author_year_title"
+
+    register_plugin("pybtex.style.labels", "rgr_author_year", AuthorYearLabels, force=True)
+    register_plugin("pybtex.style.formatting", "rgr", RgrStyle, force=True)
+
+
+def author_year_label(entry) -> str:
+    """"Adler 2025", "Cordonnier and others 2020" -> "Cordonnier et al. 2020"; braces of a corporate author
+    ("{The rgr contributors}") dropped."""
+    people = entry.persons.get("author") or entry.persons.get("editor") or []
+    names = [" ".join(p.last_names).replace("{", "").replace("}", "") for p in people]
+    who = (names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2
+           else f"{names[0]} et al.") if names else entry.key
+    return f"{who} {entry.fields.get('year', '')}".strip()
+
+
 def setup(app):
+    _register_bib_style()
     app.connect("config-inited", _config_inited)
     app.connect("build-finished", _build_finished)
     app.connect("html-page-context", _bundle_link, priority=502)
     app.add_css_file("rgr.css")
+    app.add_css_file("screens.css")  # after rgr.css: tables in the column, figures on a phone, captions
     app.add_css_file("rgr-print.css", media="print")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": rgr_version()}

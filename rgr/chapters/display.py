@@ -1,8 +1,10 @@
 """How chapters show a table: HTML with headers, sensible rounding and readable missing values.
 
 Every chapter shows its tables through :func:`table` (never ``print(df)``), so a reader sees a
-rendered HTML table with a header row, numbers rounded to what the experiment supports, and "—"
-where a value does not exist (a cell whose D_K* was never reached, say).
+rendered HTML table with a header row in words (:func:`column_label`, the one home of the book's column
+labels: the data keep their code names, a reader sees "key width D_K*" for ``D_K_star``), numbers
+rounded to what the experiment supports, and "—" where a value does not exist (a cell whose D_K* was
+never reached, say).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-__all__ = ["MISSING", "number", "table"]
+__all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table"]
 
 MISSING = "—"
 
@@ -38,6 +40,10 @@ def table(
     unknown = set(per_col) - set(df.columns)
     if unknown:
         raise ValueError(f"table: digits names columns not in the table: {sorted(unknown)}")
+    df, folded = _fold_intervals(df, per_col, digits if isinstance(digits, int) else 2)
+    df, same = _fold_constants(df)
+    if same:  # what every row shares is said once, under the caption
+        caption = f"{caption.rstrip('. ') + '. ' if caption else ''}In every row: {same}"
     fmt: dict[str, object] = {}
     for col in df.columns:
         s = df[col]
@@ -59,15 +65,51 @@ def table(
         for c in text:
             classes[c] = "text long" if df[c].dropna().str.len().max() > LONG_TEXT else "text"
         styler = styler.set_td_classes(classes)
+    styler = styler.format_index(lambda c: column_label(c) + (" [low, high]" if c in folded else ""), axis=1)
     if not index:
         styler = styler.hide(axis="index")
     if caption:
         styler = styler.set_caption(caption)
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
-    return styler.set_uuid(uid).set_table_attributes('class="rgr-table"')
+    # a long table is folded into a box of about LONG_ROWS rows that scrolls (book/_static/screens.css)
+    return styler.set_uuid(uid).set_table_attributes(f'class="rgr-table{" rgr-long" if len(df) > LONG_ROWS else ""}"')
 
 
+def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) -> tuple[pd.DataFrame, set]:
+    """Columns ``X_lo`` and ``X_hi`` shown inside column ``X`` as "x [lo, hi]" (or as "[lo, hi]" in a new
+    column ``X`` where there is none): one column where there were three, so tables fit the text column."""
+    folded: set = set()
+    for lo in [c for c in df.columns if isinstance(c, str) and c.endswith("_lo")]:
+        base, hi = lo[:-3], lo[:-3] + "_hi"
+        parts = [c for c in (base, lo, hi) if c in df.columns]
+        if hi not in df.columns or not all(pd.api.types.is_numeric_dtype(df[c]) for c in parts):
+            continue
+        d = per_col.get(lo, per_col.get(base, default))
+        whole = all(df[c].dropna().map(float).map(float.is_integer).all() for c in parts)
+        cell = lambda v: number(v if not whole or pd.isna(v) else int(v), d)  # noqa: E731
+        interval = [f"[{cell(a)}, {cell(b)}]" for a, b in zip(df[lo], df[hi])]
+        at = list(df.columns).index(base if base in df.columns else lo)
+        text = [f"{cell(v)} {i}" for v, i in zip(df[base], interval)] if base in df.columns else interval
+        df = df.drop(columns=[c for c in parts]).copy()
+        df.insert(at if base in parts else min(at, len(df.columns)), base, text)
+        folded.add(base)
+    return df, folded
+
+
+def _fold_constants(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """In a table of more than :data:`WIDE_COLUMNS` columns and at least 2 rows, the numeric columns with
+    one value in every row, dropped and said once ("m = 1024, d_model = 512"), so it fits the text column."""
+    if df.shape[1] <= WIDE_COLUMNS or len(df) < 2:
+        return df, ""
+    same = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+            and df[c].notna().all() and df[c].nunique() == 1]
+    said = ", ".join(f"{column_label(c)} = {number(df[c].iloc[0], 3)}" for c in same)
+    return df.drop(columns=same), said
+
+
+WIDE_COLUMNS = 10  # columns: a wider table says its constant columns once instead of in every row
+LONG_ROWS = 20  # rows: a longer table is shown folded (scrolls in its own box)
 LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
 
 
@@ -87,3 +129,46 @@ def number(x: object, digits: int = 2) -> str:
     if isinstance(x, numbers.Integral):
         return str(int(x))
     return f"{float(x):.{digits}f}"
+
+
+_DK, _DM, _dk = "D<sub>K</sub>", "d<sub>model</sub>", "d<sub>k</sub>"
+# what a reader sees for a table's column (HTML); the data and the chapters' code keep the names on the left.
+# Widths and counts are in dimensions / items / runs; a column not listed shows its name with spaces for "_".
+COLUMN_LABELS: dict[str, str] = {
+    "m": "items m", "d_model": f"model width {_DM}", "h": "heads h", "d_k": f"head width {_dk}",
+    "D_K": f"key width {_DK} = h·{_dk}", "r": "edges per item r", "ell": "context length ℓ", "tau": "threshold τ",
+    "m_edges": "edges", "seed": "seed", "seeds": "seeds", "n_seeds": "seeds", "runs": "runs", "steps": "steps",
+    "max_steps": "step budget", "f1": "F1", "test_f1": "test F1", "F1": "F1", "B": "block size B",
+    "D_K_star": f"{_DK}* (key width at the F1 target)", "D_K*": f"{_DK}*", "D_K_lo": f"{_DK} low",
+    "D_K_hi": f"{_DK} high", "D_K_opt": f"{_DK}* optimistic", "D_K_cons": f"{_DK}* conservative",
+    "D_K_pred": f"predicted {_DK}", "D_K_star_soft": f"{_DK}* softmax", "D_K_star_max": f"{_DK}* max-over-heads",
+    "best_D_K": f"best {_DK}", "bound_DK": f"lower bound on {_DK}", "bound_DK_b32": f"lower bound on {_DK} (b = 32)",
+    "h_star": "best heads h*", "h*": "best heads h*", "h_lo": "h low", "h_hi": "h high",
+    "h_star_soft": "h* softmax", "h_star_max": "h* max-over-heads", "h_best": "best h", "h_bound": "h bound",
+    "h_rule": "h by the rule", "h_inside": "h inside interval", "h0": "h₀", "d_k_rule": f"{_dk} by the rule",
+    "max_best_h": "largest best h", "max_one_head": "best single head", "d_median": "median degree",
+    "d_max": "largest degree", "d_model_cross": f"{_DM} where they cross", "m_prime": "m′",
+    "m_cap": "capacity m", "m_cap_lo": "capacity m low", "m_cap_hi": "capacity m high", "lam": "λ", "lam_cap": "λ capacity",
+    "ln_m": "ln m", "ln_ell": "ln ℓ", "log2_count": "log₂ count", "kappa": "κ", "gamma": "γ", "delta": "δ",
+    "c_p": "c<sub>p</sub>", "c_B": "c<sub>B</sub>", "p_B": "p<sub>B</sub>", "C_eff": "effective capacity C",
+    "r2": "R²", "nearest_r2": "nearest R²", "f1_pred": "predicted F1", "f1_measured": "measured F1",
+    "f1_lo": "F1 low", "f1_hi": "F1 high", "best_f1_one_soft_head": "best F1, one softmax head",
+    "best_over_bound": "best / bound", "predicted_ratio": "predicted ratio", "ratio_cross": "ratio where they cross",
+    "form_ratio": "ratio of forms", "regime_form": "regime's form", "general_form": "general form",
+    "slope_matches": "slope agrees", "verdict_reading": "verdict (reading)", "reading_inside": "reading inside",
+    "paper_inside": "paper inside", "read_for": "read for", "in_domain": "in domain", "skew_ok": "skew within limit",
+    "limit_slack": "slack at limit", "limit_separated": "separated at limit", "min_edge": "smallest edge score",
+    "max_non_edge": "largest non-edge score", "leak_sd": "leakage s.d.", "leak_sd_predicted": "predicted leakage s.d.",
+    "present_rate": "present: rate", "present_non_owner": "present: non-owner", "present_no_leak": "present: no leakage",
+    "present_failures": "present: failures", "absent_no_leak": "absent: no leakage", "absent_max": "absent: largest",
+    "absent_false_positives": "absent: false positives", "pair_errors": "pair errors", "ones_per_row": "ones per row",
+    "largest_block": "largest block", "entropy_lo": "entropy low", "entropy_hi": "entropy high",
+    "m/d_model": f"m / {_DM}", "test_acc": "test accuracy",
+}
+
+
+def column_label(name: object) -> str:
+    """What a reader sees as the header of column ``name``: :data:`COLUMN_LABELS`, else the name with
+    spaces for underscores (a label already in words passes through)."""
+    text = str(name)
+    return COLUMN_LABELS.get(text, text.replace("_", " "))

@@ -13,13 +13,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-import io
 from collections.abc import Mapping
 
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
-from .style import FIGURE_DPI
+from .style import FIGURE_DPI, shown_png
 
 __all__ = ["PICKER_DPI", "figure_picker", "png_data_uri"]
 
@@ -37,14 +36,16 @@ PICKER_DPI = 1.5 * FIGURE_DPI
 
 def png_data_uri(fig: Figure, dpi: float = PICKER_DPI) -> str:
     """``fig`` as a ``data:image/png;base64,...`` URI at ``dpi``; the same figure gives the same bytes
-    (no software or date metadata in the PNG)."""
+    (no software or date metadata in the PNG; its smallest text recorded, :func:`~rgr.chapters.style.png_metadata`)."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
     if not dpi > 0:
         raise ValueError(f"dpi must be positive, got {dpi}")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return _uri(shown_png(fig, dpi)[0])
+
+
+def _uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
 def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = PICKER_DPI) -> HTML:
@@ -66,10 +67,10 @@ def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = PICKER
     options, images = [], []
     for i, (name, fig) in enumerate(figures.items()):
         text = html.escape(name, quote=True)
-        width = round(fig.get_figwidth() * FIGURE_DPI)
+        png, width, _ = shown_png(fig, dpi)  # shown at its drawn size, at most style.MAX_SHOWN_PX wide
         options.append(f'<option value="{i}"{" selected" if i == 0 else ""}>{text}</option>')
         images.append(
-            f'<img data-rgr-pick="{i}" src="{png_data_uri(fig, dpi)}" alt="{text}" width="{width}"'
+            f'<img data-rgr-pick="{i}" src="{_uri(png)}" alt="{text}" width="{round(width)}"'
             f' style="max-width:100%;height:auto"{"" if i == 0 else " hidden"}>'
         )
     return HTML(

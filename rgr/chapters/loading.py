@@ -160,12 +160,13 @@ def provenance_note(data: ExperimentData) -> Markdown:
 
 
 def scope_words(data: ExperimentData) -> str:
-    """What the rows span, for a chapter's limits paragraph: "the `book` preset trains 2 seeds and head counts up
-    to 16 at 3 cells, with 1 refinement round" (the rounds from the preset's grid, where the sweep has one)."""
+    """What the rows span, for a chapter's limits paragraph: "the book preset trains 2 seeds and head counts up
+    to 16 at 3 cells, with 1 refinement round" (the rounds from the preset's grid, where the sweep has one).
+    Glued as text, so no Markdown in it (backticks would show as such)."""
     df = data.runs
     cells = len(df[["m", "d_model"]].drop_duplicates())
     seeds, h_max = int(df["seed"].nunique()), int(df["h"].max())
-    said = (f"the `{data.preset}` preset trains {seeds} seed{'s' if seeds != 1 else ''} and head counts up to {h_max} "
+    said = (f"the {data.preset} preset trains {seeds} seed{'s' if seeds != 1 else ''} and head counts up to {h_max} "
             f"at {cells} cell{'s' if cells != 1 else ''}")
     grid = getattr(get(data.name), "grid", None)
     if grid is None:

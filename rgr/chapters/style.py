@@ -1,28 +1,39 @@
 """One look for every figure of the book: :func:`set_style` and one colour per head count.
 
-Figures are drawn for the page they end up on. The book's text column is about 750 CSS pixels wide
-(a phone's about 360), and a figure ``w`` inches wide is drawn ``100 * w`` CSS pixels wide, so a figure
-wider than :data:`MAX_WIDTH_IN` is shrunk on the page and its fonts with it. :func:`panel_grid` lays
-out ``n`` panels within that width (wrapping into rows). In a notebook, :func:`set_style` asks for
-high-DPI ("retina") PNGs: twice the pixels, shown at the same size, so lines and text stay sharp
-(nbval compares text, not PNG, so the outputs stay deterministic).
+Figures are drawn for the page they end up on. A figure ``w`` inches wide is drawn ``100 * w`` CSS
+pixels wide; the book's text column is about 750 CSS pixels at desktop width and 342 on a 390-px phone,
+where a figure is shrunk to the column and its fonts with it. Drawn at most :data:`MAX_WIDTH_IN` wide
+(:func:`fig_size` caps a width; :func:`panel_grid` lays ``n`` panels within it, two a row, wrapping
+into rows), a figure shows on a phone at >= 70% of its drawn size, and text of at least
+:data:`MIN_FONT_PT` at >= 8 CSS px (the site check, tests/site_check.py, measures both). In a notebook,
+:func:`set_style` asks for high-DPI ("retina") PNGs (twice the pixels, shown at the same size) that
+record their smallest text (:func:`png_metadata`); nbval compares text, not PNG, so outputs stay
+deterministic.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import math
+import struct
 
 import matplotlib as mpl
 import seaborn as sns
 
-__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "set_style", "panel_grid", "legend_below", "head_palette", "head_color"]
+__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
+           "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
 HEADS = HEAD_COUNTS
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
-MAX_WIDTH_IN = 8.0  # widest figure (inches) drawn at >= ~95% of its size in the book's column
+MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
+MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
+MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
+TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/site_check.py)
+MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 
 def set_style() -> None:
@@ -30,7 +41,7 @@ def set_style() -> None:
     sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
     mpl.rcParams.update(
         {
-            "figure.figsize": (6.4, 4.0),
+            "figure.figsize": (MAX_WIDTH_IN, 3.2),
             "figure.dpi": FIGURE_DPI,
             "savefig.dpi": 2 * FIGURE_DPI,
             "savefig.bbox": "tight",
@@ -55,9 +66,60 @@ def _retina_inline() -> None:
         return
     if get_ipython() is None:
         return
+    from matplotlib.figure import Figure
     from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+    # importing the inline backend sets up its own PNG formatter (once); ours replaces it afterwards
     set_matplotlib_formats("retina")
+    formatter = get_ipython().display_formatter.formatters["image/png"]
+    formatter.for_type(Figure, _retina_png)
+
+
+def _retina_png(fig):
+    """A retina PNG of ``fig`` (base64) and its shown size, as IPython's inline backend gives them; shown at
+    most :data:`MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
+    if not fig.axes and not fig.texts:  # IPython shows nothing for an empty figure
+        return None
+    png, width, height = shown_png(fig, 2 * FIGURE_DPI)
+    return base64.b64encode(png).decode("ascii"), {"width": round(width), "height": round(height)}
+
+
+def shown_png(fig, dpi: float) -> tuple[bytes, float, float]:
+    """``fig`` saved as a tight PNG at ``dpi`` and the size to show it at (CSS px): its drawn size
+    (:data:`FIGURE_DPI` px an inch; an outside legend or label makes it wider than the figure's size),
+    scaled down to at most :data:`MAX_SHOWN_PX` wide. The PNG records the smallest text at the shown
+    size (:func:`png_metadata`) and no software name (the same figure gives the same bytes)."""
+    def save(scale: float) -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig, scale))
+        return buf.getvalue()
+
+    png = save(1.0)
+    w, h = (px * FIGURE_DPI / dpi for px in struct.unpack(">II", png[16:24]))  # the PNG header's size
+    k = min(1.0, MAX_SHOWN_PX / w)
+    return (png if k == 1.0 else save(k)), w * k, h * k
+
+
+def smallest_text_px(fig) -> float:
+    """The size of ``fig``'s smallest visible text (title, label, tick, legend, annotation), in CSS px
+    at its drawn size (:data:`FIGURE_DPI` px an inch); 0.0 for a figure without text."""
+    fig.draw_without_rendering()  # tick labels exist only once the figure has been laid out
+    sizes = [t.get_fontsize() for t in fig.findobj(mpl.text.Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes) * FIGURE_DPI / 72 if sizes else 0.0
+
+
+def png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
+    """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) as shown at ``scale`` of
+    its drawn size, for the site check, and no software name (the same figure gives the same bytes)."""
+    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", "Software": None}
+
+
+def fig_size(width: float, height: float) -> tuple[float, float]:
+    """``(width, height)`` in inches, scaled down (aspect kept) to at most :data:`MAX_WIDTH_IN` wide."""
+    if width <= 0 or height <= 0:
+        raise ValueError(f"fig_size: width and height must be positive, got ({width}, {height})")
+    k = min(1.0, MAX_WIDTH_IN / width)
+    return (width * k, height * k)
 
 
 def panel_grid(
@@ -65,8 +127,10 @@ def panel_grid(
 ) -> tuple[int, int, tuple[float, float]]:
     """``(nrows, ncols, figsize)`` for ``n`` panels of size ``panel`` (inches), at most ``max_width`` wide.
 
-    Panels wrap into rows rather than shrink: a row holds ``floor(max_width / panel width)`` panels
-    (at least one), and rows are filled as evenly as possible.
+    Several panels sit at least two a row: a panel wider than half of ``max_width`` is scaled down
+    (aspect kept) to that, but not below :data:`MIN_PANEL_IN`. Beyond that panels wrap into rows
+    rather than shrink: a row holds ``floor(max_width / panel width)`` panels (at least one), and rows
+    are filled as evenly as possible.
     """
     if n < 1:
         raise ValueError(f"n must be a positive number of panels, got {n}")
@@ -75,7 +139,10 @@ def panel_grid(
         raise ValueError(f"panel must be a positive (width, height), got {panel}")
     if max_width <= 0:
         raise ValueError(f"max_width must be positive, got {max_width}")
-    per_row = max(1, min(n, int(max_width // w)))
+    if n > 1 and w > max_width / 2:
+        k = max(max_width / 2, min(w, MIN_PANEL_IN)) / w
+        w, h = w * k, h * k
+    per_row = max(1, min(n, int(max_width // w + 1e-9)))
     nrows = math.ceil(n / per_row)
     ncols = math.ceil(n / nrows)
     return nrows, ncols, (ncols * w, nrows * h)
@@ -88,7 +155,7 @@ def legend_below(fig, axes, ncol: int = 2) -> None:
         for hd, lb in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lb, hd)
     fig.tight_layout()
-    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=9, loc="upper center",
+    fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=MIN_FONT_PT, loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=ncol)
 
 

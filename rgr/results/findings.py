@@ -13,19 +13,33 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGITS", "flatten", "glued", "nan_if_none"]
+__all__ = ["DIGITS", "Text", "flatten", "glued", "nan_if_none"]
 
 DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 
 
+class Text(str):
+    """A string that shows as itself: myst-nb glues a value's text repr, which for a plain ``str`` keeps its
+    quotes (the prose read "the paper's value is 'inside'"); this one's repr is the text."""
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+    def _repr_pretty_(self, p, cycle: bool) -> None:  # IPython's text/plain, what {glue:text} shows
+        p.text(str.__str__(self))
+
+
 def glued(value: Any, digits: int = DIGITS) -> Any:
-    """``value`` as a chapter glues it: a finite float rounded to ``digits`` decimals, anything else as it is.
+    """``value`` as a chapter glues it: a finite float rounded to ``digits`` decimals, a string as
+    :class:`Text` (no quotes), anything else as it is.
 
     myst-nb stores a glued value's repr, which nbval compares digit for digit; the last bits of a float that
     went through a BLAS kernel, a SIMD ``log`` or a thread-split sum differ between machines, so they are
     rounded off (to :data:`DIGITS` decimals; fewer, down to what the chapter shows, where the value is
     noisier: a trained model's).
     """
+    if isinstance(value, str):
+        return Text(value)
     if isinstance(value, (bool, np.bool_, int, np.integer)) or not isinstance(value, (float, np.floating)):
         return value
     return round(float(value), digits) if math.isfinite(value) else float(value)
@@ -47,7 +61,7 @@ def _scalar(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         return glued(v)
     if isinstance(v, str):
-        return v
+        return Text(v)
     return None
 
 

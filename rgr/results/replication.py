@@ -173,7 +173,7 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
         "the interval has no width (every replicate gave the same value)"
-    prec = ("; reported.md gives the paper's value without an interval, so only the book's noise measures the difference"
+    prec = ("; the paper gives its value without an interval, so only the book's noise measures the difference"
             if paper_precision is None else
             f"; against the paper's own precision (±{_g(paper_precision)}) it is {abs(value - paper) / paper_precision:.1f} of it")
     where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else

@@ -1,7 +1,7 @@
 """What the paper reports, transcribed once (chapter *Does it replicate?*).
 
 This module is the ONLY place in the project where the paper's numbers are
-typed. They are copied from ``shared/paper/reported.md`` (arXiv:2509.22840 as
+typed. They are copied from the project's notes on the paper (arXiv:2509.22840 as
 published), section by section:
 
 - *Max-over-heads, permutation graphs (Sec. 6.1; App. A.2)*: the scaling-law
@@ -17,14 +17,16 @@ published), section by section:
 
 These are facts to compare against, never targets: no preset, grid or cutoff
 of the project is derived from them. :mod:`rgr.results.replication` compares
-the book's measurements with them.
+the book's measurements with them, and :func:`page_markdown` writes them as the book's appendix page
+*What the paper reports* (book/reported.md: ``python -m rgr.results.reported`` rewrites it; a test
+checks that the committed page is current), so what the book cites is in the book.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "SECTIONS", "GPT2_M", "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS"]
+__all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M", "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS"]
 
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
@@ -34,6 +36,15 @@ SECTIONS = (
     "Sec. 7.2",
     "Sec. 7.3",
 )
+
+SECTION_TITLES = dict(zip(SECTIONS, (
+    "Max-over-heads, permutation graphs (Sec. 6.1; App. A.2)",
+    "Fixed compression (Fig. 4)",
+    "Denser graphs (App. A.3; m = 128, d_model = 32)",
+    "Softmax (Sec. 7.1, Fig. 5)",
+    "Value channel (Sec. 7.2, Fig. 6; m = 64)",
+    "GPT-2 block (Sec. 7.3, Fig. 7; m = 6144, ell = 16, d_model = 768)",
+)))
 
 
 @dataclass(frozen=True)
@@ -140,3 +151,45 @@ def claim(key: str) -> Reported:
         if c.key == key:
             return c
     raise KeyError(f"no reported claim {key!r}; keys: {[c.key for c in CLAIMS]}")
+
+
+PAGE = "book/reported.md"  # the appendix page written by page_markdown()
+
+
+def _md(text: str) -> str:
+    """``text`` safe in a Markdown table cell: no emphasis from ``*`` / ``_``, no cell break from ``|``."""
+    return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
+
+
+def page_markdown() -> str:
+    """The appendix page *What the paper reports*: every claim of :data:`CLAIMS` by section, with the
+    paper's value and the chapter that measures it, and Table 1 (:data:`TABLE1`)."""
+    out = [
+        "# What the paper reports",
+        "",
+        "The paper's numbers and statements that this book compares itself with (arXiv:2509.22840 as published",
+        "{cite:p}`adler2025capacity`), section by section; {doc}`replication` puts each beside the book's",
+        "measurement and gives its verdict. They are facts to compare against, never targets: no preset, grid or",
+        "cutoff of the project is derived from them. Where the paper writes \"log\" without a base (the main scaling",
+        "law) the base is not stated; the denser-graph normalisation states log2.",
+        "",
+        "This page is generated from `rgr.results.reported`, the one place in the project where the paper's",
+        "numbers are typed (`python -m rgr.results.reported` rewrites it; a test checks that it is current).",
+    ]
+    for section in SECTIONS:
+        out += ["", f"## {SECTION_TITLES[section]}", "", "| claim | reported | measured in |", "|---|---|---|"]
+        out += [f"| {_md(c.claim)} | {_md(c.paper)} | {{doc}}`{c.chapter}` |" for c in CLAIMS if c.section == section]
+        if section == SECTIONS[0]:
+            ms, ds = sorted({m for m, _ in TABLE1}), sorted({d for _, d in TABLE1})
+            out += ["", "Table 1 of the paper: the per-head width d\\_k at D\\_K\\* (rows m, columns d\\_model).", "",
+                    "| m | " + " | ".join(map(str, ds)) + " |", "|---" * (len(ds) + 1) + "|"]
+            out += [f"| {m} | " + " | ".join(str(TABLE1[(m, d)]) for d in ds) + " |" for m in ms]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # python -m rgr.results.reported: rewrite the appendix page
+    from pathlib import Path
+
+    target = Path(__file__).resolve().parents[2] / PAGE
+    target.write_text(page_markdown(), encoding="utf-8")
+    print(f"wrote {target}")

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ...results.design import DesignRule, recommend
 from ...task.metrics import F1_TARGET
-from ..style import head_color, panel_grid, set_style
+from ..style import fig_size, head_color, panel_grid, set_style
 
 __all__ = ["plot_validation", "plot_chart"]
 
@@ -70,7 +70,7 @@ def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48,
     """The rule as a chart: the budget D_K needed for ``target_f1`` against m', one line per d_model over its
     domain, with the 95% band; markers coloured by the head count the rule picks."""
     set_style()
-    fig, ax = plt.subplots(figsize=(6.8, 4.4))
+    fig, ax = plt.subplots(figsize=fig_size(6.8, 4.4))
     if rule is None:
         _empty(ax, "no rule: too few thresholds in this preset")
         return fig

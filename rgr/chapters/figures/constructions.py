@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import head_color, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, head_color, panel_grid, set_style
 
 __all__ = [
     "wilson_interval",
@@ -59,7 +59,7 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
     """
     set_style()
     n = len(panels)
-    nrows, ncols, size = panel_grid(n, (3.9, 2.8), max_width=min(8.0, 3.9 * max(ncols, 1)))
+    nrows, ncols, size = panel_grid(n, (3.9, 2.8), max_width=min(MAX_WIDTH_IN, 3.9 * max(ncols, 1)))
     fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
     for ax, (title, df) in zip(axes.flat, panels.items()):
         lo, hi = float(df.score_over_tau.min()), float(df.score_over_tau.max())

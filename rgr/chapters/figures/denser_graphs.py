@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from ...results.denser_graphs import PAPER_R_MAX, FormFit
 from ...task.metrics import F1_TARGET
 from ...theory.laws import regular_x, regular_x_bound
-from ..style import set_style
+from ..style import MIN_FONT_PT, fig_size, set_style
 from .permutation_sweeps import no_data, plot_f1_curves
 
 __all__ = ["plot_f1_curves", "plot_h_star_vs_r", "plot_regular_forms", "plot_regular_law"]
@@ -34,7 +34,7 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     (``fits``: :class:`rgr.results.denser_graphs.FormFit` of the log2 m form, e.g. over r <= 16 and over all r)."""
     set_style()
     ok = _reached(cells)
-    fig, ax = plt.subplots(figsize=(5.8, 4.2))
+    fig, ax = plt.subplots(figsize=fig_size(5.8, 4.2))
     if not len(ok):
         no_data(ax, f"no out-degree reached mean F1 {F1_TARGET} at any tested budget")
         return fig
@@ -42,7 +42,7 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     err = np.vstack([y - ok["D_K_opt"].astype(float), ok["D_K_cons"].astype(float) - y])
     ax.errorbar(ok["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3, color="tab:blue")
     for _, row in ok.iterrows():
-        ax.annotate(f"r={row['r']}", (row["x_law"], row["D_K_star"]), textcoords="offset points", xytext=(5, -10), fontsize=8)
+        ax.annotate(f"r={row['r']}", (row["x_law"], row["D_K_star"]), textcoords="offset points", xytext=(5, -10), fontsize=MIN_FONT_PT)
     xs = np.linspace(0, ok["x_law"].max() * 1.05, 20)
     for f in fits:
         if f.form != "log2m" or not f.n:
@@ -64,7 +64,7 @@ def plot_regular_forms(cells: pd.DataFrame) -> Figure:
     vertical line marks the end of the paper's range r <= 16."""
     set_style()
     ok = _reached(cells)
-    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    fig, ax = plt.subplots(figsize=fig_size(5.4, 3.8))
     if not len(ok):
         no_data(ax, f"no out-degree reached mean F1 {F1_TARGET} at any tested budget")
         return fig
@@ -92,7 +92,7 @@ def plot_h_star_vs_r(cells: pd.DataFrame) -> Figure:
     """Fig. 13: h* against r, with the trend r m / d_model scaled to the first point."""
     set_style()
     ok = cells[cells["h_star"].notna()].sort_values("r")
-    fig, ax = plt.subplots(figsize=(5.4, 4))
+    fig, ax = plt.subplots(figsize=fig_size(5.4, 4))
     if not len(ok):
         no_data(ax, f"no out-degree reached mean F1 {F1_TARGET}: no h* to plot")
         return fig

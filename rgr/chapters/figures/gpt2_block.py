@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from ...results.gpt2_block import embedding_label
 from ...results.stats import t_interval
-from ..style import head_color, set_style
+from ..style import MIN_FONT_PT, fig_size, head_color, set_style
 
 __all__ = ["plot_accuracy_vs_dk"]
 
@@ -33,7 +33,7 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     rng = np.random.default_rng(seed)
     heads = sorted(df["h"].unique())
     dks = sorted(df["D_K"].unique())
-    fig, ax = plt.subplots(figsize=(6.6, 4.6))  # with the legend beside it, within the book's 8 in
+    fig, ax = plt.subplots(figsize=fig_size(4.8, 3.9))  # the legend below it: within the phone's column
     for j, h in enumerate(heads):
         sub = df[df["h"] == h]
         shift = 2 ** ((j - (len(heads) - 1) / 2) * dodge)  # multiplicative: the x axis is log2
@@ -63,12 +63,13 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
         "One pre-LN block, best-validation checkpoint: test accuracy vs $D_K$\n"
         f"means with 95% t-intervals over {seeds} seeds, dots = single seeds"
         + (f"\n{', '.join(scale)}" if scale else ""),
-        fontsize=9.5,
+        fontsize=MIN_FONT_PT,
         fontweight="normal",
     )
     label = embedding_label(df["embedding_source"])
     stand_in = label.startswith("STAND-IN")
     fig.suptitle(label, fontsize=11, color="firebrick" if stand_in else "black", fontweight="bold")
-    ax.legend(title="heads", loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), fontsize=MIN_FONT_PT, frameon=False,
+              ncol=min(len(heads), 4))  # below the x label, each entry says "h = ..."
     fig.tight_layout()
     return fig

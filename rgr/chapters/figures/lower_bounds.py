@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import panel_grid, set_style
+from ..style import fig_size, panel_grid, set_style
 
 __all__ = ["plot_bounds_vs_constructions", "plot_per_context", "plot_margins"]
 
@@ -124,7 +124,7 @@ def plot_margins(df: pd.DataFrame) -> plt.Figure:
     theorem).
     """
     set_style()
-    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    fig, ax = plt.subplots(figsize=fig_size(4.8, 4.2))
     ok = df[df.gamma > 0]
     for (m, d), s in ok.groupby(["m", "d_model"]):
         ax.scatter(s.D_K, s.bound_DK, s=30, label=f"m = {m}, d_model = {d}", zorder=3)

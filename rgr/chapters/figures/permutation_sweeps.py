@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
-from ..style import head_color, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, set_style
 
 __all__ = [
     "no_data",
@@ -56,7 +56,7 @@ def plot_f1_curves(
     """
     set_style()
     if not len(runs):
-        fig, ax = plt.subplots(figsize=(4.6, 3.5))
+        fig, ax = plt.subplots(figsize=fig_size(4.6, 3.5))
         no_data(ax, "no runs in the table")
         return fig
     s = curves(runs, metric)
@@ -67,8 +67,8 @@ def plot_f1_curves(
         raise ValueError(f"cells not in the table: {missing}")
     # panels wrap into rows within the book's column (rgr.chapters.style.panel_grid); at most ``ncols`` a row
     panel = (4.6, 3.4) if len(cells) == 1 else (2.6, 2.3)
-    nrows, ncols, _ = panel_grid(len(cells), panel, max_width=min(ncols * panel[0], 8.0))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * panel[0], nrows * panel[1]), squeeze=False, sharey=True)
+    nrows, ncols, size = panel_grid(len(cells), panel, max_width=min(ncols * panel[0], MAX_WIDTH_IN))
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
     for ax, (m, d, r) in zip(axes.flat, cells):
         c = s[(s.m == m) & (s.d_model == d) & (s.r == r)]
         for h, g in c.groupby("h"):
@@ -93,7 +93,7 @@ def plot_f1_curves(
         fig.suptitle(title)
     fig.tight_layout()
     fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper center", frameon=False,
-               bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4 if ncols == 1 else 7), fontsize=10)
+               bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4), fontsize=10)
     return fig
 
 
@@ -114,13 +114,13 @@ def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
     """Fig. 8: D_K* per (m, d_model) as a grid, with [optimistic, conservative] under each value."""
     set_style()
     if not len(cells):
-        fig, ax = plt.subplots(figsize=(4.6, 3.5))
+        fig, ax = plt.subplots(figsize=fig_size(4.6, 3.5))
         no_data(ax, "no cells in the table")
         return fig
     ms = sorted(cells["m"].unique())
     ds = sorted(cells["d_model"].unique())
     grid = np.full((len(ms), len(ds)), np.nan)
-    fig, ax = plt.subplots(figsize=(min(1.9 * len(ds) + 2, 8.0), 0.9 * len(ms) + 1.4))
+    fig, ax = plt.subplots(figsize=(min(1.9 * len(ds) + 2, MAX_WIDTH_IN), 0.9 * len(ms) + 1.4))
     for _, row in cells.iterrows():
         i, j = ms.index(row["m"]), ds.index(row["d_model"])
         c = row["D_K_star"]
@@ -142,7 +142,7 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     """Fig. 2: h* per (m, d_model) cell with its interval (head counts tied by the paired t-test)."""
     set_style()
     c = cells[cells["h_star"].notna()].sort_values(["d_model", "m"]).reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(min(max(5, 0.5 * len(c) + 1.5), 8.0), 3.6))
+    fig, ax = plt.subplots(figsize=(min(max(5, 0.5 * len(c) + 1.5), MAX_WIDTH_IN), 3.6))
     if not len(c):
         no_data(ax, f"no cell reached mean F1 {F1_TARGET} at any tested budget: no h* to show")
         return fig
@@ -181,7 +181,7 @@ def plot_scaling_law(
     ok = cells[cells["D_K_star"].notna()]
     two = bounds is not None and len(bounds)
     # two panels stack (top: the law; below: the bracket) so each keeps a readable width in the column
-    fig, axes = plt.subplots(2 if two else 1, 1, figsize=(6.8, 9.6 if two else 4.6), squeeze=False)
+    fig, axes = plt.subplots(2 if two else 1, 1, figsize=fig_size(6.8, 9.6 if two else 4.6), squeeze=False)
     ax = axes[0, 0]
     if fits is None or not len(ok):
         no_data(ax, f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})")
@@ -238,7 +238,7 @@ def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
     """Fig. 10: h* against m / d_model with its least-squares line."""
     set_style()
     ok = cells[cells["h_star"].notna()]
-    fig, ax = plt.subplots(figsize=(5.6, 4))
+    fig, ax = plt.subplots(figsize=fig_size(5.6, 4))
     if not len(ok):
         no_data(ax, f"no cell reached mean F1 {F1_TARGET}: no h* to plot")
         return fig
@@ -259,7 +259,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     law's prediction c (m / d_model) ln m is drawn dashed: at fixed compression it grows like ln m."""
     set_style()
     c = cells.sort_values("m").reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(6.4, 4))
+    fig, ax = plt.subplots(figsize=fig_size(6.4, 4))
     if not c["D_K_star"].notna().any():
         no_data(ax, f"no cell on this diagonal reached mean F1 {F1_TARGET}")
         return fig
@@ -269,7 +269,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
             alpha=0.45, width=0.5)
     for i, h in enumerate(c["h_star"]):
         if pd.notna(h):
-            ax2.annotate(f"h*={int(h)}", (i, float(h)), ha="center", va="bottom", fontsize=8, color="0.3")
+            ax2.annotate(f"h*={int(h)}", (i, float(h)), ha="center", va="bottom", fontsize=MIN_FONT_PT, color="0.3")
     ax2.set_ylabel("$h^*$ (bars)")
     ax2.set_ylim(0, np.nanmax([1.0, *c["h_star"].astype(float)]) * 1.25)
     ax2.grid(False)

@@ -13,14 +13,14 @@ from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
 from ...task.metrics import F1_TARGET
-from ..style import head_color, legend_below, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, legend_below, panel_grid, set_style
 from .permutation_sweeps import plot_f1_curves
 
 
 def _empty(message: str) -> Figure:
     """A small figure that says why there is nothing to plot."""
     set_style()
-    fig, ax = plt.subplots(figsize=(6, 1.6))
+    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10, wrap=True)
     return fig
@@ -49,7 +49,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     if both.empty:
         return _empty("no cell measured by both the max-over-heads and the softmax table")
     set_style()
-    fig, ax = plt.subplots(figsize=(min(max(5, 1.3 * len(both) + 2), 8.0), 3.8))
+    fig, ax = plt.subplots(figsize=(min(max(5, 1.3 * len(both) + 2), MAX_WIDTH_IN), 3.8))
     x = np.arange(len(both))
     ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
     ax.bar(x + 0.18, both["D_K_star_soft"].astype(float), width=0.36, label="softmax, summed", color="tab:orange")
@@ -57,7 +57,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
         if pd.notna(row["D_K_star_max"]) and pd.notna(row["D_K_star_soft"]):
             r = float(row["D_K_star_soft"]) / float(row["D_K_star_max"])
             ax.annotate(f"x{r:.1f}\n(ln m={math.log(row['m']):.1f})", (i + 0.18, float(row["D_K_star_soft"])),
-                        ha="center", va="bottom", fontsize=8)
+                        ha="center", va="bottom", fontsize=MIN_FONT_PT)
     ax.set_yscale("log", base=2)
     ax.set_xticks(x, [f"({m},{d})" for m, d in zip(both["m"], both["d_model"])])
     ax.set_xlabel(r"cell $(m, d_{model})$")

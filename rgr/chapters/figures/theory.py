@@ -9,7 +9,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from ..style import head_color, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, head_color, panel_grid, set_style
 
 __all__ = ["plot_context", "plot_head_scores"]
 
@@ -22,12 +22,12 @@ def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tenso
     set_style()
     ell = items.shape[0]
     lab = labels.cpu().numpy()
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(8.0, 4.0), gridspec_kw={"width_ratios": [1.5, 1]})
+    fig, (ax0, ax1) = plt.subplots(2, 1, figsize=(MAX_WIDTH_IN, 7.8), gridspec_kw={"height_ratios": [1, 1.7]})
     xs = np.arange(ell)
     colors = ["tab:orange" if s else "lightgray" for s in sources.tolist()]
     ax0.scatter(xs, np.zeros(ell), s=min(420, 4200 / ell), c=colors, edgecolors="k", zorder=3)
     for p, it in enumerate(items.tolist()):
-        ax0.text(p, 0, str(it), ha="center", va="center", fontsize=7, zorder=4)
+        ax0.text(p, 0, str(it), ha="center", va="center", fontsize=MIN_FONT_PT, zorder=4)
     for p, q in zip(*np.nonzero(lab)):
         rad = -0.5 if q > p else 0.5
         ax0.annotate("", xy=(q, 0.05), xytext=(p, 0.05),
@@ -37,8 +37,8 @@ def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tenso
     ax0.axis("off")
     ax0.set_title("the context (orange: designated sources;\narrows: edges p -> q)", fontsize=11)
     ax1.imshow(lab, cmap="Blues", vmin=0, vmax=1)
-    ax1.set_xticks(xs, items.tolist(), rotation=90, fontsize=7)
-    ax1.set_yticks(xs, items.tolist(), fontsize=7)
+    ax1.set_xticks(xs, items.tolist(), rotation=90, fontsize=MIN_FONT_PT)
+    ax1.set_yticks(xs, items.tolist(), fontsize=MIN_FONT_PT)
     ax1.set_xlabel("target q")
     ax1.set_ylabel("source p")
     ax1.grid(False)
@@ -79,5 +79,5 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
         ax.grid(False)
     fig.tight_layout()
     fig.legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()], loc="upper center",
-               bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=10, frameon=False)
+               bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10, frameon=False)  # two a row: within the column
     return fig

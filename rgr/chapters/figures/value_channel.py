@@ -10,14 +10,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
-from ..style import head_color, panel_grid, set_style
+from ..style import fig_size, head_color, panel_grid, set_style
 
 __all__ = ["plot_one_head_stopping", "plot_value_mse"]
 
 
 def _empty(message: str) -> Figure:
     set_style()
-    fig, ax = plt.subplots(figsize=(6, 1.6))
+    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10)
     return fig
