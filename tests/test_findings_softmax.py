@@ -64,10 +64,12 @@ def test_linear_sum_check_identical_and_not():
     c = linear_sum_check(linear, maxed)
     assert c.n_runs == len(linear) == c.n_matched and c.f1_gap == 0 and c.h_spread == 0
     assert c.tau_gap == pytest.approx(1e-7) and c.identical
+    assert c.n_same_f1 == c.n_matched and math.isnan(c.f1_differing)
     bad = linear.copy()
     bad.loc[(bad.h == 4) & (bad.D_K == 8), "test_f1"] = 0.7  # one head count learns differently
     c = linear_sum_check(bad, maxed)
     assert c.f1_gap == pytest.approx(0.2) and c.h_spread == pytest.approx(0.2) and not c.identical
+    assert c.n_same_f1 == c.n_matched - 2 and c.f1_differing == pytest.approx(0.7)  # two seeds at (h=4, D_K=8)
     other = linear_sum_check(linear.assign(max_steps=200), maxed)  # a different cutoff is not the same run
     assert other.n_matched == 0 and math.isnan(other.f1_gap) and not other.identical
 

@@ -167,6 +167,8 @@ class LinearSumCheck:
     f1_gap: float  # largest |test F1 difference| over the matched runs (NaN when none)
     tau_gap: float  # largest |tau difference| over the matched runs
     h_spread: float  # largest spread of test F1 across head counts at one (cell, D_K, seed)
+    n_same_f1: int = 0  # matched runs whose test F1 equals the one-head max run's exactly
+    f1_differing: float = math.nan  # the best test F1 (either run) among matched pairs whose F1 differ
 
     @property
     def identical(self) -> bool:
@@ -180,12 +182,15 @@ def linear_sum_check(linear: pd.DataFrame, maxed: pd.DataFrame) -> LinearSumChec
     one = maxed[maxed.h == 1][[*key, "test_f1", "tau"]]
     both = linear.merge(one, on=key, suffixes=("", "_max"))
     spread = linear.groupby([*_CELL, "D_K", "seed"])["test_f1"].agg(lambda s: s.max() - s.min())
+    differ = both[both.test_f1 != both.test_f1_max]
     return LinearSumCheck(
         n_runs=len(linear),
         n_matched=len(both),
         f1_gap=float((both.test_f1 - both.test_f1_max).abs().max()) if len(both) else math.nan,
         tau_gap=float((both.tau - both.tau_max).abs().max()) if len(both) else math.nan,
         h_spread=float(spread.max()) if len(spread) else math.nan,
+        n_same_f1=int((both.test_f1 == both.test_f1_max).sum()),
+        f1_differing=float(differ[["test_f1", "test_f1_max"]].max().max()) if len(differ) else math.nan,
     )
 
 
