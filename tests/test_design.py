@@ -165,3 +165,12 @@ def test_the_preregistered_cell_keeps_its_committed_prediction_under_a_refit(boo
     assert v["D_K_pred"].iloc[0] == PREREGISTERED.D_K and v["D_K_lo"].iloc[0] == PREREGISTERED.D_K_lo
     assert refit_note(v).startswith("Refitted on the paper rows") and "after the result was known" in refit_note(v)
     assert refit_note(validation(rule, {"design_check": cell})) == ""
+
+
+def test_a_head_count_interval_that_holds_every_run_head_count_is_called_a_sanity_check():
+    from rgr.results.design_checks import head_count_reading
+
+    assert head_count_reading(1, 16, 4, [1, 2, 4, 8, 16]).startswith("inside the interval, a sanity check only")
+    assert head_count_reading(2, 8, 4, [1, 2, 4, 8, 16]) == "inside the interval"  # it could have failed
+    assert head_count_reading(2, 8, 16, [1, 2, 4, 8, 16]) == "outside the interval"
+    assert head_count_reading(1, 16, None, [1, 2]).startswith("not measured")

@@ -206,3 +206,17 @@ def refit_note(val: pd.DataFrame) -> str:
             f"rule would now predict D_K* ≈ {r.D_K_pred:.0f} ({r.D_K_lo:.0f}–{r.D_K_hi:.0f}) and h = {r.h} "
             f"({r.h_lo}–{r.h_hi}) here, {'inside' if r.inside else 'outside'} of which the measured "
             f"{r.D_K_star} lies; this is a comparison made after the result was known, not a test.")
+
+
+def head_count_reading(h_lo: int, h_hi: int, h_star: int | None, heads_run) -> str:
+    """How the measured h* stands against the predicted interval [h_lo, h_hi], for the prose of chapter
+    *Choosing heads*: "inside the interval" / "outside the interval", and, when the interval holds every head
+    count the cell ran (``heads_run``), says that the check could not fail: a sanity check, not evidence."""
+    if h_star is None or pd.isna(h_star):
+        return "not measured (no head count reached the target)"
+    words = "inside the interval" if h_lo <= h_star <= h_hi else "outside the interval"
+    heads = sorted(int(h) for h in set(heads_run))
+    if heads and h_lo <= heads[0] and heads[-1] <= h_hi:
+        words += (f", a sanity check only: the interval holds every head count the cell ran ({heads[0]} to "
+                  f"{heads[-1]}), so it could not fail")
+    return words
