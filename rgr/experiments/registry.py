@@ -385,7 +385,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "value_long", "E6 deviation", "value channel at (64, 32), D_K 64..512, 80,000-step cutoff (the protocol's: "
-            "20,000): decides value_d32_best, undecided at value's cutoff (chapter value channel)", "value",
+            "20,000): decides value_d32_best, undecided at value's cutoff (chapter does it replicate?)", "value",
             "permutation",
             {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": _smoke((Cell(16, 8),))},
             fixed_cutoff=80_000, refine=False, book_scope="identical to the paper preset (one cell, three seeds)",
