@@ -1,7 +1,7 @@
 """Every table of data/ by name, and the one way to read one (between the gpt2 and results wings).
 
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
-``value`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
+``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
 and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.runner.Sweepable` that ``python -m rgr sweep
 <name>`` runs and :func:`load` reads, strictly (:func:`rgr.store.load_table`).

@@ -45,7 +45,7 @@ rule out (a run with or without it fills the same place of its sweep); `config_k
 
 ## Experiments and presets
 
-| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, range, refinement rounds | futility rule | reuses runs of |
+| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, top's range (from: bottom), refinement rounds | futility rule | reuses runs of |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {experiments}
 
@@ -65,9 +65,11 @@ def _experiment_rows() -> str:
     for e in EXPERIMENTS.values():
         for name, g in e.presets.items():
             cells = ", ".join(f"({c.m}, {c.d_model}{', r=' + str(c.r) if c.r > 1 else ''})" for c in g.cells)
-            steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x protocol"
+            steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x " + (
+                f"{e.fixed_cutoff:,} (every cell)" if e.fixed_cutoff else "protocol")
             seeds = f"{len(g.seeds)}" + (f" ({g.few_seeds} for m >= {g.few_seeds_from_m})" if g.few_seeds_from_m else "")
-            ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}, {g.refine_rounds if e.refine else 0}"
+            bottom = f" from {g.dk_from}" if g.dk_from != 2 else ""
+            ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}{bottom}, {g.refine_rounds if e.refine else 0}"
             reuse = ", ".join([f"{e.name} (other presets)", *e.reuse_from])
             lines.append(f"| {e.name} | {e.spec} | {e.model} | {name}: {cells} | {', '.join(map(str, g.heads))} "
                          f"| {seeds} | {steps} | {ladder} | {g.futility or '-'} | {reuse} |")

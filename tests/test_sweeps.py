@@ -42,6 +42,12 @@ def test_ladder_is_common_across_heads():
     assert ladder(Cell(64, 64), 64, g) == [64]  # above the top: its smallest budget only
 
 
+def test_ladder_bottom_cuts_only_below_it():
+    g = Grid((Cell(64, 32),), (1, 16), (0,), dk_min=512, dk_max=512, dk_from=64)
+    assert ladder(Cell(64, 32), 1, g) == [64, 128, 256, 512] == ladder(Cell(64, 32), 16, g)
+    assert ladder(Cell(64, 32), 1, Grid(g.cells, g.heads, g.seeds, dk_min=512, dk_max=512))[:2] == [2, 4]
+
+
 def _done(exp, preset, f1_of):
     """A fake finished table: every planned run with test_f1 = f1_of(h, D_K)."""
     rows = [dict(m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=f1_of(c.h, c.D_K))

@@ -38,7 +38,7 @@ __all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_sh
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
-    """The common D_K ladder of one (cell, h): powers of two from max(h, 2) to the cell's top.
+    """The common D_K ladder of one (cell, h): powers of two from max(h, 2, grid.dk_from) to the cell's top.
 
     ``h`` must be a power of two for its ladder to be non-empty (every grid's heads are).
     """
@@ -47,7 +47,7 @@ def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
     top = min(max(top, grid.dk_min), grid.dk_max)
     out, dk = [], 2
     while dk <= max(top, h):  # a head count above the top still gets its smallest budget, D_K = h
-        if dk >= h and dk % h == 0 and dk <= grid.dk_max:
+        if dk >= max(h, grid.dk_from) and dk % h == 0 and dk <= grid.dk_max:
             out.append(dk)
         dk *= 2
     return out

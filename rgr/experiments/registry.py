@@ -1,7 +1,7 @@
 """The protocol's experiments E1-E6 as named grids (chapters *permutation sweeps*, *denser graphs*, *softmax*, *value channel*).
 
 An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
-``softmax``, ``linear``, ``value``) has three presets, each a frozen :class:`Grid`:
+``softmax``, ``linear``, ``value``, ``value_long``, ...) has three presets, each a frozen :class:`Grid`:
 
 - ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
 - ``book``: the same protocol on a reduced grid (fewer seeds, heads and
@@ -63,6 +63,7 @@ class Grid:
     dk_factor: float = 4.0  # ladder top ~ factor * m ln m / d_model (times r)
     dk_min: int = 8  # the ladder's top is at least this
     dk_max: int = 4096  # no D_K above this
+    dk_from: int = 2  # the ladder's bottom: no D_K below this (2: the whole ladder)
     refine_rounds: int = 3
     step_scale: float = 1.0  # max_steps = step_scale * protocol cutoff (rounded to check_every)
     max_steps: int | None = None  # overrides the protocol cutoff when set
@@ -272,6 +273,9 @@ PEERS_FIXED_M = tuple(Cell(128, d) for d in (4, 8, 32))  # with (128, 16) above:
 PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)  # chapter *choosing heads*: a held-out cell, chosen before it was run
 # patience above any step cutoff / check interval: a run stops only at its cutoff
 NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
+# value_long, a decision run declared before it ran (README "value_long"): E6 at (64, 32), the ladder 64..512 and a
+# cutoff of 80,000 steps (the protocol's is 20,000), where value's top budget was cut still improving for h >= 4
+VALUE_LONG = Grid((Cell(64, 32),), (1, 2, 4, 8, 16), (0, 1, 2), dk_min=512, dk_max=512, dk_from=64, refine_rounds=0)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -378,6 +382,13 @@ EXPERIMENTS: dict[str, Experiment] = {
                                                          *NO_EARLY_STOP)),
             },
             refine=False,
+        ),
+        Experiment(
+            "value_long", "E6 deviation", "value channel at (64, 32), D_K 64..512, 80,000-step cutoff (the protocol's: "
+            "20,000): decides value_d32_best, undecided at value's cutoff (chapter does it replicate?)", "value",
+            "permutation",
+            {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": _smoke((Cell(16, 8),))},
+            fixed_cutoff=80_000, refine=False, book_scope="identical to the paper preset (one cell, three seeds)",
         ),
     )
 }

@@ -23,6 +23,7 @@ from .replication_claims import ClaimRow, SharedBase, Source, _untestable, basis
 from .replication_fig4 import diag_rows, regular_rows
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .stats import summarize, t_interval
+from .value_decision import deciding_runs, long_basis
 
 __all__ = ["evaluate", "complete_rows", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
            "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic"]
@@ -124,9 +125,11 @@ def _unsettled(runs: pd.DataFrame, d_model: int, h: int, D_K: int) -> str | None
     return f"h = {h}: " + " and ".join(why) if why else None
 
 
-def _value_rows(val: Source) -> list[ClaimRow]:
+def _value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
     """E6 readings at m = 64 from the mean test MSE per (d_model, h, D_K) and its 95% t-interval. A comparison is
-    undecided (not testable) when the point that could still overtake is unsettled (:func:`_unsettled`)."""
+    undecided (not testable) when the point that could still overtake is unsettled (:func:`_unsettled`).
+    ``long``: the decision run ``value_long``; its rows at d_model = 32 decide value_d32_best when its table is complete
+    (:func:`rgr.results.value_decision.deciding_runs`), ``val``'s otherwise."""
     b = basis(val)
     keys = ("value_d16", "value_d32_small", "value_d32_best")
     if not len(val.runs) or not {16, 32} <= set(val.runs.d_model) or 1 not in set(val.runs.h):
@@ -145,7 +148,13 @@ def _value_rows(val: Source) -> list[ClaimRow]:
                              + ("above" if apart else "not clearly above") + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x "
                              "(95% t-intervals); 'sharply' is the paper's word, the book reports the factor"), one["mean"] / many["mean"])]
     rows.append(_d32_small(s, val.runs, b))
-    rows.append(_d32_best(s, val.runs, b, best))
+    decide = deciding_runs(long, 32)
+    if decide is None:
+        rows.append(_d32_best(s, val.runs, b, best))
+    else:
+        s_long = summarize(decide, ["d_model", "h", "D_K"], "test_mse")
+        best_long = lambda d, hs: s_long[(s_long.d_model == d) & s_long.h.isin(hs)].sort_values("mean").iloc[0]  # noqa: E731
+        rows.append(_d32_best(s_long, decide, long_basis(long, decide), best_long))
     return rows
 
 
@@ -257,8 +266,8 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
              checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
     """Every claim of :data:`rgr.results.reported.CLAIMS`, once each, in its order.
 
-    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 optional), each at its
-    own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset; where missing, the
+    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 and value_long
+    optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset; where missing, the
     ``sources`` themselves (a comparison across presets is then not read). ``checks``: the Table 1 arithmetic
     (computed when None).
     """
@@ -281,7 +290,10 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     rows += at(regular_rows(sources["regular"]), sources["regular"].preset)
     soft = shift.get("softmax", sources["softmax"])
     rows += at(_softmax_rows(sources["softmax"], shift), soft.preset if len(soft.runs) else sources["softmax"].preset)
-    rows += at(_value_rows(sources["value"]), sources["value"].preset) + at(_gpt2_rows(sources["gpt2"]), sources["gpt2"].preset)
+    long = sources.get("value_long")
+    decided = {"value_d32_best": long.preset} if deciding_runs(long, 32) is not None else {}
+    rows += [replace(r, preset=decided.get(r.key, sources["value"].preset)) for r in _value_rows(sources["value"], long)]
+    rows += at(_gpt2_rows(sources["gpt2"]), sources["gpt2"].preset)
     return rows
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
@@ -22,6 +23,7 @@ from .replication import table1
 from .replication_claims import ClaimRow, Source, reached
 from .replication_table import JOINT
 from .seed_bootstrap import cell_noise, seed_draws
+from .value_decision import LONG, long_source
 
 __all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame", "arithmetic_frame"]
 
@@ -30,12 +32,18 @@ GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in OWN}, **JOINT}
 EXPERIMENTS: tuple[str, ...] = tuple(dict.fromkeys(n for g in GROUPS.values() for n in g))  # every table read
 
 
-def sources_of(loaded: Mapping[str, Mapping[str, object]]) -> tuple[dict[str, Source], dict[str, dict[str, Source]]]:
+def sources_of(loaded: Mapping[str, Mapping[str, object]],
+               root: Path | None = None) -> tuple[dict[str, Source], dict[str, dict[str, Source]]]:
     """From the loaded :data:`GROUPS` (objects with ``name``, ``preset`` and ``runs``, e.g.
-    :class:`rgr.chapters.loading.ExperimentData`): the sources each on its own preset, and the joint comparisons."""
+    :class:`rgr.chapters.loading.ExperimentData`): the sources each on its own preset, and the joint comparisons.
+    With ``value`` loaded, the decision run ``value_long`` is read from data/ (under ``root``) too, at the preset the
+    chapter asked for and without a smoke fallback (:func:`rgr.results.value_decision.long_source`)."""
     src = lambda d: Source(d.name, d.preset, d.runs)  # noqa: E731
     own = {k: src(g[k]) for k, g in loaded.items() if k not in JOINT}
     joint = {k: {n: src(d) for n, d in g.items()} for k, g in loaded.items() if k in JOINT}
+    if "value" in loaded:  # the decision run, at the preset the chapter asked for (smoke where value fell back to it)
+        v = loaded["value"]["value"]
+        own[LONG] = long_source("smoke" if v.preset == "smoke" else getattr(v, "requested", "") or v.preset, root)
     return own, joint
 
 
