@@ -33,7 +33,7 @@ class _Tables(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.tables, self._cell = [], None
+        self.tables, self._cell, self._skip = [], None, 0  # _skip: depth inside a verdict's cause (not its label)
 
     def handle_starttag(self, tag, attrs):
         if tag == "table":
@@ -42,14 +42,21 @@ class _Tables(HTMLParser):
             self.tables[-1].append([])
         elif tag in ("td", "th") and self.tables and self.tables[-1]:
             self._cell = []
+        elif self._cell is not None:
+            self._cell.append(" ")  # an element inside a cell (the verdict's label, its cause) is a word apart
+            if tag not in ("br", "img", "wbr", "hr") and (self._skip or "rgr-verdict-cause" in (dict(attrs).get("class") or "")):
+                self._skip += 1
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
             self.tables[-1][-1].append(" ".join("".join(self._cell).split()))
             self._cell = None
+        elif self._cell is not None:
+            self._cell.append(" ")
+            self._skip = max(0, self._skip - 1) if tag not in ("br", "img", "wbr", "hr") else self._skip
 
     def handle_data(self, data):
-        if self._cell is not None:
+        if self._cell is not None and not self._skip:
             self._cell.append(data)
 
 
