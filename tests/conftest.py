@@ -1,7 +1,9 @@
 """Shared test settings: hypothesis profiles (CI runs the same examples every time)."""
 
 import os
+from pathlib import Path
 
+import pytest
 import torch
 from hypothesis import settings
 
@@ -10,3 +12,14 @@ settings.register_profile("dev", max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # one thread: the stacked tiny matmuls gain nothing from more, and a shared 2-core CI box loses a lot
 torch.set_num_threads(1)
+
+
+@pytest.fixture
+def empty_checkout(tmp_path) -> Path:
+    """A checkout with the package but no tables: _config.yml, rgr/ (a link) and an empty data/ (chapter tests)."""
+    root = tmp_path / "checkout"
+    (root / "data").mkdir(parents=True)
+    (root / "book").mkdir()
+    (root / "_config.yml").write_text("title: empty checkout\n")
+    (root / "rgr").symlink_to(Path(__file__).resolve().parent.parent / "rgr", target_is_directory=True)
+    return root

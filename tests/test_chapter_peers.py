@@ -20,15 +20,6 @@ pm = pytest.importorskip("papermill")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _checkout(tmp_path: Path) -> Path:
-    root = tmp_path / "checkout"
-    (root / "data").mkdir(parents=True)
-    (root / "book").mkdir()
-    (root / "_config.yml").write_text("title: empty checkout\n")
-    (root / "rgr").symlink_to(ROOT / "rgr", target_is_directory=True)
-    return root
-
-
 def _glue(nb: nbformat.NotebookNode) -> dict[str, str]:
     return {o["metadata"]["scrapbook"]["name"]: o["data"].get("application/papermill.record/text/plain", "").strip("'")
             for c in nb.cells for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
@@ -42,8 +33,8 @@ def _run(root: Path, tmp_path: Path) -> dict[str, str]:
     return _glue(nbformat.read(out, 4))
 
 
-def test_chapter_glues_the_power_of_synthetic_peer_files(tmp_path):
-    root = _checkout(tmp_path)
+def test_chapter_glues_the_power_of_synthetic_peer_files(empty_checkout, tmp_path):
+    root = empty_checkout
     write_peer_files(tmp_path / "raw", 2.0)
     assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(root / "data" / "peers_refit.csv")]) == 0
     shutil.rmtree(tmp_path / "raw")
@@ -52,8 +43,8 @@ def test_chapter_glues_the_power_of_synthetic_peer_files(tmp_path):
     assert float(glued["rss_ratio"]) > 1  # their own rule prefers p = 2 on a p = 2 table
 
 
-def test_chapter_runs_from_the_committed_table_alone(tmp_path):
-    root = _checkout(tmp_path)
+def test_chapter_runs_from_the_committed_table_alone(empty_checkout, tmp_path):
+    root = empty_checkout
     shutil.copy(ROOT / "data" / "peers_refit.csv", root / "data")
     fit, exp3, _ = dana_refit(ROOT)
     glued = _run(root, tmp_path)

@@ -50,17 +50,6 @@ def test_chapter_runs_on_the_smoke_preset(chapter, tmp_path):
     assert not missing, f"prose uses glue names the chapter never glues: {sorted(missing)}"
 
 
-@pytest.fixture
-def empty_checkout(tmp_path) -> Path:
-    """A checkout with the package but no tables: _config.yml, rgr/ (a link) and an empty data/."""
-    root = tmp_path / "checkout"
-    (root / "data").mkdir(parents=True)
-    (root / "book").mkdir()
-    (root / "_config.yml").write_text("title: empty checkout\n")
-    (root / "rgr").symlink_to(ROOT / "rgr", target_is_directory=True)
-    return root
-
-
 @pytest.mark.parametrize("name", DATA_CHAPTERS)
 def test_data_chapter_falls_back_to_smoke_data_without_tables(name, empty_checkout, tmp_path):
     # the peers chapter's re-fit reads a committed table of statistics, not a sweep: no smoke stands in for it
