@@ -33,11 +33,15 @@ from typing import NamedTuple
 from .files import open_own, replace_whole
 from .schema import TableError
 
-__all__ = ["Seal", "SealCheck", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal", "drop_seal",
+__all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal", "drop_seal",
            "compare", "enforce"]
 
 SUFFIX = ".seal"
 FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
+
+
+class BadSeal(TableError):
+    """A seal that is not one this rgr writes (malformed, another format, not a file)."""
 
 
 class UnsealedTable(UserWarning):
@@ -58,7 +62,8 @@ class Seal:
 
 
 class SealCheck(NamedTuple):
-    """A table against its seal: ``state`` (sealed | unsealed | appended | changed | cut) and what to say."""
+    """A table against its seal: ``state`` (sealed | unsealed | appended | changed | cut; unreadable, for
+    :func:`rgr.store.repair_table` only) and what to say."""
 
     state: str
     message: str  # "" when sealed
@@ -88,7 +93,7 @@ def read_seal(table: str | Path) -> Seal | None:
     fix = f"`python -m rgr repair {table} --seal` rewrites it from the table as it is"
     with fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise TableError(f"{path}: is not a file; {fix}")
+            raise BadSeal(f"{path}: is not a file; {fix}")
         raw = fh.read(4096)
     try:
         d = json.loads(raw.decode("utf-8"))
@@ -99,7 +104,7 @@ def read_seal(table: str | Path) -> Seal | None:
                 and isinstance(seal.sha256, str) and len(seal.sha256) == 64):
             raise ValueError("rows, bytes or sha256 out of range")
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
-        raise TableError(f"{path}: not a seal this rgr wrote ({e}); {fix}") from None
+        raise BadSeal(f"{path}: not a seal this rgr wrote ({e}); {fix}") from None
     return seal
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from .files import open_own, replace_whole
 from .read import FIELD_LIMIT, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
-from .seal import SealCheck, compare, drop_seal, seal_of, write_seal
+from .seal import BadSeal, SealCheck, compare, drop_seal, seal_of, write_seal
 
 __all__ = ["write_rows", "sweep_lock", "repair_table", "Repaired", "drop_table"]
 
@@ -167,13 +167,13 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
             bad = sorted(bad + [(n, line) for n, line, ok in checked if not ok])
         if not bad:  # intact: check it against its seal, or seal it
             df, data = read_table(path, schema)
-            before = compare(path, data, len(df))
+            before = _against_seal(path, data, len(df), seal)
             if before.state == "cut" and not seal:
                 raise TableError(before.message)
             if seal and before.state != "sealed":
                 write_seal(path, seal_of(data, len(df)))
             return Repaired(len(df), 0, (), before, seal and before.state != "sealed")
-        before = compare(path, path.read_bytes(), len(numbered))
+        before = _against_seal(path, path.read_bytes(), len(numbered), seal)
         kept = "\n".join([head, *(line for _, line in good)]) + "\n"
         check_integrity(path, kept, schema)
         rows_of(kept, schema, path)
@@ -181,6 +181,16 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
         _write_sealed(path, kept, len(good))
     return Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
+
+
+def _against_seal(path: Path, data: bytes, rows: int, resealing: bool) -> SealCheck:
+    """:func:`rgr.store.seal.compare`; a seal that is not one rgr writes is an error, unless it is to be rewritten."""
+    try:
+        return compare(path, data, rows)
+    except BadSeal as e:
+        if not resealing:
+            raise
+        return SealCheck("unreadable", str(e), None)
 
 
 def drop_table(path: str | Path) -> None:
