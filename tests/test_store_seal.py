@@ -5,6 +5,7 @@ is refused in one line (exit 2 from the commands); a table appended to by a writ
 code of a running sweep from before seals) is read with a statement and sealed by ``repair --seal``.
 """
 
+import json
 import os
 import shutil
 import warnings
@@ -200,3 +201,18 @@ def test_every_committed_table_is_sealed():
         if found.state != "sealed":
             stale[t.name] = found.state
     assert not stale, f"run `python -m rgr repair data/<table>.csv --seal` for {stale}"
+
+
+def test_a_table_replaced_whole_is_validated_then_sealed(table, tmp_path):
+    from rgr.store import replace_table
+
+    rows = load_table(table, BASE)
+    rows["val_curve"] = rows["val_curve"].map(json.dumps)
+    p = tmp_path / "base.csv"
+    assert replace_table(p, BASE, rows.head(5)) == 5 and len(_quiet_load(p)) == 5
+    before = p.read_bytes()
+    with pytest.raises(TableError, match="a header and no rows"):
+        replace_table(p, BASE, rows.head(0))
+    with pytest.raises(TableError, match="'m' out of range"):
+        replace_table(p, BASE, rows.head(5).assign(m=1))
+    assert p.read_bytes() == before and read_seal(p).rows == 5

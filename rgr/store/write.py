@@ -18,7 +18,7 @@ from .read import FIELD_LIMIT, check_integrity, load_table, read_table, read_tex
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, seal_of, write_seal
 
-__all__ = ["write_rows", "sweep_lock", "repair_table", "Repaired", "drop_table"]
+__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table"]
 
 
 def _lock_file(path: Path, kind: str) -> Path:
@@ -122,6 +122,21 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
             out = frame
         _write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
     return len(out)
+
+
+def replace_table(path: str | Path, schema: Schema, frame: pd.DataFrame) -> int:
+    """Replace the table at ``path`` with ``frame`` whole, under its lock, and seal it; returns its row count.
+
+    For a table recomputed whole rather than merged run by run (data/peers_refit.csv). ``frame`` must pass
+    the strict loader (every schema column, valid values, at least one row); nothing is written otherwise.
+    """
+    path = Path(path)
+    text = frame.to_csv(index=False, lineterminator="\n")
+    check_integrity(path, text, schema)
+    rows_of(text, schema, path)
+    with _write_lock(path):
+        _write_sealed(path, text, len(frame))
+    return len(frame)
 
 
 class Repaired(NamedTuple):
