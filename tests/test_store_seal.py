@@ -66,9 +66,9 @@ def test_a_table_cut_at_a_line_boundary_is_refused_in_one_line(table, tmp_path, 
     p = _copy(table, tmp_path)
     _cut(p, k)
     before = p.read_bytes()
-    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: the last {k} were cut off at a line "
-            f"boundary; restore the table (git checkout, or the copy it came from), or keep these {32 - k} rows with "
-            f"`python -m rgr repair {p} --seal` and rerun the sweep to train the missing runs")
+    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: {k} row{'s' * (k > 1)} cut off its end at a "
+            f"line boundary; restore the table (git checkout, or the copy it came from), or keep these {32 - k} rows "
+            f"with `python -m rgr repair {p} --seal` and rerun the sweep to train the missing runs")
     with pytest.raises(TableError) as err:
         load_table(p, BASE)
     assert str(err.value) == says
@@ -76,7 +76,7 @@ def test_a_table_cut_at_a_line_boundary_is_refused_in_one_line(table, tmp_path, 
         assert cli(argv) == 2
         assert capsys.readouterr().err == f"rgr {argv[0]}: {says}\n"
     row = load_table(table, BASE).iloc[-1].to_dict()
-    with pytest.raises(TableError, match="cut off at a line boundary"):  # a write never seals a cut table over
+    with pytest.raises(TableError, match="cut off its end at a line boundary"):  # a write never seals a cut table over
         write_rows(p, BASE, [row])
     assert p.read_bytes() == before and read_seal(p).rows == 32
 
@@ -110,7 +110,7 @@ def test_rows_appended_by_code_that_does_not_seal_are_reported_not_refused(table
     with pytest.warns(UnsealedTable) as said:
         assert len(load_table(p, BASE)) == 32
     assert str(said[0].message) == (
-        f"{p}: 32 rows; its seal (base.csv.seal) records the first 28, intact, and 4 were appended after it by a "
+        f"{p}: 32 rows; its seal (base.csv.seal) records the first 28, intact, and 4 rows appended after it by a "
         f"writer that does not seal (such as an rgr from before seals), so a cut among them would go unseen; "
         f"`python -m rgr repair {p} --seal` records them")
     assert cli(["repair", str(p)]) == 0  # only says so

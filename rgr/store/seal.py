@@ -136,18 +136,22 @@ def compare(table: str | Path, data: bytes, rows: int) -> SealCheck:
     if len(data) == seal.size and hashlib.sha256(data).hexdigest() == seal.sha256:
         return SealCheck("sealed", "", seal.rows)
     if rows < seal.rows:
-        return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: the last "
-                                f"{seal.rows - rows:,} were cut off at a line boundary; restore the table (git checkout, "
-                                f"or the copy it came from), or keep these {rows:,} rows with {fix} and rerun the "
-                                "sweep to train the missing runs", seal.rows)
+        return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
+                                f"{_rows(seal.rows - rows)} cut off its end at a line boundary; restore the table (git "
+                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and rerun "
+                                "the sweep to train the missing runs", seal.rows)
     if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
         return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "
-                                     f"intact, and {rows - seal.rows:,} were appended after it by a writer that does "
+                                     f"intact, and {_rows(rows - seal.rows)} appended after it by a writer that does "
                                      f"not seal (such as an rgr from before seals), so a cut among them would go "
                                      f"unseen; {fix} records them", seal.rows)
     return SealCheck("changed", f"{table}: {rows:,} rows, changed since its seal ({name}, {seal.rows:,} rows) was "
                                 f"written, by a writer that does not seal (an rgr from before seals, or an edit); "
                                 f"{fix} records it as it is now", seal.rows)
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row{'' if n == 1 else 's'}"
 
 
 def enforce(table: str | Path, data: bytes, rows: int) -> SealCheck:
