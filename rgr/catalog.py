@@ -74,14 +74,10 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
 
 
 def schema_for_file(path: str | Path) -> Schema:
-    """The schema of a table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ``peers_refit.csv``, ...)."""
+    """The schema of a sweep's table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ...)."""
     stem = Path(path).name.split(".")[0]
-    if stem == "peers_refit":  # not a sweep: Dana et al.'s tables reduced (imported here only, not by every chapter)
-        from .results.peers_refit import SCHEMA
-
-        return SCHEMA
     if stem not in SWEEPS or not Path(path).name.endswith(".csv"):
-        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted([*SWEEPS, 'peers_refit'])})")
+        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(SWEEPS)})")
     return SWEEPS[stem].schema
 
 

@@ -216,3 +216,14 @@ def test_a_table_replaced_whole_is_validated_then_sealed(table, tmp_path):
     with pytest.raises(TableError, match="'m' out of range"):
         replace_table(p, BASE, rows.head(5).assign(m=1))
     assert p.read_bytes() == before and read_seal(p).rows == 5
+
+
+def test_repair_knows_every_committed_table_and_refuses_a_seal_for_a_table(tmp_path, capsys):
+    p = tmp_path / "peers_refit.csv"
+    shutil.copy(data_dir() / p.name, p)  # not a sweep's table, yet one of data/
+    assert cli(["repair", str(p), "--seal"]) == 0
+    rows = read_seal(data_dir() / p.name).rows
+    assert capsys.readouterr().out.strip() == f"{p}: intact; sealed at {rows} rows (it had no seal)"
+    assert seal_path(p).read_bytes() == seal_path(data_dir() / p.name).read_bytes()
+    assert cli(["repair", str(seal_path(p))]) == 2
+    assert "is not a table of data/" in capsys.readouterr().err

@@ -139,8 +139,18 @@ def schema(argv: Sequence[str]) -> int:
     return 0
 
 
-def repair(argv: Sequence[str]) -> int:
+def _table_schema(path: Path):
+    """The schema of a table of data/ from its file name: a sweep's (rgr.catalog), or data/peers_refit.csv's."""
     from ..catalog import schema_for_file
+
+    if path.name == "peers_refit.csv":  # not a sweep: Dana et al.'s tables reduced (rgr.results.peers_refit)
+        from ..results.peers_refit import SCHEMA
+
+        return SCHEMA
+    return schema_for_file(path)
+
+
+def repair(argv: Sequence[str]) -> int:
     from ..store import repair_table
 
     ap = Parser(prog="rgr repair", description="Cut a damaged table in data/ back to its intact rows (every one kept); "
@@ -154,8 +164,7 @@ def repair(argv: Sequence[str]) -> int:
         if not a.table.is_file():
             raise UsageError(f"table: no such file {a.table}")
         writable_dir(a.table.parent, "table")
-        schema = schema_for_file(a.table)
-        done = repair_table(a.table, schema, seal=a.seal)
+        done = repair_table(a.table, _table_schema(a.table), seal=a.seal)
     except (UsageError, ValueError) as e:  # TableError is a ValueError: damage repair cannot undo, a cut table
         return fail("rgr repair", str(e))
     print(_repair_report(a.table, done))
