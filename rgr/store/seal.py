@@ -4,17 +4,20 @@ A table cut at a line boundary (its last lines gone whole: a copy or a download 
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
 count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.write_rows`,
-:func:`rgr.store.repair_table`) renames the table into place, then its new seal. The loader compares (:func:`compare`):
+:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal. The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
 - fewer rows than sealed: ``cut``, refused with one line naming the file, both counts and the fix;
 - no seal (``unsealed``), or more rows than sealed with the sealed bytes intact at the start (``appended``: by a
   writer that does not seal, such as an rgr from before seals), or other bytes (``changed``): read, with an
   :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
-  (:func:`rgr.store.seal_table`) records the table as it is.
+  (:func:`rgr.store.repair_table` with ``seal=True``) records the table as it is.
 
-The seal is a function of the table's bytes alone (no date, no host), so it changes exactly when the table does:
-a chapter that reads a table and its seal is not made stale by the seal. What it cannot see: a cut that removes
+The table is renamed into place before its seal: a writer killed between the two renames leaves the old seal
+beside a table that only gained rows (a merge never removes one), which reads as ``appended`` or ``changed``,
+never as ``cut``, until the next write (a repair, which drops lines, is the exception: rerun it). The seal is a
+function of the table's bytes alone (no date, no host), so it changes exactly when the table does: a chapter
+that reads a table and its seal is not made stale by the seal. What it cannot see: a cut that removes
 only rows appended after the seal by a writer that does not seal (they were never recorded). The seal and its
 temporary file are opened without following a symbolic link planted at their names.
 """
