@@ -123,6 +123,14 @@ def test_rows_appended_by_code_that_does_not_seal_are_reported_not_refused(table
         load_table(p, BASE)
 
 
+def test_a_write_by_this_rgr_seals_a_table_that_old_code_appended_to(table, tmp_path):
+    p = _old_code_appended(table, tmp_path, 4)
+    row = load_table(table, BASE).iloc[0].to_dict()
+    with pytest.warns(UnsealedTable, match="4 rows appended after it"):  # said once, when the write reads it
+        assert write_rows(p, BASE, [row]) == 32
+    assert len(_quiet_load(p)) == 32 and read_seal(p).rows == 32
+
+
 def test_a_table_without_a_seal_or_changed_under_it_is_read_with_a_statement(table, tmp_path):
     p = _copy(table, tmp_path, seal=False)
     with pytest.warns(UnsealedTable, match=r"base.csv: no seal \(base.csv.seal\), so a cut at a line boundary would "
