@@ -131,6 +131,33 @@ def test_a_write_by_this_rgr_seals_a_table_that_old_code_appended_to(table, tmp_
     assert len(_quiet_load(p)) == 32 and read_seal(p).rows == 32
 
 
+def test_a_write_between_reading_the_seal_and_the_table_never_looks_like_a_cut(table, tmp_path, monkeypatch):
+    """A chapter may read a table while a sweep writes it: the loader reads the seal first and the writer renames the
+    table first, so the reader sees at worst a table newer than its seal (a statement), never a cut (an error)."""
+    import rgr.store.read as read
+
+    p = _copy(table, tmp_path)
+    missing = load_table(p, BASE).tail(3).to_dict("records")
+    _cut(p, 3)
+    repair_table(p, BASE, seal=True)
+    fired = []
+
+    def then_write(fn):  # whichever of the two reads comes first, a sweep's write lands right after it
+        def wrapped(*args):
+            out = fn(*args)
+            if not fired:
+                fired.append(fn.__name__)
+                write_rows(p, BASE, missing)
+            return out
+        return wrapped
+
+    monkeypatch.setattr(read, "read_seal", then_write(read.read_seal))
+    monkeypatch.setattr(read, "_bytes", then_write(read._bytes))
+    with pytest.warns(UnsealedTable, match="records the first 29, intact, and 3 rows appended"):
+        assert len(load_table(p, BASE)) == 32
+    assert fired == ["read_seal"] and len(_quiet_load(p)) == 32
+
+
 def test_a_table_without_a_seal_or_changed_under_it_is_read_with_a_statement(table, tmp_path):
     p = _copy(table, tmp_path, seal=False)
     with pytest.warns(UnsealedTable, match=r"base.csv: no seal \(base.csv.seal\), so a cut at a line boundary would "
@@ -205,7 +232,7 @@ def test_every_committed_table_is_sealed():
     stale = {}
     for t in tables:
         data = t.read_bytes()
-        found = compare(t, data, data.count(b"\n") - 1)  # rows: one record a line in data/
+        found = compare(t, data, data.count(b"\n") - 1, read_seal(t))  # rows: one record a line in data/
         if found.state != "sealed":
             stale[t.name] = found.state
     assert not stale, f"run `python -m rgr repair data/<table>.csv --seal` for {stale}"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from .schema import Column, Schema, TableError
-from .seal import enforce
+from .seal import enforce, read_seal
 
 __all__ = ["FIELD_LIMIT", "load_table", "read_table", "finished_keys", "read_text", "check_integrity", "rows_of"]
 
@@ -159,8 +159,9 @@ def load_table(path: str | Path, schema: Schema) -> pd.DataFrame:
     A table cut at a line boundary (fewer rows than its seal records) is refused; one without a matching seal is
     read with an :class:`rgr.store.UnsealedTable` warning that says why (:mod:`rgr.store.seal`).
     """
+    seal = read_seal(path)  # before the table: a write between the two reads cannot look like a cut
     df, data = read_table(path, schema)
-    enforce(path, data, len(df))
+    enforce(path, data, len(df), seal)
     return df
 
 

@@ -13,7 +13,9 @@ count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.wr
   :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
   (:func:`rgr.store.repair_table` with ``seal=True``) records the table as it is.
 
-The table is renamed into place before its seal: a writer killed between the two renames leaves the old seal
+The writer renames the table into place before its seal, and the loader reads the seal before the table, so a
+reader racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed
+between the two renames leaves the old seal
 beside a table that only gained rows (a merge never removes one), which reads as ``appended`` or ``changed``,
 never as ``cut``, until the next write (a repair, which drops lines, is the exception: rerun it). The seal is a
 function of the table's bytes alone (no date, no host), so it changes exactly when the table does: a chapter
@@ -127,9 +129,11 @@ def drop_seal(table: str | Path) -> None:
         path.unlink()
 
 
-def compare(table: str | Path, data: bytes, rows: int) -> SealCheck:
-    """The table ``table``, whose bytes are ``data`` holding ``rows`` rows, against its seal (see the module)."""
-    seal = read_seal(table)
+def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
+    """The table ``table``, whose bytes are ``data`` holding ``rows`` rows, against its seal ``seal`` (see the module).
+
+    Read the seal before the table: a writer renames the table first, so a write between the two reads leaves a
+    table newer than its seal (a statement), never older (a cut)."""
     name = seal_path(table).name
     fix = f"`python -m rgr repair {table} --seal`"
     if seal is None:
@@ -157,9 +161,9 @@ def _rows(n: int) -> str:
     return f"{n:,} row{'' if n == 1 else 's'}"
 
 
-def enforce(table: str | Path, data: bytes, rows: int) -> SealCheck:
+def enforce(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
     """:func:`compare`, then raise :class:`TableError` on a cut and warn (:class:`UnsealedTable`) when not sealed."""
-    found = compare(table, data, rows)
+    found = compare(table, data, rows, seal)
     if found.state == "cut":
         raise TableError(found.message)
     if found.state != "sealed":

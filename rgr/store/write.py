@@ -16,7 +16,7 @@ import pandas as pd
 from .files import open_own, replace_whole
 from .read import FIELD_LIMIT, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
-from .seal import BadSeal, SealCheck, compare, drop_seal, seal_of, write_seal
+from .seal import BadSeal, SealCheck, compare, drop_seal, read_seal, seal_of, write_seal
 
 __all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table"]
 
@@ -199,9 +199,10 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
 
 
 def _against_seal(path: Path, data: bytes, rows: int, resealing: bool) -> SealCheck:
-    """:func:`rgr.store.seal.compare`; a seal that is not one rgr writes is an error, unless it is to be rewritten."""
+    """:func:`rgr.store.seal.compare` (under the write lock); a seal that is not one rgr writes is an error, unless it
+    is to be rewritten."""
     try:
-        return compare(path, data, rows)
+        return compare(path, data, rows, read_seal(path))
     except BadSeal as e:
         if not resealing:
             raise
