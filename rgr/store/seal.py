@@ -15,13 +15,12 @@ count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.wr
 
 The writer renames the table into place before its seal, and the loader reads the seal before the table, so a
 reader racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed
-between the two renames leaves the old seal
-beside a table that only gained rows (a merge never removes one), which reads as ``appended`` or ``changed``,
-never as ``cut``, until the next write (a repair, which drops lines, is the exception: rerun it). The seal is a
-function of the table's bytes alone (no date, no host), so it changes exactly when the table does: a chapter
-that reads a table and its seal is not made stale by the seal. What it cannot see: a cut that removes
-only rows appended after the seal by a writer that does not seal (they were never recorded). The seal and its
-temporary file are opened without following a symbolic link planted at their names.
+between the two renames leaves the old seal beside a table that only gained rows (a merge never removes one):
+``appended`` or ``changed``, never ``cut``, until the next write (a repair, which drops lines, is the exception:
+rerun it). The seal is a function of the table's bytes alone (no date, no host), so it changes exactly when the
+table does: a chapter that reads a table and its seal is not made stale by the seal. What it cannot see: a cut
+that removes only rows appended after the seal by a writer that does not seal (they were never recorded). The
+seal and its temporary file are opened without following a symbolic link planted at their names.
 """
 
 from __future__ import annotations
