@@ -74,9 +74,9 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
 
 
 def schema_for_file(path: str | Path) -> Schema:
-    """The schema of a table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ...)."""
+    """The schema of a sweep's table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ...)."""
     stem = Path(path).name.split(".")[0]
-    if stem not in SWEEPS:
+    if stem not in SWEEPS or not Path(path).name.endswith(".csv"):
         raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(SWEEPS)})")
     return SWEEPS[stem].schema
 

@@ -28,6 +28,14 @@ checks every column, type and range, refuses unknown columns and truncated or ma
 table is cut back to its intact rows by `python -m rgr repair data/<table>.csv`). Writers take an exclusive
 lock on the table, and a sweep holds its table for its whole run.
 
+Every write also records the table's seal beside it, `data/<table>.csv.seal` (committed with the table): one
+JSON line with the row count, the size in bytes and the sha256 of the table as rgr wrote it, and nothing else
+(no date), so it changes exactly when the table does. A table with fewer rows than its seal records (cut at a
+line boundary, which still parses) is refused, naming both counts. A table without a matching seal (no seal;
+rows appended after it, or other bytes, by a writer that does not seal, such as an rgr from before seals) is
+read with an `UnsealedTable` warning that says which, until `python -m rgr repair data/<table>.csv --seal`
+records it as it is; the same command accepts a cut explicitly (`rgr.store.seal`).
+
 ## How the D_K grid is built
 
 {grid}

@@ -142,7 +142,7 @@ def test_interrupted_sweep_resumes_without_retraining(tmp_path, reference):
 def test_shards_merge_into_the_same_table(tmp_path, reference):
     for i in range(2):
         run_sweep("base", "smoke", "cpu", shard=(i, 2), root=tmp_path, progress=False, log=lambda s: None)
-    assert len(list(tmp_path.glob("base.shard-*"))) == 2
+    assert len(list(tmp_path.glob("base.shard-*.csv"))) == 2
     merged = load_results("base", root=tmp_path)
     assert merge_shards(get_experiment("base").schema, root=tmp_path) == len(merged)
     assert not list(tmp_path.glob("base.shard-*"))

@@ -139,28 +139,55 @@ def schema(argv: Sequence[str]) -> int:
     return 0
 
 
-def repair(argv: Sequence[str]) -> int:
+def _table_schema(path: Path):
+    """The schema of a table of data/ from its file name: a sweep's (rgr.catalog), or data/peers_refit.csv's."""
     from ..catalog import schema_for_file
+
+    if path.name == "peers_refit.csv":  # not a sweep: Dana et al.'s tables reduced (rgr.results.peers_refit)
+        from ..results.peers_refit import SCHEMA
+
+        return SCHEMA
+    return schema_for_file(path)
+
+
+def repair(argv: Sequence[str]) -> int:
     from ..store import repair_table
 
-    ap = Parser(prog="rgr repair", description="Cut a truncated table in data/ back to the rows before the damage.")
+    ap = Parser(prog="rgr repair", description="Cut a damaged table in data/ back to its intact rows (every one kept); "
+                                               "check an intact one against its seal, or record its seal (--seal).")
     ap.add_argument("table", type=Path, help="e.g. data/base.csv")
+    ap.add_argument("--seal", action="store_true",
+                    help="record the table's seal as it is now (rows, size, sha256): for a table written or appended "
+                         "to by a writer that does not seal, or to accept rows lost at its end")
     a = ap.parse_args(list(argv))
     try:
         if not a.table.is_file():
             raise UsageError(f"table: no such file {a.table}")
         writable_dir(a.table.parent, "table")
-        schema = schema_for_file(a.table)
-        done = repair_table(a.table, schema)
-    except (UsageError, ValueError) as e:  # TableError is a ValueError: damage repair cannot undo
+        done = repair_table(a.table, _table_schema(a.table), seal=a.seal)
+    except (UsageError, ValueError) as e:  # TableError is a ValueError: damage repair cannot undo, a cut table
         return fail("rgr repair", str(e))
-    if not done.dropped:
-        print(f"{a.table}: intact ({done.kept} rows); nothing to repair")
-    else:
-        which = ", ".join(map(str, done.lines[:10])) + (" ..." if done.dropped > 10 else "")
-        print(f"{a.table}: kept {done.kept} intact rows; dropped {done.dropped} damaged line(s) ({which}), saved in "
-              f"{a.table}.damaged; rerun the sweep to train what is missing")
+    print(_repair_report(a.table, done))
     return 0
+
+
+def _repair_report(table: Path, done) -> str:
+    """What :func:`rgr.store.repair_table` did to ``table``: one line, and what its seal says when it does not match."""
+    was = done.before.sealed_rows
+    if done.dropped:
+        which = ", ".join(map(str, done.lines[:10])) + (" ..." if done.dropped > 10 else "")
+        lost = f"; its seal recorded {was:,} rows, {was - done.kept:,} fewer now" if was and was > done.kept else ""
+        return (f"{table}: kept {done.kept:,} intact rows; dropped {done.dropped} damaged line(s) ({which}), saved in "
+                f"{table}.damaged; sealed at {done.kept:,} rows{lost}; rerun the sweep to train what is missing")
+    if done.sealed:
+        state = done.before.state
+        before = ("its seal was unreadable" if state == "unreadable" else "it had no seal" if was is None else f"its seal recorded the first {was:,}" if state == "appended"
+                  else f"its seal recorded {was:,}: the {was - done.kept:,} lost are accepted" if state == "cut"
+                  else f"its seal, of {was:,} rows, no longer matched")
+        return f"{table}: intact; sealed at {done.kept:,} rows ({before})"
+    if done.before.state == "sealed":
+        return f"{table}: intact ({done.kept:,} rows) and sealed; nothing to repair"
+    return f"{table}: intact ({done.kept:,} rows); nothing to repair\n{done.before.message}"
 
 
 def replay_stopping(argv: Sequence[str]) -> int:

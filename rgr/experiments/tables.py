@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..paths import data_dir
-from ..store import Schema, TableError, load_table, sweep_lock, write_rows
+from ..store import Schema, TableError, drop_table, load_table, sweep_lock, write_rows
 
 __all__ = ["table_path", "shard_paths", "load_results", "merge_shards"]
 
@@ -47,7 +47,7 @@ def load_results(schema: Schema, preset: str | None = None, root: Path | None = 
 
 
 def merge_shards(schema: Schema, root: Path | None = None) -> int:
-    """Fold shard files into the main table (then delete them); returns the row count.
+    """Fold shard files into the main table (then delete them and their seals); returns the row count.
 
     Refuses (:class:`rgr.store.TableBusy`) while a sweep still writes one of the shards.
     """
@@ -58,5 +58,5 @@ def merge_shards(schema: Schema, root: Path | None = None) -> int:
         df = load_results(schema, root=root)
         n = write_rows(table_path(schema.name, root=root), schema, df.to_dict("records"))
         for p in shards:
-            p.unlink()
+            drop_table(p)
     return n

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +23,7 @@ import pandas as pd
 
 from .. import __version__
 from ..paths import data_dir
-from ..store import Column, Schema, TableError, code_version, load_table
+from ..store import Column, Schema, TableError, code_version, load_table, replace_table
 from .peers import EXP1_WIDTHS, ExpThreeRefit, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
 
 __all__ = ["REPO", "COMMIT", "FILES", "NEEDED", "COMMAND", "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir",
@@ -157,15 +156,8 @@ def refit_path(root: Path | None = None) -> Path:
 
 
 def write_refit(rows: pd.DataFrame, path: Path) -> Path:
-    """Replace ``path`` with ``rows`` whole: written beside it, checked by the strict loader, then renamed."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        rows.to_csv(tmp, index=False, lineterminator="\n")
-        load_table(tmp, SCHEMA)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    """Replace ``path`` with ``rows`` whole, through the store: checked by the strict loader, renamed, sealed."""
+    replace_table(path, SCHEMA, rows)
     return path
 
 

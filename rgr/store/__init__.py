@@ -12,7 +12,12 @@ The loader checks every column's presence, type and range, refuses columns the
 schema does not know, and checks the file's integrity (every line complete);
 it stops with a message that names the file and the problem rather than return
 half a table. A truncated table is recovered by ``python -m rgr repair <file>``
-(:func:`repair_table`): the rows before the damage are kept.
+(:func:`repair_table`): every intact row is kept.
+
+Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256:
+:mod:`rgr.store.seal`), so a table cut at a line boundary, which still parses, is refused too; a table
+written by a writer that does not seal (an rgr from before seals) is read with an :class:`UnsealedTable`
+warning until ``python -m rgr repair <file> --seal`` records it.
 """
 
 
@@ -20,7 +25,8 @@ from __future__ import annotations
 
 from .read import finished_keys, load_table
 from .schema import PROVENANCE, Column, Schema, TableBusy, TableError, code_version, provenance
-from .write import repair_table, sweep_lock, write_rows
+from .seal import UnsealedTable, seal_path
+from .write import drop_table, repair_table, replace_table, sweep_lock, write_rows
 
-__all__ = ["Column", "Schema", "TableError", "TableBusy", "PROVENANCE", "code_version", "provenance", "write_rows",
-           "load_table", "finished_keys", "sweep_lock", "repair_table"]
+__all__ = ["Column", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version", "provenance",
+           "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table", "drop_table", "seal_path"]

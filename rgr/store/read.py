@@ -1,4 +1,4 @@
-"""Reading a table strictly: integrity, types, ranges (ground wing; see :mod:`rgr.store`)."""
+"""Reading a table strictly: integrity, types, ranges, its seal (ground wing; see :mod:`rgr.store`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .schema import _DTYPES, Column, Schema, TableError  # noqa: F401
+from .schema import Column, Schema, TableError
+from .seal import enforce, read_seal
 
-__all__ = ["FIELD_LIMIT", "load_table", "finished_keys", "read_text"]
+__all__ = ["FIELD_LIMIT", "load_table", "read_table", "finished_keys", "read_text", "check_integrity", "rows_of"]
 
 FIELD_LIMIT = 1 << 24  # characters a field may hold: the reader's limit; the writer refuses longer fields
 csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
@@ -20,13 +21,22 @@ csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
 
 def read_text(path: Path) -> str:
     """The table's text (a UTF-8 byte-order mark dropped); a :class:`TableError` naming the file if it is not UTF-8."""
+    return _decoded(path, _bytes(path))
+
+
+def _bytes(path: Path) -> bytes:
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise TableError(f"{path}: is a folder, not a table") from None
+
+
+def _decoded(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise TableError(f"{path}: not UTF-8 text (byte {e.start} is {e.object[e.start:e.start + 1]!r}); a table of "
                          "data/ is written by rgr as UTF-8 CSV — restore it from git or rerun the sweep") from None
-    except IsADirectoryError:
-        raise TableError(f"{path}: is a folder, not a table") from None
 
 
 def _lines(index: pd.Index) -> list[int]:
@@ -48,7 +58,9 @@ def _records(text: str) -> tuple[list[str], list[list[str]], int | None]:
     return header, rows, None
 
 
-def _check_integrity(path: Path, text: str, schema: Schema) -> None:
+def check_integrity(path: Path, text: str, schema: Schema) -> None:
+    """Refuse (:class:`TableError`) a table text with an incomplete or corrupt line, no rows, or columns the schema
+    lacks or does not know."""
     if not text.strip():
         raise TableError(f"{path}: empty file; delete it and rerun the command that writes it")
     header, rows, bad = _records(text)
@@ -83,6 +95,11 @@ def _out_of_range(s: pd.Series, c: Column) -> pd.Series:
     lo = -math.inf if c.low is None else c.low
     hi = math.inf if c.high is None else c.high
     return v.notna() & ((v < lo) | (v > hi))
+
+
+def rows_of(text: str, schema: Schema, path: Path) -> pd.DataFrame:
+    """The records of a table's CSV ``text``, typed and checked against ``schema`` (errors name ``path``)."""
+    return _typed(_frame(text, schema), schema, path)
 
 
 def _typed(df: pd.DataFrame, schema: Schema, path: Path) -> pd.DataFrame:
@@ -137,13 +154,26 @@ def _invalid(s: pd.Series, c: Column) -> pd.Series:
 
 
 def load_table(path: str | Path, schema: Schema) -> pd.DataFrame:
-    """Read and validate one table; raise :class:`TableError` naming the problem."""
+    """Read and validate one table, and check it against its seal; raise :class:`TableError` naming the problem.
+
+    A table cut at a line boundary (fewer rows than its seal records) is refused; one without a matching seal is
+    read with an :class:`rgr.store.UnsealedTable` warning that says why (:mod:`rgr.store.seal`).
+    """
+    seal = read_seal(path)  # before the table: a write between the two reads cannot look like a cut
+    df, data = read_table(path, schema)
+    enforce(path, data, len(df), seal)
+    return df
+
+
+def read_table(path: str | Path, schema: Schema) -> tuple[pd.DataFrame, bytes]:
+    """One table's rows, read and validated as :func:`load_table` does, and its bytes; its seal is not consulted."""
     path = Path(path)
     if not path.is_file():
         raise TableError(f"{path}: no such table; produce it with `python -m rgr sweep {schema.name} --preset book`")
-    text = read_text(path)
-    _check_integrity(path, text, schema)
-    return _typed(_frame(text, schema), schema, path)
+    data = _bytes(path)
+    text = _decoded(path, data)
+    check_integrity(path, text, schema)
+    return rows_of(text, schema, path), data
 
 
 def _frame(text: str, schema: Schema) -> pd.DataFrame:

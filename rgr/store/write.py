@@ -1,11 +1,9 @@
-"""Writing a table: locks, atomic merges, repair (ground wing; see :mod:`rgr.store`)."""
+"""Writing a table: locks, atomic merges with their seal, repair, sealing (ground wing; see :mod:`rgr.store`)."""
 
 from __future__ import annotations
 
 import csv
-import errno
 import fcntl
-import io
 import json
 import os
 import time
@@ -15,33 +13,23 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import pandas as pd
 
-from .read import FIELD_LIMIT, _check_integrity, _frame, _typed, load_table, read_text
+from .files import open_own, replace_whole
+from .read import FIELD_LIMIT, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
+from .seal import BadSeal, SealCheck, compare, drop_seal, read_seal, seal_of, write_seal
 
-__all__ = ["write_rows", "sweep_lock", "repair_table", "Repaired"]
+__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table"]
 
 
 def _lock_file(path: Path, kind: str) -> Path:
     return path.with_name(f".{path.name}.{kind}.lock")
 
 
-def _open_own(path: Path, mode: str, truncate: bool = False):
-    """Open (creating) a side file of a table without following a symbolic link planted at its name."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if truncate else os.O_APPEND)
-    try:
-        return os.fdopen(os.open(path, flags, 0o644), mode)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
-                             "(remove it)") from None
-        raise
-
-
 @contextmanager
 def _write_lock(path: Path) -> Iterator[None]:
     """Exclusive lock around one read-merge-rename of ``path`` (blocks until it is free)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _open_own(_lock_file(path, "write"), "a") as fh:
+    with open_own(_lock_file(path, "write"), "a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -58,7 +46,7 @@ def sweep_lock(path: str | Path, what: str = "") -> Iterator[None]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fh = _open_own(_lock_file(path, "sweep"), "a+")
+    fh = open_own(_lock_file(path, "sweep"), "a+")
     try:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -89,21 +77,19 @@ def _encode(value: Any, col: Column) -> Any:
     return out
 
 
-def _replace(path: Path, write) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+def _write_sealed(path: Path, text: str, rows: int) -> None:
+    """Replace the table at ``path`` with ``text`` (``rows`` rows) whole, then its seal (:mod:`rgr.store.seal`)."""
+    data = text.encode("utf-8")
+    replace_whole(path, data)
+    write_seal(path, seal_of(data, rows))
 
 
 def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]]) -> int:
-    """Merge ``rows`` into the table at ``path`` atomically, under its lock; returns the table's row count.
+    """Merge ``rows`` into the table at ``path`` atomically, under its lock, and seal it; returns its row count.
 
     Rows whose run_key is already present replace the old ones. Every row must
     carry every schema column (provenance included) and no other; nothing is written otherwise.
+    A table cut at a line boundary (fewer rows than its seal) is refused, not merged into.
     """
     path = Path(path)
     rows = list(rows)
@@ -123,7 +109,7 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
     for c in cols:
         if c.dtype == "int" and c.nullable:  # None would turn the column into floats ("16.0")
             frame[c.name] = frame[c.name].astype("Int64")
-    _typed(pd.read_csv(io.StringIO(frame.to_csv(index=False)), dtype=str, keep_default_na=True), schema, path)
+    rows_of(frame.to_csv(index=False), schema, path)
     with _write_lock(path):
         old = load_table(path, schema) if path.is_file() else None
         if old is not None:
@@ -134,25 +120,47 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
             out = pd.concat([old, frame], ignore_index=True) if len(old) else frame
         else:
             out = frame
-        _replace(path, lambda tmp: out.to_csv(tmp, index=False, lineterminator="\n"))
+        _write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
     return len(out)
 
 
+def replace_table(path: str | Path, schema: Schema, frame: pd.DataFrame) -> int:
+    """Replace the table at ``path`` with ``frame`` whole, under its lock, and seal it; returns its row count.
+
+    For a table recomputed whole rather than merged run by run (data/peers_refit.csv). ``frame`` must pass
+    the strict loader (every schema column, valid values, at least one row); nothing is written otherwise.
+    """
+    path = Path(path)
+    text = frame.to_csv(index=False, lineterminator="\n")
+    check_integrity(path, text, schema)
+    rows_of(text, schema, path)
+    with _write_lock(path):
+        _write_sealed(path, text, len(frame))
+    return len(frame)
+
+
 class Repaired(NamedTuple):
-    """What :func:`repair_table` did: rows kept, lines dropped, and the dropped lines' numbers (header = line 1)."""
+    """What :func:`repair_table` did: rows kept, lines dropped, the dropped lines' numbers (header = line 1), the
+    table against its seal before (:class:`rgr.store.seal.SealCheck`), and whether a new seal was written."""
 
     kept: int
     dropped: int
     lines: tuple[int, ...]
+    before: SealCheck
+    sealed: bool
 
 
-def repair_table(path: str | Path, schema: Schema) -> Repaired:
-    """Drop a table's damaged lines and keep every intact row, before and after them.
+def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repaired:
+    """Drop a table's damaged lines and keep every intact row, before and after them; ``seal``: also record it as it is.
 
     A line is damaged when it does not parse as one record of the header's width (a truncated or
     garbage line, a blank line) or its values fail the schema's types and ranges. The dropped lines
-    are saved beside the table as ``<table>.damaged`` (``line N: text``). The kept rows must pass the
-    strict loader; otherwise nothing is changed.
+    are saved beside the table as ``<table>.damaged`` (``line N: text``), and the table is rewritten
+    and sealed. The kept rows must pass the strict loader; otherwise nothing is changed.
+
+    An intact table is only checked: one cut at a line boundary (fewer rows than its seal records) is refused
+    with :class:`TableError`, unless ``seal``; with ``seal``, an intact table whose seal does not match (none,
+    rows appended by a writer that does not seal, other bytes, a cut) gets a seal of its bytes as they are.
     """
     path = Path(path)
     if not path.is_file():
@@ -172,16 +180,40 @@ def repair_table(path: str | Path, schema: Schema) -> Repaired:
             checked = [(n, line, _types_hold(head, [(n, line)], schema, path)) for n, line in good]
             good = [(n, line) for n, line, ok in checked if ok]
             bad = sorted(bad + [(n, line) for n, line, ok in checked if not ok])
-        if not bad:
-            load_table(path, schema)  # intact: only check it
-            return Repaired(len(good), 0, ())
+        if not bad:  # intact: check it against its seal, or seal it
+            df, data = read_table(path, schema)
+            before = _against_seal(path, data, len(df), seal)
+            if before.state == "cut" and not seal:
+                raise TableError(before.message)
+            if seal and before.state != "sealed":
+                write_seal(path, seal_of(data, len(df)))
+            return Repaired(len(df), 0, (), before, seal and before.state != "sealed")
+        before = _against_seal(path, path.read_bytes(), len(numbered), seal)
         kept = "\n".join([head, *(line for _, line in good)]) + "\n"
-        _check_integrity(path, kept, schema)
-        _typed(_frame(kept, schema), schema, path)
-        with _open_own(path.with_name(path.name + ".damaged"), "w", truncate=True) as fh:
+        check_integrity(path, kept, schema)
+        rows_of(kept, schema, path)
+        with open_own(path.with_name(path.name + ".damaged"), "w") as fh:
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
-        _replace(path, lambda tmp: tmp.write_text(kept))
-    return Repaired(len(good), len(bad), tuple(n for n, _ in bad))
+        _write_sealed(path, kept, len(good))
+    return Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
+
+
+def _against_seal(path: Path, data: bytes, rows: int, resealing: bool) -> SealCheck:
+    """:func:`rgr.store.seal.compare` (under the write lock); a seal that is not one rgr writes is an error, unless it
+    is to be rewritten."""
+    try:
+        return compare(path, data, rows, read_seal(path))
+    except BadSeal as e:
+        if not resealing:
+            raise
+        return SealCheck("unreadable", str(e), None)
+
+
+def drop_table(path: str | Path) -> None:
+    """Delete a table and its seal (a shard folded into its main table)."""
+    path = Path(path)
+    path.unlink()
+    drop_seal(path)
 
 
 def _parses(line: str, header: list[str]) -> bool:
@@ -196,7 +228,7 @@ def _parses(line: str, header: list[str]) -> bool:
 def _types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
     """Whether the records ``lines`` (under the header line ``head``) pass the schema's types, ranges and checks."""
     try:
-        _typed(_frame("\n".join([head, *(line for _, line in lines)]) + "\n", schema), schema, path)
+        rows_of("\n".join([head, *(line for _, line in lines)]) + "\n", schema, path)
     except TableError:
         return False
     return True

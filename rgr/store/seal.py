@@ -1,0 +1,170 @@
+"""A table's seal: the rows and bytes rgr last wrote to it, recorded beside it (ground wing; see :mod:`rgr.store`).
+
+A table cut at a line boundary (its last lines gone whole: a copy or a download that stopped, a disk that
+filled while copying) still parses, since every line left is complete. So the store records, beside each table
+it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
+count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.write_rows`,
+:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal. The loader compares (:func:`compare`):
+
+- the table's bytes are the sealed ones: ``sealed``, nothing to say;
+- fewer rows than sealed: ``cut``, refused with one line naming the file, both counts and the fix;
+- no seal (``unsealed``), or more rows than sealed with the sealed bytes intact at the start (``appended``: by a
+  writer that does not seal, such as an rgr from before seals), or other bytes (``changed``): read, with an
+  :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
+  (:func:`rgr.store.repair_table` with ``seal=True``) records the table as it is.
+
+The writer renames the table into place before its seal, and the loader reads the seal before the table, so a
+reader racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed
+between the two renames leaves the old seal beside a table that only gained rows (a merge never removes one):
+``appended`` or ``changed``, never ``cut``, until the next write (a repair, which drops lines, is the exception:
+rerun it). The seal is a function of the table's bytes alone (no date, no host), so it changes exactly when the
+table does: a chapter that reads a table and its seal is not made stale by the seal. What it cannot see: a cut
+that removes only rows appended after the seal by a writer that does not seal (they were never recorded). The
+seal and its temporary file are opened without following a symbolic link planted at their names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from .files import open_own, replace_whole
+from .schema import TableError
+
+__all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal", "drop_seal",
+           "compare", "enforce"]
+
+SUFFIX = ".seal"
+FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
+
+
+class BadSeal(TableError):
+    """A seal that is not one this rgr writes (malformed, another format, not a file)."""
+
+
+class UnsealedTable(UserWarning):
+    """A table read without a matching seal: no seal, rows appended after it, or other bytes (not a cut)."""
+
+
+@dataclass(frozen=True)
+class Seal:
+    """What the store wrote to a table: its row count, byte count and the sha256 of its bytes."""
+
+    rows: int
+    size: int
+    sha256: str
+
+    def text(self) -> str:
+        return json.dumps({"format": FORMAT, "rows": self.rows, "bytes": self.size, "sha256": self.sha256},
+                          sort_keys=True) + "\n"
+
+
+class SealCheck(NamedTuple):
+    """A table against its seal: ``state`` (sealed | unsealed | appended | changed | cut; unreadable, for
+    :func:`rgr.store.repair_table` only) and what to say."""
+
+    state: str
+    message: str  # "" when sealed
+    sealed_rows: int | None  # what the seal records (None: no seal)
+
+
+def seal_path(table: str | Path) -> Path:
+    """``<table>.seal``, beside the table."""
+    table = Path(table)
+    return table.with_name(table.name + SUFFIX)
+
+
+def seal_of(data: bytes, rows: int) -> Seal:
+    """The seal of a table whose bytes are ``data`` and which holds ``rows`` rows."""
+    if rows < 0:
+        raise ValueError(f"rows must be >= 0, got {rows}")
+    return Seal(rows, len(data), hashlib.sha256(data).hexdigest())
+
+
+def read_seal(table: str | Path) -> Seal | None:
+    """The seal beside ``table`` (None when there is none); a :class:`TableError` naming it if it is not one rgr wrote."""
+    path = seal_path(table)
+    try:
+        fh = open_own(path, "rb")
+    except FileNotFoundError:
+        return None
+    fix = f"`python -m rgr repair {table} --seal` rewrites it from the table as it is"
+    with fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise BadSeal(f"{path}: is not a file; {fix}")
+        raw = fh.read(4096)
+    try:
+        d = json.loads(raw.decode("utf-8"))
+        if d.get("format") != FORMAT:
+            raise ValueError(f"format {d.get('format')!r}, this rgr reads {FORMAT}")
+        seal = Seal(d["rows"], d["bytes"], d["sha256"])
+        if not (isinstance(seal.rows, int) and isinstance(seal.size, int) and seal.rows >= 0 and seal.size >= 0
+                and isinstance(seal.sha256, str) and len(seal.sha256) == 64):
+            raise ValueError("rows, bytes or sha256 out of range")
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
+        raise BadSeal(f"{path}: not a seal this rgr wrote ({e}); {fix}") from None
+    return seal
+
+
+def write_seal(table: str | Path, seal: Seal) -> Path:
+    """Write ``table``'s seal through a temporary file and a rename (never through a symbolic link at its name)."""
+    path = seal_path(table)
+    if path.is_symlink():
+        raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files (remove it)")
+    replace_whole(path, seal.text().encode())
+    return path
+
+
+def drop_seal(table: str | Path) -> None:
+    """Remove ``table``'s seal, if any (with the table: a merged shard)."""
+    path = seal_path(table)
+    if path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
+    """The table ``table``, whose bytes are ``data`` holding ``rows`` rows, against its seal ``seal`` (see the module).
+
+    Read the seal before the table: a writer renames the table first, so a write between the two reads leaves a
+    table newer than its seal (a statement), never older (a cut)."""
+    name = seal_path(table).name
+    fix = f"`python -m rgr repair {table} --seal`"
+    if seal is None:
+        return SealCheck("unsealed", f"{table}: no seal ({name}), so a cut at a line boundary would go unseen "
+                                     f"(written by a writer that does not seal, such as an rgr from before seals); "
+                                     f"{fix} records its {rows:,} rows", None)
+    if len(data) == seal.size and hashlib.sha256(data).hexdigest() == seal.sha256:
+        return SealCheck("sealed", "", seal.rows)
+    if rows < seal.rows:
+        return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
+                                f"{_rows(seal.rows - rows)} cut off its end at a line boundary; restore the table (git "
+                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and rerun "
+                                "the sweep to train the missing runs", seal.rows)
+    if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
+        return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "
+                                     f"intact, and {_rows(rows - seal.rows)} appended after it by a writer that does "
+                                     f"not seal (such as an rgr from before seals), so a cut among them would go "
+                                     f"unseen; {fix} records them", seal.rows)
+    return SealCheck("changed", f"{table}: {rows:,} rows, changed since its seal ({name}, {seal.rows:,} rows) was "
+                                f"written, by a writer that does not seal (an rgr from before seals, or an edit); "
+                                f"{fix} records it as it is now", seal.rows)
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row{'' if n == 1 else 's'}"
+
+
+def enforce(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
+    """:func:`compare`, then raise :class:`TableError` on a cut and warn (:class:`UnsealedTable`) when not sealed."""
+    found = compare(table, data, rows, seal)
+    if found.state == "cut":
+        raise TableError(found.message)
+    if found.state != "sealed":
+        warnings.warn(found.message, UnsealedTable, stacklevel=3)
+    return found
