@@ -262,3 +262,25 @@ def test_repair_knows_every_committed_table_and_refuses_a_seal_for_a_table(tmp_p
     assert seal_path(p).read_bytes() == seal_path(data_dir() / p.name).read_bytes()
     assert cli(["repair", str(seal_path(p))]) == 2
     assert "is not a table of data/" in capsys.readouterr().err
+
+
+def test_a_commands_seal_warning_is_one_line(tmp_path, capsys):
+    """A table appended by a writer that does not seal: the command says so in one line, prefixed by its name."""
+    import warnings
+
+    from rgr.cli import main
+    from rgr.store.seal import UnsealedTable
+
+    def command(_argv):
+        warnings.warn("data/x.csv: 3 rows appended after its seal", UnsealedTable, stacklevel=1)
+        return 0
+
+    from rgr import cli
+
+    cli.COMMANDS["_probe"] = (command, "test only")
+    try:
+        assert main(["_probe"]) == 0
+    finally:
+        del cli.COMMANDS["_probe"]
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["rgr _probe: warning: data/x.csv: 3 rows appended after its seal"]

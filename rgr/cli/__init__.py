@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Callable, Sequence
 
 from . import others
@@ -43,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("rgr", f"unknown command {name!r}; choose from {sorted(COMMANDS)}")
     prog = f"rgr {name}"
     try:
-        return int(COMMANDS[name][0](rest) or 0)
+        with warnings.catch_warnings():  # restores the warning printer after the command (main runs in tests too)
+            warnings.showwarning = _one_line(prog)
+            return int(COMMANDS[name][0](rest) or 0)
     except KeyboardInterrupt:  # one the command did not handle itself (e.g. while a cluster starts)
         print(f"{prog}: interrupted; tables are written whole or not at all, so rerun the same command to continue",
               file=sys.stderr)
@@ -55,3 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" ({e.filename})" if e.filename else ""
         return fail(prog, f"{e.strerror or e}{where}; every table is written atomically, so none was left "
                           "half-written; fix this and rerun the same command", 1)
+
+
+def _one_line(prog: str) -> Callable[..., None]:
+    """A command's warnings as one line on stderr (``rgr <command>: warning: ...``), not Python's two-line form."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001 (warnings' signature)
+        print(f"{prog}: warning: {message}", file=file or sys.stderr)
+
+    return show
