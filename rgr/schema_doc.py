@@ -11,7 +11,7 @@ from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
-from .results.peers_refit import SCHEMA as PEERS_REFIT
+from .results.peers.refit import SCHEMA as PEERS_REFIT
 
 __all__ = ["render", "schema_path", "write", "is_current"]
 
@@ -107,7 +107,7 @@ def render() -> str:
              "row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     text += ("\n## Dana et al.'s tables, reduced (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers_refit`): the statistics the chapter "
+             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`): the statistics the chapter "
              "re-fits, computed from their files at a pinned commit (fetched into `data/peers/` by "
              "`python scripts/fetch_peers.py`, not committed: their repository states no licence). Rewritten whole; "
              "one row per statistic, its provenance naming their repository, commit and file, and the command.\n\n"

@@ -13,7 +13,7 @@ from test_peers_refit import write_peer_files
 
 from rgr.chapters.display import number
 from rgr.cli import main
-from rgr.results.peers_refit import dana_refit
+from rgr.results.peers.refit import dana_refit
 
 pm = pytest.importorskip("papermill")
 

@@ -9,8 +9,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ...results.peers import POWERS, PowerRefit, power_rss
-from ...results.peers_sweep import LEVELS
+from ...results.peers.dana import POWERS, PowerRefit, power_rss
+from ...results.peers.sweep import LEVELS
 from ..style import panel_grid, set_style
 
 __all__ = ["plot_power_refit", "plot_head_sweep"]
