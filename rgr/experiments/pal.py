@@ -18,8 +18,8 @@ optimiser is full-batch Adam (learning rate ``lr``, at most ``steps`` steps). Th
 budget only has to bring training near its minimiser; the chapter checks the capacity against a four times
 larger budget. A run stops early once every input is right (checked every ``CHECK_EVERY`` steps).
 
-The embeddings of a seed are nested in N: the input table comes from generator 2 seed and the output table from
-2 seed + 1, so the first N rows of the tables for a larger N are the tables for N. A smaller N is then a subset of
+The embeddings of a seed are nested in N: the input table comes from numpy's generator 2 seed and the output
+table from 2 seed + 1, filled row by row, so the first N rows of the tables for a larger N are the tables for N. A smaller N is then a subset of
 a larger one's constraints (fewer inputs, fewer competing outputs): whatever W stores the larger set stores the
 smaller, which makes the largest N that is stored well defined per seed.
 """
@@ -32,6 +32,7 @@ import json
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 __all__ = ["CHECK_EVERY", "PalConfig", "law_x", "embeddings", "pal_logits", "train_pal"]
@@ -77,8 +78,8 @@ class PalConfig:
 def embeddings(N: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(E, U): N input and N output embeddings on the unit sphere of R^d, nested in N (module doc)."""
     out = []
-    for offset in (0, 1):
-        v = torch.randn(N, d, generator=torch.Generator().manual_seed(2 * seed + offset))
+    for offset in (0, 1):  # numpy fills row by row from one stream (torch.randn's vectorised path does not)
+        v = torch.from_numpy(np.random.default_rng(2 * seed + offset).standard_normal((N, d))).float()
         out.append(v / v.norm(dim=1, keepdim=True))
     return out[0], out[1]
 

@@ -73,7 +73,7 @@ class PalPreset:
 
     lines: tuple[PalLine, ...]
     x_easy: float = 4.0
-    x_hard: float = 0.5
+    x_hard: float = 0.7
     tol: float = 0.03
 
     def __post_init__(self) -> None:
