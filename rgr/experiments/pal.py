@@ -19,9 +19,9 @@ budget only has to bring training near its minimiser; the chapter checks the cap
 larger budget. A run stops early once every input is right (checked every ``CHECK_EVERY`` steps).
 
 The embeddings of a seed are nested in N: the input table comes from numpy's generator 2 seed and the output
-table from 2 seed + 1, filled row by row, so the first N rows of the tables for a larger N are the tables for N. A smaller N is then a subset of
-a larger one's constraints (fewer inputs, fewer competing outputs): whatever W stores the larger set stores the
-smaller, which makes the largest N that is stored well defined per seed.
+table from 2 seed + 1, filled row by row, so the first N rows of the tables for a larger N are the tables for N.
+A smaller N then asks a subset of a larger one's constraints (fewer inputs, fewer competing outputs): a W that
+stores the larger set stores the smaller, so whether some W stores N is monotone in N for each seed.
 """
 
 from __future__ import annotations

@@ -193,4 +193,5 @@ def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit, str
                          slope_above=value["slope_in_d_above"], acc_at_d_head=value["acc_at_d_head"],
                          acc_max_above=value["acc_max_above"])
     commits = sorted(set(df.source_commit))
-    return fit, exp3, f"{len(df)} statistics of {REPO} at commit {', '.join(c[:12] for c in commits)} ({refit_path(root).name})"
+    at = ", ".join(c[:12] for c in commits)
+    return fit, exp3, f"{len(df)} statistics of {REPO} at commit {at} ({refit_path(root).name})"
