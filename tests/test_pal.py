@@ -88,12 +88,14 @@ def test_the_bisection_finds_a_known_capacity_within_its_tolerance():
 def test_the_reading_sees_no_drift_under_the_law_and_a_drift_when_capacity_grows_slower():
     flat = pal_reading(_simulate("book", lambda d, s, steps: n_at_x(d, 1.0)))
     assert abs(flat.x_exponent) < 0.05 and flat.x_spread < 1.1 and flat.x_drifts.startswith("stays")
+    assert flat.growth == "as fast as"
     assert flat.N_exponent == pytest.approx(flat.law_N_exponent, abs=0.05)
     assert flat.seeds == "0, 1, 2" and flat.steps == 3000 and (flat.d_min, flat.d_max, flat.n_d) == (8, 64, 4)
     assert flat.budget_steps == 12000 and flat.budget_lines == 6 and flat.budget_change == 0.0
 
     slow = pal_reading(_simulate("book", lambda d, s, steps: round(2 * d**1.5 * (1.2 if steps > 3000 else 1))))
-    assert slow.x_drifts == "rises" and slow.x_exponent > 0.15 and slow.N_exponent == pytest.approx(1.5, abs=0.05)
+    assert slow.growth == "slower than" and slow.x_drifts == "rises" and slow.x_exponent > 0.15
+    assert slow.N_exponent == pytest.approx(1.5, abs=0.05)
     assert slow.budget_change == pytest.approx(0.2, abs=0.03)
     assert slow.cpu_minutes == pytest.approx(slow.runs * 0.1)
     table = capacity_table(capacities(_simulate("book", lambda d, s, steps: n_at_x(d, 1.0))))
@@ -106,3 +108,13 @@ def test_the_reading_needs_two_widths():
         pal_reading(runs[runs.d == 8])
     with pytest.raises(ValueError, match="no rows"):
         capacities(runs.iloc[:0])
+
+
+def test_the_figure_draws_both_panels_from_a_synthetic_table():
+    from rgr.chapters.figures.peers import plot_pal_capacity
+
+    runs = _simulate("book", lambda d, s, steps: n_at_x(d, 1.0))
+    fig = plot_pal_capacity(capacities(runs), pal_reading(runs))
+    left, right = fig.axes
+    assert left.get_yscale() == "log" and right.get_yscale() == "log"
+    assert len(left.get_legend().get_texts()) == 3  # two budgets and the law's line

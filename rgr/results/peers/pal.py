@@ -72,6 +72,7 @@ class PalReading:
     N_exponent: float  # a of N* ∝ d^a (a bit under 2 under the law: N ln N ∝ d^2)
     law_N_exponent: float  # the a the law's form gives over the same widths, at x fixed at x_at_d_min
     x_drifts: str  # "rises", "falls" or "stays within a factor 1.25"
+    growth: str  # N* against the law's form: "slower than", "faster than" or "as fast as" (x rises, falls, stays)
     budget_steps: int  # the larger budget of the check (0 without one)
     budget_lines: int  # lines run at both budgets
     budget_change: float  # largest |N_pass(larger) / N_pass(main) - 1| over those lines
@@ -103,6 +104,7 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
     k = _slope(main.d.to_numpy(float), main.x_pass.to_numpy(float))
     spread = float(per_d.x_mean.max() / per_d.x_mean.min())
     drifts = "stays within a factor 1.25" if spread < 1.25 else ("rises" if k > 0 else "falls")
+    growth = {"rises": "slower than", "falls": "faster than"}.get(drifts, "as fast as")
     change, n_check, big = 0.0, 0, 0
     if len(budgets) > 1:
         big = int(budgets[-1])
@@ -117,6 +119,6 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
         d_max=int(last.d), n_d=len(per_d), N_at_d_min=float(first.N_mean), N_at_d_max=float(last.N_mean),
         x_at_d_min=float(first.x_mean), x_at_d_max=float(last.x_mean), x_spread=spread, x_exponent=k,
         N_exponent=_slope(main.d.to_numpy(float), main.N_pass.to_numpy(float)),
-        law_N_exponent=_law_exponent(ds, float(first.x_mean)), x_drifts=drifts, budget_steps=big,
+        law_N_exponent=_law_exponent(ds, float(first.x_mean)), x_drifts=drifts, growth=growth, budget_steps=big,
         budget_lines=n_check, budget_change=change, runs=len(runs),
         cpu_minutes=float(runs.wall_time_s.sum() / 60))
