@@ -97,6 +97,10 @@ def test_the_reading_sees_no_drift_under_the_law_and_a_drift_when_capacity_grows
     assert slow.growth == "slower than" and slow.x_drifts == "rises" and slow.x_exponent > 0.15
     assert slow.N_exponent == pytest.approx(1.5, abs=0.05)
     assert slow.budget_change == pytest.approx(0.2, abs=0.03)
+    assert slow.budget_x_ratio_main > 1 and slow.budget_x_ratio_big > 1  # x* rises from d = 16 to 32 at both
+    assert flat.budget_x_ratio_main == pytest.approx(1, abs=0.05) and "same at both budgets" in flat.budget_reading
+    only_big_drifts = pal_reading(_simulate("book", lambda d, s, steps: n_at_x(d, d / 16 if steps > 3000 else 1.0)))
+    assert "differs between the budgets" in only_big_drifts.budget_reading
     assert slow.cpu_minutes == pytest.approx(slow.runs * 0.1)
     table = capacity_table(capacities(_simulate("book", lambda d, s, steps: n_at_x(d, 1.0))))
     assert set(zip(table.d, table.steps)) == {(8, 3000), (16, 3000), (32, 3000), (64, 3000), (16, 12000), (32, 12000)}

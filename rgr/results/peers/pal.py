@@ -76,6 +76,9 @@ class PalReading:
     budget_steps: int  # the larger budget of the check (0 without one)
     budget_lines: int  # lines run at both budgets
     budget_change: float  # largest |N_pass(larger) / N_pass(main) - 1| over those lines
+    budget_x_ratio_main: float  # mean x_pass at the largest over the smallest width checked, main budget (nan: none)
+    budget_x_ratio_big: float  # the same at the larger budget
+    budget_reading: str  # whether those two ratios agree within 5% (then the budget does not make the drift)
     runs: int
     cpu_minutes: float
 
@@ -105,13 +108,21 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
     spread = float(per_d.x_mean.max() / per_d.x_mean.min())
     drifts = "stays within a factor 1.25" if spread < 1.25 else ("rises" if k > 0 else "falls")
     growth = {"rises": "slower than", "falls": "faster than"}.get(drifts, "as fast as")
-    change, n_check, big = 0.0, 0, 0
+    change, n_check, big, ratios = 0.0, 0, 0, (math.nan, math.nan)
     if len(budgets) > 1:
         big = int(budgets[-1])
         both = main.merge(caps[caps.steps == big], on=["d", "lr", "seed"], suffixes=("", "_big"))
         n_check = len(both)
         if n_check:
             change = float((both.N_pass_big / both.N_pass - 1).abs().max())
+            x = both.groupby("d")[["x_pass", "x_pass_big"]].mean().sort_index()
+            ratios = tuple(float(x[c].iloc[-1] / x[c].iloc[0]) for c in ("x_pass", "x_pass_big"))
+    if not n_check:
+        reading = "no line was rerun with a larger budget"
+    elif abs(math.log(ratios[1] / ratios[0])) < math.log(1.05):
+        reading = "the change of x* between these widths is the same at both budgets (within 5%): not the budget's"
+    else:
+        reading = "the change of x* between these widths differs between the budgets: part of it may be the budget's"
     first, last = per_d.iloc[0], per_d.iloc[-1]
     seeds = sorted(int(s) for s in main.seed.unique())
     return PalReading(
@@ -120,5 +131,6 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
         x_at_d_min=float(first.x_mean), x_at_d_max=float(last.x_mean), x_spread=spread, x_exponent=k,
         N_exponent=_slope(main.d.to_numpy(float), main.N_pass.to_numpy(float)),
         law_N_exponent=_law_exponent(ds, float(first.x_mean)), x_drifts=drifts, growth=growth, budget_steps=big,
-        budget_lines=n_check, budget_change=change, runs=len(runs),
+        budget_lines=n_check, budget_change=change, budget_x_ratio_main=ratios[0], budget_x_ratio_big=ratios[1],
+        budget_reading=reading, runs=len(runs),
         cpu_minutes=float(runs.wall_time_s.sum() / 60))
