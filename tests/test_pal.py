@@ -120,5 +120,5 @@ def test_the_figure_draws_both_panels_from_a_synthetic_table():
     runs = _simulate("book", lambda d, s, steps: n_at_x(d, 1.0))
     fig = plot_pal_capacity(capacities(runs), pal_reading(runs))
     left, right = fig.axes
-    assert left.get_yscale() == "log" and right.get_yscale() == "log"
+    assert left.get_yscale() == "linear" and right.get_yscale() == "log"
     assert len(left.get_legend().get_texts()) == 3  # two budgets and the law's line

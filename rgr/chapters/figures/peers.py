@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+from matplotlib.ticker import NullFormatter
 
 from ...results.peers.dana import POWERS, PowerRefit, power_rss
 from ...results.peers.pal import PalReading
@@ -115,10 +115,6 @@ def plot_pal_capacity(caps: pd.DataFrame, reading: PalReading) -> Figure:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("embedding width d (W is d x d)")
         ax.legend(fontsize=8, frameon=False)
-    a.set_yscale("log")
-    a.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-    a.yaxis.set_major_formatter(ScalarFormatter())
-    a.yaxis.set_minor_formatter(NullFormatter())
     a.set_ylabel(r"$x^* = d^2 / (N \ln N)$ at capacity")
     b.set_yscale("log")
     b.set_ylabel("capacity N (largest N stored)")
