@@ -20,6 +20,7 @@ import pandas as pd
 
 from .experiments.aot_sweep import AOT
 from .experiments.construction_table import CONSTRUCTIONS
+from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
@@ -29,7 +30,8 @@ from .store import Schema, TableError
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT}
+SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
+                             PAL.name: PAL}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 

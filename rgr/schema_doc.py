@@ -8,10 +8,11 @@ from pathlib import Path
 from .experiments import futility, planner, reuse
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
+from .experiments.pal_sweep import SCHEMA as PAL_SCHEMA
 from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
-from .results.peers_refit import SCHEMA as PEERS_REFIT
+from .results.peers.refit import SCHEMA as PEERS_REFIT
 
 __all__ = ["render", "schema_path", "write", "is_current"]
 
@@ -114,8 +115,13 @@ def render() -> str:
              "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head sweep is a "
              "row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
+    text += ("\n## pal's associative memory, re-implemented (chapter the law beside other capacity results)\n\n"
+             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.pal_sweep.PRESETS`): one row "
+             "per trained memory; the rows of one line (d, seed, steps, lr) are the steps of a bisection over N for "
+             "the largest N whose accuracy over the N inputs reaches 0.99, planned round by round from the table."
+             "\n\n" + PAL_SCHEMA.markdown())
     text += ("\n## Dana et al.'s tables, reduced (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers_refit`): the statistics the chapter "
+             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`): the statistics the chapter "
              "re-fits, computed from their files at a pinned commit (fetched into `data/peers/` by "
              "`python scripts/fetch_peers.py`, not committed: their repository states no licence). Rewritten whole; "
              "one row per statistic, its provenance naming their repository, commit and file, and the command.\n\n"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from rgr.results.peers_refit import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
+from rgr.results.peers.refit import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
 
 
 def _from_git(git_dir: str, path: str) -> bytes:

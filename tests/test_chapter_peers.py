@@ -13,7 +13,7 @@ from test_peers_refit import write_peer_files
 
 from rgr.chapters.display import number
 from rgr.cli import main
-from rgr.results.peers_refit import dana_refit
+from rgr.results.peers.refit import dana_refit
 
 pm = pytest.importorskip("papermill")
 
@@ -39,8 +39,11 @@ def test_chapter_glues_the_power_of_synthetic_peer_files(empty_checkout, tmp_pat
     assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(root / "data" / "peers_refit.csv")]) == 0
     shutil.rmtree(tmp_path / "raw")
     glued = _run(root, tmp_path)
-    assert glued["p_best"] == "2.00" and glued["below"] == "0.100"
+    assert glued["best_p"] == "2.00" and glued["slope_below"] == "0.100"
     assert float(glued["rss_ratio"]) > 1  # their own rule prefers p = 2 on a p = 2 table
+    # no pal table in the checkout: its smoke preset (d = 4, 6, one seed) stands in, glued by field name
+    assert (glued["pal_d_min"], glued["pal_d_max"], glued["pal_seeds"]) == ("4", "6", "0")
+    assert glued["pal_budget_lines"] == "0" and float(glued["pal_x_at_d_min"]) > 0
 
 
 def test_chapter_runs_from_the_committed_table_alone(empty_checkout, tmp_path):
@@ -48,6 +51,6 @@ def test_chapter_runs_from_the_committed_table_alone(empty_checkout, tmp_path):
     shutil.copy(ROOT / "data" / "peers_refit.csv", root / "data")
     fit, exp3, _ = dana_refit(ROOT)
     glued = _run(root, tmp_path)
-    assert (glued["p_best"], glued["p_low"], glued["p_high"]) == tuple(map(number, (fit.best_p, fit.best_p_low,
-                                                                                    fit.best_p_high)))
-    assert glued["below"] == number(exp3.slope_below, 3) and glued["acc_dh"] == number(exp3.acc_at_d_head)
+    assert (glued["best_p"], glued["best_p_low"], glued["best_p_high"]) == tuple(
+        map(number, (fit.best_p, fit.best_p_low, fit.best_p_high)))
+    assert glued["slope_below"] == number(exp3.slope_below, 3) and glued["acc_at_d_head"] == number(exp3.acc_at_d_head)

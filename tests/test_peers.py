@@ -1,10 +1,10 @@
-"""rgr.results.peers: Dana et al.'s rule re-applied, on synthetic slopes with a known power in d."""
+"""rgr.results.peers.dana: Dana et al.'s rule re-applied, on synthetic slopes with a known power in d."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results.peers import exp3_refit, power_refit, power_rss, their_slope, their_stop
+from rgr.results.peers.dana import exp3_refit, power_refit, power_rss, their_slope, their_stop
 
 D = np.arange(3, 14)
 

@@ -1,5 +1,5 @@
 """The re-implemented attention-only layer (rgr.experiments.aot), its table (rgr.experiments.aot_sweep) and the paired
-differences the chapter reads (rgr.results.peers_aot), on synthetic inputs."""
+differences the chapter reads (rgr.results.peers.aot), on synthetic inputs."""
 
 import pandas as pd
 import pytest
@@ -7,7 +7,7 @@ import torch
 
 from rgr.experiments.aot import AoT, AoTConfig, train_aot
 from rgr.experiments.aot_sweep import AOT, PRESETS
-from rgr.results.peers_aot import accuracy_table, conclusions, difference
+from rgr.results.peers.aot import accuracy_table, conclusions, difference
 
 
 def _model(**kw) -> AoT:
@@ -75,7 +75,7 @@ def test_difference_needs_shared_seeds():
 
 
 def test_verdicts_follow_the_signs():
-    from rgr.results.peers_aot import verdicts
+    from rgr.results.peers.aot import verdicts
 
     def acc(c):
         if c.H == 20:

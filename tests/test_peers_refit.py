@@ -1,4 +1,4 @@
-"""rgr.results.peers_refit and `python -m rgr peers-refit`: synthetic peer files of a known power in d, reduced to
+"""rgr.results.peers.refit and `python -m rgr peers-refit`: synthetic peer files of a known power in d, reduced to
 data/peers_refit.csv and re-fitted from that table alone; refusals that write nothing."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from rgr.cli import main
-from rgr.results.peers import exp3_refit, power_refit, their_slope
-from rgr.results.peers_refit import COMMIT, NEEDED, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
+from rgr.results.peers.dana import exp3_refit, power_refit, their_slope
+from rgr.results.peers.refit import COMMIT, NEEDED, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
 from rgr.store import TableError, load_table
 
 H = np.arange(1, 32, 5)  # their grid of head counts

@@ -1,5 +1,5 @@
 """The peers' design on rgr's engine: its planner (rgr.experiments.head_sweep) and where its transitions fall
-in x (rgr.results.peers_sweep), on synthetic tables whose crossing x* is known."""
+in x (rgr.results.peers.sweep), on synthetic tables whose crossing x* is known."""
 
 import math
 
@@ -9,7 +9,7 @@ import pytest
 
 from rgr.experiments.head_sweep import heads_for, law_x
 from rgr.experiments.registry import Cell, get_experiment
-from rgr.results.peers_sweep import crossing, series_drift, transitions, transitions_table
+from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
 
@@ -87,7 +87,7 @@ def test_bad_input_is_named():
 
 
 def test_series_for_keeps_the_book_series_or_falls_back_to_every_cell():
-    from rgr.results.peers_sweep import drift_table, series_for
+    from rgr.results.peers.sweep import drift_table, series_for
 
     book = transitions(_runs(((32, 4), (64, 8), (128, 8)), [1.0, 1.0, 1.0]))
     said = series_for(book)

@@ -210,7 +210,7 @@ def replay_stopping(argv: Sequence[str]) -> int:
 
 
 def peers_refit(argv: Sequence[str]) -> int:
-    from ..results import peers_refit as pr
+    from ..results.peers import refit as pr
 
     ap = Parser(prog="rgr peers-refit",
                 description="Reduce Dana et al.'s tables (fetched, not committed) to the statistics the peers chapter "

@@ -1,5 +1,6 @@
 """Figures of the chapter *the law beside other capacity results* (book/peers.ipynb): the peer's per-width
-slopes under their own power fits, and the head sweep of their design on the law's axis x."""
+slopes under their own power fits, the head sweep of their design on the law's axis x, and pal's associative
+memory at capacity on that axis."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from ...results.peers import POWERS, PowerRefit, power_rss
-from ...results.peers_sweep import LEVELS
+from ...results.peers.dana import POWERS, PowerRefit, power_rss
+from ...results.peers.pal import PalReading
+from ...results.peers.sweep import LEVELS
 from ..style import panel_grid, set_style
 
-__all__ = ["plot_power_refit", "plot_head_sweep"]
+__all__ = ["plot_power_refit", "plot_head_sweep", "plot_pal_capacity"]
 
 
 def _empty(message: str) -> Figure:
@@ -78,5 +80,43 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
         ax.legend(fontsize=8, frameon=False, loc="lower right")
     for ax in list(axes.flat)[len(series):]:
         ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def _law_n(d: np.ndarray, x: float) -> np.ndarray:
+    """N solving N ln N = d^2 / x, per width (bisection in N)."""
+    lo, hi = np.full(d.shape, 2.0), d.astype(float) ** 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        ok = mid * np.log(mid) < d**2 / x
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return lo
+
+
+def plot_pal_capacity(caps: pd.DataFrame, reading: PalReading) -> Figure:
+    """Left: x at capacity per line against d (bars: from x(N_fail) up to x(N_pass)), one marker per budget; the
+    law's form is a horizontal line. Right: the capacity N against d in log-log, with the law's form at the
+    smallest width's x and the line N = d^2."""
+    set_style()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(7.6, 3.3))
+    for i, (steps, g) in enumerate(sorted(caps.dropna(subset=["N_pass"]).groupby("steps"))):
+        jitter = g.d * (1 + 0.04 * (g.seed - g.seed.mean()) + 0.1 * i)
+        err = np.vstack([g.x_pass - g.x_fail.fillna(g.x_pass), np.zeros(len(g))])
+        a.errorbar(jitter, g.x_pass, yerr=err, fmt="o" if i == 0 else "s", ms=4, capsize=2, lw=1, color=f"C{i}",
+                   mfc="none" if i else None, label=f"{steps:,} Adam steps")
+        b.plot(jitter, g.N_pass, "o" if i == 0 else "s", ms=4, color=f"C{i}", mfc="none" if i else None,
+               label=f"{steps:,} steps")
+    a.axhline(reading.x_at_d_min, color="grey", ls="--", lw=1, label="the law: x* fixed")
+    dd = np.geomspace(reading.d_min, reading.d_max, 50)
+    b.plot(dd, _law_n(dd, reading.x_at_d_min), "--", color="grey", lw=1, label="the law: N ln N = d^2 / x*")
+    b.plot(dd, dd**2, ":", color="k", lw=1, label="N = d^2")
+    for ax in (a, b):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("embedding width d (W is d x d)")
+        ax.legend(fontsize=8, frameon=False)
+    a.set_ylabel(r"$x^* = d^2 / (N \ln N)$ at capacity")
+    b.set_yscale("log")
+    b.set_ylabel("capacity N (largest N stored)")
     fig.tight_layout()
     return fig

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..experiments.head_sweep import law_x
-from ..experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
-from ..task.metrics import F1_TARGET
-from .stats import summarize
+from ...experiments.head_sweep import law_x
+from ...experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
+from ...task.metrics import F1_TARGET
+from ..stats import summarize
 
-__all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head", "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
+__all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head",
+           "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
            "transitions_table"]
 
 SERIES: dict[str, tuple[tuple[int, int], ...]] = {

@@ -3,7 +3,7 @@
 Dana et al., "Memorization in Attention-only Transformers" (AISTATS 2025) train one attention-only layer to
 memorise N^2 token associations and publish the accuracy per configuration in
 ``leodana2000/Transformer_Attentional_Memory`` (folder ``Scaling laws/``). That repository states no licence, so
-its files are not copied here: :mod:`rgr.results.peers_refit` reduces them to the statistics below and commits
+its files are not copied here: :mod:`rgr.results.peers.refit` reduces them to the statistics below and commits
 those (data/peers_refit.csv). Their analysis (``EXP_1_and_4.py``):
 
 1. for each width d = d_head, regress accuracy on the head count H over the points up to and including the

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .stats import summarize, t_interval
+from ..stats import summarize, t_interval
 
 __all__ = ["CONFIG", "accuracy_table", "Difference", "difference", "conclusions", "verdicts"]
 

@@ -4,8 +4,8 @@ other capacity results*).
 Their repository (``leodana2000/Transformer_Attentional_Memory``) states no licence, so its files are not copied
 into this one. ``python -m rgr peers-refit`` reads them, from data/peers/ (where ``scripts/fetch_peers.py`` puts
 them) or from a local clone (``--git-dir``), at the pinned commit, and commits only our analysis of them: per
-width d, the slope of accuracy in H by their own rule (:func:`rgr.results.peers.their_slope`) and the head counts
-it used; their experiment 3's two slopes in d and two accuracies (:func:`rgr.results.peers.exp3_refit`). Every
+width d, the slope of accuracy in H by their own rule (:func:`rgr.results.peers.dana.their_slope`) and the head counts
+it used; their experiment 3's two slopes in d and two accuracies (:func:`rgr.results.peers.dana.exp3_refit`). Every
 row names its source file and commit and the code and command that wrote it. :func:`dana_refit` rebuilds the
 chapter's fits from that table alone, so the chapter never needs their files.
 """
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
-from ..paths import data_dir
-from ..store import Column, Schema, TableError, code_version, load_table, replace_table
-from .peers import EXP1_WIDTHS, ExpThreeRefit, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
+from ... import __version__
+from ...paths import data_dir
+from ...store import Column, Schema, TableError, code_version, load_table, replace_table
+from .dana import EXP1_WIDTHS, ExpThreeRefit, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
 
 __all__ = ["REPO", "COMMIT", "FILES", "NEEDED", "COMMAND", "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir",
            "read_peer_files", "summarise", "write_refit", "refit_path", "load_refit", "dana_refit"]
@@ -185,4 +185,5 @@ def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit, str
                          slope_above=value["slope_in_d_above"], acc_at_d_head=value["acc_at_d_head"],
                          acc_max_above=value["acc_max_above"])
     commits = sorted(set(df.source_commit))
-    return fit, exp3, f"{len(df)} statistics of {REPO} at commit {', '.join(c[:12] for c in commits)} ({refit_path(root).name})"
+    at = ", ".join(c[:12] for c in commits)
+    return fit, exp3, f"{len(df)} statistics of {REPO} at commit {at} ({refit_path(root).name})"

@@ -1,0 +1,112 @@
+"""Cabannes et al.'s associative memory, re-implemented (chapter *the law beside other capacity results*; their
+``AssociativeMemory`` in facebookresearch/pal, ``projects/gradient_descent/model.py``, is read, not copied).
+
+N input tokens with frozen random embeddings e_x in R^d, N output tokens with frozen random output embeddings
+u_y in R^d, and one trained d x d matrix W: the score of output y for input x is u_y^T W e_x, a softmax over the N
+outputs, cross-entropy. As in their experiments:
+
+- the embeddings are Gaussian vectors scaled to the unit sphere (their ``get_embeddings(norm=True)``), input and
+  output tables drawn independently;
+- input x's target is output x (their ``f(x) = x``): a bijection, and with independent random tables the same in
+  law as a random permutation;
+- W starts at zero (their ``random_init=False``).
+
+Where this differs from their experiments, and why: they weight the loss by a Zipf law over inputs and train by
+full-batch gradient descent with large steps for 100-1000 iterations (they study its dynamics, not capacity);
+here every input weighs the same (capacity is accuracy over all N inputs, as RGR's is over all pairs) and the
+optimiser is full-batch Adam (learning rate ``lr``, at most ``steps`` steps). The loss is convex in W, so the
+budget only has to bring training near its minimiser; the chapter checks the capacity against a four times
+larger budget. A run stops early once every input is right (checked every ``CHECK_EVERY`` steps).
+
+The embeddings of a seed are nested in N: the input table comes from numpy's generator 2 seed and the output
+table from 2 seed + 1, filled row by row, so the first N rows of the tables for a larger N are the tables for N.
+A smaller N then asks a subset of a larger one's constraints (fewer inputs, fewer competing outputs): a W that
+stores the larger set stores the smaller, so whether some W stores N is monotone in N for each seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+__all__ = ["CHECK_EVERY", "PalConfig", "law_x", "embeddings", "pal_logits", "train_pal"]
+
+CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
+
+
+def law_x(N: int, d: int) -> float:
+    """The RGR law's variable h d_k d_model / (m ln m) at h = 1, d_k = d_model = d, m = N."""
+    return d * d / (N * math.log(N))
+
+
+@dataclass(frozen=True)
+class PalConfig:
+    """One run: N inputs and outputs in R^d, the seed of the embeddings, the optimiser's budget."""
+
+    N: int = 64  # inputs = outputs
+    d: int = 16  # embedding width; W is d x d
+    seed: int = 0  # embeddings derive from it (module doc: nested in N)
+    steps: int = 3000  # full-batch Adam steps at most
+    lr: float = 0.1  # Adam's learning rate
+
+    def __post_init__(self) -> None:
+        for name in ("N", "d", "steps"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.N < 2:
+            raise ValueError(f"N must be at least 2, got {self.N}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not (isinstance(self.lr, float) and self.lr > 0):
+            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
+
+    @property
+    def x(self) -> float:
+        return law_x(self.N, self.d)
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def embeddings(N: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(E, U): N input and N output embeddings on the unit sphere of R^d, nested in N (module doc)."""
+    out = []
+    for offset in (0, 1):  # numpy fills row by row from one stream (torch.randn's vectorised path does not)
+        v = torch.from_numpy(np.random.default_rng(2 * seed + offset).standard_normal((N, d))).float()
+        out.append(v / v.norm(dim=1, keepdim=True))
+    return out[0], out[1]
+
+
+def pal_logits(E: torch.Tensor, U: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """Scores u_y^T W e_x of every output y (columns) for every input x (rows)."""
+    return E @ W @ U.T
+
+
+def train_pal(cfg: PalConfig) -> dict:
+    """Train W on all N inputs at once (module doc); accuracy over the N inputs, final loss, steps taken."""
+    E, U = embeddings(cfg.N, cfg.d, cfg.seed)
+    target = torch.arange(cfg.N)
+    W = torch.zeros(cfg.d, cfg.d, requires_grad=True)
+    opt = torch.optim.Adam([W], lr=cfg.lr)
+    step = 0
+    while step < cfg.steps:
+        logits = pal_logits(E, U, W)
+        if step % CHECK_EVERY == 0 and bool((logits.argmax(1) == target).all()):
+            break
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+    with torch.no_grad():
+        logits = pal_logits(E, U, W)
+        acc = (logits.argmax(1) == target).float().mean().item()
+        loss = torch.nn.functional.cross_entropy(logits, target).item()
+    return dict(accuracy=float(acc), final_loss=float(loss), steps_run=int(step), n_params=cfg.d * cfg.d)

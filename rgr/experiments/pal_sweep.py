@@ -1,0 +1,184 @@
+"""The capacity of pal's associative memory at several widths d, as a table of the one runner
+(``python -m rgr sweep pal --preset book``; chapter *the law beside other capacity results*).
+
+Per line (a width d, a seed of the embeddings, a step budget) a bisection over N finds the largest N whose
+trained memory (:func:`rgr.experiments.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
+from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`rgr.experiments.pal.law_x`),
+extends the bracket by halving or doubling N while an end does not bracket, then halves it in log N, one run per
+line and round, until the first failing N is at most ``tol`` above the last passing one (or one more). The
+embeddings are nested in N (module :mod:`rgr.experiments.pal`), so under a budget that reaches the loss's minimiser
+passing is monotone in N and the bisection is well defined; every run is a row, so the reading can be redone
+from the table.
+
+- ``smoke``: d = 4, 6, one seed, 300 steps: seconds, for tests;
+- ``book``: d = 8, 16, 32, 64, seeds 0-2, 3,000 steps; and at d = 16, 32 the same seeds with 12,000 steps, to
+  check the capacity does not move with a four times larger budget;
+- ``paper``: the book's lines with seeds 0-4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import pandas as pd
+import torch
+
+from ..store import Column, Schema, provenance
+from .pal import PalConfig, law_x, train_pal
+
+__all__ = ["PASS", "SCHEMA", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n", "run_key"]
+
+PASS = 0.99  # accuracy over the N inputs at which N counts as stored
+
+
+def _schema() -> Schema:
+    types = {int: "int", float: "float"}
+    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.pal)",
+                   low=0 if f.name == "seed" else (2 if f.name == "N" else 1 if f.type == "int" else None))
+            for f in dataclasses.fields(PalConfig)]
+    cols += [Column("x", "float", "the law's variable d^2 / (N ln N) (h = 1, d_k = d_model = d, m = N)", low=0),
+             Column("accuracy", "float", "argmax accuracy over the N inputs after training", low=0, high=1),
+             Column("final_loss", "float", "cross-entropy over the N inputs after training", low=0),
+             Column("steps_run", "int", "Adam steps taken (fewer than steps: every input was right)", low=0),
+             Column("n_params", "int", "trained parameters (d^2)", low=1),
+             Column("stack_size", "int", "runs trained together (one: runs train one by one)", low=1),
+             Column("wall_time_s", "float", "wall time of the run", low=0)]
+    return Schema("pal", tuple(cols))
+
+
+SCHEMA = _schema()
+
+
+@dataclass(frozen=True)
+class PalLine:
+    """One bisection: width d, seed of the embeddings, step budget and learning rate."""
+
+    d: int
+    seed: int
+    steps: int = 3000
+    lr: float = 0.1
+
+    def config(self, N: int) -> PalConfig:
+        return PalConfig(N=N, d=self.d, seed=self.seed, steps=self.steps, lr=self.lr)
+
+
+@dataclass(frozen=True)
+class PalPreset:
+    """The lines of a preset and the bisection's start and stop (module doc)."""
+
+    lines: tuple[PalLine, ...]
+    x_easy: float = 4.0
+    x_hard: float = 0.7
+    tol: float = 0.03
+
+    def __post_init__(self) -> None:
+        if not (self.x_easy > self.x_hard > 0):
+            raise ValueError(f"x_easy and x_hard must satisfy x_easy > x_hard > 0, got {self.x_easy}, {self.x_hard}")
+        if not self.tol > 0:
+            raise ValueError(f"tol must be positive, got {self.tol}")
+
+
+def n_at_x(d: int, x: float) -> int:
+    """The integer N >= 2 whose law_x(N, d) is nearest x from above (N ln N <= d^2 / x)."""
+    target, N = d * d / x, 2
+    while (N + 1) * math.log(N + 1) <= target:
+        N += 1
+    return N
+
+
+def next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max: int) -> int | None:
+    """The next N of one bisection from ``tried`` (N -> accuracy); None when the bracket is closed, or when every
+    N passed up to ``n_max`` (module doc)."""
+    missing = [n for n in start if n not in tried]
+    if missing:
+        return missing[0]
+    fails = [n for n, a in tried.items() if a < PASS]
+    if not fails:
+        return 2 * max(tried) if 2 * max(tried) <= n_max else None
+    hi = min(fails)
+    below = [n for n, a in tried.items() if a >= PASS and n < hi]
+    if not below:
+        return max(2, hi // 2) if hi > 2 else None
+    lo = max(below)
+    if hi - lo <= 1 or hi <= lo * (1 + tol):
+        return None
+    mid = round(math.sqrt(lo * hi))
+    return min(max(mid, lo + 1), hi - 1)
+
+
+PRESETS: Mapping[str, PalPreset] = {
+    "smoke": PalPreset(tuple(PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
+    "book": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
+                      + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))),
+    "paper": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
+                       + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in range(5))),
+}
+
+
+def run_key(cfg: PalConfig, preset: str) -> str:
+    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
+
+
+def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
+    if done is None or not len(done):
+        return {}
+    sel = done[(done.d == line.d) & (done.seed == line.seed) & (done.steps == line.steps) & (done.lr == line.lr)]
+    return {int(n): float(a) for n, a in zip(sel.N, sel.accuracy)}
+
+
+@dataclass(frozen=True)
+class PalSweep:
+    """The ``pal`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+
+    name: str = "pal"
+    spec: str = "pal's associative memory re-implemented"
+    description: str = "frozen random embeddings, one trained d x d matrix: the largest N stored, by bisection"
+    shardable: bool = False
+    book_scope: str = "d = 8 to 64, three seeds, 3,000 Adam steps; d = 16, 32 also at 12,000 (paper: five seeds)"
+
+    @property
+    def presets(self) -> Mapping[str, PalPreset]:
+        return PRESETS
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMA
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[PalConfig]:
+        """Every run of the preset's bisections so far and each open line's next one (called after each round)."""
+        if preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        p, out = PRESETS[preset], []
+        for line in p.lines:
+            tried = _tried(line, done)
+            out += [line.config(n) for n in sorted(tried)]
+            start = (n_at_x(line.d, p.x_easy), n_at_x(line.d, p.x_hard))
+            n = next_n(tried, start, p.tol, n_at_x(line.d, p.x_hard / 16))
+            if n is not None:
+                out.append(line.config(n))
+        return out
+
+    def run_key(self, cfg: PalConfig, preset: str) -> str:
+        return run_key(cfg, preset)
+
+    def stack_groups(self, configs: Sequence[PalConfig], max_stack: int | None) -> list[list[int]]:
+        return [[i] for i in range(len(configs))]
+
+    def train_stack(self, configs: Sequence[PalConfig], preset: str, device: torch.device) -> list[dict]:
+        rows = []
+        for cfg in configs:
+            t0 = time.perf_counter()
+            res = train_pal(cfg)
+            rows.append({**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **res, "stack_size": 1,
+                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
+                         **provenance(preset, device)})
+        return rows
+
+
+PAL = PalSweep()

@@ -1,0 +1,136 @@
+"""pal's associative memory on the law's axis (chapter *the law beside other capacity results*; table ``pal``,
+:mod:`rgr.experiments.pal_sweep`).
+
+Per line (d, seed, step budget) the capacity is the bracket its bisection closed: ``N_pass``, the largest N
+stored (accuracy over the N inputs at least :data:`rgr.experiments.pal_sweep.PASS`) below ``N_fail``, the smallest
+N not stored. On the law's axis x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true
+crossing lies between x(N_fail) and it). Under the law's form x at capacity is the same at every d; a power law
+x* ∝ d^k through the lines measures how far it moves (k = 0 under the law).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...experiments.pal import law_x
+from ...experiments.pal_sweep import PASS
+
+__all__ = ["capacities", "capacity_table", "PalReading", "pal_reading"]
+
+LINE = ["d", "steps", "lr", "seed"]
+
+
+def capacities(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per line: N_pass, N_fail, x_pass, x_fail and the runs it took (None where an end is missing)."""
+    if runs.empty:
+        raise ValueError("runs: no rows of table pal")
+    rows = []
+    for (d, steps, lr, seed), g in runs.groupby(LINE):
+        fails = g.loc[g.accuracy < PASS, "N"]
+        n_fail = int(fails.min()) if len(fails) else None
+        passes = g.loc[(g.accuracy >= PASS) & ((g.N < n_fail) if n_fail is not None else True), "N"]
+        n_pass = int(passes.max()) if len(passes) else None
+        rows.append(dict(d=int(d), steps=int(steps), lr=float(lr), seed=int(seed), N_pass=n_pass, N_fail=n_fail,
+                         x_pass=law_x(n_pass, d) if n_pass and n_pass > 1 else None,
+                         x_fail=law_x(n_fail, d) if n_fail else None, runs=len(g)))
+    return pd.DataFrame(rows)
+
+
+def capacity_table(caps: pd.DataFrame) -> pd.DataFrame:
+    """Per (d, steps): the seeds, N_pass and x_pass over them (mean, min, max), N_pass / d^2."""
+    g = caps.dropna(subset=["N_pass"]).groupby(["d", "steps"])
+    out = g.agg(seeds=("seed", "count"), N_mean=("N_pass", "mean"), N_min=("N_pass", "min"), N_max=("N_pass", "max"),
+                x_mean=("x_pass", "mean"), x_min=("x_pass", "min"), x_max=("x_pass", "max")).reset_index()
+    out["N_per_d2"] = out.N_mean / out.d**2
+    return out
+
+
+def _slope(d: np.ndarray, y: np.ndarray) -> float:
+    return float(np.polyfit(np.log(d), np.log(y), 1)[0])
+
+
+@dataclass(frozen=True)
+class PalReading:
+    """What the chapter says of the ``pal`` table (fields glued by name)."""
+
+    seeds: str  # the seeds of the lines read, e.g. "0, 1, 2"
+    n_seeds: int
+    steps: int  # the main budget
+    d_min: int
+    d_max: int
+    n_d: int  # widths read
+    N_at_d_min: float  # mean N_pass over seeds
+    N_at_d_max: float
+    x_at_d_min: float  # mean x_pass over seeds
+    x_at_d_max: float
+    x_spread: float  # max / min over widths of the mean x_pass
+    x_exponent: float  # k of x* ∝ d^k, least squares in log-log over every line (0 under the law)
+    N_exponent: float  # a of N* ∝ d^a (a bit under 2 under the law: N ln N ∝ d^2)
+    law_N_exponent: float  # the a the law's form gives over the same widths, at x fixed at x_at_d_min
+    x_drifts: str  # "rises", "falls" or "stays within a factor 1.25"
+    growth: str  # N* against the law's form: "slower than", "faster than" or "as fast as" (x rises, falls, stays)
+    budget_steps: int  # the larger budget of the check (0 without one)
+    budget_lines: int  # lines run at both budgets
+    budget_change: float  # largest |N_pass(larger) / N_pass(main) - 1| over those lines
+    budget_x_ratio_main: float  # mean x_pass at the largest over the smallest width checked, main budget (nan: none)
+    budget_x_ratio_big: float  # the same at the larger budget
+    budget_reading: str  # whether those two ratios agree within 5% (then the budget does not make the drift)
+    runs: int
+    cpu_minutes: float
+
+
+def _law_exponent(ds: np.ndarray, x: float) -> float:
+    """a of N ∝ d^a through the N solving N ln N = d^2 / x at each width (the law's form at fixed x)."""
+    Ns = []
+    for d in ds:
+        lo, hi = 2.0, float(d) ** 2
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if mid * math.log(mid) < d * d / x else (lo, mid)
+        Ns.append(lo)
+    return _slope(ds, np.array(Ns))
+
+
+def pal_reading(runs: pd.DataFrame) -> PalReading:
+    """The reading of the table: the main budget is the smallest; the larger one (if any) is the check."""
+    caps = capacities(runs).dropna(subset=["N_pass"])
+    budgets = sorted(caps.steps.unique())
+    main = caps[caps.steps == budgets[0]]
+    if main.d.nunique() < 2:
+        raise ValueError(f"runs: the pal reading needs at least two widths d, got {sorted(main.d.unique())}")
+    per_d = capacity_table(main).sort_values("d")
+    ds = per_d.d.to_numpy(float)
+    k = _slope(main.d.to_numpy(float), main.x_pass.to_numpy(float))
+    spread = float(per_d.x_mean.max() / per_d.x_mean.min())
+    drifts = "stays within a factor 1.25" if spread < 1.25 else ("rises" if k > 0 else "falls")
+    growth = {"rises": "slower than", "falls": "faster than"}.get(drifts, "as fast as")
+    change, n_check, big, ratios = 0.0, 0, 0, (math.nan, math.nan)
+    if len(budgets) > 1:
+        big = int(budgets[-1])
+        both = main.merge(caps[caps.steps == big], on=["d", "lr", "seed"], suffixes=("", "_big"))
+        n_check = len(both)
+        if n_check:
+            change = float((both.N_pass_big / both.N_pass - 1).abs().max())
+            x = both.groupby("d")[["x_pass", "x_pass_big"]].mean().sort_index()
+            ratios = tuple(float(x[c].iloc[-1] / x[c].iloc[0]) for c in ("x_pass", "x_pass_big"))
+    if not n_check:
+        reading = "no line was rerun with a larger budget"
+    elif abs(math.log(ratios[1] / ratios[0])) < math.log(1.05):
+        reading = "the change of x* between these widths is the same at both budgets (within 5%): not the budget's"
+    else:
+        reading = "the change of x* between these widths differs between the budgets: part of it may be the budget's"
+    first, last = per_d.iloc[0], per_d.iloc[-1]
+    seeds = sorted(int(s) for s in main.seed.unique())
+    return PalReading(
+        seeds=", ".join(map(str, seeds)), n_seeds=len(seeds), steps=int(budgets[0]), d_min=int(first.d),
+        d_max=int(last.d), n_d=len(per_d), N_at_d_min=float(first.N_mean), N_at_d_max=float(last.N_mean),
+        x_at_d_min=float(first.x_mean), x_at_d_max=float(last.x_mean), x_spread=spread, x_exponent=k,
+        N_exponent=_slope(main.d.to_numpy(float), main.N_pass.to_numpy(float)),
+        law_N_exponent=_law_exponent(ds, float(first.x_mean)), x_drifts=drifts, growth=growth, budget_steps=big,
+        budget_lines=n_check, budget_change=change, budget_x_ratio_main=ratios[0], budget_x_ratio_big=ratios[1],
+        budget_reading=reading, runs=len(runs),
+        cpu_minutes=float(runs.wall_time_s.sum() / 60))
