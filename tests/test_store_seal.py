@@ -284,3 +284,16 @@ def test_a_commands_seal_warning_is_one_line(tmp_path, capsys):
         del cli.COMMANDS["_probe"]
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["rgr _probe: warning: data/x.csv: 3 rows appended after its seal"]
+
+
+def test_repair_reads_the_peers_refit_table_by_its_own_schema(tmp_path, capsys):
+    """data/peers_refit.csv is not a sweep's table: repair finds its schema in the peers results (import path kept)."""
+    import shutil
+
+    from rgr.cli import main
+    from rgr.paths import data_dir
+
+    for name in ("peers_refit.csv", "peers_refit.csv.seal"):
+        shutil.copy(data_dir() / name, tmp_path / name)
+    assert main(["repair", str(tmp_path / "peers_refit.csv")]) == 0
+    assert "intact" in capsys.readouterr().out

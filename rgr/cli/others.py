@@ -143,8 +143,8 @@ def _table_schema(path: Path):
     """The schema of a table of data/ from its file name: a sweep's (rgr.catalog), or data/peers_refit.csv's."""
     from ..catalog import schema_for_file
 
-    if path.name == "peers_refit.csv":  # not a sweep: Dana et al.'s tables reduced (rgr.results.peers_refit)
-        from ..results.peers_refit import SCHEMA
+    if path.name == "peers_refit.csv":  # not a sweep: Dana et al.'s tables reduced (rgr.results.peers.refit)
+        from ..results.peers.refit import SCHEMA
 
         return SCHEMA
     return schema_for_file(path)
