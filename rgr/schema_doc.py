@@ -8,7 +8,8 @@ from pathlib import Path
 from .experiments import futility, planner, reuse
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
-from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
+from .experiments.grid import FUTILITY_MIN_SEEDS
+from .experiments.registry import EXPERIMENTS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
 from .results.peers_refit import SCHEMA as PEERS_REFIT

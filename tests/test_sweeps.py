@@ -13,8 +13,9 @@ import pytest
 
 from rgr import catalog
 from rgr.experiments import runner
-from rgr.experiments.planner import ladder, planned_runs, run_key
-from rgr.experiments.registry import EXPERIMENTS, SCHEMA, Cell, Grid, get_experiment
+from rgr.experiments.grid import Cell, Grid
+from rgr.experiments.planner import ladder, run_key
+from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
 from rgr.experiments.tables import merge_shards
 from rgr.store import TableError
 
@@ -51,27 +52,27 @@ def test_ladder_bottom_cuts_only_below_it():
 def _done(exp, preset, f1_of):
     """A fake finished table: every planned run with test_f1 = f1_of(h, D_K)."""
     rows = [dict(m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=f1_of(c.h, c.D_K))
-            for c in planned_runs(exp, preset)]
+            for c in exp.planned_runs(preset)]
     return pd.DataFrame(rows)
 
 
 def test_refinement_bisects_between_fail_and_pass():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 1.0 if dk >= 8 else 0.5)  # threshold between 4 and 8
-    new = {(c.h, c.D_K) for c in planned_runs(exp, "smoke", done)} - set(zip(done.h, done.D_K))
+    new = {(c.h, c.D_K) for c in exp.planned_runs("smoke", done)} - set(zip(done.h, done.D_K))
     assert (1, 6) in new  # midpoint of 4 (fail) and 8 (pass) for h = 1
     assert (4, 6) not in new and all(dk % h == 0 for h, dk in new)
     # never past the preset's refine_rounds: with the new point done, nothing more is added
     more = pd.concat([done, pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=1.0)
-                                          for c in planned_runs(exp, "smoke", done)])]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
-    final = {(c.m, c.h, c.D_K) for c in planned_runs(exp, "smoke", more)}
+                                          for c in exp.planned_runs("smoke", done)])]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
+    final = {(c.m, c.h, c.D_K) for c in exp.planned_runs("smoke", more)}
     assert final == set(zip(more.m, more.h, more.D_K))
 
 
 def test_refinement_extends_when_nothing_passes():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 0.1)
-    new = {(c.m, c.h, c.D_K) for c in planned_runs(exp, "smoke", done)} - set(zip(done.m, done.h, done.D_K))
+    new = {(c.m, c.h, c.D_K) for c in exp.planned_runs("smoke", done)} - set(zip(done.m, done.h, done.D_K))
     top = {m: done[done.m == m].D_K.max() for m in done.m.unique()}
     assert new and all(dk == 2 * top[m] and dk <= exp.grid("smoke").dk_max for m, _, dk in new)
 
@@ -80,7 +81,7 @@ def test_refinement_waits_for_all_seeds():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 1.0 if dk >= 8 else 0.5)
     partial = done[~((done.D_K == 4) & (done.seed == 1))]
-    new = {(c.h, c.D_K) for c in planned_runs(exp, "smoke", partial)} - set(zip(done.h, done.D_K))
+    new = {(c.h, c.D_K) for c in exp.planned_runs("smoke", partial)} - set(zip(done.h, done.D_K))
     assert not new
 
 
@@ -89,9 +90,9 @@ def test_presets_and_paper_protocol():
         assert set(e.presets) == {"smoke", "book", "paper"}
     base = get_experiment("base").grid("paper")
     assert len(base.cells) == 12 and base.heads == (1, 2, 4, 8, 16, 32, 64) and len(base.seeds) == 10
-    runs = planned_runs(get_experiment("base"), "paper")
+    runs = get_experiment("base").planned_runs("paper")
     assert {r.max_steps for r in runs if (r.m, r.d_model) == (512, 16)} == {80_000}
-    l8 = planned_runs(get_experiment("lambda8"), "paper")
+    l8 = get_experiment("lambda8").planned_runs("paper")
     assert {r.seed for r in l8 if r.m == 4096} == {0, 1, 2} and {r.max_steps for r in l8 if r.m == 4096} == {200_000}
     with pytest.raises(ValueError, match="preset"):
         get_experiment("base").grid("huge")
@@ -100,7 +101,7 @@ def test_presets_and_paper_protocol():
 
 
 def test_run_key_depends_on_preset_and_config():
-    a, b = planned_runs(get_experiment("base"), "smoke")[:2]
+    a, b = get_experiment("base").planned_runs("smoke")[:2]
     assert run_key(a, "smoke") != run_key(a, "book") and run_key(a, "smoke") != run_key(b, "smoke")
 
 

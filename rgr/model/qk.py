@@ -12,7 +12,7 @@ experiments train (protocol E1, E5, E6):
 Every parameter carries a leading run axis R, so R runs with the same
 d_model but their own graphs, embeddings, seeds, head counts and head widths
 train as one tensor program (the *permutation sweeps* chapter;
-:mod:`rgr.experiments.train`). Runs never mix: every operation below acts on
+:mod:`rgr.experiments.engine`). Runs never mix: every operation below acts on
 each run's slice separately.
 
 Mixed stacks. The stack has h heads of width d_k (its widest); run r uses its

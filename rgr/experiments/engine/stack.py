@@ -1,20 +1,21 @@
-"""Stacks: which runs train together, and the tensors of a stack (chapter *permutation sweeps*).
+"""The stack: R runs trained as one tensor program, and how it is built (chapter *permutation sweeps*).
 
-A stack is one tensor program of R runs (:mod:`rgr.model.qk`): parameters with
-a leading run axis, the loss summed over runs (so each run's gradient and its
-AdamW update are exactly its own), contexts drawn for all runs at once
+A stack (:class:`Stack`) holds everything R runs share in one program, each
+tensor with a leading run axis: the model's parameters (:mod:`rgr.model.qk`),
+the optimizer state (:mod:`rgr.experiments.engine.adam`), the frozen
+embeddings and graphs, the stream keys of each run's contexts, the fixed
+validation contexts, and each run's early-stopping record (:class:`Track`).
+The loss is summed over runs, so each run's gradient and its AdamW update are
+exactly its own; contexts are drawn for all runs at once
 (:func:`rgr.task.contexts.sample_stacked`; a run's contexts depend on its seed
 and the step only).
 
-Mixed stacks. Runs with equal :meth:`RunConfig.stack_key` (model kind,
-d_model, ell, rho, lr, the checking schedule, dtype) may stack whatever their
-h, d_k, D_K, m, seed, graph or cutoff: the stack has the widest h and d_k of
-its runs, a run's missing columns are zero and its missing heads masked
-(:class:`rgr.model.qk.QKModel`), so each run still trains exactly as it would
-alone (up to float rounding order). :func:`stack_groups` bounds the padding: a
-run joins a stack of shape (h, d_k) = (H, w) only if its d_k >= w/2 and
-H * w <= 2 h * d_k (so a stack spends at most twice a run's own work on it),
-and caps a stack's size (:func:`stack_cap`).
+Which runs may share a stack is :mod:`rgr.experiments.engine.groups`; a run
+narrower than its stack is padded (:func:`pad_heads`) with zero columns and
+masked heads. A run's task and initial weights (:func:`build_task`,
+:func:`init_weights`) come from its own seed, never from the stack. The step
+is :mod:`rgr.experiments.engine.step`, the checks and the test
+:mod:`rgr.experiments.engine.evaluate`, the loop :mod:`rgr.experiments.engine.train`.
 """
 
 from __future__ import annotations
@@ -25,32 +26,18 @@ from typing import Iterator, Sequence
 
 import torch
 
-from ..model.qk import QKModel
-from ..task.contexts import GraphTable, graph_table, sample_stacked
-from ..task.embeddings import gaussian_unit
-from ..task.graphs import Graph, permutation_graph, regular_graph
-from ..task.rng import derive_seed, stream_key
+from ...model.qk import QKModel
+from ...task.contexts import GraphTable, graph_table, sample_stacked
+from ...task.embeddings import gaussian_unit
+from ...task.graphs import Graph, permutation_graph, regular_graph
+from ...task.rng import derive_seed, stream_key
 from .adam import StackAdam
-from .config import DTYPES, RunConfig, _int
+from .config import DTYPES, RunConfig
+from .graphed import StepProgram
+from .groups import stack_shape
 
-__all__ = ["resolve_device", "build_task", "init_weights", "stack_cap", "stack_groups", "padding_ok"]
-
-def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; ``"cpu"``/``"cuda[:i]"`` as given (checked)."""
-    if isinstance(device, torch.device):
-        dev = device
-    elif device == "auto":
-        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    else:
-        try:
-            dev = torch.device(device)
-        except (RuntimeError, TypeError) as e:
-            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {device!r}") from e
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {device!r}")
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' requested but CUDA is not available")
-    return dev
+__all__ = ["build_task", "init_weights", "pad_heads", "Track", "Stack", "build_stack", "stream_keys", "blocks",
+           "context_blocks", "gather"]
 
 
 def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
@@ -80,74 +67,6 @@ def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     return out
 
 
-# Stack-size caps: on a CPU the per-model-step cost stops falling at about 64
-# runs for D_K >= 128 (measured: `python -m rgr bench`, see the README's
-# Performance section) and later for narrow runs; a GPU wants thousands.
-_CPU_COLUMNS = 16_384  # runs x padded D_K per stack on a CPU
-_CPU_RUNS = (64, 256)
-_CUDA_RUNS = 4096
-
-
-def stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
-    """Most runs in one stack of shape (h, d_k) on ``device``.
-
-    CPU: 16,384 / (h d_k) runs, within [64, 256]; CUDA: 4,096 runs.
-    """
-    if torch.device(device).type == "cuda":
-        return _CUDA_RUNS
-    lo, hi = _CPU_RUNS
-    return int(min(hi, max(lo, _CPU_COLUMNS // (h * d_k))))
-
-
-MAX_PADDING = 2.0  # a stack spends at most this many times a run's own D_K on it
-
-
-def padding_ok(cfg: RunConfig, h: int, d_k: int, max_padding: float = MAX_PADDING) -> bool:
-    """May ``cfg`` join a stack of shape (h, d_k)? Its head count and width fit, d_k >= half the
-    stack's width, and h * d_k <= ``max_padding`` times its own D_K (1: exact shapes only)."""
-    return cfg.h <= h and cfg.d_k <= d_k and 2 * cfg.d_k >= d_k and h * d_k <= max_padding * cfg.D_K
-
-
-def stack_groups(
-    configs: Sequence[RunConfig],
-    max_stack: int | None = None,
-    device: str | torch.device = "cpu",
-    max_padding: float = MAX_PADDING,
-) -> list[list[int]]:
-    """Indices of ``configs`` grouped into stacks.
-
-    Runs with equal stack keys (first-seen order) are taken largest D_K first
-    (then widest d_k, most heads; ties in input order): the first run left sets
-    the stack's shape (h, d_k), and the runs that fit it (:func:`padding_ok`)
-    join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`);
-    ``max_padding`` bounds the padding (:func:`padding_ok`).
-    A stack formed here forms again unchanged when passed back on its own.
-    """
-    if max_stack is not None:
-        _int("max_stack", max_stack, 1)
-    if not isinstance(max_padding, (int, float)) or not max_padding >= 1:
-        raise ValueError(f"max_padding must be a number >= 1, got {max_padding!r}")
-    families: dict[tuple, list[int]] = {}
-    for i, c in enumerate(configs):
-        families.setdefault(c.stack_key(), []).append(i)
-    out: list[list[int]] = []
-    for members in families.values():
-        rest = sorted(members, key=lambda i: (-configs[i].D_K, -configs[i].d_k, -configs[i].h, i))
-        while rest:
-            top = configs[rest[0]]
-            cap = max_stack or stack_cap(top.h, top.d_k, device)
-            group = [i for i in rest if padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
-            taken = set(group)
-            rest = [i for i in rest if i not in taken]
-            out.append(sorted(group))
-    return out
-
-
-def stack_shape(cfgs: Sequence[RunConfig]) -> tuple[int, int]:
-    """The (h, d_k) of a stack of ``cfgs``: their most heads and widest head."""
-    return max(c.h for c in cfgs), max(c.d_k for c in cfgs)
-
-
 def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
     """(d_model, h d_k) in heads-side-by-side layout -> (d_model, H w): head k's columns first, zeros after."""
     d = W.shape[0]
@@ -155,13 +74,11 @@ def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor
     out[:, :h, :d_k] = W.view(d, h, d_k)
     return out.view(d, H * w)
 
-# ---------------------------------------------------------------------------------------
-# the stack: R runs with equal shapes, trained as one program
-
 
 @dataclass
-class _Track:
-    """Early-stopping bookkeeping of one run."""
+class Track:
+    """Early-stopping record of one run: its validation curve, the checks in a row that count towards its
+    stop, and (for "value") its best validation MSE so far."""
 
     streak: int = 0
     best: float = math.inf
@@ -169,14 +86,20 @@ class _Track:
 
 
 @dataclass
-class _Stack:
-    """The active runs of a group, everything with a leading run axis R."""
+class Stack:
+    """The state of R active runs trained as one program; every tensor has a leading run axis R.
 
-    cfgs: list[RunConfig]
+    Built by :func:`build_stack`; :func:`rgr.experiments.engine.step.train_steps` advances it (and sets
+    ``program`` at its first step), :func:`rgr.experiments.engine.evaluate.check` appends to ``tracks``,
+    the loop (:func:`rgr.experiments.engine.train.train`) sets ``step`` and compacts it with :meth:`select`
+    when runs stop. Mutable on purpose: the parameters and optimizer moments change in place every step.
+    """
+
+    cfgs: list[RunConfig]  # the runs, in stack order; they share a stack key
     ids: list[int]  # positions in the caller's list
-    tracks: list[_Track]
-    model: QKModel
-    opt: StackAdam
+    tracks: list[Track]  # early-stopping record per run
+    model: QKModel  # the runs' W_Q, W_K (R, d_model, H w), tau (R,) and frozen W_V; padded heads masked
+    opt: StackAdam  # AdamW moments per run, one step count for the stack
     X: torch.Tensor  # (R, m_max, d_model) embeddings, zero padded
     table: GraphTable  # graphs, (R, m_max, r_max)
     train_keys: torch.Tensor  # (R,) stream keys of "train"
@@ -184,21 +107,21 @@ class _Stack:
     val_labels: torch.Tensor  # (R, n_val, ell, ell)
     alpha: torch.Tensor  # (R, 1, 1)
     adaptive: torch.Tensor  # (R, 1, 1) bool: E4's adaptive posweight
-    step: int = 0
-    graphed: bool = False  # train through a captured CUDA graph (rgr.experiments.graphed)
-    program: object | None = None  # the step program of this R (made at the first step; None after compaction)
+    step: int = 0  # steps every run of the stack has taken
+    graphed: bool = False  # train through a captured CUDA graph (rgr.experiments.engine.graphed)
+    program: StepProgram | None = None  # the step program of this R (made at the first step; None after compaction)
 
     @property
     def R(self) -> int:
         return len(self.cfgs)
 
-    def select(self, keep: list[int]) -> "_Stack":
+    def select(self, keep: list[int]) -> Stack:
         """The stack restricted to runs ``keep`` (positions in this stack); optimizer state carried over."""
         idx = torch.tensor(keep, dtype=torch.long, device=self.X.device)
         model = self.model.select(idx)
         opt = _optimizer(model, self.cfgs[0].lr)
         opt.carry(self.opt, idx)  # exp_avg, exp_avg_sq are per run; the step count is shared by the stack
-        return _Stack(
+        return Stack(
             cfgs=[self.cfgs[i] for i in keep],
             ids=[self.ids[i] for i in keep],
             tracks=[self.tracks[i] for i in keep],
@@ -225,19 +148,27 @@ def _optimizer(model: QKModel, lr: float) -> StackAdam:
     return StackAdam(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8)
 
 
-def _keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:
+def stream_keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:
+    """(R,) keys of each run's context stream ``stream`` ("train", "val", "test") on ``device``."""
     return torch.tensor([stream_key(c.seed, stream) for c in cfgs], dtype=torch.long, device=device)
 
 
-def _context_blocks(R: int, ell: int, n: int, block_elems: int) -> Iterator[tuple[int, int]]:
+def context_blocks(R: int, ell: int, n: int, block_elems: int) -> Iterator[tuple[int, int]]:
     """Blocks of context indices 0..n-1 small enough to sample for R runs at once."""
-    return _blocks(0, n, max(1, block_elems // (4 * R * ell * ell)))
+    return blocks(0, n, max(1, block_elems // (4 * R * ell * ell)))
 
 
-def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, block_elems: int) -> _Stack:
+def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, block_elems: int,
+                graphed: bool = False) -> Stack:
+    """The stack of runs ``cfgs`` (tagged with the caller's positions ``ids``) on ``device``, at step 0.
+
+    ``block_elems`` bounds the tensors built per block of validation contexts (memory only);
+    ``graphed``: train through a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`).
+    """
     c0 = cfgs[0]
     if any(c.stack_key() != c0.stack_key() for c in cfgs):
-        raise ValueError("configs of one stack must share a stack key (model, d_model, ell, rho, lr, checks, dtype)")
+        raise ValueError("configs of one stack must share a stack key "
+                         "(model, d_model, ell, rho, lr, checks, dtype)")
     dt = DTYPES[c0.dtype]
     H, w = stack_shape(cfgs)
     tasks = [build_task(c) for c in cfgs]
@@ -247,7 +178,8 @@ def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, bl
         X[i, : x.shape[0]] = x.to(dt)
     inits = [init_weights(c) for c in cfgs]
     W_V = torch.stack([i["W_V"] for i in inits]).to(device) if c0.model == "value" else None
-    padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w) for i, c in zip(inits, cfgs)]).to(device)
+    padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w)
+                                       for i, c in zip(inits, cfgs)]).to(device)
     model = QKModel(
         padded("W_Q"),  # (R, d_model, H w)
         padded("W_K"),
@@ -260,38 +192,36 @@ def _build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, bl
     )
     table = graph_table([g for g, _ in tasks], device)
     R = len(cfgs)
-    keys = _keys(cfgs, "val", device)
+    keys = stream_keys(cfgs, "val", device)
     val = [
         sample_stacked(table, keys, torch.arange(a, b, device=device).expand(R, -1), c0.ell, c0.rho)
-        for a, b in _context_blocks(R, c0.ell, c0.n_val, block_elems)
+        for a, b in context_blocks(R, c0.ell, c0.n_val, block_elems)
     ]
-    return _Stack(
+    return Stack(
         cfgs=list(cfgs),
         ids=list(ids),
-        tracks=[_Track() for _ in cfgs],
+        tracks=[Track() for _ in cfgs],
         model=model,
         opt=_optimizer(model, c0.lr),
         X=X.to(device),
         table=table,
-        train_keys=_keys(cfgs, "train", device),
+        train_keys=stream_keys(cfgs, "train", device),
         val_items=torch.cat([v.items for v in val], dim=1),  # (R, n_val, ell)
         val_labels=torch.cat([v.labels for v in val], dim=1),  # (R, n_val, ell, ell)
         alpha=torch.tensor([c.alpha for c in cfgs], dtype=dt, device=device).view(R, 1, 1),
         adaptive=torch.tensor([c.adaptive_posweight for c in cfgs], device=device).view(R, 1, 1),
+        graphed=graphed,
     )
 
 
-def _gather(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+def gather(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     """Embeddings of contexts: X (R, m, d) and items (R, n, ell) -> X_C (R, n, ell, d)."""
     R = X.shape[0]
     return X[torch.arange(R, device=X.device).view(R, 1, 1), items]
 
 
-def _blocks(t0: int, t1: int, size: int) -> Iterator[tuple[int, int]]:
+def blocks(t0: int, t1: int, size: int) -> Iterator[tuple[int, int]]:
+    """Consecutive (a, b) ranges of at most ``size`` covering t0 .. t1-1."""
     for a in range(t0, t1, size):
         yield a, min(a + size, t1)
 
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
