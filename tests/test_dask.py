@@ -199,7 +199,8 @@ def test_failing_stack_is_retried_then_reported_with_its_configs(tmp_path, clien
     # missing: the failed stack, and the refinement point of its (cell, h), which waits for all seeds
     first_round = {run_key(c, "smoke") for c in get_experiment("base").planned_runs("smoke")}
     unit = (reference.m == bad.m) & (reference.d_model == bad.d_model) & (reference.h == bad.h)
-    missing = reference["run_key"].isin({f.run_key for f in failures}) | (unit & ~reference["run_key"].isin(first_round))
+    failed = reference["run_key"].isin({f.run_key for f in failures})
+    missing = failed | (unit & ~reference["run_key"].isin(first_round))
     _assert_same_table(got, reference[~missing])
 
 
@@ -226,7 +227,8 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rc = cli.main(["sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path), "--no-progress"])
+        rc = cli.main(["sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path),
+                       "--no-progress"])
     finally:
         torch.set_num_threads(threads)
     out = capsys.readouterr().err

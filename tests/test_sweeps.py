@@ -63,8 +63,9 @@ def test_refinement_bisects_between_fail_and_pass():
     assert (1, 6) in new  # midpoint of 4 (fail) and 8 (pass) for h = 1
     assert (4, 6) not in new and all(dk % h == 0 for h, dk in new)
     # never past the preset's refine_rounds: with the new point done, nothing more is added
-    more = pd.concat([done, pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=1.0)
-                                          for c in exp.planned_runs("smoke", done)])]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
+    new_rows = pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=1.0)
+                             for c in exp.planned_runs("smoke", done)])
+    more = pd.concat([done, new_rows]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
     final = {(c.m, c.h, c.D_K) for c in exp.planned_runs("smoke", more)}
     assert final == set(zip(more.m, more.h, more.D_K))
 
@@ -123,7 +124,8 @@ def reference(tmp_path_factory):
 
 def test_interrupted_sweep_resumes_without_retraining(tmp_path, reference):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(_sweep_cmd(tmp_path), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(_sweep_cmd(tmp_path), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     table = tmp_path / "base.csv"
     deadline = time.time() + 300
     while time.time() < deadline and not (table.is_file() and len(table.read_text().splitlines()) >= 5):
@@ -137,7 +139,8 @@ def test_interrupted_sweep_resumes_without_retraining(tmp_path, reference):
     after = load_results("base", root=tmp_path)
     kept = after.set_index("run_key").loc[before["run_key"]]
     assert (kept["date"].to_numpy() == before["date"].to_numpy()).all()  # finished runs were not trained again
-    pd.testing.assert_frame_equal(_stable(after), _stable(load_results("base", root=reference)), check_exact=False, rtol=1e-5)
+    pd.testing.assert_frame_equal(_stable(after), _stable(load_results("base", root=reference)), check_exact=False,
+                                  rtol=1e-5)
 
 
 def test_shards_merge_into_the_same_table(tmp_path, reference):
@@ -147,8 +150,8 @@ def test_shards_merge_into_the_same_table(tmp_path, reference):
     merged = load_results("base", root=tmp_path)
     assert merge_shards(get_experiment("base").schema, root=tmp_path) == len(merged)
     assert not list(tmp_path.glob("base.shard-*"))
-    pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)), _stable(load_results("base", root=reference)),
-                                  check_exact=False, rtol=1e-5)
+    pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)),
+                                  _stable(load_results("base", root=reference)), check_exact=False, rtol=1e-5)
 
 
 def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
@@ -158,7 +161,8 @@ def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
         load_results("base", root=tmp_path)
     with pytest.raises(TableError, match="python -m rgr sweep lambda8"):
         load_results("lambda8", root=tmp_path)
-    r = subprocess.run(_sweep_cmd(tmp_path), cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    r = subprocess.run(_sweep_cmd(tmp_path), cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                       text=True)
     assert r.returncode == 2 and "base.csv" in r.stderr and not r.stdout
 
 

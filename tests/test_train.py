@@ -103,7 +103,8 @@ def test_resolve_device():
 
 def test_stack_groups():
     a = RunConfig(m=16, d_model=8, h=2, d_k=2, ell=8)
-    cfgs = [a, a.replace(seed=1, m=32), a.replace(model="softmax"), a.replace(seed=2, graph="regular", r=2), a.replace(d_k=4)]
+    cfgs = [a, a.replace(seed=1, m=32), a.replace(model="softmax"), a.replace(seed=2, graph="regular", r=2),
+            a.replace(d_k=4)]
     # (2, 2) runs join the (2, 4) run's stack (d_k >= 4/2, D_K = 4 >= 8/2); softmax is another family
     assert stack_groups(cfgs) == [[0, 1, 3, 4], [2]]
     assert stack_groups(cfgs, max_stack=2) == [[0, 4], [1, 3], [2]]  # the largest D_K first, then input order

@@ -95,7 +95,8 @@ def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResu
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    return NaiveResult(W_Q.detach(), W_K.detach(), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)
+    return NaiveResult(W_Q=W_Q.detach(), W_K=W_K.detach(), tau=float(tau.detach()), steps=step, stop_reason=reason,
+                       val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)
 
 
 def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: int = 500) -> NaiveResult:
@@ -163,4 +164,5 @@ def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: in
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     split = lambda W: W.detach().view(cfg.d_model, h, d_k).permute(1, 0, 2).contiguous()  # (h, d_model, d_k)
-    return NaiveResult(split(W_Q), split(W_K), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)
+    return NaiveResult(W_Q=split(W_Q), W_K=split(W_K), tau=float(tau.detach()), steps=step, stop_reason=reason,
+                       val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)

@@ -125,7 +125,8 @@ def bench_sweep(
         wall += timings["train"]
         if time.perf_counter() - start > budget:
             break
-    return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, wall, flops)
+    return SweepBench(stacks=n_stacks, stacks_total=len(groups), runs=n_runs, model_steps=model_steps,
+                      train_seconds=seconds, wall_seconds=wall, useful_flops=flops)
 
 
 # the paper's wide cells: name -> (experiment, m, d_model)
@@ -198,7 +199,8 @@ def bench_cell(
                 b_steps += sum(r.steps for r in res)
                 b_secs += sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
     flops = sum(step_flops(c) for c in cfgs) / len(cfgs)
-    return CellBench(len(cfgs), s_steps, s_secs, b_steps, b_secs, flops)
+    return CellBench(runs=len(cfgs), stacked_steps=s_steps, stacked_seconds=s_secs, baseline_steps=b_steps,
+                     baseline_seconds=b_secs, flops_per_run_step=flops)
 
 
 def _parser() -> argparse.ArgumentParser:

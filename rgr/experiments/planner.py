@@ -60,7 +60,7 @@ def run_key(cfg: RunConfig, preset: str) -> str:
     return hashlib.sha256(f"{cfg.replace(futility=None).key()}|{preset}".encode()).hexdigest()[:16]
 
 
-def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, model: str, graph: str,
+def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, *, model: str, graph: str,
             fixed_cutoff: int | None) -> RunConfig:
     return RunConfig(
         m=cell.m, d_model=cell.d_model, h=h, d_k=D_K // h, seed=seed, model=model, graph=graph, r=cell.r,
@@ -110,7 +110,7 @@ def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None
                 nxt = next_dk(f1, h, base, grid)
                 if nxt is not None:
                     dks.add(nxt)
-            runs += [_config(grid, cell, h, D_K, seed, model, graph, fixed_cutoff)
+            runs += [_config(grid, cell, h, D_K, seed, model=model, graph=graph, fixed_cutoff=fixed_cutoff)
                      for D_K in sorted(dks) for seed in seeds]
     return runs
 

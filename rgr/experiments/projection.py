@@ -136,7 +136,7 @@ def calibrate(
         yc.append(clock() - t0)
     a, b = _fit_line(xs, ys)
     c, e = _fit_line(xc, yc)
-    return Calibration(a, b, c, e, str(dev), len(picks))
+    return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks))
 
 
 def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
@@ -224,8 +224,9 @@ def project(
     expected = None
     if futility_share is not None:
         expected = round(sum(c.max_steps * (keep if c.futility else 1.0) for c in configs))
-    return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers,
-                      cal, expected)
+    return Projection(runs=len(configs), stacks=len(times), model_steps=model_steps_bound(configs), seconds=max(load),
+                      cpu_seconds=sum(times), device=str(dev), workers=workers, calibration=cal,
+                      expected_steps=expected)
 
 
 def _kept(cfgs: Sequence[RunConfig], share: float) -> float:

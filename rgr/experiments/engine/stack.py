@@ -181,12 +181,12 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
     padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w)
                                        for i, c in zip(inits, cfgs)]).to(device)
     model = QKModel(
-        padded("W_Q"),  # (R, d_model, H w)
-        padded("W_K"),
-        torch.stack([i["tau"] for i in inits]).to(device),  # (R,)
-        H,
-        c0.model,
-        W_V,
+        W_Q=padded("W_Q"),  # (R, d_model, H w)
+        W_K=padded("W_K"),
+        tau=torch.stack([i["tau"] for i in inits]).to(device),  # (R,)
+        h=H,
+        kind=c0.model,
+        W_V=W_V,
         heads=torch.tensor([c.h for c in cfgs]),
         d_ks=torch.tensor([c.d_k for c in cfgs]),
     )
