@@ -8,8 +8,9 @@ from pathlib import Path
 from .experiments import futility, planner, reuse
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
+from .experiments.grid import FUTILITY_MIN_SEEDS
 from .experiments.pal_sweep import SCHEMA as PAL_SCHEMA
-from .experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, SCHEMA
+from .experiments.registry import EXPERIMENTS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
 from .results.peers.refit import SCHEMA as PEERS_REFIT

@@ -1,6 +1,7 @@
 import pytest
 
-from rgr.experiments.train import RunConfig, build_task, init_weights
+from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.engine.stack import build_task, init_weights
 from rgr.results.baselines import trivial_mse
 
 

@@ -1,4 +1,5 @@
-"""rgr.experiments.bench: the naive loop agrees with the engine, and the benchmark runs end to end (no timing asserts)."""
+"""rgr.experiments.bench: the naive loop agrees with the engine, and the benchmark runs end to end
+(no timing asserts)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import torch
 
 from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
-from rgr.experiments.bench import bench_sweep, main, step_flops, train_baseline, train_naive
-from rgr.experiments.train import RunConfig, train_run
+from rgr.experiments.baselines import train_baseline, train_naive
+from rgr.experiments.bench import bench_sweep, main, step_flops
+from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.engine.train import train_run
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 
@@ -43,7 +46,8 @@ def test_one_run_loops_reject_value_model():
 
 
 def test_bench_sweep_trains_real_stacks():
-    cfgs = [RunConfig(m=16, seed=s, max_steps=30, **{**TINY, "h": h, "d_k": 16 // h}) for s in (0, 1) for h in (1, 2, 4)]
+    cfgs = [RunConfig(m=16, seed=s, max_steps=30, **{**TINY, "h": h, "d_k": 16 // h})
+            for s in (0, 1) for h in (1, 2, 4)]
     sb = bench_sweep(cfgs, budget=1e-9, steps=20)  # the budget is spent after the first stack
     assert sb.stacks == 1 and sb.runs >= 2 and sb.model_steps == 20 * sb.runs and sb.rate > 0
     full = bench_sweep(cfgs, budget=1e9, steps=20, max_padding=1.0)

@@ -26,10 +26,10 @@ import rgr.experiments.registry as registry
 from rgr import catalog, cli
 from rgr.experiments import runner
 from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
-from rgr.experiments.planner import planned_runs, run_key
+from rgr.experiments.engine.groups import stack_groups
+from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import Job, SweepError, run_job
-from rgr.experiments.train import stack_groups
 from rgr.store import provenance
 
 
@@ -181,7 +181,7 @@ def test_interrupted_client_loses_nothing_and_the_cli_finishes(tmp_path, client,
 
 
 def test_failing_stack_is_retried_then_reported_with_its_configs(tmp_path, client, reference):
-    bad = planned_runs(get_experiment("base"), "smoke")[5]
+    bad = get_experiment("base").planned_runs("smoke")[5]
     attempts = tmp_path / "attempts"
     attempts.mkdir()
     data = tmp_path / "data"
@@ -197,14 +197,15 @@ def test_failing_stack_is_retried_then_reported_with_its_configs(tmp_path, clien
     got = _table(data)
     assert not set(got["run_key"]) & {f.run_key for f in failures}
     # missing: the failed stack, and the refinement point of its (cell, h), which waits for all seeds
-    first_round = {run_key(c, "smoke") for c in planned_runs(get_experiment("base"), "smoke")}
+    first_round = {run_key(c, "smoke") for c in get_experiment("base").planned_runs("smoke")}
     unit = (reference.m == bad.m) & (reference.d_model == bad.d_model) & (reference.h == bad.h)
-    missing = reference["run_key"].isin({f.run_key for f in failures}) | (unit & ~reference["run_key"].isin(first_round))
+    failed = reference["run_key"].isin({f.run_key for f in failures})
+    missing = failed | (unit & ~reference["run_key"].isin(first_round))
     _assert_same_table(got, reference[~missing])
 
 
 def test_a_stack_that_kills_its_workers_is_reported(client):
-    stack = Job(get_experiment("base"), "smoke", (planned_runs(get_experiment("base"), "smoke")[0],))
+    stack = Job(get_experiment("base"), "smoke", (get_experiment("base").planned_runs("smoke")[0],))
     try:
         out = list(_executor(client, work=_crash).map_jobs([stack]))
     finally:
@@ -214,7 +215,7 @@ def test_a_stack_that_kills_its_workers_is_reported(client):
 
 
 def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
-    bad = planned_runs(get_experiment("value"), "smoke")[0]
+    bad = get_experiment("value").planned_runs("smoke")[0]
     real = registry.train
 
     def train(cfgs, **kw):
@@ -226,12 +227,13 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rc = cli.main(["sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path), "--no-progress"])
+        rc = cli.main(["sweep", "value", "--preset", "smoke", "--device", "cpu", "--data", str(tmp_path),
+                       "--no-progress"])
     finally:
         torch.set_num_threads(threads)
     out = capsys.readouterr().err
     assert rc == 1 and "run(s) failed" in out and repr(bad) in out and "RuntimeError: injected failure" in out
-    runs = planned_runs(get_experiment("value"), "smoke")
+    runs = get_experiment("value").planned_runs("smoke")
     failed = next(g for g in stack_groups(runs) if any(runs[i] == bad for i in g))  # the bad run's whole stack fails
     assert len(load_results("value", root=tmp_path)) == len(runs) - len(failed)
     assert cli.main(["sweep", "value", "--preset", "smoke", "--scheduler", "tcp://x:1"]) == 2  # needs --executor dask

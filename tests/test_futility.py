@@ -8,10 +8,12 @@ import pytest
 
 from rgr import catalog
 from rgr.experiments import runner
+from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.engine.train import train
 from rgr.experiments.futility import RULES, FutilityRule, first_futile_check, futile, rule_named
+from rgr.experiments.grid import FUTILITY_MIN_SEEDS, Cell
 from rgr.experiments.planner import run_key
-from rgr.experiments.registry import EXPERIMENTS, FUTILITY_MIN_SEEDS, Cell, Experiment, get_experiment
-from rgr.experiments.train import RunConfig, train
+from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
 
 RULE = RULES["trend-v1"]

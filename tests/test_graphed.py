@@ -1,16 +1,18 @@
-"""rgr.experiments.graphed: the CUDA-graph step and its CPU twin train exactly as the eager step."""
+"""rgr.experiments.engine.graphed: the CUDA-graph step and its CPU twin train exactly as the eager step."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from rgr.experiments.graphed import StepProgram
-from rgr.experiments.train import RunConfig, train
+from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.engine.graphed import StepProgram
+from rgr.experiments.engine.train import train
 
 TINY = dict(d_model=16, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2)
-CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine: the graph capture path "
-                          "needs one (its CPU twin is tested above)")
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(),
+                          reason="no CUDA device on this machine: the graph capture path needs one "
+                                 "(its CPU twin is tested above)")
 
 
 def _cfgs(model: str, dtype: str) -> list[RunConfig]:
@@ -42,7 +44,8 @@ def test_capture_needs_cuda_and_static_buffers():
     x = torch.tensor([1.0, 2.0])
     prog.step(x)
     x.zero_()  # the program read its own copy
-    assert prog.steps == 1 and torch.equal(w, torch.tensor([-0.1, -0.2])) and torch.equal(prog.static[0], torch.tensor([1.0, 2.0]))
+    assert prog.steps == 1 and torch.equal(w, torch.tensor([-0.1, -0.2]))
+    assert torch.equal(prog.static[0], torch.tensor([1.0, 2.0]))
 
 
 @CUDA

@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rgr.experiments.grid import Cell
 from rgr.experiments.head_sweep import heads_for, law_x
-from rgr.experiments.registry import Cell, get_experiment
+from rgr.experiments.registry import get_experiment
 from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))

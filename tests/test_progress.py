@@ -29,7 +29,8 @@ def test_dry_run_prints_a_projection(capsys):
 
 def test_paper_on_a_cpu_says_how_long_before_it_starts(monkeypatch, capsys, tmp_path):
     calls = []
-    monkeypatch.setattr(registry, "dry_run_report", lambda runs, device, workers, rounds, **kw: ["projected total: 9 h"])
+    monkeypatch.setattr(registry, "dry_run_report",
+                        lambda runs, device, workers, rounds, **kw: ["projected total: 9 h"])
     monkeypatch.setattr(runner, "run_sweep", lambda sweep, **kw: calls.append(capsys.readouterr().out))
     assert cli.main(["sweep", "linear", "--preset", "paper", "--device", "cpu", "--data", str(tmp_path)]) == 0
     assert calls and "projected total: 9 h" in calls[0]  # printed before the sweep started

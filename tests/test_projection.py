@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rgr.experiments.config import RunConfig
+from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.projection import (
     Calibration,
     dry_run_report,

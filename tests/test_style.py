@@ -1,4 +1,5 @@
-"""Mechanical style and the package's shape: ruff passes, imports go down the wings only, modules stay small."""
+"""Mechanical style and the package's shape: ruff passes, imports go down the wings only (no loop, type hints
+included), no private name crosses a module, modules stay small."""
 
 import ast
 import shutil
@@ -17,10 +18,14 @@ _WING_OF = {"store": "ground", "paths": "ground", "__init__": "ground", "catalog
             "schema_doc": "commands", "cli": "commands", "__main__": "commands"}
 # modules over ~400 lines allowed for now (none: issue 13 split the last ones; the check stays)
 LONG_ALLOWED: set[str] = set()
+# `from x import _y` across modules still in the package, fixed on other branches of issue 31 (the lead empties
+# this at merge; test_no_private_name_crosses_a_module_anywhere reports them until then)
+PRIVATE_IMPORTS_PENDING = {"rgr/results/replication_fig4.py", "rgr/results/replication_table.py", "rgr/store/write.py",
+                           "rgr/store/read.py"}
 
 
-def _module(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
+def _module(path: Path, root: Path = ROOT) -> str:
+    rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -34,15 +39,23 @@ def _wing(module: str) -> str:
     return _WING_OF.get(parts[1], parts[1])
 
 
-def _imports(path: Path, runtime_only: bool) -> set[str]:
-    """rgr modules that ``path`` imports (``if TYPE_CHECKING:`` blocks never count; with ``runtime_only``,
-    imports inside functions do not count either: they run on call, not at import)."""
-    tree = ast.parse(path.read_text())
-    mod = _module(path)
+def _target(path: Path, node: ast.ImportFrom, root: Path = ROOT) -> str:
+    """The module a ``from ... import`` in ``path`` (under ``root``) reads from, relative imports resolved."""
+    mod = _module(path, root)
     package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    return ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def _imports(path: Path, runtime_only: bool, type_hints: bool = False, root: Path = ROOT) -> set[str]:
+    """rgr modules that ``path`` imports (``if TYPE_CHECKING:`` blocks count only with ``type_hints``; with
+    ``runtime_only``, imports inside functions do not count: they run on call, not at import)."""
+    tree = ast.parse(path.read_text())
     skip = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_hints and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for n in ast.walk(node))
         if runtime_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             skip.update(id(n) for n in ast.walk(node))
@@ -53,11 +66,7 @@ def _imports(path: Path, runtime_only: bool) -> set[str]:
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("rgr"))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                target = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _target(path, node, root)
             if target.startswith("rgr"):
                 out.add(target)
                 out.update(f"{target}.{a.name}" for a in node.names)  # `from . import planner` imports a module
@@ -101,20 +110,61 @@ def test_no_upward_import():
     assert not found, "\n".join(found)
 
 
-def test_no_import_loop():
-    graph = {m: {t for t in _imports(p, runtime_only=True) if t in MODULES} - {m} for m, p in MODULES.items()}
+def _graph(type_hints: bool) -> dict[str, set[str]]:
+    graph = {m: {t for t in _imports(p, True, type_hints) if t in MODULES} - {m} for m, p in MODULES.items()}
     # a package's __init__ is run before its modules: an edge into one's own package is no loop
-    graph = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in graph.items()}
-    assert find_loop(graph) is None, " -> ".join(find_loop(graph))
+    return {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in graph.items()}
+
+
+def test_no_import_loop():
+    assert find_loop(_graph(type_hints=False)) is None, " -> ".join(find_loop(_graph(type_hints=False)))
+
+
+def test_no_import_loop_in_type_hints_either():
+    """A walk through the code never goes back and forth, even through ``if TYPE_CHECKING:`` imports."""
+    assert find_loop(_graph(type_hints=True)) is None, " -> ".join(find_loop(_graph(type_hints=True)))
+
+
+def private_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """Every ``from x import _y`` in ``path`` that takes a private name (not a dunder) from another module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            target = _target(path, node, root)
+            found += [f"{path.relative_to(root)}:{node.lineno} from {target} import {n}" for n in names]
+    return found
+
+
+def test_no_private_name_crosses_a_module():
+    """Modules meet through public names only; the files of PRIVATE_IMPORTS_PENDING are reported apart."""
+    found = [f for p in MODULES.values() for f in private_imports(p)
+             if str(p.relative_to(ROOT)) not in PRIVATE_IMPORTS_PENDING]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.xfail(bool(PRIVATE_IMPORTS_PENDING), strict=False,
+                   reason=f"private imports pending on other branches: {', '.join(sorted(PRIVATE_IMPORTS_PENDING))}")
+def test_no_private_name_crosses_a_module_anywhere():
+    """The strict form: no exception at all (XFAIL lists the pending ones until PRIVATE_IMPORTS_PENDING is empty)."""
+    found = [f for p in MODULES.values() for f in private_imports(p)]
+    assert not found, "\n".join(found)
 
 
 def test_the_checks_can_fail(tmp_path):
-    """The loop finder finds the old sweeps <-> cluster loop; an upward import is reported; TYPE_CHECKING is skipped."""
+    """The loop finder finds the old sweeps <-> cluster loop; an upward import is reported; TYPE_CHECKING counts
+    only where asked; a private import is found."""
     assert find_loop({"rgr.experiments.sweeps": {"rgr.experiments.cluster"},
                       "rgr.experiments.cluster": {"rgr.experiments.sweeps"}}) is not None
     assert upward({"rgr.store": {"rgr.experiments.registry"}})
-    f = PKG / "experiments" / "planner.py"
-    assert "rgr.experiments.registry" not in _imports(f, runtime_only=True)
+    f = tmp_path / "rgr" / "experiments" / "planner.py"
+    f.parent.mkdir(parents=True)
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .registry import Grid\n"
+                 "from .engine.stack import _Stack, Stack\nfrom __future__ import annotations\n")
+    assert "rgr.experiments.registry" not in _imports(f, runtime_only=True, root=tmp_path)
+    assert "rgr.experiments.registry" in _imports(f, runtime_only=True, type_hints=True, root=tmp_path)
+    found = private_imports(f, tmp_path)
+    assert found == ["rgr/experiments/planner.py:4 from rgr.experiments.engine.stack import _Stack"]
     assert _wing("rgr.experiments.runner") == "experiments" and _wing("rgr.cli") == "commands"
 
 

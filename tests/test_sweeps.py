@@ -13,8 +13,9 @@ import pytest
 
 from rgr import catalog
 from rgr.experiments import runner
-from rgr.experiments.planner import ladder, planned_runs, run_key
-from rgr.experiments.registry import EXPERIMENTS, SCHEMA, Cell, Grid, get_experiment
+from rgr.experiments.grid import Cell, Grid
+from rgr.experiments.planner import ladder, run_key
+from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
 from rgr.experiments.tables import merge_shards
 from rgr.store import TableError
 
@@ -51,27 +52,28 @@ def test_ladder_bottom_cuts_only_below_it():
 def _done(exp, preset, f1_of):
     """A fake finished table: every planned run with test_f1 = f1_of(h, D_K)."""
     rows = [dict(m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=f1_of(c.h, c.D_K))
-            for c in planned_runs(exp, preset)]
+            for c in exp.planned_runs(preset)]
     return pd.DataFrame(rows)
 
 
 def test_refinement_bisects_between_fail_and_pass():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 1.0 if dk >= 8 else 0.5)  # threshold between 4 and 8
-    new = {(c.h, c.D_K) for c in planned_runs(exp, "smoke", done)} - set(zip(done.h, done.D_K))
+    new = {(c.h, c.D_K) for c in exp.planned_runs("smoke", done)} - set(zip(done.h, done.D_K))
     assert (1, 6) in new  # midpoint of 4 (fail) and 8 (pass) for h = 1
     assert (4, 6) not in new and all(dk % h == 0 for h, dk in new)
     # never past the preset's refine_rounds: with the new point done, nothing more is added
-    more = pd.concat([done, pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=1.0)
-                                          for c in planned_runs(exp, "smoke", done)])]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
-    final = {(c.m, c.h, c.D_K) for c in planned_runs(exp, "smoke", more)}
+    new_rows = pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, test_f1=1.0)
+                             for c in exp.planned_runs("smoke", done)])
+    more = pd.concat([done, new_rows]).drop_duplicates(["m", "d_model", "h", "D_K", "seed"])
+    final = {(c.m, c.h, c.D_K) for c in exp.planned_runs("smoke", more)}
     assert final == set(zip(more.m, more.h, more.D_K))
 
 
 def test_refinement_extends_when_nothing_passes():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 0.1)
-    new = {(c.m, c.h, c.D_K) for c in planned_runs(exp, "smoke", done)} - set(zip(done.m, done.h, done.D_K))
+    new = {(c.m, c.h, c.D_K) for c in exp.planned_runs("smoke", done)} - set(zip(done.m, done.h, done.D_K))
     top = {m: done[done.m == m].D_K.max() for m in done.m.unique()}
     assert new and all(dk == 2 * top[m] and dk <= exp.grid("smoke").dk_max for m, _, dk in new)
 
@@ -80,7 +82,7 @@ def test_refinement_waits_for_all_seeds():
     exp = get_experiment("base")
     done = _done(exp, "smoke", lambda h, dk: 1.0 if dk >= 8 else 0.5)
     partial = done[~((done.D_K == 4) & (done.seed == 1))]
-    new = {(c.h, c.D_K) for c in planned_runs(exp, "smoke", partial)} - set(zip(done.h, done.D_K))
+    new = {(c.h, c.D_K) for c in exp.planned_runs("smoke", partial)} - set(zip(done.h, done.D_K))
     assert not new
 
 
@@ -89,9 +91,9 @@ def test_presets_and_paper_protocol():
         assert set(e.presets) == {"smoke", "book", "paper"}
     base = get_experiment("base").grid("paper")
     assert len(base.cells) == 12 and base.heads == (1, 2, 4, 8, 16, 32, 64) and len(base.seeds) == 10
-    runs = planned_runs(get_experiment("base"), "paper")
+    runs = get_experiment("base").planned_runs("paper")
     assert {r.max_steps for r in runs if (r.m, r.d_model) == (512, 16)} == {80_000}
-    l8 = planned_runs(get_experiment("lambda8"), "paper")
+    l8 = get_experiment("lambda8").planned_runs("paper")
     assert {r.seed for r in l8 if r.m == 4096} == {0, 1, 2} and {r.max_steps for r in l8 if r.m == 4096} == {200_000}
     with pytest.raises(ValueError, match="preset"):
         get_experiment("base").grid("huge")
@@ -100,7 +102,7 @@ def test_presets_and_paper_protocol():
 
 
 def test_run_key_depends_on_preset_and_config():
-    a, b = planned_runs(get_experiment("base"), "smoke")[:2]
+    a, b = get_experiment("base").planned_runs("smoke")[:2]
     assert run_key(a, "smoke") != run_key(a, "book") and run_key(a, "smoke") != run_key(b, "smoke")
 
 
@@ -122,7 +124,8 @@ def reference(tmp_path_factory):
 
 def test_interrupted_sweep_resumes_without_retraining(tmp_path, reference):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(_sweep_cmd(tmp_path), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(_sweep_cmd(tmp_path), cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     table = tmp_path / "base.csv"
     deadline = time.time() + 300
     while time.time() < deadline and not (table.is_file() and len(table.read_text().splitlines()) >= 5):
@@ -136,7 +139,8 @@ def test_interrupted_sweep_resumes_without_retraining(tmp_path, reference):
     after = load_results("base", root=tmp_path)
     kept = after.set_index("run_key").loc[before["run_key"]]
     assert (kept["date"].to_numpy() == before["date"].to_numpy()).all()  # finished runs were not trained again
-    pd.testing.assert_frame_equal(_stable(after), _stable(load_results("base", root=reference)), check_exact=False, rtol=1e-5)
+    pd.testing.assert_frame_equal(_stable(after), _stable(load_results("base", root=reference)), check_exact=False,
+                                  rtol=1e-5)
 
 
 def test_shards_merge_into_the_same_table(tmp_path, reference):
@@ -146,8 +150,8 @@ def test_shards_merge_into_the_same_table(tmp_path, reference):
     merged = load_results("base", root=tmp_path)
     assert merge_shards(get_experiment("base").schema, root=tmp_path) == len(merged)
     assert not list(tmp_path.glob("base.shard-*"))
-    pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)), _stable(load_results("base", root=reference)),
-                                  check_exact=False, rtol=1e-5)
+    pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)),
+                                  _stable(load_results("base", root=reference)), check_exact=False, rtol=1e-5)
 
 
 def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
@@ -157,7 +161,8 @@ def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
         load_results("base", root=tmp_path)
     with pytest.raises(TableError, match="python -m rgr sweep lambda8"):
         load_results("lambda8", root=tmp_path)
-    r = subprocess.run(_sweep_cmd(tmp_path), cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True)
+    r = subprocess.run(_sweep_cmd(tmp_path), cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                       text=True)
     assert r.returncode == 2 and "base.csv" in r.stderr and not r.stdout
 
 

@@ -1,4 +1,4 @@
-"""rgr.experiments.train: run configs, the losses, and the core promise — a stacked run equals the run alone."""
+"""rgr.experiments.engine: run configs, the losses, and the core promise — a stacked run equals the run alone."""
 
 from __future__ import annotations
 
@@ -9,25 +9,21 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rgr.experiments.adam import StackAdam
-from rgr.experiments.stacking import _build_stack, stack_cap
-from rgr.experiments.step import train_steps
-from rgr.experiments.train import (
-    RunConfig,
-    RunResult,
-    init_weights,
+from rgr.experiments.engine.adam import StackAdam
+from rgr.experiments.engine.config import RunConfig, RunResult, step_cutoff
+from rgr.experiments.engine.device import resolve_device
+from rgr.experiments.engine.groups import stack_cap, stack_groups
+from rgr.experiments.engine.stack import build_stack, init_weights
+from rgr.experiments.engine.step import (
     logistic_coefficients,
     logistic_grads,
     logistic_loss,
-    resolve_device,
-    stack_groups,
-    step_cutoff,
-    train,
-    train_run,
+    train_steps,
     value_grad,
     value_loss,
     value_targets,
 )
+from rgr.experiments.engine.train import train, train_run
 
 # A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -107,7 +103,8 @@ def test_resolve_device():
 
 def test_stack_groups():
     a = RunConfig(m=16, d_model=8, h=2, d_k=2, ell=8)
-    cfgs = [a, a.replace(seed=1, m=32), a.replace(model="softmax"), a.replace(seed=2, graph="regular", r=2), a.replace(d_k=4)]
+    cfgs = [a, a.replace(seed=1, m=32), a.replace(model="softmax"), a.replace(seed=2, graph="regular", r=2),
+            a.replace(d_k=4)]
     # (2, 2) runs join the (2, 4) run's stack (d_k >= 4/2, D_K = 4 >= 8/2); softmax is another family
     assert stack_groups(cfgs) == [[0, 1, 3, 4], [2]]
     assert stack_groups(cfgs, max_stack=2) == [[0, 4], [1, 3], [2]]  # the largest D_K first, then input order
@@ -312,7 +309,7 @@ def test_mixed_stack_float32_is_within_tolerance():
 def test_padding_stays_exactly_zero_under_adamw():
     """The padded columns of W_Q and W_K and their Adam moments are exactly zero after training."""
     cfgs = _mixed("max")[:4]
-    st = _build_stack(cfgs, list(range(4)), torch.device("cpu"), 1 << 20)
+    st = build_stack(cfgs, list(range(4)), torch.device("cpu"), 1 << 20)
     train_steps(st, 0, 50, 1 << 20)
     H, w = st.model.h, st.model.d_k
     for r, c in enumerate(cfgs):
@@ -369,7 +366,7 @@ def test_on_steps_counts_model_steps():
 
 def test_block_rows_gather_equals_indexing():
     """A step's embeddings by one index_select over block_rows equal X[r, items[r, s]] exactly."""
-    from rgr.experiments.step import block_rows
+    from rgr.experiments.engine.step import block_rows
 
     g = torch.Generator().manual_seed(0)
     R, m, d, B, ell = 3, 40, 8, 5, 6
@@ -384,14 +381,14 @@ def test_block_rows_gather_equals_indexing():
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_whole_stack_evaluation_equals_copied_path(dtype):
-    """_evaluate on a whole unpadded stack (no copies) gives exactly what the copied tensors gave."""
-    from rgr.experiments.evaluate import _evaluate, _evaluate_group
+    """evaluate_runs on a whole unpadded stack (no copies) gives exactly what the copied tensors gave."""
+    from rgr.experiments.engine.evaluate import evaluate_group, evaluate_runs
 
     cfgs = [RunConfig(m=80, seed=s, max_steps=60, **{**TINY, "dtype": dtype}) for s in range(3)]
-    st = _build_stack(cfgs, [0, 1, 2], torch.device("cpu"), 1 << 16)
+    st = build_stack(cfgs, [0, 1, 2], torch.device("cpu"), 1 << 16)
     train_steps(st, 0, 60, 1 << 16)
     rows = torch.arange(st.R)
     for eval_elems in (1 << 19, 1000):
-        got = _evaluate(st.model, st.X, [80] * 3, st.val_items, st.val_labels, eval_elems, cfgs[0].n_val)
-        copied = _evaluate_group(st.model, st.X[rows, :80], st.val_items[rows], st.val_labels[rows], False, eval_elems)
+        got = evaluate_runs(st.model, st.X, [80] * 3, st.val_items, st.val_labels, eval_elems, cfgs[0].n_val)
+        copied = evaluate_group(st.model, st.X[rows, :80], st.val_items[rows], st.val_labels[rows], False, eval_elems)
         assert torch.equal(got, copied)

@@ -59,7 +59,7 @@ _BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk
 
 def bench(argv: Sequence[str]) -> int:
     from ..experiments import bench
-    from ..experiments.train import RunConfig
+    from ..experiments.engine.config import RunConfig
 
     ap = bench._parser()
     ap.error = Parser.error.__get__(ap)  # one-line errors here too

@@ -148,7 +148,7 @@ def _done_rows(sweep, preset: str, path: Path):
 
 def _projection_device(device) -> str:
     """The device a projection calibrates on: this machine's ("auto" resolved here)."""
-    from ..experiments.stacking import resolve_device
+    from ..experiments.engine.device import resolve_device
 
     return resolve_device(device).type
 

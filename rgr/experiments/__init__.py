@@ -1,1 +1,20 @@
-"""Training engine, experiment registry, runner, executors, bench."""
+"""The experiments wing: many runs of the paper's protocol, planned, trained as stacks, written to data/.
+
+- :mod:`.engine` — the stacked engine as one unit (config, device, groups, adam, graphed, stack, step,
+  evaluate, train): R runs as one tensor program, each run equal to training it alone;
+- :mod:`.grid` — :class:`~.grid.Cell` and :class:`~.grid.Grid`, one preset of an experiment;
+- :mod:`.planner` — the D_K ladder, refinement rounds and shards of a grid;
+- :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema;
+- :mod:`.futility` — the futility-stopping rule and its replay on stored curves;
+- :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
+- :mod:`.tables` — where tables live, loading (shards merged), merging shards;
+- :mod:`.runner` — the one resumable runner of every table, and its local executor;
+  :mod:`.cluster` — the Dask executor;
+- :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts;
+- :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
+- :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
+  peers' AoT model and its table; construction_search, construction_sweeps, construction_table and
+  softmax_cells — the constructions' searches and table (issue 31 moves these studies to their own wing).
+
+Nothing is re-exported: import a name from the module that defines it.
+"""

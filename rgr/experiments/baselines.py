@@ -1,7 +1,7 @@
 """One run at a time: the loops the stacked engine is measured against (chapter *permutation sweeps*).
 
 Both train one run of protocol E1/E4/E5 (logistic kinds; no test evaluation)
-and agree with :func:`rgr.experiments.train.train_run` (the tests check it):
+and agree with :func:`rgr.experiments.engine.train.train_run` (the tests check it):
 
 - :func:`train_naive`, the loop as one would first write it: each step samples
   its context with :func:`rgr.task.contexts.sample` (which rebuilds the graph's
@@ -27,8 +27,9 @@ from ..model.attention import QKWeights, scores
 from ..task.contexts import graph_table, sample, sample_stacked
 from ..task.metrics import counts
 from ..task.rng import stream_key
-from .config import DTYPES, RunConfig
-from .stacking import build_task, init_weights, resolve_device
+from .engine.config import DTYPES, RunConfig
+from .engine.device import resolve_device
+from .engine.stack import build_task, init_weights
 
 __all__ = ["NaiveResult", "train_naive", "train_baseline"]
 
@@ -94,7 +95,8 @@ def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResu
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    return NaiveResult(W_Q.detach(), W_K.detach(), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)
+    return NaiveResult(W_Q=W_Q.detach(), W_K=W_K.detach(), tau=float(tau.detach()), steps=step, stop_reason=reason,
+                       val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)
 
 
 def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: int = 500) -> NaiveResult:
@@ -162,4 +164,5 @@ def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: in
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     split = lambda W: W.detach().view(cfg.d_model, h, d_k).permute(1, 0, 2).contiguous()  # (h, d_model, d_k)
-    return NaiveResult(split(W_Q), split(W_K), float(tau.detach()), step, reason, tuple(curve), seconds, cpu)
+    return NaiveResult(W_Q=split(W_Q), W_K=split(W_K), tau=float(tau.detach()), steps=step, stop_reason=reason,
+                       val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)

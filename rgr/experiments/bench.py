@@ -8,10 +8,10 @@ Same-shape mode (the default) trains one configuration (protocol E1, chapter
 - **baseline** (:func:`rgr.experiments.baselines.train_baseline`): the one-run
   loop a competent researcher would write (one context per step, sampled a
   block at a time, fused weights, fused AdamW);
-- **stacked** (:func:`rgr.experiments.train.train`): R runs as one program.
+- **stacked** (:func:`rgr.experiments.engine.train.train`): R runs as one program.
 
 Sweep mode (``--sweep <experiment> --preset <p>``) trains the first round's
-actual stacks (as :func:`rgr.experiments.stacking.stack_groups` forms them),
+actual stacks (as :func:`rgr.experiments.engine.groups.stack_groups` forms them),
 each run cut at ``--sweep-steps`` steps, stacks in a fixed shuffled order until
 ``--budget`` seconds have passed, and reports model-steps per second per
 worker beside the same-shape figure (``--padding 1`` forms exact-shape stacks,
@@ -42,12 +42,13 @@ from typing import Sequence
 
 import torch
 
-from .baselines import NaiveResult, train_baseline, train_naive
-from .config import DTYPES, RunConfig
-from .stacking import MAX_PADDING, resolve_device, stack_groups
-from .train import train
+from .baselines import train_baseline, train_naive
+from .engine.config import DTYPES, RunConfig
+from .engine.device import resolve_device
+from .engine.groups import MAX_PADDING, stack_groups
+from .engine.train import train
 
-__all__ = ["NaiveResult", "train_naive", "train_baseline", "step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
+__all__ = ["step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
            "CELLS", "cell_stack", "CellBench", "bench_cell", "main"]
 
 
@@ -124,7 +125,8 @@ def bench_sweep(
         wall += timings["train"]
         if time.perf_counter() - start > budget:
             break
-    return SweepBench(n_stacks, len(groups), n_runs, model_steps, seconds, wall, flops)
+    return SweepBench(stacks=n_stacks, stacks_total=len(groups), runs=n_runs, model_steps=model_steps,
+                      train_seconds=seconds, wall_seconds=wall, useful_flops=flops)
 
 
 # the paper's wide cells: name -> (experiment, m, d_model)
@@ -138,7 +140,7 @@ CELLS: dict[str, tuple[str, int, int]] = {
 
 def cell_stack(name: str, heads: int, device: str | torch.device = "cpu") -> list[RunConfig]:
     """The ``paper`` preset's first-round stack of cell ``name`` (:data:`CELLS`) with ``heads`` heads and the
-    cell's largest D_K, as :func:`rgr.experiments.stacking.stack_groups` forms it on ``device``."""
+    cell's largest D_K, as :func:`rgr.experiments.engine.groups.stack_groups` forms it on ``device``."""
     if name not in CELLS:
         raise ValueError(f"--cell must be one of {sorted(CELLS)}, got {name!r}")
     exp, m, d = CELLS[name]
@@ -197,7 +199,8 @@ def bench_cell(
                 b_steps += sum(r.steps for r in res)
                 b_secs += sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
     flops = sum(step_flops(c) for c in cfgs) / len(cfgs)
-    return CellBench(len(cfgs), s_steps, s_secs, b_steps, b_secs, flops)
+    return CellBench(runs=len(cfgs), stacked_steps=s_steps, stacked_seconds=s_secs, baseline_steps=b_steps,
+                     baseline_seconds=b_secs, flops_per_run_step=flops)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -234,10 +237,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _sweep_configs(name: str, preset: str) -> list[RunConfig]:
     """The first round's runs of an experiment's preset (the sweep registry is imported here, not above)."""
-    from .planner import planned_runs
     from .registry import get_experiment
 
-    return planned_runs(get_experiment(name), preset)
+    return get_experiment(name).planned_runs(preset)
 
 
 def _line(label: str, rate: float, flops: float, peak: float, extra: str = "") -> str:
@@ -317,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu = dev.type == "cpu"
         unit = "CPU-s" if cpu else "s"
         for name, fn in (("naive", train_naive), ("baseline", train_baseline)):
-            res = [fn(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev) for i in range(args.naive_runs)]
+            res = [fn(base.replace(seed=args.seed + i, max_steps=args.naive_steps), dev)
+                   for i in range(args.naive_runs)]
             secs = sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
             rates[name] = args.naive_runs * args.naive_steps / secs
             print(_line(f"{name + ':':<9} {args.naive_runs} runs x {args.naive_steps} steps, {secs:.2f} {unit} "
@@ -328,14 +331,15 @@ def main(argv: list[str] | None = None) -> int:
         results = train(cfgs, device=dev, progress=False, timings=timings)
         secs = timings["train_cpu" if cpu else "train"]
         stacked = sum(r.steps for r in results) / secs
-        print(_line(f"stacked:  {args.runs} runs x {args.steps} steps, {secs:.2f} {unit} ({timings['train']:.2f} s wall) ->",
-                    stacked, flops, peak,
+        print(_line(f"stacked:  {args.runs} runs x {args.steps} steps, {secs:.2f} {unit} "
+                    f"({timings['train']:.2f} s wall) ->", stacked, flops, peak,
                     f"; untimed set-up {timings['setup']:.2f} s, test {timings['test']:.2f} s"))
         if sweep is not None:
             sb = bench_sweep(sweep, dev, args.budget, args.sweep_steps, args.padding, args.seed)
             print(f"sweep:    {args.sweep}/{args.preset}: {sb.stacks} of {sb.stacks_total} first-round stacks "
                   f"({sb.runs} runs, <= {args.sweep_steps} steps each, padding <= {args.padding:g}x), "
-                  f"{sb.train_seconds:.2f} {unit} ({sb.wall_seconds:.2f} s wall) -> {sb.rate:.0f} model-steps/s per worker, {sb.gflops:.2f} useful GFLOP/s "
+                  f"{sb.train_seconds:.2f} {unit} ({sb.wall_seconds:.2f} s wall) -> {sb.rate:.0f} model-steps/s per "
+                  f"worker, {sb.gflops:.2f} useful GFLOP/s "
                   f"({100 * sb.gflops / peak:.1f}% of matmul); {100 * sb.rate / stacked:.0f}% of the same-shape rate")
         print(f"speedup over baseline: {stacked / rates['baseline']:.1f}")
         print(f"speedup: {stacked / rates['naive']:.1f}")

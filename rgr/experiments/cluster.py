@@ -174,7 +174,8 @@ def dask_executor(
         cluster = LocalCluster(**kw)
         client = Client(cluster)
         n = len(client.scheduler_info(n_workers=-1)["workers"])
-        log(f"started a LocalCluster of {n} worker processes" + (f"; dashboard {client.dashboard_link}" if dashboard else ""))
+        board = f"; dashboard {client.dashboard_link}" if dashboard else ""
+        log(f"started a LocalCluster of {n} worker processes{board}")
     else:
         if workers is not None:
             raise ValueError("--workers sizes a LocalCluster; it cannot be used with --scheduler")

@@ -1,4 +1,5 @@
-"""Futility stopping: end a run whose validation curve shows it cannot reach the F1 target (chapter *permutation sweeps*).
+"""Futility stopping: end a run whose validation curve shows it cannot reach the F1 target
+(chapter *permutation sweeps*).
 
 An optional, declared part of the protocol for the sweeps of the paper preset
 still to run (data/SCHEMA.md, README "Futility stopping"). Early termination of

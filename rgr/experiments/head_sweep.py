@@ -10,15 +10,10 @@ x = h d_k d_model / (m ln m) up to dk_factor. No refinement rounds: the head lis
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from .engine.config import RunConfig
+from .grid import Cell, Grid, base_cutoff
 from .planner import in_shard
-from .train import RunConfig
-
-if TYPE_CHECKING:  # the registry imports this module; these names are for the type hints only
-    from .registry import Cell, Experiment, Grid
 
 __all__ = ["law_x", "heads_for", "planned_runs"]
 
@@ -38,16 +33,15 @@ def heads_for(cell: Cell, grid: Grid) -> list[int]:
     return kept or heads[:1]
 
 
-def planned_runs(exp: Experiment, preset: str, done: pd.DataFrame | None = None,
+def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None = None,
                  shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-    """Every run of the head sweep (``done`` is not needed: the design has no refinement rounds)."""
-    grid = exp.grid(preset)
+    """Every run of the head sweep of ``grid`` (no finished rows needed: the design has no refinement rounds)."""
     runs = []
     for cell in grid.cells:
         for h in heads_for(cell, grid):
             if not in_shard(cell, h, *shard):
                 continue
-            runs += [RunConfig(m=cell.m, d_model=cell.d_model, h=h, d_k=cell.d_model, seed=s, model=exp.model,
-                               graph=exp.graph, max_steps=grid.steps_for(cell, exp.cutoff(cell)),
+            runs += [RunConfig(m=cell.m, d_model=cell.d_model, h=h, d_k=cell.d_model, seed=s, model=model,
+                               graph=graph, max_steps=grid.steps_for(cell, base_cutoff(cell, fixed_cutoff)),
                                **dict(grid.run_fields)) for s in grid.seeds_for(cell)]
     return runs

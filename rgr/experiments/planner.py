@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from ..task.metrics import reaches_target
-from .train import RunConfig
-
-if TYPE_CHECKING:  # the registry imports this module; these names are for the type hints only
-    from .registry import Cell, Experiment, Grid
+from .engine.config import RunConfig
+from .grid import Cell, Grid, base_cutoff
 
 __all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_shard", "parse_shard"]
 
@@ -63,10 +60,12 @@ def run_key(cfg: RunConfig, preset: str) -> str:
     return hashlib.sha256(f"{cfg.replace(futility=None).key()}|{preset}".encode()).hexdigest()[:16]
 
 
-def _config(exp: Experiment, grid: Grid, cell: Cell, h: int, D_K: int, seed: int) -> RunConfig:
+def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, *, model: str, graph: str,
+            fixed_cutoff: int | None) -> RunConfig:
     return RunConfig(
-        m=cell.m, d_model=cell.d_model, h=h, d_k=D_K // h, seed=seed, model=exp.model, graph=exp.graph, r=cell.r,
-        max_steps=grid.steps_for(cell, exp.cutoff(cell)), futility=grid.futility_for(cell), **dict(grid.run_fields),
+        m=cell.m, d_model=cell.d_model, h=h, d_k=D_K // h, seed=seed, model=model, graph=graph, r=cell.r,
+        max_steps=grid.steps_for(cell, base_cutoff(cell, fixed_cutoff)), futility=grid.futility_for(cell),
+        **dict(grid.run_fields),
     )
 
 
@@ -89,15 +88,15 @@ def next_dk(tested: dict[int, float], h: int, base: list[int], grid: Grid) -> in
     return mid if lo < mid < hi and mid not in tested else None
 
 
-def planned_runs(exp: Experiment, preset: str, done: pd.DataFrame | None = None,
-                 shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-    """Every run the sweep needs, given this preset's finished rows ``done``.
+def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None = None, refine: bool = True,
+                 done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+    """Every run a sweep of ``grid`` needs, given the preset's finished rows ``done``.
 
-    That is the ladder, every D_K already tested, and — once all seeds of all
-    of those have finished — the next extension or bisection point of each
-    (cell, h) (see the module's docstring).
+    That is the ladder, every D_K already tested, and — with ``refine``, once all
+    seeds of all of those have finished — the next extension or bisection point of
+    each (cell, h) (see the module's docstring). ``model``, ``graph`` and
+    ``fixed_cutoff`` (:func:`rgr.experiments.grid.base_cutoff`) are the experiment's.
     """
-    grid = exp.grid(preset)
     runs: list[RunConfig] = []
     for cell in grid.cells:
         seeds = grid.seeds_for(cell)
@@ -107,11 +106,12 @@ def planned_runs(exp: Experiment, preset: str, done: pd.DataFrame | None = None,
             base = ladder(cell, h, grid)
             f1 = _mean_f1(done, cell, h, len(seeds))
             dks = set(base) | set(f1)
-            if exp.refine and f1 and set(base) <= set(f1) and len(f1) == len(dks):
+            if refine and f1 and set(base) <= set(f1) and len(f1) == len(dks):
                 nxt = next_dk(f1, h, base, grid)
                 if nxt is not None:
                     dks.add(nxt)
-            runs += [_config(exp, grid, cell, h, D_K, seed) for D_K in sorted(dks) for seed in seeds]
+            runs += [_config(grid, cell, h, D_K, seed, model=model, graph=graph, fixed_cutoff=fixed_cutoff)
+                     for D_K in sorted(dks) for seed in seeds]
     return runs
 
 

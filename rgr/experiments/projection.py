@@ -1,7 +1,7 @@
 """Know before you start: runs, an upper bound on model-steps, and a projected wall time (chapter *permutation sweeps*).
 
 :func:`project` takes the runs a sweep would train, forms their stacks as the
-engine will (:func:`rgr.experiments.stacking.stack_groups`), and projects the
+engine will (:func:`rgr.experiments.engine.groups.stack_groups`), and projects the
 wall time from a short calibration on this machine: a few of those very stacks
 (at most ``calibration_runs`` runs each) are built and timed for a fraction of a
 second of training steps and one validation check. A stack's time is modelled
@@ -32,10 +32,12 @@ from typing import Sequence
 
 import torch
 
-from .config import RunConfig
-from .evaluate import check
-from .stacking import _build_stack, _sync, resolve_device, stack_groups, stack_shape
-from .step import train_steps
+from .engine.config import RunConfig
+from .engine.device import resolve_device, sync
+from .engine.evaluate import check
+from .engine.groups import stack_groups, stack_shape
+from .engine.stack import build_stack
+from .engine.step import train_steps
 
 __all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "project", "format_seconds", "matmul_flops",
            "GPU_FP32_PEAK", "GPU_UTILIZATION"]
@@ -103,7 +105,8 @@ def calibrate(
     calibration_runs: int = 16,
 ) -> Calibration:
     """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work), each for
-    about ``seconds`` of steps (one block of contexts, as the engine draws them) and one check, with at most ``calibration_runs`` runs, on ``device``."""
+    about ``seconds`` of steps (one block of contexts, as the engine draws them) and one check, with at most
+    ``calibration_runs`` runs, on ``device``."""
     dev = resolve_device(device)
     groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
     if not groups:
@@ -114,26 +117,26 @@ def calibrate(
     clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
     for j in picks:
         cfgs = groups[j][:calibration_runs]
-        st = _build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 22)
+        st = build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 22)
         train_steps(st, 0, 2, 1 << 22)  # warm-up
-        _sync(dev)
+        sync(dev)
         t0 = clock()
         train_steps(st, 2, 6, 1 << 22)  # a first guess of the step time, then one block as the engine draws it
-        _sync(dev)
+        sync(dev)
         n = int(min(cfgs[0].check_every, max(4, seconds / ((clock() - t0) / 4))))
         t0 = clock()
         train_steps(st, 6, 6 + n, 1 << 22)
-        _sync(dev)
+        sync(dev)
         xs.append(_features(cfgs, len(cfgs))[0])
         ys.append((clock() - t0) / n)
         t0 = clock()
         check(st, list(range(st.R)), 1 << 19)
-        _sync(dev)
+        sync(dev)
         xc.append(_features(cfgs, len(cfgs))[1])
         yc.append(clock() - t0)
     a, b = _fit_line(xs, ys)
     c, e = _fit_line(xc, yc)
-    return Calibration(a, b, c, e, str(dev), len(picks))
+    return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks))
 
 
 def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
@@ -221,8 +224,9 @@ def project(
     expected = None
     if futility_share is not None:
         expected = round(sum(c.max_steps * (keep if c.futility else 1.0) for c in configs))
-    return Projection(len(configs), len(times), model_steps_bound(configs), max(load), sum(times), str(dev), workers,
-                      cal, expected)
+    return Projection(runs=len(configs), stacks=len(times), model_steps=model_steps_bound(configs), seconds=max(load),
+                      cpu_seconds=sum(times), device=str(dev), workers=workers, calibration=cal,
+                      expected_steps=expected)
 
 
 def _kept(cfgs: Sequence[RunConfig], share: float) -> float:
@@ -283,7 +287,8 @@ def dry_run_report(
         total_lo += refine_rounds * lo.seconds
         total_hi += refine_rounds * max(lo.seconds, hi.seconds)
         lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "
-                     f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round (stand-ins at each (cell, h)'s median "
+                     f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round "
+                     "(stand-ins at each (cell, h)'s median "
                      "D_K, and at twice its largest, as when every unit extends)")
     flops = matmul_flops([*todo, *(refinement_runs(configs, refine_rounds) if refine_rounds else [])], futility_share)
     lines.append(f"matmul FLOPs: {flops:.2e}; one GPU at {100 * GPU_UTILIZATION:.0f}% of an H100's float32 peak "

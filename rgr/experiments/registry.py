@@ -1,7 +1,9 @@
-"""The protocol's experiments E1-E6 as named grids (chapters *permutation sweeps*, *denser graphs*, *softmax*, *value channel*).
+"""The protocol's experiments E1-E6 as named grids (chapters *permutation sweeps*, *denser graphs*, *softmax*,
+*value channel*).
 
 An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
-``softmax``, ``linear``, ``value``, ``value_long``, ...) has three presets, each a frozen :class:`Grid`:
+``softmax``, ``linear``, ``value``, ``value_long``, ...) has three presets, each a frozen
+:class:`rgr.experiments.grid.Grid`:
 
 - ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
 - ``book``: the same protocol on a reduced grid (fewer seeds, heads and
@@ -10,7 +12,7 @@ An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
 
 An experiment is what :func:`rgr.experiments.runner.run_sweep` runs: it plans its
 runs (:mod:`rgr.experiments.planner`), keys them (:func:`run_key`), groups them
-into stacks (:func:`rgr.experiments.train.stack_groups`), trains a stack and
+into stacks (:func:`rgr.experiments.engine.groups.stack_groups`), trains a stack and
 turns the results into rows of :data:`SCHEMA`.
 """
 
@@ -28,63 +30,18 @@ import torch
 from ..model.qk import MODEL_KINDS
 from ..store import Column, Schema, provenance
 from . import futility, head_sweep, planner, reuse
-from .config import DTYPES, GRAPH_KINDS
+from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
+from .engine.groups import stack_groups
+from .engine.train import train
+from .grid import Cell, Grid
 from .projection import dry_run_report, model_steps_bound
 from .tables import load_results
-from .train import RunConfig, stack_groups, step_cutoff, train
 
-__all__ = ["Cell", "Grid", "Experiment", "HeadSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
+__all__ = ["Experiment", "HeadSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
-HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-# Futility stopping (rgr.experiments.futility) only where a cell has this many seeds: its replay changed no
-# answer on any 10-seed table, but moved the optimistic D_K* end of 5 cells of the 2-3-seed book tables (README).
-FUTILITY_MIN_SEEDS = 10
+HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
 FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
 FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
-PRESET_NAMES: tuple[str, ...] = ("smoke", "book", "paper")
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One (m, d_model) point of a grid; r > 1 for r-regular graphs."""
-
-    m: int
-    d_model: int
-    r: int = 1
-
-
-@dataclass(frozen=True)
-class Grid:
-    """One preset of an experiment: which runs, how long, how the D_K ladder is set."""
-
-    cells: tuple[Cell, ...]
-    heads: tuple[int, ...]
-    seeds: tuple[int, ...]
-    dk_factor: float = 4.0  # ladder top ~ factor * m ln m / d_model (times r)
-    dk_min: int = 8  # the ladder's top is at least this
-    dk_max: int = 4096  # no D_K above this
-    dk_from: int = 2  # the ladder's bottom: no D_K below this (2: the whole ladder)
-    refine_rounds: int = 3
-    step_scale: float = 1.0  # max_steps = step_scale * protocol cutoff (rounded to check_every)
-    max_steps: int | None = None  # overrides the protocol cutoff when set
-    few_seeds_from_m: int | None = None  # cells with m >= this use only the first `few_seeds` seeds
-    few_seeds: int = 3
-    run_fields: tuple[tuple[str, object], ...] = ()  # extra RunConfig fields (e.g. n_test for smoke)
-    futility: str | None = None  # futility rule of this preset's runs, at cells with FUTILITY_MIN_SEEDS seeds
-
-    def seeds_for(self, cell: Cell) -> tuple[int, ...]:
-        if self.few_seeds_from_m is not None and cell.m >= self.few_seeds_from_m:
-            return self.seeds[: self.few_seeds]
-        return self.seeds
-
-    def futility_for(self, cell: Cell) -> str | None:
-        """The cell's futility rule: the grid's, where the cell has at least FUTILITY_MIN_SEEDS seeds; else None."""
-        return self.futility if len(self.seeds_for(cell)) >= FUTILITY_MIN_SEEDS else None
-
-    def steps_for(self, cell: Cell, base: int) -> int:
-        if self.max_steps is not None:
-            return self.max_steps
-        return max(500, int(round(self.step_scale * base / 500)) * 500)
 
 
 def _schema() -> Schema:
@@ -174,14 +131,12 @@ class Experiment:
             raise ValueError(f"preset must be one of {sorted(self.presets)}, got {preset!r}")
         return self.presets[preset]
 
-    def cutoff(self, cell: Cell) -> int:
-        return self.fixed_cutoff if self.fixed_cutoff is not None else step_cutoff(cell.m, cell.d_model)
-
     # --- the runner's protocol (rgr.experiments.runner.Sweepable)
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-        return planner.planned_runs(self, preset, done, shard)
+        return planner.planned_runs(self.grid(preset), model=self.model, graph=self.graph,
+                                    fixed_cutoff=self.fixed_cutoff, refine=self.refine, done=done, shard=shard)
 
     def run_key(self, cfg: RunConfig, preset: str) -> str:
         return planner.run_key(cfg, preset)
@@ -201,7 +156,8 @@ class Experiment:
         runs = self.planned_runs(preset, None, shard)
         grid = self.grid(preset)
         rounds = grid.refine_rounds if self.refine else 0
-        head = f"{self.name}/{preset}: {len(runs)} runs in the first round, at most {model_steps_bound(runs):,} model-steps"
+        head = (f"{self.name}/{preset}: {len(runs)} runs in the first round, "
+                f"at most {model_steps_bound(runs):,} model-steps")
         pending = None
         if done is not None and len(done):
             have = set(done["run_key"])
@@ -251,7 +207,9 @@ class HeadSweep(Experiment):
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-        return head_sweep.planned_runs(self, preset, done, shard)
+        """Every run of the head sweep (``done`` is not needed: the design has no refinement rounds)."""
+        return head_sweep.planned_runs(self.grid(preset), model=self.model, graph=self.graph,
+                                       fixed_cutoff=self.fixed_cutoff, shard=shard)
 
 
 def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
@@ -270,7 +228,8 @@ DESIGN_CHECK_CELLS = (Cell(384, 48),)
 # chapter *the law beside other capacity results*: the peers' design at fixed m / d_model = 8 and at fixed m
 PEERS_FIXED_RATIO = tuple(Cell(8 * d, d) for d in (4, 8, 16, 32))
 PEERS_FIXED_M = tuple(Cell(128, d) for d in (4, 8, 32))  # with (128, 16) above: m = 128, d in {4, 8, 16, 32}
-PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)  # chapter *choosing heads*: a held-out cell, chosen before it was run
+# chapter *choosing heads*: a held-out cell, chosen before it was run
+PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 # patience above any step cutoff / check interval: a run stops only at its cutoff
 NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 # value_long, a decision run declared before it ran (README "value_long"): E6 at (64, 32), the ladder 64..512 and a
@@ -373,7 +332,8 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "value_nostop", "E6 ablation", "value channel, one head, early stopping off: every run trains to the step "
-            "cutoff (chapter value channel: is the one-head error's rise with D_K an early stop?)", "value", "permutation",
+            "cutoff (chapter value channel: is the one-head error's rise with D_K an early stop?)", "value",
+            "permutation",
             {
                 "paper": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),
                 "book": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),

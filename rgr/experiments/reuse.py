@@ -1,4 +1,5 @@
-"""Reuse, not rerun: a planned run whose exact config already trained, in another table or preset, is copied (chapter *permutation sweeps*).
+"""Reuse, not rerun: a planned run whose exact config already trained, in another table or preset, is copied
+(chapter *permutation sweeps*).
 
 The lambda = 8 diagonal's first three cells and lambda = 32's (512, 16) are base-grid
 cells, and a book preset often shares runs with its paper preset (same cell, h,
@@ -22,7 +23,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..store import Schema, TableError
-from .config import RunConfig
+from .engine.config import RunConfig
 from .tables import load_results
 
 __all__ = ["twin_keys", "source_rows", "reused_rows"]
@@ -34,7 +35,8 @@ def twin_keys(cfg: RunConfig) -> tuple[str, ...]:
 
 
 def source_rows(own: Schema, others: Sequence[Schema], preset: str, root: Path | None = None) -> pd.DataFrame:
-    """Rows that may stand in, best first: the table's other presets, then the other tables (a missing table is skipped).
+    """Rows that may stand in, best first: the table's other presets, then the other tables (a missing table is
+    skipped).
 
     Each row is tagged with ``_table``, the table it is in.
     """

@@ -30,8 +30,8 @@ import torch
 from tqdm import tqdm
 
 from ..store import Schema, TableError, load_table, sweep_lock, write_rows
+from .engine.device import resolve_device
 from .tables import load_results, table_path
-from .train import resolve_device
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "run_sweep",
            "check_shard"]

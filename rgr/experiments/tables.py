@@ -36,9 +36,8 @@ def load_results(schema: Schema, preset: str | None = None, root: Path | None = 
     main = table_path(schema.name, root=root)
     paths = [p for p in [main, *shard_paths(schema.name, root)] if p.is_file()]
     if not paths:
-        raise TableError(f"{main}: no such table; produce it with "
-                         f"`python -m rgr {'constructions' if schema.name == 'constructions' else 'sweep ' + schema.name}"
-                         " --preset book`")
+        command = "constructions" if schema.name == "constructions" else f"sweep {schema.name}"
+        raise TableError(f"{main}: no such table; produce it with `python -m rgr {command} --preset book`")
     df = pd.concat([load_table(p, schema) for p in paths], ignore_index=True)
     df = df.drop_duplicates("run_key", keep="last").reset_index(drop=True)
     if preset is not None:

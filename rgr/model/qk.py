@@ -12,7 +12,7 @@ experiments train (protocol E1, E5, E6):
 Every parameter carries a leading run axis R, so R runs with the same
 d_model but their own graphs, embeddings, seeds, head counts and head widths
 train as one tensor program (the *permutation sweeps* chapter;
-:mod:`rgr.experiments.train`). Runs never mix: every operation below acts on
+:mod:`rgr.experiments.engine`). Runs never mix: every operation below acts on
 each run's slice separately.
 
 Mixed stacks. The stack has h heads of width d_k (its widest); run r uses its
@@ -148,8 +148,8 @@ class QKModel(nn.Module):
     def select(self, idx: torch.Tensor) -> "QKModel":
         """A new model holding runs ``idx`` only (copies)."""
         W_V = None if self.W_V is None else self.W_V[idx]
-        return QKModel(self.W_Q.detach()[idx], self.W_K.detach()[idx], self.tau.detach()[idx], self.h, self.kind, W_V,
-                       self.heads[idx], self.d_ks[idx])
+        return QKModel(self.W_Q.detach()[idx], self.W_K.detach()[idx], self.tau.detach()[idx], self.h, kind=self.kind,
+                       W_V=W_V, heads=self.heads[idx], d_ks=self.d_ks[idx])
 
     # ---- forward --------------------------------------------------------------------
     @property
@@ -315,7 +315,8 @@ def scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: 
     g = g.contiguous()
     if agg == "max" and h == 1:
         dS = g
-    elif agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads never win)
+    elif agg == "max":  # the winning head gets the gradient (shared evenly on a tie, as amax does; masked heads
+        # never win)
         win = (saved[0] == saved[1].unsqueeze(2)).to(g.dtype)  # (R, n, h, ell, ell)
         dS = win * (g.unsqueeze(2) / win.sum(2, keepdim=True))
     elif agg == "sum":

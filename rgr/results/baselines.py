@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..experiments.train import RunConfig, build_task, init_weights
+from ..experiments.engine.config import RunConfig
+from ..experiments.engine.stack import build_task, init_weights
 from ..task.contexts import sample
 
 __all__ = ["trivial_mse", "trivial_mse_table"]

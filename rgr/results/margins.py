@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..experiments.train import RunConfig, build_task, train_run
+from ..experiments.engine.config import RunConfig
+from ..experiments.engine.stack import build_task
+from ..experiments.engine.train import train_run
 from ..theory.bounds import bit_budget_DK
 
 __all__ = ["margin_bits", "margin_bound_DK", "Margin", "normalised_margin", "trained_margins"]

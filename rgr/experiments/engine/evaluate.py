@@ -12,14 +12,15 @@ from typing import Sequence
 
 import torch
 
-from ..model.qk import QKModel, context_scores
-from ..task.contexts import sample_stacked
-from ..task.metrics import Counts, counts
+from ...model.qk import QKModel, context_scores
+from ...task.contexts import sample_stacked
+from ...task.metrics import Counts, counts
+from ..futility import futile
 from .config import RunResult
-from .futility import futile
-from .stacking import _blocks, _context_blocks, _gather, _keys, _Stack
+from .stack import Stack, blocks, context_blocks, gather, stream_keys
 
-__all__ = ["check", "test"]
+__all__ = ["check", "test", "evaluate_runs", "evaluate_group"]
+
 
 def _eval_chunk(R: int, ell: int, h: int, D_K: int, d: int, eval_elems: int) -> int:
     per_ctx = R * ell * max(h * ell, 2 * D_K, d, ell)
@@ -27,7 +28,7 @@ def _eval_chunk(R: int, ell: int, h: int, D_K: int, d: int, eval_elems: int) -> 
 
 
 @torch.no_grad()
-def _evaluate_group(
+def evaluate_group(
     model: QKModel, X: torch.Tensor, items: torch.Tensor, labels: torch.Tensor, by_pairs: bool, eval_elems: int
 ) -> torch.Tensor:
     """Per-run sums over contexts (R, n, ...): (R, 3) [tp, fp, fn], or (R, 2) [sse, count] for "value"."""
@@ -40,11 +41,11 @@ def _evaluate_group(
         score = lambda it: model.scores_from_tables(tables, it)
     V = torch.bmm(X, model.W_V) if model.kind == "value" else None  # (R, m, d_msg) messages
     total = torch.zeros(R, 2 if V is not None else 3, dtype=torch.float64, device=X.device)
-    for a, b in _blocks(0, n, _eval_chunk(R, ell, model.h, model.D_K, model.d_model, eval_elems)):
+    for a, b in blocks(0, n, _eval_chunk(R, ell, model.h, model.D_K, model.d_model, eval_elems)):
         S = score(items[:, a:b])  # (R, c, ell, ell)
         y = labels[:, a:b]
         if V is not None:
-            V_C = _gather(V, items[:, a:b])  # (R, c, ell, d_msg)
+            V_C = gather(V, items[:, a:b])  # (R, c, ell, d_msg)
             T = y.to(V_C.dtype) @ V_C
             valid = y.any(-1, keepdim=True)  # (R, c, ell, 1)
             total[:, 0] += ((S @ V_C - T).square() * valid).sum((1, 2, 3)).double()
@@ -55,7 +56,7 @@ def _evaluate_group(
     return total
 
 
-def _evaluate(
+def evaluate_runs(
     model: QKModel,
     X: torch.Tensor,
     ms: Sequence[int],
@@ -64,7 +65,7 @@ def _evaluate(
     eval_elems: int,
     n_set: int,
 ) -> torch.Tensor:
-    """Per-run sums over contexts, as :func:`_evaluate_group`, for runs with ``ms`` items each.
+    """Per-run sums over contexts, as :func:`evaluate_group`, for runs with ``ms`` items each.
 
     A run's scores come from a table of all its item pairs when that is the
     cheaper way for its whole set of ``n_set`` contexts (a context-free
@@ -85,10 +86,10 @@ def _evaluate(
         m = max(ms[i] for i in idx)
         rows = torch.tensor(idx, device=X.device)
         if len(idx) == R and m == X.shape[1]:  # the whole stack, unpadded (idx is 0..R-1): its tensors as they are
-            out[rows] = _evaluate_group(model, X, items, labels, use_pairs, eval_elems)
+            out[rows] = evaluate_group(model, X, items, labels, use_pairs, eval_elems)
         else:
             sub = model.select(rows)
-            out[rows] = _evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
+            out[rows] = evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
     return out
 
 
@@ -99,16 +100,17 @@ def _metric(model: QKModel, ev: torch.Tensor) -> list[float]:
 
 
 def test(
-    st: _Stack, keep: list[int], block_elems: int, eval_elems: int, keep_weights: bool, reasons: dict[int, str]
+    st: Stack, keep: list[int], block_elems: int, eval_elems: int, keep_weights: bool, reasons: dict[int, str]
 ) -> list[tuple[int, RunResult]]:
     """Evaluate runs ``keep`` of the stack on their test contexts and build their results."""
     sub = st.select(keep) if len(keep) < st.R else st
     c0, R, dev = sub.cfgs[0], sub.R, sub.X.device
-    keys = _keys(sub.cfgs, "test", dev)
+    keys = stream_keys(sub.cfgs, "test", dev)
     total = None
-    for a, b in _context_blocks(R, c0.ell, c0.n_test, block_elems):
+    for a, b in context_blocks(R, c0.ell, c0.n_test, block_elems):
         batch = sample_stacked(sub.table, keys, torch.arange(a, b, device=dev).expand(R, -1), c0.ell, c0.rho)
-        part = _evaluate(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems, c0.n_test)
+        part = evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems,
+                             c0.n_test)
         total = part if total is None else total + part
     w = sub.model.weights()
     out = []
@@ -136,12 +138,13 @@ def test(
     return out
 
 
-def check(st: _Stack, due: list[int], eval_elems: int) -> dict[int, str]:
+def check(st: Stack, due: list[int], eval_elems: int) -> dict[int, str]:
     """Validation check of runs ``due``; returns {position: stop reason} of the runs that stop now."""
     stops: dict[int, str] = {}
     if due:
         sub = st.select(due) if len(due) < st.R else st
-        ev = _evaluate(sub.model, sub.X, [c.m for c in sub.cfgs], sub.val_items, sub.val_labels, eval_elems, sub.cfgs[0].n_val)
+        ev = evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], sub.val_items, sub.val_labels, eval_elems,
+                           sub.cfgs[0].n_val)
         values = _metric(st.model, ev)
         for i, v in zip(due, values):
             cfg, tr = st.cfgs[i], st.tracks[i]

@@ -7,7 +7,7 @@ shape (R runs; it changes only when runs stop and the stack is compacted)
 does the same step over and over on new contexts, so the step is captured once
 in a CUDA graph (``torch.cuda.CUDAGraph``) and replayed: each step copies its
 contexts into static input buffers and replays the graph (forward, the
-hand-written backward, the fused AdamW update; :mod:`rgr.experiments.step`).
+hand-written backward, the fused AdamW update; :mod:`rgr.experiments.engine.step`).
 
 The twin (``capture=False`` with ``static=True``; ``train(..., cuda_graphs=True)``
 on a CPU) runs the same body on the same static buffers eagerly: the same code,

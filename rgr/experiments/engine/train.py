@@ -26,7 +26,7 @@ chapter and the model in chapter *theory*), per run:
   otherwise stop at ``max_steps``; the parameters at the stop are final;
 - test metric on 2,000 fixed contexts (stream "test") with the learned tau.
 
-Stacking (:mod:`rgr.experiments.stacking`). Runs with the same
+Stacking (:mod:`rgr.experiments.engine.groups`, :mod:`rgr.experiments.engine.stack`). Runs with the same
 :meth:`RunConfig.stack_key` train together, whatever their h, d_k, m or seed:
 parameters get a leading run axis R, padded to the stack's widest heads with
 zero columns and masked heads, the loss is *summed* over runs (so each run's
@@ -37,8 +37,9 @@ and dropped from the stack at once (the stack is compacted), so a finished run
 is frozen exactly and costs nothing afterwards.
 
 This module holds the loop; the configuration is in
-:mod:`rgr.experiments.config`, the step and losses in :mod:`rgr.experiments.step`,
-the checks and test in :mod:`rgr.experiments.evaluate`.
+:mod:`rgr.experiments.engine.config`, the stack's state in :mod:`rgr.experiments.engine.stack`,
+the step and losses in :mod:`rgr.experiments.engine.step`, the checks and test in
+:mod:`rgr.experiments.engine.evaluate`.
 """
 
 from __future__ import annotations
@@ -49,38 +50,14 @@ from typing import Callable, Sequence
 import torch
 from tqdm import tqdm
 
-from .config import DTYPES, GRAPH_KINDS, RunConfig, RunResult, _int, step_cutoff
+from .config import RunConfig, RunResult, check_int
+from .device import resolve_device, sync
 from .evaluate import check, test
-from .stacking import _build_stack, _Stack, _sync, build_task, init_weights, resolve_device, stack_groups
-from .step import (
-    logistic_coefficients,
-    logistic_grads,
-    logistic_loss,
-    train_steps,
-    value_grad,
-    value_loss,
-    value_targets,
-)
+from .groups import stack_groups
+from .stack import Stack, build_stack
+from .step import train_steps
 
-__all__ = [
-    "GRAPH_KINDS",
-    "DTYPES",
-    "RunConfig",
-    "RunResult",
-    "step_cutoff",
-    "resolve_device",
-    "build_task",
-    "init_weights",
-    "stack_groups",
-    "logistic_coefficients",
-    "logistic_loss",
-    "logistic_grads",
-    "value_targets",
-    "value_loss",
-    "value_grad",
-    "train",
-    "train_run",
-]
+__all__ = ["StepCallback", "train", "train_run"]
 
 StepCallback = Callable[[int], None]
 
@@ -98,9 +75,8 @@ class _Clock:
         self.wall, self.cpu = wall, cpu
 
 
-
 def _fit(
-    st: _Stack,
+    st: Stack,
     keep_weights: bool,
     progress: bool,
     block_elems: int,
@@ -112,7 +88,8 @@ def _fit(
     results: list[tuple[int, RunResult]] = []
     clock = _Clock()
     every = st.cfgs[0].check_every
-    bar = tqdm(total=max(c.max_steps for c in st.cfgs), desc="train", unit="step", disable=not progress, leave=False)
+    bar = tqdm(total=max(c.max_steps for c in st.cfgs), desc="train", unit="step", disable=not progress,
+               leave=False)
     with bar:
         while True:
             t0 = st.step
@@ -130,10 +107,10 @@ def _fit(
                     best = max(last) if st.cfgs[0].metric == "f1" else min(last)
                     bar.set_postfix(active=st.R, **{f"best_val_{st.cfgs[0].metric}": f"{best:.4f}"})
             if stops:
-                _sync(st.X.device)
+                sync(st.X.device)
                 clock.lap(timings, "train")
                 results += test(st, sorted(stops), block_elems, eval_elems, keep_weights, stops)
-                _sync(st.X.device)
+                sync(st.X.device)
                 clock.lap(timings, "test")
                 rest = [i for i in range(st.R) if i not in stops]
                 if not rest:
@@ -158,8 +135,8 @@ def train(
 
     Results come back in the order of ``configs``, each equal (up to float
     rounding) to training that run alone. ``max_stack`` bounds the runs per
-    program; ``block_elems`` (default 2^24 on a CPU, 2^27 on CUDA)/``eval_elems`` bound the elements of the tensors
-    built per block of training contexts and per evaluation chunk (memory only:
+    program; ``block_elems`` (default 2^24 on a CPU, 2^27 on CUDA)/``eval_elems`` bound the elements of the
+    tensors built per block of training contexts and per evaluation chunk (memory only:
     results do not depend on them). ``keep_weights`` attaches the final weights.
     ``timings``, when given, accumulates wall seconds per phase: "setup"
     (tasks, init, validation contexts), "train" (steps, including sampling and
@@ -168,7 +145,7 @@ def train(
     number of model-steps (runs x steps) after each stretch of training: a
     progress bar in model-steps (:func:`rgr.experiments.projection.model_steps_bound`
     gives its total). ``cuda_graphs`` (default: on CUDA) replays each stack's
-    step from a captured CUDA graph (:mod:`rgr.experiments.graphed`); True on a
+    step from a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`); True on a
     CPU runs its eager twin through the same static buffers.
     """
     configs = list(configs)
@@ -178,15 +155,15 @@ def train(
     dev = resolve_device(device)
     if block_elems is None:  # a GPU stack of thousands of runs wants long blocks: sampling is launch-bound there
         block_elems = 1 << 27 if dev.type == "cuda" else 1 << 24
-    _int("block_elems", block_elems, 1)
-    _int("eval_elems", eval_elems, 1)
+    check_int("block_elems", block_elems, 1)
+    check_int("eval_elems", eval_elems, 1)
     clock = {k: 0.0 for k in ("setup", "train", "test", "setup_cpu", "train_cpu", "test_cpu")}
     out: list[RunResult | None] = [None] * len(configs)
     for group in stack_groups(configs, max_stack, dev):
         t = _Clock()
-        st = _build_stack([configs[i] for i in group], group, dev, block_elems)
-        st.graphed = dev.type == "cuda" if cuda_graphs is None else bool(cuda_graphs)
-        _sync(dev)
+        graphed = dev.type == "cuda" if cuda_graphs is None else bool(cuda_graphs)
+        st = build_stack([configs[i] for i in group], group, dev, block_elems, graphed)
+        sync(dev)
         t.lap(clock, "setup")
         for i, res in _fit(st, keep_weights, progress, block_elems, eval_elems, clock, on_steps):
             out[i] = res
@@ -196,6 +173,7 @@ def train(
     return out  # type: ignore[return-value]
 
 
-def train_run(cfg: RunConfig, device: str | torch.device = "cpu", progress: bool = True, keep_weights: bool = False) -> RunResult:
+def train_run(cfg: RunConfig, device: str | torch.device = "cpu", progress: bool = True,
+              keep_weights: bool = False) -> RunResult:
     """Train one run alone (a stack of one)."""
     return train([cfg], device=device, progress=progress, keep_weights=keep_weights)[0]

@@ -2,7 +2,7 @@
 
 :class:`RunConfig` names one training run of protocol E1/E4/E5/E6 (its fields
 and :meth:`RunConfig.key` key the committed tables: do not change them);
-:class:`RunResult` is what the engine (:mod:`rgr.experiments.train`) returns.
+:class:`RunResult` is what the engine (:func:`rgr.experiments.engine.train.train`) returns.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Sequence
 
 import torch
 
-from ..model.qk import MODEL_KINDS
-from .futility import rule_named
+from ...model.qk import MODEL_KINDS
+from ..futility import rule_named
 
-__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff"]
+__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
@@ -45,7 +45,8 @@ def step_cutoff(m: int, d_model: int) -> int:
 # configuration
 
 
-def _int(name: str, v: object, low: int, high: int | None = None) -> None:
+def check_int(name: str, v: object, low: int, high: int | None = None) -> None:
+    """A ValueError naming ``name`` unless ``v`` is an integer in [low, high] (no upper bound: ``high`` None)."""
     if not isinstance(v, int) or isinstance(v, bool):
         raise ValueError(f"{name} must be an integer, got {v!r}")
     if v < low or (high is not None and v > high):
@@ -98,37 +99,38 @@ class RunConfig:
     futility: str | None = None  # futility-stopping rule (rgr.experiments.futility.RULES); None: off
 
     def __post_init__(self) -> None:
-        _int("m", self.m, 2)
-        _int("d_model", self.d_model, 1)
-        _int("h", self.h, 1)
-        _int("d_k", self.d_k, 1)
-        _int("seed", self.seed, 0)
+        check_int("m", self.m, 2)
+        check_int("d_model", self.d_model, 1)
+        check_int("h", self.h, 1)
+        check_int("d_k", self.d_k, 1)
+        check_int("seed", self.seed, 0)
         _choice("model", self.model, MODEL_KINDS)
         _choice("graph", self.graph, GRAPH_KINDS)
         if self.graph == "permutation":
-            _int("r", self.r, 1, 1)
+            check_int("r", self.r, 1, 1)
         else:
-            _int("r", self.r, 1, self.m - 1)
+            check_int("r", self.r, 1, self.m - 1)
         if self.model == "value" and self.graph != "permutation":
-            raise ValueError(f"graph must be 'permutation' for model 'value' (one target per source), got {self.graph!r}")
-        _int("ell", self.ell, 2, self.m)
+            raise ValueError(f"graph must be 'permutation' for model 'value' (one target per source), "
+                             f"got {self.graph!r}")
+        check_int("ell", self.ell, 2, self.m)
         _float("rho", self.rho, 0.0, 1.0)
-        _int("max_steps", self.max_steps, 1)
+        check_int("max_steps", self.max_steps, 1)
         _float("alpha", self.alpha, 0.0, math.inf, low_open=True)
         _float("lr", self.lr, 0.0, math.inf, low_open=True)
-        _int("check_every", self.check_every, 1)
-        _int("patience", self.patience, 1)
+        check_int("check_every", self.check_every, 1)
+        check_int("patience", self.patience, 1)
         _float("f1_stop", self.f1_stop, 0.0, 1.0)
         _float("mse_tol", self.mse_tol, 0.0, 1.0, high_open=True)
-        _int("n_val", self.n_val, 1)
-        _int("n_test", self.n_test, 1)
+        check_int("n_val", self.n_val, 1)
+        check_int("n_test", self.n_test, 1)
         if self.init_std is None:
             object.__setattr__(self, "init_std", self.d_model**-0.5)
         _float("init_std", self.init_std, 0.0, math.inf, low_open=True)
         object.__setattr__(self, "init_std", float(self.init_std))
         if self.d_msg is None:
             object.__setattr__(self, "d_msg", self.d_model)
-        _int("d_msg", self.d_msg, 1)
+        check_int("d_msg", self.d_msg, 1)
         _choice("dtype", self.dtype, tuple(DTYPES))
         if self.futility is not None:
             rule_named(self.futility)
@@ -173,7 +175,7 @@ class RunConfig:
 
         h, d_k (so D_K), m, seed, graph, r, alpha and the stopping rule may
         differ within a stack (heads are padded and masked: see
-        :mod:`rgr.experiments.stacking`); what a stack step shares may not.
+        :mod:`rgr.experiments.engine.stack`); what a stack step shares may not.
         """
         return (self.d_model, self.model, self.d_msg, self.ell, self.rho, self.lr,
                 self.check_every, self.n_val, self.n_test, self.dtype)
@@ -201,6 +203,7 @@ class RunResult:
     def row(self) -> dict:
         """A flat record (config fields, key, results; no weights) for a table."""
         out = {"key": self.key, **self.config.to_dict(), "D_K": self.config.D_K}
-        out.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("config", "weights")})
+        out.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                    if f.name not in ("config", "weights")})
         out["val_curve"] = [list(p) for p in self.val_curve]
         return out

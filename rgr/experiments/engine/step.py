@@ -10,14 +10,16 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..task.contexts import sample_stacked
+from ...task.contexts import sample_stacked
 from .graphed import StepProgram
-from .stacking import _blocks, _gather, _Stack
+from .stack import Stack, blocks, gather
 
 __all__ = ["logistic_coefficients", "logistic_loss", "logistic_grads", "value_targets", "value_loss", "value_grad",
            "block_rows", "train_steps"]
 
-def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+
+def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor,
+                          dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
     """Coefficients (a, b) with ``loss = sum(a * softplus(z) - b * z)`` per context.
 
     Since softplus(-z) = softplus(z) - z, E1's
@@ -35,7 +37,8 @@ def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor, dtype: t
     return (pw * y + 1 - y) / ell**2, pw * y / ell**2
 
 
-def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,
+                  b: torch.Tensor) -> torch.Tensor:
     """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
     z = alpha * (S - tau.view(-1, 1, 1))
     return (a * F.softplus(z) - b * z).sum()
@@ -73,7 +76,7 @@ def value_grad(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Ten
     return 2 * torch.bmm(w * (torch.bmm(S, V_C) - T), V_C.transpose(1, 2))
 
 
-def _body(st: _Stack):
+def _body(st: Stack):
     """One step of the stack from one context per run: scores, the loss's gradient written out (no autograd
     graph), the hand-written backward of the scores, the fused Adam update."""
     model, opt, value = st.model, st.opt, st.cfgs[0].model == "value"
@@ -91,7 +94,7 @@ def _body(st: _Stack):
     return body
 
 
-def _program(st: _Stack, examples: list[torch.Tensor]) -> StepProgram:
+def _program(st: Stack, examples: list[torch.Tensor]) -> StepProgram:
     """The stack's step as a program over one step's inputs: with ``st.graphed`` a CUDA graph on a GPU and its
     static-buffer twin elsewhere; otherwise plain eager steps."""
     capture = st.graphed and st.X.device.type == "cuda"
@@ -105,7 +108,7 @@ def block_rows(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     return (torch.arange(R, device=X.device).view(R, 1, 1) * m + items).transpose(0, 1).contiguous()
 
 
-def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
+def train_steps(st: Stack, t0: int, t1: int, block_elems: int) -> None:
     """Steps t0 .. t1-1 of every run in the stack (contexts drawn a block at a time)."""
     c0, R = st.cfgs[0], st.R
     dt, dev = st.X.dtype, st.X.device
@@ -114,11 +117,11 @@ def train_steps(st: _Stack, t0: int, t1: int, block_elems: int) -> None:
     size = max(1, min(t1 - t0, block_elems // per_step))
     model = st.model
     X_flat = st.X.view(-1, c0.d_model)  # (R m_max, d_model): run r's item i is row r m_max + i
-    for a, b in _blocks(t0, t1, size):
+    for a, b in blocks(t0, t1, size):
         index = torch.arange(a, b, device=dev).expand(R, -1)  # (R, B): context t at step t
         batch = sample_stacked(st.table, st.train_keys, index, c0.ell, c0.rho)
         if c0.model == "value":
-            X_C = _gather(st.X, batch.items)  # (R, B, ell, d_model)
+            X_C = gather(st.X, batch.items)  # (R, B, ell, d_model)
             V_C = model.messages(X_C)  # (R, B, ell, d_msg)
             per = [X_C, V_C, *value_targets(batch.labels, V_C)]
         else:  # one step's embeddings are gathered at that step: a block's would not stay in cache

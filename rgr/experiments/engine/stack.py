@@ -1,0 +1,227 @@
+"""The stack: R runs trained as one tensor program, and how it is built (chapter *permutation sweeps*).
+
+A stack (:class:`Stack`) holds everything R runs share in one program, each
+tensor with a leading run axis: the model's parameters (:mod:`rgr.model.qk`),
+the optimizer state (:mod:`rgr.experiments.engine.adam`), the frozen
+embeddings and graphs, the stream keys of each run's contexts, the fixed
+validation contexts, and each run's early-stopping record (:class:`Track`).
+The loss is summed over runs, so each run's gradient and its AdamW update are
+exactly its own; contexts are drawn for all runs at once
+(:func:`rgr.task.contexts.sample_stacked`; a run's contexts depend on its seed
+and the step only).
+
+Which runs may share a stack is :mod:`rgr.experiments.engine.groups`; a run
+narrower than its stack is padded (:func:`pad_heads`) with zero columns and
+masked heads. A run's task and initial weights (:func:`build_task`,
+:func:`init_weights`) come from its own seed, never from the stack. The step
+is :mod:`rgr.experiments.engine.step`, the checks and the test
+:mod:`rgr.experiments.engine.evaluate`, the loop :mod:`rgr.experiments.engine.train`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import torch
+
+from ...model.qk import QKModel
+from ...task.contexts import GraphTable, graph_table, sample_stacked
+from ...task.embeddings import gaussian_unit
+from ...task.graphs import Graph, permutation_graph, regular_graph
+from ...task.rng import derive_seed, stream_key
+from .adam import StackAdam
+from .config import DTYPES, RunConfig
+from .graphed import StepProgram
+from .groups import stack_shape
+
+__all__ = ["build_task", "init_weights", "pad_heads", "Track", "Stack", "build_stack", "stream_keys", "blocks",
+           "context_blocks", "gather"]
+
+
+def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
+    """The run's graph and frozen embeddings X (m, d_model) float32, from its seed."""
+    if cfg.graph == "permutation":
+        g = permutation_graph(cfg.m, cfg.seed)
+    else:
+        g = regular_graph(cfg.m, cfg.r, cfg.seed)
+    return g, gaussian_unit(cfg.m, cfg.d_model, cfg.seed)
+
+
+def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
+    """Initial W_Q, W_K (d_model, D_K), tau () and, for "value", the frozen W_V (d_model, d_msg).
+
+    Drawn in float64 from the run's own generators (streams "init" and
+    "value"), then cast to the run's dtype: independent of any stack.
+    """
+    dt = DTYPES[cfg.dtype]
+    g = torch.Generator().manual_seed(derive_seed(cfg.seed, "init"))
+    W_Q = torch.randn(cfg.d_model, cfg.D_K, generator=g, dtype=torch.float64) * cfg.init_std
+    W_K = torch.randn(cfg.d_model, cfg.D_K, generator=g, dtype=torch.float64) * cfg.init_std
+    out = {"W_Q": W_Q.to(dt), "W_K": W_K.to(dt), "tau": torch.zeros((), dtype=dt)}
+    if cfg.model == "value":
+        gv = torch.Generator().manual_seed(derive_seed(cfg.seed, "value"))
+        W_V = torch.randn(cfg.d_model, cfg.d_msg, generator=gv, dtype=torch.float64) * cfg.d_model**-0.5
+        out["W_V"] = W_V.to(dt)
+    return out
+
+
+def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
+    """(d_model, h d_k) in heads-side-by-side layout -> (d_model, H w): head k's columns first, zeros after."""
+    d = W.shape[0]
+    out = torch.zeros(d, H, w, dtype=W.dtype)
+    out[:, :h, :d_k] = W.view(d, h, d_k)
+    return out.view(d, H * w)
+
+
+@dataclass
+class Track:
+    """Early-stopping record of one run: its validation curve, the checks in a row that count towards its
+    stop, and (for "value") its best validation MSE so far."""
+
+    streak: int = 0
+    best: float = math.inf
+    curve: list[tuple[int, float]] = field(default_factory=list)
+
+
+@dataclass
+class Stack:
+    """The state of R active runs trained as one program; every tensor has a leading run axis R.
+
+    Built by :func:`build_stack`; :func:`rgr.experiments.engine.step.train_steps` advances it (and sets
+    ``program`` at its first step), :func:`rgr.experiments.engine.evaluate.check` appends to ``tracks``,
+    the loop (:func:`rgr.experiments.engine.train.train`) sets ``step`` and compacts it with :meth:`select`
+    when runs stop. Mutable on purpose: the parameters and optimizer moments change in place every step.
+    """
+
+    cfgs: list[RunConfig]  # the runs, in stack order; they share a stack key
+    ids: list[int]  # positions in the caller's list
+    tracks: list[Track]  # early-stopping record per run
+    model: QKModel  # the runs' W_Q, W_K (R, d_model, H w), tau (R,) and frozen W_V; padded heads masked
+    opt: StackAdam  # AdamW moments per run, one step count for the stack
+    X: torch.Tensor  # (R, m_max, d_model) embeddings, zero padded
+    table: GraphTable  # graphs, (R, m_max, r_max)
+    train_keys: torch.Tensor  # (R,) stream keys of "train"
+    val_items: torch.Tensor  # (R, n_val, ell)
+    val_labels: torch.Tensor  # (R, n_val, ell, ell)
+    alpha: torch.Tensor  # (R, 1, 1)
+    adaptive: torch.Tensor  # (R, 1, 1) bool: E4's adaptive posweight
+    step: int = 0  # steps every run of the stack has taken
+    graphed: bool = False  # train through a captured CUDA graph (rgr.experiments.engine.graphed)
+    program: StepProgram | None = None  # the step program of this R (made at the first step; None after compaction)
+
+    @property
+    def R(self) -> int:
+        return len(self.cfgs)
+
+    def select(self, keep: list[int]) -> Stack:
+        """The stack restricted to runs ``keep`` (positions in this stack); optimizer state carried over."""
+        idx = torch.tensor(keep, dtype=torch.long, device=self.X.device)
+        model = self.model.select(idx)
+        opt = _optimizer(model, self.cfgs[0].lr)
+        opt.carry(self.opt, idx)  # exp_avg, exp_avg_sq are per run; the step count is shared by the stack
+        return Stack(
+            cfgs=[self.cfgs[i] for i in keep],
+            ids=[self.ids[i] for i in keep],
+            tracks=[self.tracks[i] for i in keep],
+            model=model,
+            opt=opt,
+            X=self.X[idx],
+            table=GraphTable(self.table.out[idx], self.table.m[idx]),
+            train_keys=self.train_keys[idx],
+            val_items=self.val_items[idx],
+            val_labels=self.val_labels[idx],
+            alpha=self.alpha[idx],
+            adaptive=self.adaptive[idx],
+            step=self.step,
+            graphed=self.graphed,
+        )
+
+
+def _trainable(model: QKModel) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def _optimizer(model: QKModel, lr: float) -> StackAdam:
+    # weight decay 0: AdamW is Adam; PyTorch's fused kernel, elementwise, so runs never mix.
+    return StackAdam(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+
+
+def stream_keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:
+    """(R,) keys of each run's context stream ``stream`` ("train", "val", "test") on ``device``."""
+    return torch.tensor([stream_key(c.seed, stream) for c in cfgs], dtype=torch.long, device=device)
+
+
+def context_blocks(R: int, ell: int, n: int, block_elems: int) -> Iterator[tuple[int, int]]:
+    """Blocks of context indices 0..n-1 small enough to sample for R runs at once."""
+    return blocks(0, n, max(1, block_elems // (4 * R * ell * ell)))
+
+
+def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, block_elems: int,
+                graphed: bool = False) -> Stack:
+    """The stack of runs ``cfgs`` (tagged with the caller's positions ``ids``) on ``device``, at step 0.
+
+    ``block_elems`` bounds the tensors built per block of validation contexts (memory only);
+    ``graphed``: train through a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`).
+    """
+    c0 = cfgs[0]
+    if any(c.stack_key() != c0.stack_key() for c in cfgs):
+        raise ValueError("configs of one stack must share a stack key "
+                         "(model, d_model, ell, rho, lr, checks, dtype)")
+    dt = DTYPES[c0.dtype]
+    H, w = stack_shape(cfgs)
+    tasks = [build_task(c) for c in cfgs]
+    m_max = max(c.m for c in cfgs)
+    X = torch.zeros(len(cfgs), m_max, c0.d_model, dtype=dt)
+    for i, (_, x) in enumerate(tasks):
+        X[i, : x.shape[0]] = x.to(dt)
+    inits = [init_weights(c) for c in cfgs]
+    W_V = torch.stack([i["W_V"] for i in inits]).to(device) if c0.model == "value" else None
+    padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w)
+                                       for i, c in zip(inits, cfgs)]).to(device)
+    model = QKModel(
+        W_Q=padded("W_Q"),  # (R, d_model, H w)
+        W_K=padded("W_K"),
+        tau=torch.stack([i["tau"] for i in inits]).to(device),  # (R,)
+        h=H,
+        kind=c0.model,
+        W_V=W_V,
+        heads=torch.tensor([c.h for c in cfgs]),
+        d_ks=torch.tensor([c.d_k for c in cfgs]),
+    )
+    table = graph_table([g for g, _ in tasks], device)
+    R = len(cfgs)
+    keys = stream_keys(cfgs, "val", device)
+    val = [
+        sample_stacked(table, keys, torch.arange(a, b, device=device).expand(R, -1), c0.ell, c0.rho)
+        for a, b in context_blocks(R, c0.ell, c0.n_val, block_elems)
+    ]
+    return Stack(
+        cfgs=list(cfgs),
+        ids=list(ids),
+        tracks=[Track() for _ in cfgs],
+        model=model,
+        opt=_optimizer(model, c0.lr),
+        X=X.to(device),
+        table=table,
+        train_keys=stream_keys(cfgs, "train", device),
+        val_items=torch.cat([v.items for v in val], dim=1),  # (R, n_val, ell)
+        val_labels=torch.cat([v.labels for v in val], dim=1),  # (R, n_val, ell, ell)
+        alpha=torch.tensor([c.alpha for c in cfgs], dtype=dt, device=device).view(R, 1, 1),
+        adaptive=torch.tensor([c.adaptive_posweight for c in cfgs], device=device).view(R, 1, 1),
+        graphed=graphed,
+    )
+
+
+def gather(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """Embeddings of contexts: X (R, m, d) and items (R, n, ell) -> X_C (R, n, ell, d)."""
+    R = X.shape[0]
+    return X[torch.arange(R, device=X.device).view(R, 1, 1), items]
+
+
+def blocks(t0: int, t1: int, size: int) -> Iterator[tuple[int, int]]:
+    """Consecutive (a, b) ranges of at most ``size`` covering t0 .. t1-1."""
+    for a in range(t0, t1, size):
+        yield a, min(a + size, t1)
+
