@@ -1,12 +1,12 @@
 """data/constructions.csv: the smallest D_K of the explicit constructions, as an experiment of the one runner.
 
-Chapters *constructions*, *lower bounds* and *permutation sweeps* read it (through
-:func:`rgr.catalog.load`). For each cell (a graph family at sizes m, d_model) the
+Chapters *constructions*, *lower bounds* and *permutation sweeps* read it, through the one strict loader
+(:func:`rgr.catalog.load_complete` / :func:`rgr.catalog.load`). For each cell (a graph family at sizes m, d_model) the
 table gives the smallest total key dimension ``D_K = h * d_k`` at which an
 explicit construction (Algorithm 1 on permutation graphs, Algorithm 5 on
 r-regular graphs) succeeds on every seed, under two rules for splitting the
 edges into heads (``prescribed``: the paper's; ``best-split``: the best block
-size) and two criteria (``tau``, ``margin``; :mod:`rgr.experiments.construction_search`).
+size) and two criteria (``tau``, ``margin``; :mod:`rgr.studies.construction_search`).
 
 :data:`CONSTRUCTIONS` is a :class:`rgr.experiments.runner.Sweepable`: one run is one
 (cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -30,10 +29,8 @@ import torch
 
 from ..store import Column, Schema, provenance
 from .construction_search import build, min_dk, smallest_budget
-from .tables import load_results
 
-__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table",
-           "load_constructions"]
+__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table"]
 
 
 @dataclass(frozen=True)
@@ -206,9 +203,3 @@ def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
     for col in ("B", "h", "d_k", "D_K"):
         df[col] = df[col].astype("Int64")
     return df
-
-
-def load_constructions(preset: str = "book", seed: int = 0, root: Path | None = None) -> pd.DataFrame:
-    """The committed rows of ``preset`` (first seed ``seed``), through the strict loader."""
-    df = load_results(SCHEMA, preset, root)
-    return df[df["seed"] == seed].reset_index(drop=True)

@@ -1,4 +1,5 @@
-"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10, Theorem 9.2, per-context width."""
+"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10, Theorem 9.2, per-context width
+(rgr.studies.theorem81, rgr.studies.theory_checks, rgr.studies.margins; their readings: tests/results/)."""
 
 import math
 
@@ -7,22 +8,16 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.results import theory_checks as tc
-from rgr.results.margins import margin_bits, margin_bound_DK, normalised_margin
-from rgr.results.theory_presets import THEORY_PRESETS
+from rgr.results.constructions.findings import onset_crossover, softmax_width_finding
+from rgr.studies import theory_checks as tc
+from rgr.studies.margins import normalised_margin
+from rgr.studies.per_context import hoeffding_dk
+from rgr.studies.theorem81 import leakage_logits, softmax_failures, width_sweep
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import permutation_graph
-from rgr.theory.bounds import bit_budget_DK
+from rgr.theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 from rgr.theory.constructions import construct_softmax
-from rgr.theory.per_context import hoeffding_dk
-from rgr.theory.softmax_width import (
-    kappa,
-    leakage_logit_sd,
-    leakage_logits,
-    repaired_dk_window,
-    softmax_failures,
-    width_sweep,
-)
+from rgr.theory.theorem81 import kappa, leakage_logit_sd, repaired_dk_window
 
 
 def test_leakage_sd_closed_form():
@@ -79,7 +74,7 @@ def test_leakage_sd_measured_matches_and_grows():
     # wide heads fail more, and removing the leakage mean removes the growth
     assert df.present.iloc[1] > df.present.iloc[0]
     assert df.present_no_leak.iloc[1] < df.present.iloc[1] / 2
-    f = tc.softmax_width_finding(df, (256, 128), 16, kappa_max=1.0)
+    f = softmax_width_finding(df, (256, 128), 16, kappa_max=1.0)
     assert f.sd_slope == pytest.approx(0.5, abs=0.05) and f.d_k_last == 512 and f.present_last == df.present.iloc[1]
 
 
@@ -96,12 +91,12 @@ def test_softmax_failures_one_hot_has_no_leakage():
 def test_onset_and_crossover():
     df = tc.algorithm1_onset([64], [10.0, 60.0], [0, 1])
     assert not df[df.ratio < 20].separated.any() and df[df.ratio > 50].separated.all()
-    cr = tc.onset_crossover(df)
+    cr = onset_crossover(df)
     assert cr.ratio_cross.iloc[0] > 50 and not bool(cr.compressive.iloc[0])  # 60 ln 64 > 64
     synth = pd.DataFrame(dict(m=[8] * 4, d_model=[2, 2, 4, 4], ratio=[1.0, 1.0, 2.0, 2.0], seed=[0, 1, 0, 1],
                               separated=[False, True, True, True]))
-    assert tc.onset_crossover(synth).ratio_cross.iloc[0] == 1.0
-    assert math.isnan(tc.onset_crossover(synth.assign(separated=False)).ratio_cross.iloc[0])
+    assert onset_crossover(synth).ratio_cross.iloc[0] == 1.0
+    assert math.isnan(onset_crossover(synth.assign(separated=False)).ratio_cross.iloc[0])
 
 
 def test_prop84_and_tables():
@@ -140,17 +135,6 @@ def test_normalised_margin_closed_form():
     assert bad.gamma < 0 and bad.pair_errors == m * (m - 1)
 
 
-def test_margin_finding_synthetic():
-    df = pd.DataFrame(dict(gamma=[0.01, 0.001], bits=[10.0, 13.0], bound_DK=[0.5, 0.2], D_K=[4, 8]))
-    f = tc.margin_finding(df)
-    assert f.all_recovered and f.gamma_min == 0.001 and f.bound_over_DK_max == pytest.approx(0.125)
-    assert math.isnan(f.best_case_over_DK_max)  # no m, d_model: not computed
-    from rgr.results.margins import margin_bound_DK
-    g = tc.margin_finding(df.assign(m=[64, 128], d_model=[64, 32]))
-    best = max(margin_bound_DK(64, 64, 64, 1.0) / 4, margin_bound_DK(128, 128, 32, 1.0) / 8)
-    assert g.best_case_over_DK_max == pytest.approx(best) and best > f.bound_over_DK_max  # gamma = 1: the largest bound
-
-
 def test_hoeffding_width():  # the per-context width itself: tests/test_per_context.py
     assert hoeffding_dk(16) == math.floor(16 * math.log(16)) + 1
     assert 16 ** 2 * math.exp(-hoeffding_dk(16) / 8) < 1
@@ -159,63 +143,8 @@ def test_hoeffding_width():  # the per-context width itself: tests/test_per_cont
         hoeffding_dk(1)
 
 
-def test_seed_paper_finding_synthetic():
-    pc = pd.DataFrame(dict(m=[64, 64, 1024, 1024], ell=[4, 16, 4, 16], seed=0, d_median=[8.0, 20.0, 8.0, 22.0]))
-    bud = pd.DataFrame(dict(m=[64, 512], d_model=32, D_K=[6.0, 128.0], source="trained D_K* (F1 >= 0.99)"))
-    f = tc.seed_paper_finding(pc, bud)
-    assert f.m_spread == 2.0 and f.d_ref == 21.0 and f.budget_hi == 128.0
-    assert f.slope_ln_ell == pytest.approx(13 / math.log(4))
-
-
-def test_presets_complete():
-    assert set(THEORY_PRESETS) == {"smoke", "book", "paper"}
-    for p in THEORY_PRESETS.values():
-        assert p.rbce_cell[0] > p.rbce_cell[1] and p.repair_cell[0] > p.repair_cell[1]
-
-
-def test_bounds_finding_synthetic():
-    from rgr.results.bound_findings import bounds_finding
-
-    reg = pd.DataFrame(dict(regime=["dense", "dense"], form_ratio=[1.0, 1.2], entropy_lo=[1, 2], log2_count=[2, 3],
-                            entropy_hi=[3, 4]))
-    gap = pd.DataFrame(dict(best_D_K=[10.0, None, 64.0], best_over_bound=[5.0, None, 20.0], m_edges=[64, 64, 64]))
-    bnd = pd.DataFrame(dict(b=[1.0, 1.0, 8.0], bound_DK=[3.0, 4.0, 0.5]))
-    f = bounds_finding(reg, gap, bnd)
-    assert f.form_ratio["dense"] == (1.0, 1.2) and f.inside_entropy and (f.gap_lo, f.gap_hi) == (5.0, 20.0)
-    assert f.largest_bound == {1.0: 4.0, 8.0: 0.5} and f.rank_one_share == 0.5
-
-
-def test_constructions_finding_rows():
-    from rgr.results.construction_findings import constructions_finding, finding_rows
-
-    success = pd.DataFrame(dict(label=["a"] * 4, C=[1, 1, 2, 2], success=[True, False, True, True]))
-    table = pd.DataFrame(dict(m=[64], d_model=[16], rule=["prescribed"], criterion=["tau"], found=[False],
-                              construction=["compressive"], d_k=[None], C_eff=[None], D_K=[None]))
-    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[8, 16, 32], d_model=[8, 16, 32], slack=[-2.0, -1.0, 0.2]))
-    leak = pd.DataFrame(dict(B=[4, 8], n3_fluct_rms=[1.0, 2.0], n3_mean_max=[1.0, 2 ** 0.5], n3_fluct_max=[2.0, 6.0],
-                             predicted=[1.0, 2.0]))
-    split = pd.DataFrame(dict(h=[1, 4], D_K=[64, 32], separated=[False, True]))
-    bg = pd.DataFrame(dict(m=64, h=[1, 4], ell=16, d_k=62, max_non_edge=[0.1, 0.3], predicted=[0.0, 0.25],
-                           absent_false_positives=[2, 5]))
-    # one head on one-hot inputs (d_model = m = 64) inside Theorem 8.1: d_k >= 64 (ln 64)^2 = 1108, ell > 8 ln 64 = 33.3
-    inside = pd.DataFrame(dict(m=64, h=1, ell=[34, 64], d_k=1108, absent_false_positives=[1, 0]))
-    f = constructions_finding(success, table, phase, leak, split, bg, (64, 16), bg_inside=inside)
-    assert f.smallest_C == {"a": 2.0} and f.theory_d_k == -1 and f.grid_found == 0 and f.grid_cells == 1
-    assert f.limit_first_ratio == pytest.approx(32 / math.log(64)) and f.n3_slope == pytest.approx(1.0)
-    assert f.n3_mean_slope == pytest.approx(0.5) and (f.n3_ratio_lo, f.n3_ratio_hi) == (2.0, 3.0)
-    assert f.limit_last_negative == pytest.approx(16 / math.log(64))  # the onset lies between the two grid points
-    assert f.first_D_K_by_h == {4: 32} and f.background_dev == pytest.approx(0.1)
-    assert f.absent_fp_inside == 1 and f.absent_inside_ells == (34, 64) and f.absent_inside_d_k == 1108
-    rows = finding_rows(f)
-    assert len(rows) == 10 and set(rows.kind) == {"evidence", "sanity check"}
-    assert rows.kind[rows.quantity.str.contains("non-owner|uniform|max non-edge")].eq("sanity check").all()
-    outside = inside.assign(ell=[16, 64])  # ell = 16 <= 8 ln 64: the theorem says nothing there
-    with pytest.raises(ValueError, match="outside Theorem 8.1"):
-        constructions_finding(success, table, phase, leak, split, bg, (64, 16), bg_inside=outside)
-
-
 def test_sampler_rates_closed_forms():
-    from rgr.results.sampler_check import chance_rate, sampler_rates
+    from rgr.studies.sampler_check import chance_rate, sampler_rates
 
     assert chance_rate(32, 16) == pytest.approx(15 / 31)
     r0 = sampler_rates(32, 0, 4000, 16, 0.0)
@@ -224,18 +153,3 @@ def test_sampler_rates_closed_forms():
     assert r.served == 1.0 and r.target_present > 0.5
     with pytest.raises(ValueError, match="ell"):
         chance_rate(8, 9)
-
-
-def test_lower_bounds_chapter_values_are_rounded_to_what_is_shown():
-    from rgr.results.bound_findings import MARGIN_DIGITS, BoundsFinding, chapter_values
-    from rgr.results.findings import DIGITS
-
-    found = BoundsFinding({}, True, 3.069505285921, 53.87711135806, {}, 18 / 19)
-    fm = tc.MarginFinding(4, True, 0.000171565638881, 0.00040084117529, 14.869644167294, 16.093914241066,
-                          0.0796778415884, 0.0440511710733)
-    fs = tc.SeedPaperFinding(4, 64, 5.0, 45.75, 4.0, 15.292567433423, 64, 512, 6.0, 144.0, 16, 23.0)
-    v = chapter_values(found, fm, fs, budget_d_model=32)
-    assert v["mg_g0"] == round(fm.gamma_min, MARGIN_DIGITS["gamma"]) and v["mg_b1"] == round(fm.bits_max, MARGIN_DIGITS["bits"])
-    assert v["mg_r1"] == round(fm.bound_over_DK_max, MARGIN_DIGITS["ratio"])
-    assert v["rank_one"] == round(100 * 18 / 19, DIGITS) and v["pc_slope"] == round(fs.slope_ln_ell, DIGITS)
-    assert v["inside"] == "holds" and v["mg_all"] == "every" and v["bu_d"] == 32 and v["pc_l1"] == 64
