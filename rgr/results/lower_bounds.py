@@ -143,8 +143,8 @@ class MarginFinding:
     bits_max: float
     bound_over_DK_max: float  # largest (bound at gamma) / trained D_K: > 1 would contradict the theorem
     bound_over_DK_min: float
-    # the largest (bound at gamma = 1, the end of the theorem's range) / trained D_K, permutation graphs (m' = m): below 1,
-    # no margin could have put the bound above the trained D_K, so the comparison cannot fail (a sanity check)
+    # the largest (bound at gamma = 1, the end of the theorem's range) / trained D_K, permutation graphs (m' = m):
+    # below 1, no margin could have put the bound above the trained D_K, so the comparison cannot fail (a sanity check)
     best_case_over_DK_max: float = math.nan
 
 

@@ -79,7 +79,9 @@ def success_rate(
     return pd.DataFrame(rows)
 
 
-def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+def separation_panels(
+    specs: list[tuple[str, str, int, int, int, dict]],
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Score samples and a separation summary for a list of constructions.
 
     ``specs``: (title, name, m, d_model, seed, build kwargs). Returns the

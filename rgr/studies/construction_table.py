@@ -96,7 +96,8 @@ def _schema() -> Schema:
                nullable=True, **pos),
         Column("D_K", "int", "h * d_k (empty when not found)", nullable=True, **pos),
         Column("found", "bool", "whether a width was found"),
-        Column("note", "str", "why not: `limit fails`, `searched up to d_k=...`, `no block size passes`", nullable=True),
+        Column("note", "str", "why not: `limit fails`, `searched up to d_k=...`, `no block size passes`",
+               nullable=True),
         Column("C_eff", "float", "d_k / ln m, the constant C in d_k = C ln m actually needed", nullable=True, low=0),
         Column("seed", "int", "first seed (graph, embedding and signatures redrawn per seed)", low=0),
         Column("n_seeds", "int", "seeds per check; success must hold on all", **pos),
@@ -192,7 +193,8 @@ CONSTRUCTIONS = ConstructionSweep()
 
 
 def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
-    """The table's rows of ``preset`` computed here, in memory (the command writes them: ``python -m rgr constructions``)."""
+    """The table's rows of ``preset`` computed here, in memory (the command writes them:
+    ``python -m rgr constructions``)."""
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     sweep = ConstructionSweep(seed)

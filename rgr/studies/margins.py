@@ -42,7 +42,8 @@ class Margin:
     pair_errors: int
 
 
-def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor, adjacency: np.ndarray) -> Margin:
+def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
+                      adjacency: np.ndarray) -> Margin:
     """:class:`Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
     Xd, Q, K = X.double(), W_Q.double(), W_K.double()
     S = ((Xd @ Q) @ (Xd @ K).transpose(1, 2)).amax(0).numpy()  # (m, m): max over heads

@@ -72,7 +72,8 @@ def leakage_logits(c: Construction, items: torch.Tensor) -> torch.Tensor:
         Us = Xc @ X[src].T  # (n, ell, B): u_i(s)
         Ut = Xc @ X[tgt].T  # (n, ell, B): u_j(pi(s)), aligned with s
         M = Us @ Ut.transpose(1, 2)
-        planted = (items[:, :, None] == src.view(1, 1, -1)).double() @ (items[:, None, :] == tgt.view(1, -1, 1)).double()
+        is_src = (items[:, :, None] == src.view(1, 1, -1)).double()
+        planted = is_src @ (items[:, None, :] == tgt.view(1, -1, 1)).double()
         out.append(M - planted)
     return torch.stack(out, 1) * math.sqrt(c.info.d_k)
 

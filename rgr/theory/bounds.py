@@ -238,7 +238,8 @@ def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
     wide["best_D_K"] = wide[found].min(axis=1)
     wide["bound_DK"] = [bit_budget_DK(int(m), int(me), int(d), b)
                         for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
-    wide["general_form"] = [regime_form(int(m), int(me), int(d)) for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["general_form"] = [regime_form(int(m), int(me), int(d))
+                            for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
     wide["best_over_bound"] = wide.best_D_K / wide.bound_DK
     return wide
 

@@ -107,7 +107,8 @@ def inside_rows(df: pd.DataFrame) -> pd.Series:
 
 
 def repair_min_d_model(m: int, C: float = PROOF_C, c: float = REPAIR_C) -> float:
-    """The sufficient condition's ``d_model``: ``(C / c) (ln m)^3`` (the window ``C (ln m)^2 <= d_k <= c d_model / ln m``)."""
+    """The sufficient condition's ``d_model``: ``(C / c) (ln m)^3`` (the window
+    ``C (ln m)^2 <= d_k <= c d_model / ln m``)."""
     if m < 2 or C <= 0 or c <= 0:
         raise ValueError(f"need m >= 2, C > 0, c > 0, got m={m}, C={C}, c={c}")
     return (C / c) * math.log(m) ** 3

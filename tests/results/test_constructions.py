@@ -12,7 +12,8 @@ def test_sweeps_finding_rows():
     success = pd.DataFrame(dict(label=["a"] * 4, C=[1, 1, 2, 2], success=[True, False, True, True]))
     table = pd.DataFrame(dict(m=[64], d_model=[16], rule=["prescribed"], criterion=["tau"], found=[False],
                               construction=["compressive"], d_k=[None], C_eff=[None], D_K=[None]))
-    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[8, 16, 32], d_model=[8, 16, 32], slack=[-2.0, -1.0, 0.2]))
+    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[8, 16, 32], d_model=[8, 16, 32],
+                              slack=[-2.0, -1.0, 0.2]))
     leak = pd.DataFrame(dict(B=[4, 8], n3_fluct_rms=[1.0, 2.0], n3_mean_max=[1.0, 2 ** 0.5], n3_fluct_max=[2.0, 6.0],
                              predicted=[1.0, 2.0]))
     split = pd.DataFrame(dict(h=[1, 4], D_K=[64, 32], separated=[False, True]))

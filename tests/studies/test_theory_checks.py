@@ -37,7 +37,8 @@ def test_kappa_and_window():
     m = 1024
     d_edge = 4 * math.log(m) ** 3
     assert repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[0] <= repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[1]
-    assert repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)[0] > repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)[1]
+    lo, hi = repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)
+    assert lo > hi
     with pytest.raises(ValueError, match="m >= 2"):
         repaired_dk_window(1, 4)
 
@@ -115,7 +116,8 @@ def test_prop84_and_tables():
 def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
     assert margin_bits(1.0) == pytest.approx(math.log2(12))
     assert margin_bound_DK(64, 64, 32, 0.01) == pytest.approx(bit_budget_DK(64, 64, 32, math.log2(1200)))
-    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)  # a smaller margin costs more bits: a weaker bound
+    # a smaller margin costs more bits: a weaker bound
+    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)
     with pytest.raises(ValueError, match="gamma"):
         margin_bits(0.0)
 

@@ -90,8 +90,10 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     ms = sorted(per_context.m.unique())
     colours = sns.color_palette("mako_r", len(ms))
     for c, m in zip(colours, ms):
-        s = per_context[per_context.m == m].groupby("ell", as_index=False).agg(med=("d_median", "median"), mx=("d_max", "max"))
-        a1.errorbar(s.ell, s.med, yerr=[np.zeros(len(s)), s.mx - s.med], marker="o", ms=4, capsize=2, color=c, label=f"m = {m}")
+        s = per_context[per_context.m == m].groupby("ell", as_index=False).agg(med=("d_median", "median"),
+                                                                               mx=("d_max", "max"))
+        a1.errorbar(s.ell, s.med, yerr=[np.zeros(len(s)), s.mx - s.med], marker="o", ms=4, capsize=2, color=c,
+                    label=f"m = {m}")
     ells = np.array(sorted(per_context.ell.unique()))
     a1.plot(ells, 16 * np.log(ells), "k--", lw=1, label="16 ln ell")
     a1.set_xscale("log", base=2)

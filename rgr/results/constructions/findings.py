@@ -56,7 +56,9 @@ class SweepsFinding:
 
 
 def _slope(x: pd.Index | np.ndarray, y: pd.Series | np.ndarray) -> float:
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0]) if len(x) > 1 else math.nan
+    if len(x) < 2:
+        return math.nan
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
 def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFrame, leak: pd.DataFrame,
@@ -90,7 +92,8 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
     m_soft = int(bg.m.iloc[0]) if len(bg) else 2
     return SweepsFinding(
         smallest_C={str(k): float(v) for k, v in smallest.items()}, proof_C=theorem_B1_C(0.25),
-        theory_d_k=int(cell.d_k.iloc[0]) if found else -1, theory_C_eff=float(cell.C_eff.iloc[0]) if found else math.nan,
+        theory_d_k=int(cell.d_k.iloc[0]) if found else -1,
+        theory_C_eff=float(cell.C_eff.iloc[0]) if found else math.nan,
         theory_D_K=int(cell.D_K.iloc[0]) if found else -1, theory_ratio=d_t / math.log(m_t),
         grid_found=int(pres.found.sum()), grid_cells=len(pres),
         grid_ratio_lo=float((pres.d_model / np.log(pres.m)).min()) if len(pres) else math.nan,
@@ -119,16 +122,17 @@ def finding_rows(f: SweepsFinding) -> pd.DataFrame:
     ells = f.absent_inside_ells
     rows += [
         ("theory cell: smallest d_k (prescribed split)", "none" if f.theory_d_k < 0 else
-         f"{f.theory_d_k} (C = {f.theory_C_eff:.0f}, D_K = {f.theory_D_K})", f"C ln m, d_model / ln m = {f.theory_ratio:.0f}",
-         ev),
-        ("book grid: prescribed split separates", f"{f.grid_found} of {f.grid_cells} cells", "all, if c_0 ln m <= d_model", ev),
+         f"{f.theory_d_k} (C = {f.theory_C_eff:.0f}, D_K = {f.theory_D_K})",
+         f"C ln m, d_model / ln m = {f.theory_ratio:.0f}", ev),
+        ("book grid: prescribed split separates", f"{f.grid_found} of {f.grid_cells} cells",
+         "all, if c_0 ln m <= d_model", ev),
         ("d_model / ln m where the limit's mean slack turns positive (d_model doubling)",
          f"above {f.limit_last_negative:.0f}, by {f.limit_first_ratio:.0f}", "c_0 (not given)", ev),
         ("N3 fluctuation: log-log slope in B", f"{f.n3_slope:.2f}", "1", ev),
         ("N3 max / ((B/d_model) sqrt(d_k ln m))", f"{f.n3_ratio_lo:.1f} to {f.n3_ratio_hi:.1f}", "O(1)", ev),
         ("N3 conditional mean: slope in B", f"{f.n3_mean_slope:.2f}", "0.5 (Lemma B.3(3))", ev),
-        ("smallest separating D_K by h (theory cell)", ", ".join(f"h={h}: {d}" for h, d in f.first_D_K_by_h.items()) or "none",
-         "fewer for more heads", ev),
+        ("smallest separating D_K by h (theory cell)",
+         ", ".join(f"h={h}: {d}" for h, d in f.first_D_K_by_h.items()) or "none", "fewer for more heads", ev),
         ("softmax, one-hot: largest |max non-edge - (h-1)/ell|", f"{f.background_dev:.3f}",
          "0 (a non-owner head's softmax is uniform by construction)", sc),
         (f"softmax, one-hot, h = 1, d_k = {f.absent_inside_d_k}, ell = {ells} (inside Theorem 8.1's bounds): "

@@ -109,7 +109,8 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
 
     return PaperTheoryFinding(
         gap_cell=(m, d_model), gap_h=int(gap.h.iloc[0]), gap_ell=max(by_ell), gap_ell_short=min(by_ell),
-        gap_ell_min=b.ell_min, gap_d_k_min=b.d_k_min, gap_d_k_lo=int(long.d_k.iloc[0]), gap_d_k_hi=int(long.d_k.iloc[-1]),
+        gap_ell_min=b.ell_min, gap_d_k_min=b.d_k_min,
+        gap_d_k_lo=int(long.d_k.iloc[0]), gap_d_k_hi=int(long.d_k.iloc[-1]),
         gap_present_lo=int(long.present.iloc[0]), gap_present_hi=int(long.present.iloc[-1]),
         gap_rate_lo=float(rate.iloc[0]), gap_rate_hi=float(rate.iloc[-1]),
         gap_short_present_lo=int(short.present.iloc[0]), gap_short_present_hi=int(short.present.iloc[-1]),
