@@ -143,15 +143,3 @@ def test_hoeffding_width():  # the per-context width itself: tests/test_per_cont
     assert 16 ** 2 * math.exp(-(hoeffding_dk(16) - 1) / 8) >= 1  # the smallest such width
     with pytest.raises(ValueError, match="ell"):
         hoeffding_dk(1)
-
-
-def test_sampler_rates_closed_forms():
-    from rgr.studies.sampler_check import chance_rate, sampler_rates
-
-    assert chance_rate(32, 16) == pytest.approx(15 / 31)
-    r0 = sampler_rates(32, 0, 4000, 16, 0.0)
-    assert r0.target_present == pytest.approx(chance_rate(32, 16), abs=0.02)
-    r = sampler_rates(64, 0, 500, 16, 0.5)
-    assert r.served == 1.0 and r.target_present > 0.5
-    with pytest.raises(ValueError, match="ell"):
-        chance_rate(8, 9)
