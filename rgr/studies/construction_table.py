@@ -48,8 +48,10 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "smoke": Preset((64,), (16, 64), (2,), 64, 16, (), 1, 256),
-    "book": Preset((64, 128, 256, 512), (16, 32, 64), (1, 2, 4, 8, 16, 32), 128, 32, ((1024, 512),), 3, 4096),
+    "smoke": Preset(base_m=(64,), base_d=(16, 64), regular_rs=(2,), regular_m=64, regular_d=16, theory_cells=(),
+                    n_seeds=1, d_k_max=256),
+    "book": Preset(base_m=(64, 128, 256, 512), base_d=(16, 32, 64), regular_rs=(1, 2, 4, 8, 16, 32), regular_m=128,
+                   regular_d=32, theory_cells=((1024, 512),), n_seeds=3, d_k_max=4096),
 }
 
 
@@ -115,7 +117,8 @@ def _runs(P: Preset, seed: int) -> list[Run]:
     cells = [("compressive", m, d, 1) for m in P.base_m for d in P.base_d]
     cells += [("general-graph", P.regular_m, P.regular_d, r) for r in P.regular_rs]
     cells += [("compressive", m, d, 1) for m, d in P.theory_cells]
-    return [Run(name, m, d, r, rule, criterion, seed, P.n_seeds, P.d_k_max)
+    return [Run(construction=name, m=m, d_model=d, r=r, rule=rule, criterion=criterion, seed=seed, n_seeds=P.n_seeds,
+                d_k_max=P.d_k_max)
             for name, m, d, r in cells for rule in ("prescribed", "best-split") for criterion in ("tau", "margin")]
 
 

@@ -6,7 +6,7 @@
 - :func:`prop84_table`: Proposition 8.4, softmax with one head against h = m/d_model heads at equal D_K;
 - :func:`sparse_binary_table`: Corollary B.7 with sparse binary embeddings (feature rate
   ``p_B = c_p ln m / d_model`` well below 1/2) under compression m > d_model;
-- :func:`bounded_skew_table`: Corollary B.10, r-regular graphs with ``h_0 = ceil(m'/d_model)`` heads;
+- :func:`bounded_skew_table`: Corollary B.10, r-regular graphs with ``h_0 = ceil(m'/d_model)`` heads.
 
 Each returns a tidy DataFrame; :mod:`rgr.results.constructions.findings` reads them.
 """

@@ -53,9 +53,13 @@ def test_margin_finding_rounds_to_what_the_chapter_shows():
 def test_lower_bounds_glue_names_are_field_names():
     from rgr.results.findings import flatten
 
-    found = lb.BoundsFinding({}, True, "holds", 1.0, 3.069505285921, 53.87711135806, {}, 100 * 18 / 19)
+    found = lb.BoundsFinding(form_ratio={}, inside_entropy=True, entropy_bracket="holds", bits=1.0,
+                             gap_lo=3.069505285921, gap_hi=53.87711135806, largest_bound={},
+                             rank_one_percent=100 * 18 / 19)
     fm = lb.margin_finding(pd.DataFrame(dict(gamma=[0.01], bits=[10.2], bound_DK=[0.5], D_K=[4])))
-    fs = lb.SeedPaperFinding(4, 64, 5.0, 45.75, 4.0, 15.292567433423, 64, 512, 6.0, 144.0, 16, 23.0, 32)
+    fs = lb.SeedPaperFinding(ell_lo=4, ell_hi=64, d_lo=5.0, d_hi=45.75, m_spread=4.0, slope_ln_ell=15.292567433423,
+                             m_lo=64, m_hi=512, budget_lo=6.0, budget_hi=144.0, ell_ref=16, d_ref=23.0,
+                             budget_d_model=32)
     v = flatten(lb.LowerBoundsFinding(bounds=found, margins=fm, contexts=fs))
     assert v["bounds_rank_one_percent"] == round(100 * 18 / 19, 6) and v["bounds_entropy_bracket"] == "holds"
     assert v["margins_recovered"] == "every" and v["contexts_budget_d_model"] == 32 and v["contexts_ell_hi"] == 64
