@@ -18,15 +18,19 @@ one below it (tests/test_style.py checks it):
   wall time of a sweep before it starts), registry (E1-E6 as grids with
   presets), planner (D_K ladder, refinement rounds, shards), tables (where tables
   live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
-  experiment), cluster (Dask), bench, construction_search (constructions by name, smallest widths),
-  construction_sweeps (the chapter's sweeps), softmax_cells (Algorithm 2 at trained cells) and
-  construction_table (``data/constructions.csv``);
+  experiment), cluster (Dask), bench;
+- :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
+  type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
+  (``data/constructions.csv``), construction_sweeps, theorem81 (Algorithm 2 against d_k), theory_checks,
+  softmax_cells (Algorithm 2 at trained cells), per_context, margins (Theorem 9.2 on trained models),
+  sampler_check;
 - :mod:`rgr.gpt2` — table (the item table, the stand-in), sources (checkpoint, tokenizer, token counts),
   items (building, saving, loading GPT-2's table), block (the E7 task and model), training (grid, stacked
   runs), experiment (E7 for the runner);
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
-  frozen result (permutation_sweeps, denser_graphs, softmax, value_channel, gpt2_block), the replication
+  frozen result (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax, value_channel,
+  gpt2_block; it reads tables and never trains), the replication
   verdicts (seed_bootstrap: their noise intervals; paper_arithmetic: the paper's Table 1 against its fits);
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, and one figure module per
   chapter (``figures.softmax`` for book/softmax.ipynb, ...);

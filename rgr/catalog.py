@@ -2,7 +2,7 @@
 
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
-and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
+and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.runner.Sweepable` that ``python -m rgr sweep
 <name>`` runs and :func:`load` reads, strictly (:func:`rgr.store.load_table`).
 
@@ -19,13 +19,13 @@ from pathlib import Path
 import pandas as pd
 
 from .experiments.aot_sweep import AOT
-from .experiments.construction_table import CONSTRUCTIONS
 from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
 from .gpt2.experiment import GPT2
 from .store import Schema, TableError
+from .studies.construction_table import CONSTRUCTIONS
 
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]

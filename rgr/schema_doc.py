@@ -7,13 +7,13 @@ from pathlib import Path
 
 from .experiments import futility, planner, reuse
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
-from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from .experiments.grid import FUTILITY_MIN_SEEDS
 from .experiments.pal_sweep import SCHEMA as PAL_SCHEMA
 from .experiments.registry import EXPERIMENTS, SCHEMA
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
 from .results.peers.refit import SCHEMA as PEERS_REFIT
+from .studies.construction_table import SCHEMA as CONSTRUCTIONS
 
 __all__ = ["render", "schema_path", "write", "is_current"]
 
@@ -110,7 +110,7 @@ def render() -> str:
     text += ("\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: "
              "`rgr.gpt2.block.PRESETS`).\n\n" + GPT2.markdown())
     text += ("\n## The explicit-construction table\n\n`python -m rgr constructions --preset <p> [--seed s]` (sizes: "
-             "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
+             "`rgr.studies.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
              "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head sweep is a "

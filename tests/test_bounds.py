@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rgr.experiments.construction_search import build
+from rgr.studies.construction_search import build
 from rgr.theory.bounds import (
     bit_budget_DK,
     bit_budget_min_DK,

@@ -181,7 +181,8 @@ def test_the_introduction_pastes_the_chapters_summary():
     intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
     assert re.search(r"```\{glue\} verdict_summary\n:doc: replication.ipynb\n```", intro)
     # its theory findings come from the constructions chapter's glued numbers, none typed
-    for key in ("pt_ell", "pt_p0", "pt_p1", "pt_dk0", "pt_dk1", "on_lo", "on_hi"):
+    for key in ("paper_gap_ell", "paper_gap_present_lo", "paper_gap_present_hi", "paper_gap_d_k_lo", "paper_gap_d_k_hi",
+                "paper_onset_lo", "paper_onset_hi"):
         assert f"constructions.ipynb::{key}" in intro
     nb = json.loads((ROOT / "book" / "constructions.ipynb").read_text(encoding="utf-8"))
     names = {o.get("metadata", {}).get("scrapbook", {}).get("name") for o in _outputs(nb)}

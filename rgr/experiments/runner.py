@@ -2,7 +2,7 @@
 
 :func:`run_sweep` takes any :class:`Sweepable` — a protocol experiment
 (:class:`rgr.experiments.registry.Experiment`), E7 (:data:`rgr.gpt2.experiment.GPT2`)
-or the constructions table (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
+or the constructions table (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
 something that plans its runs, keys them, groups them into stacks, trains a
 stack into table rows, and has a schema. The runner trains pending runs stack
 by stack, writes each finished stack's rows atomically to data/<name>.csv (or a

@@ -146,7 +146,7 @@ class Algorithm2Reading:
 
 
 def algorithm2_reading(summary: pd.DataFrame) -> Algorithm2Reading:
-    """Word the per-cell summary of :func:`rgr.experiments.softmax_cells.softmax_cells_summary`."""
+    """Word the per-cell summary of :func:`rgr.studies.softmax_cells.softmax_cells_summary`."""
     ok = summary.dropna(subset=["one_hot_min_ell"])
     scale = ok.one_hot_min_ell / [max(h, math.log(m)) for h, m in zip(ok.h, ok.m)]
     return Algorithm2Reading(

@@ -37,6 +37,8 @@ __all__ = [
     "log2_graph_count",
     "bit_budget_DK",
     "bit_budget_min_DK",
+    "margin_bits",
+    "margin_bound_DK",
     "entropy_bounds",
     "regime",
     "regime_form",
@@ -81,6 +83,19 @@ def bit_budget_DK(m: int, m_edges: int, d_model: int, b: float) -> float:
     if d_model < 1:
         raise ValueError(f"d_model must be >= 1, got {d_model}")
     return max(0.0, (log2_graph_count(m, m_edges) / b - 1) / (2 * d_model))
+
+
+def margin_bits(gamma: float) -> float:
+    """Bits per parameter the gamma/4-net of the unit ball pays: ``log2(12 / gamma)``."""
+    if not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+    return math.log2(12 / gamma)
+
+
+def margin_bound_DK(m: int, m_edges: int, d_model: int, gamma: float) -> float:
+    """Theorem 9.2's lower bound on D_K at normalised margin gamma (explicit net constant 12; measured gamma:
+    :mod:`rgr.studies.margins`)."""
+    return bit_budget_DK(m, m_edges, d_model, margin_bits(gamma))
 
 
 def bit_budget_min_DK(m: int, m_edges: int, d_model: int, b: float) -> int:
@@ -142,7 +157,7 @@ def upper_bound(
     ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;
     ``general-embedding``: ``ceil(m/B) ceil(C ln m)``; ``general-graph``:
     ``(ceil(m'/d_model) + Delta) ceil(C ln m)`` (Algorithm 5's head bound).
-    These are the formulas; :func:`rgr.experiments.construction_search.min_dk` measures
+    These are the formulas; :func:`rgr.studies.construction_search.min_dk` measures
     the widths that actually suffice.
     """
     if construction not in DEFAULT_C:
@@ -223,7 +238,8 @@ def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
     wide["best_D_K"] = wide[found].min(axis=1)
     wide["bound_DK"] = [bit_budget_DK(int(m), int(me), int(d), b)
                         for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
-    wide["general_form"] = [regime_form(int(m), int(me), int(d)) for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
+    wide["general_form"] = [regime_form(int(m), int(me), int(d))
+                            for m, me, d in zip(wide.m, wide.m_edges, wide.d_model)]
     wide["best_over_bound"] = wide.best_D_K / wide.bound_DK
     return wide
 

@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 # Default width constants C in d_k = ceil(C (ln m)^a), measured with
-# rgr.experiments.construction_sweeps.success_rate (chapter *constructions*): the smallest
+# rgr.studies.construction_sweeps.success_rate (chapter *constructions*): the smallest
 # round value at which every one of 5-20 seeds separated all pairs, in the
 # regime where the construction works at all:
 #   one-hot             Bernoulli(1/4), m in {64, 256, 1024}, 20 seeds (proof: C > 171)

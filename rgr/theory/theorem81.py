@@ -12,7 +12,7 @@ those bounds:
 
 These are *necessary* for a row to be an instance (the unknown ``C_2`` may ask for a longer context still).
 
-The book's repair of the proof's gap (:mod:`rgr.theory.softmax_width`) is a *sufficient condition*, sketched,
+The book's repair of the proof's gap (:mod:`rgr.studies.theorem81` measures it) is a *sufficient condition*, sketched,
 not proved: keep the leakage logit bounded, ``d_k ln m / d_model <= c``; together with ``d_k >= C (ln m)^2``
 that needs ``d_model >= (C/c) (ln m)^3``. :func:`repair_smallest_m` says where that window opens at the proof's
 own constants.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -36,6 +37,9 @@ __all__ = [
     "inside_rows",
     "repair_min_d_model",
     "repair_smallest_m",
+    "leakage_logit_sd",
+    "kappa",
+    "repaired_dk_window",
 ]
 
 PROOF_C = 64.0  # d_k >= C (ln m)^2 with gamma = sqrt(C)/2 - 1 >= 3 (Theorem 8.1, Step 5(i))
@@ -103,7 +107,8 @@ def inside_rows(df: pd.DataFrame) -> pd.Series:
 
 
 def repair_min_d_model(m: int, C: float = PROOF_C, c: float = REPAIR_C) -> float:
-    """The sufficient condition's ``d_model``: ``(C / c) (ln m)^3`` (the window ``C (ln m)^2 <= d_k <= c d_model / ln m``)."""
+    """The sufficient condition's ``d_model``: ``(C / c) (ln m)^3`` (the window
+    ``C (ln m)^2 <= d_k <= c d_model / ln m``)."""
     if m < 2 or C <= 0 or c <= 0:
         raise ValueError(f"need m >= 2, C > 0, c > 0, got m={m}, C={C}, c={c}")
     return (C / c) * math.log(m) ** 3
@@ -121,3 +126,30 @@ def repair_smallest_m(C: float = PROOF_C, c: float = REPAIR_C, h: int = 2, max_l
         if m >= h and m / h >= repair_min_d_model(m, C, c):
             return m
     return -1
+
+
+def leakage_logit_sd(d_k: int, B: int, d_model: int, target_of_head: bool = False) -> float:
+    """Closed-form sd of the leakage logit ``sqrt(d_k) M^k_ij`` over Gaussian unit-norm embeddings.
+
+    Generic pair: ``sqrt(d_k B) / d_model``; when j is one of head k's targets the term
+    ``<x_i, x_{pi^-1(j)}>`` adds variance ``d_k / d_model``.
+    """
+    for name, v in (("d_k", d_k), ("B", B), ("d_model", d_model)):
+        if not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    var = d_k * B / d_model**2 + (d_k / d_model if target_of_head else 0.0)
+    return math.sqrt(var)
+
+
+def kappa(d_k: int, m: int, d_model: int) -> float:
+    """``d_k ln m / d_model``: the leakage logit's variance (at B = d_model) times the union-bound log."""
+    if m < 2 or d_model < 1 or d_k < 1:
+        raise ValueError(f"need m >= 2, d_model >= 1, d_k >= 1, got m={m}, d_model={d_model}, d_k={d_k}")
+    return d_k * math.log(m) / d_model
+
+
+def repaired_dk_window(m: int, d_model: int, C: float = 2.0, c: float = 0.5) -> tuple[float, float]:
+    """The widths the repaired Theorem 8.1 allows: ``[C (ln m)^2, c d_model / ln m]`` (empty if lo > hi)."""
+    if m < 2 or d_model < 1 or C <= 0 or c <= 0:
+        raise ValueError(f"need m >= 2, d_model >= 1, C > 0, c > 0, got {m}, {d_model}, {C}, {c}")
+    return C * math.log(m) ** 2, c * d_model / math.log(m)

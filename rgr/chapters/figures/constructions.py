@@ -1,6 +1,6 @@
 """Figures of the chapter *constructions*: one ``plot_*`` function per figure (style set inside).
 
-Each takes a tidy table (from :mod:`rgr.experiments.construction_sweeps`,
+Each takes a tidy table (from :mod:`rgr.studies.construction_sweeps`,
 :mod:`rgr.theory.checks` or :mod:`rgr.theory.bounds`) and returns the matplotlib Figure,
 already closed in pyplot's registry: a notebook cell that ends with the call
 displays it exactly once (``fig.savefig`` works as usual).
@@ -86,7 +86,7 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
 def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     """Share of seeds whose construction separates all pairs, against C in d_k = C ln m.
 
-    ``df``: rows of :func:`rgr.experiments.construction_sweeps.success_rate` with a
+    ``df``: rows of :func:`rgr.studies.construction_sweeps.success_rate` with a
     ``hue`` column naming each curve. Bars: 95% Wilson intervals over seeds.
     """
     set_style()
@@ -108,7 +108,7 @@ def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
 def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     """The d_k -> infinity slack (or margin) of the template against the block size B, per d_model.
 
-    ``df``: :func:`rgr.experiments.construction_sweeps.limit_phase` rows (possibly several
+    ``df``: :func:`rgr.studies.construction_sweeps.limit_phase` rows (possibly several
     constructions, one panel each). Above zero the construction separates
     every pair once d_k is large; below zero no width helps. Points: mean over
     seeds; bars: min to max; y axis linear within +-0.5, logarithmic beyond.
@@ -176,7 +176,7 @@ def plot_leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
 def plot_head_split(df: pd.DataFrame) -> plt.Figure:
     """Equal budget, different head counts: all-pairs slack / tau and context F1 against D_K.
 
-    ``df``: :func:`rgr.experiments.construction_sweeps.head_split` rows. Filled markers:
+    ``df``: :func:`rgr.studies.construction_sweeps.head_split` rows. Filled markers:
     every pair separated at tau. Colours: one per head count, as in every chapter.
     """
     set_style()
@@ -225,7 +225,7 @@ def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
 def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
     """Algorithm 2 against d_k: failures with and without the leakage mean, and the leakage logit's spread.
 
-    ``df``: :func:`rgr.theory.softmax_width.width_sweep` rows. Left: non-edge failures per 1,000
+    ``df``: :func:`rgr.studies.theorem81.width_sweep` rows. Left: non-edge failures per 1,000
     non-edges on target-present (solid) and target-absent (dotted) rows, one colour per cell, grey:
     the same contexts with the leakage mean removed from every logit. Right: the measured sd of the
     leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines), log-log.
@@ -263,7 +263,7 @@ def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
 def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
     """Share of seeds on which Algorithm 1's d_k -> infinity limit separates every pair, against d_model / ln m.
 
-    ``df``: :func:`rgr.results.theory_checks.algorithm1_onset` rows. One line per m; filled markers where
+    ``df``: :func:`rgr.studies.theory_checks.algorithm1_onset` rows. One line per m; filled markers where
     m > d_model (compression), hollow where d_model >= m (one head, no compression); bars: 95% Wilson
     intervals.
     """

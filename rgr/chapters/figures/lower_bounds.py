@@ -80,7 +80,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
 def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Figure:
     """The seed paper's per-context width against RGR's all-contexts budget.
 
-    Left: ``per_context`` (:func:`rgr.theory.per_context.per_context_table`): median (markers) and
+    Left: ``per_context`` (:func:`rgr.studies.per_context.per_context_table`): median (markers) and
     largest (bars) per-context width d against ell, one colour per m, with the union-bound width
     16 ln(ell) (dashed). Right: ``budget`` (columns m, d_model, D_K, source): the all-contexts D_K
     against m, one marker per source.
@@ -90,8 +90,10 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     ms = sorted(per_context.m.unique())
     colours = sns.color_palette("mako_r", len(ms))
     for c, m in zip(colours, ms):
-        s = per_context[per_context.m == m].groupby("ell", as_index=False).agg(med=("d_median", "median"), mx=("d_max", "max"))
-        a1.errorbar(s.ell, s.med, yerr=[np.zeros(len(s)), s.mx - s.med], marker="o", ms=4, capsize=2, color=c, label=f"m = {m}")
+        s = per_context[per_context.m == m].groupby("ell", as_index=False).agg(med=("d_median", "median"),
+                                                                               mx=("d_max", "max"))
+        a1.errorbar(s.ell, s.med, yerr=[np.zeros(len(s)), s.mx - s.med], marker="o", ms=4, capsize=2, color=c,
+                    label=f"m = {m}")
     ells = np.array(sorted(per_context.ell.unique()))
     a1.plot(ells, 16 * np.log(ells), "k--", lw=1, label="16 ln ell")
     a1.set_xscale("log", base=2)
@@ -119,7 +121,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
 def plot_margins(df: pd.DataFrame) -> plt.Figure:
     """Theorem 9.2 on trained models: the bound at the measured margin against the trained D_K.
 
-    ``df``: :func:`rgr.results.margins.trained_margins` rows. Markers: the trained D_K (x) against the
+    ``df``: :func:`rgr.studies.margins.trained_margins` rows. Markers: the trained D_K (x) against the
     bound at its normalised margin (y); the diagonal: bound = D_K (a point above it would break the
     theorem).
     """

@@ -99,7 +99,7 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
 
 
 def plot_softmax_construction(df: pd.DataFrame) -> Figure:
-    """Algorithm 2 at the trained cells (``rgr.experiments.softmax_cells.softmax_at_cells``): mean context
+    """Algorithm 2 at the trained cells (``rgr.studies.softmax_cells.softmax_at_cells``): mean context
     F1 across seeds against ell, one panel per (m, d_model); solid black on one-hot inputs (the
     theorem's setting), dashed greys on Gaussian embeddings of width d_model (one per d_k). The dashed
     red line is ell = max(h, ln m), Theorem 8.1's condition with C_ell = 1; the shaded region is

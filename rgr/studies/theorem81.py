@@ -1,4 +1,9 @@
-"""Algorithm 2 against head width: the leakage term that grows like sqrt(d_k) (chapter *constructions*).
+"""Theorem 8.1 at work: Algorithm 2 against head width, inside and outside the proof's bounds (chapter *constructions*).
+
+:func:`theorem81_tables` computes what the chapter's Theorem 8.1 figure and tables show, at a
+:class:`~rgr.studies.presets.ConstructionsPreset`: the width sweep (:func:`width_sweep`), the theory cell inside
+the proof's explicit bounds (:mod:`rgr.theory.theorem81`) and the repair cell. The chapter reads them with
+:mod:`rgr.results.constructions.paper_theory` and draws them with :mod:`rgr.chapters.figures.constructions`.
 
 Theorem 8.1 treats a non-owner head's logits ``L^k_ij = S^k_ij / sqrt(d_k)`` as O(1) sub-Gaussian
 variables over the signatures, so that its softmax adds about ``1/ell`` to every pair. With the
@@ -10,13 +15,8 @@ over the Rademacher signatures, head k's score is
 whose one-hot part is the planted signal ``d_k [i in V_k, j = pi(i)]`` and whose rest,
 the *leakage mean*, is fixed by the embedding. After the ``1/sqrt(d_k)`` scaling it enters the
 logit as ``sqrt(d_k) * M^k_ij`` with ``M^k_ij = sum_s u_i(s) u_j(pi_k(s)) - signal``: it does not
-average away, it *grows* with the width. For a generic pair (i not in V_k, j not in T_k, all four
-items distinct) and Gaussian unit-norm rows, ``E <x_a, x_b>^2 = 1/d_model``, so
-
-    sd(sqrt(d_k) M^k_ij) = sqrt(d_k B) / d_model          (B = |V_k|),
-
-and ``+ sqrt(d_k / d_model)`` more variance enters when j is one of the head's targets. Once this
-spread is large, the softmax of a head with no planted target concentrates on one distractor and the
+average away, it *grows* with the width (its closed-form sd: :func:`rgr.theory.theorem81.leakage_logit_sd`).
+Once this spread is large, the softmax of a head with no planted target concentrates on one distractor and the
 threshold 1/2 fails. The repair: keep the leakage logit bounded over every row and context,
 ``d_k (B/d_model^2 + 1/d_model) ln m <= c``, i.e. ``d_k <= c d_model / ln m`` at ``B = d_model``; with
 ``d_k >= C (ln m)^2`` that needs ``d_model >= (C/c)(ln m)^3`` instead of ``c_0 ln m``.
@@ -35,45 +35,19 @@ from ..model.attention import head_scores
 from ..task.contexts import sample
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import Graph, permutation_graph
-from .constructions import construct_softmax
-from .template import Construction
+from ..theory.constructions import construct_softmax
+from ..theory.template import Construction
+from ..theory.theorem81 import inside_rows, kappa, leakage_logit_sd, theorem81_bounds, theorem81_widths
+from .presets import ConstructionsPreset
 
 __all__ = [
-    "leakage_logit_sd",
-    "kappa",
-    "repaired_dk_window",
+    "Theorem81Tables",
+    "theorem81_tables",
     "leakage_logits",
     "SoftmaxFailures",
     "softmax_failures",
     "width_sweep",
 ]
-
-
-def leakage_logit_sd(d_k: int, B: int, d_model: int, target_of_head: bool = False) -> float:
-    """Closed-form sd of the leakage logit ``sqrt(d_k) M^k_ij`` over Gaussian unit-norm embeddings.
-
-    Generic pair: ``sqrt(d_k B) / d_model``; when j is one of head k's targets the term
-    ``<x_i, x_{pi^-1(j)}>`` adds variance ``d_k / d_model``.
-    """
-    for name, v in (("d_k", d_k), ("B", B), ("d_model", d_model)):
-        if not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    var = d_k * B / d_model**2 + (d_k / d_model if target_of_head else 0.0)
-    return math.sqrt(var)
-
-
-def kappa(d_k: int, m: int, d_model: int) -> float:
-    """``d_k ln m / d_model``: the leakage logit's variance (at B = d_model) times the union-bound log."""
-    if m < 2 or d_model < 1 or d_k < 1:
-        raise ValueError(f"need m >= 2, d_model >= 1, d_k >= 1, got m={m}, d_model={d_model}, d_k={d_k}")
-    return d_k * math.log(m) / d_model
-
-
-def repaired_dk_window(m: int, d_model: int, C: float = 2.0, c: float = 0.5) -> tuple[float, float]:
-    """The widths the repaired Theorem 8.1 allows: ``[C (ln m)^2, c d_model / ln m]`` (empty if lo > hi)."""
-    if m < 2 or d_model < 1 or C <= 0 or c <= 0:
-        raise ValueError(f"need m >= 2, d_model >= 1, C > 0, c > 0, got {m}, {d_model}, {C}, {c}")
-    return C * math.log(m) ** 2, c * d_model / math.log(m)
 
 
 def _block_index(c: Construction) -> np.ndarray:
@@ -98,7 +72,8 @@ def leakage_logits(c: Construction, items: torch.Tensor) -> torch.Tensor:
         Us = Xc @ X[src].T  # (n, ell, B): u_i(s)
         Ut = Xc @ X[tgt].T  # (n, ell, B): u_j(pi(s)), aligned with s
         M = Us @ Ut.transpose(1, 2)
-        planted = (items[:, :, None] == src.view(1, 1, -1)).double() @ (items[:, None, :] == tgt.view(1, -1, 1)).double()
+        is_src = (items[:, :, None] == src.view(1, 1, -1)).double()
+        planted = is_src @ (items[:, None, :] == tgt.view(1, -1, 1)).double()
         out.append(M - planted)
     return torch.stack(out, 1) * math.sqrt(c.info.d_k)
 
@@ -201,3 +176,37 @@ def width_sweep(
                     row["absent_rate"] = f.absent / max(f.n_absent, 1)
                     rows.append(row)
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Theorem81Tables:
+    """What the chapter shows of Theorem 8.1 (rows of :func:`width_sweep`).
+
+    ``sweep``: the preset's width cells and the repair cell, with ``inside`` (the row meets the proof's explicit
+    bounds); ``gap``: the theory cell (``width_cells[0]``) at widths and context lengths inside those bounds;
+    ``repair``: the repair cell's rows (the sufficient condition's leakage half, ``kappa <= 1``, at small widths).
+    """
+
+    sweep: pd.DataFrame
+    gap: pd.DataFrame
+    repair: pd.DataFrame
+
+
+def theorem81_tables(p: ConstructionsPreset, seed: int = 0, n_widths: int = 3) -> Theorem81Tables:
+    """Compute :class:`Theorem81Tables` at a preset's sizes.
+
+    The gap table holds two context lengths: the shortest the proof allows (``p.width_n`` contexts) and
+    ``m / 4``, far inside it (a fifth as many contexts: each is 16 times the work).
+    """
+    m, d_model = p.width_cells[0]
+    b = theorem81_bounds(m, d_model)
+    widths = theorem81_widths(m, d_model, n_widths)
+    long_ell = max(b.ell_min + 1, m // 4)
+    gap = pd.concat([width_sweep([(m, d_model)], widths, [b.ell_min], [seed], n=p.width_n),
+                     width_sweep([(m, d_model)], widths, [long_ell], [seed], n=max(10, p.width_n // 5))],
+                    ignore_index=True)
+    repair = width_sweep([p.repair_cell], list(p.repair_d_ks), list(p.width_ells), [seed], n=p.width_n)
+    sweep = pd.concat([width_sweep(list(p.width_cells), list(p.width_d_ks), list(p.width_ells), [seed], n=p.width_n),
+                       repair], ignore_index=True)
+    sweep["inside"] = inside_rows(sweep)
+    return Theorem81Tables(sweep=sweep, gap=gap, repair=repair)

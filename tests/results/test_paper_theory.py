@@ -1,12 +1,16 @@
 """Theorem 8.1's explicit bounds (rgr.theory.theorem81) and the finding about the paper's theory
-(rgr.results.paper_theory) that the constructions chapter, the intro and the replication summary share."""
+(rgr.results.constructions.paper_theory) that the constructions chapter glues and the intro and the replication
+summary paste."""
 
 import math
 
 import pandas as pd
 import pytest
 
-from rgr.results.paper_theory import PaperTheoryTables, paper_theory_check, paper_theory_finding, paper_theory_lines
+from rgr.results.constructions.paper_theory import paper_theory_finding
+from rgr.studies.presets import ConstructionsPreset
+from rgr.studies.theorem81 import theorem81_tables
+from rgr.studies.theory_checks import algorithm1_onset
 from rgr.theory.theorem81 import (
     inside_theorem81,
     repair_min_d_model,
@@ -50,28 +54,30 @@ def test_finding_reads_synthetic_tables():
     repair = _sweep(4096, 2048, [97, 216, 864], 64, [40, 43, 109], [34, 34, 27], kappa=[0.39, 0.88, 3.5])
     onset = pd.DataFrame(dict(m=[256] * 4, d_model=[150, 150, 180, 180], ratio=[27.0, 27.0, 32.5, 32.5],
                               seed=[0, 1, 0, 1], separated=[False, False, True, False]))
-    f = paper_theory_finding(PaperTheoryTables(gap=gap, repair=repair, onset=onset))
+    f = paper_theory_finding(gap, repair, onset)
     assert f.gap_inside and f.gap_grows and f.gap_ell == 256 and f.gap_ell_short == 56
     assert (f.gap_present_lo, f.gap_present_hi, f.gap_short_present_hi, f.gap_no_leak_max) == (5, 12, 30, 4)
     assert f.gap_rate_hi == pytest.approx(12.0) and f.gap_contexts == 10
     assert f.repair_rows == 2 and f.repair_excess_max == 9 and f.repair_below_proof_floor and f.repair_rows_inside == 0
     assert f.onset_lo == 32.5 and math.isnan(f.onset_all_lo)  # half the seeds at 32.5, never every seed
-    assert "not proved" in f.repair_status and all(str(f.gap_present_hi) in line or "Algorithm 1" in line
-                                                   for line in paper_theory_lines(f))
+    assert "not proved" in f.repair_status and f.gap_trend == "rise" and f.onset_ms == "256"
     flat = gap.assign(present=[10, 9, 30, 5, 9, 12])
-    assert not paper_theory_finding(PaperTheoryTables(gap=flat, repair=repair, onset=onset)).gap_grows
+    assert not paper_theory_finding(flat, repair, onset).gap_grows
+    assert paper_theory_finding(flat, repair, onset).gap_trend == "do not rise steadily"
     outside = gap.assign(ell=16)
-    assert not paper_theory_finding(PaperTheoryTables(gap=outside, repair=repair, onset=onset)).gap_inside
+    assert not paper_theory_finding(outside, repair, onset).gap_inside
 
 
 def test_finding_refuses_mixed_cells():
     gap = pd.concat([_sweep(1024, 512, [3075], 56, [1], [0]), _sweep(256, 128, [1968], 45, [1], [0])])
     with pytest.raises(ValueError, match="one cell"):
-        paper_theory_finding(PaperTheoryTables(gap=gap, repair=gap, onset=pd.DataFrame(dict(m=[1]))))
+        paper_theory_finding(gap, gap, pd.DataFrame(dict(m=[1])))
 
 
-def test_smoke_check_runs_inside_the_theorem():
-    f = paper_theory_check("smoke")
+def test_smoke_tables_run_inside_the_theorem():
+    p = ConstructionsPreset.named("smoke")
+    t = theorem81_tables(p)
+    f = paper_theory_finding(t.gap, t.repair, algorithm1_onset(list(p.onset_ms), list(p.onset_ratios), [0, 1]))
     assert f.gap_inside and f.gap_d_k_lo >= f.gap_d_k_min and f.gap_ell_short >= f.gap_ell_min
-    with pytest.raises(ValueError, match="preset"):
-        paper_theory_check("huge")
+    assert t.sweep.inside.dtype == bool and len(t.sweep) == len(p.width_cells) * len(p.width_d_ks) * len(
+        p.width_ells) + len(t.repair)

@@ -1,10 +1,10 @@
-"""Algorithm 2 at trained cells (rgr.experiments.softmax_cells.softmax_at_cells) against Theorem 8.1."""
+"""Algorithm 2 at trained cells (rgr.studies.softmax_cells.softmax_at_cells) against Theorem 8.1."""
 
 import math
 
 import pytest
 
-from rgr.experiments.softmax_cells import softmax_at_cells
+from rgr.studies.softmax_cells import softmax_at_cells
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_bad_input_names_parameter(kw, name):
 
 
 def test_summary(table):
-    from rgr.experiments.softmax_cells import softmax_cells_summary
+    from rgr.studies.softmax_cells import softmax_cells_summary
 
     s = softmax_cells_summary(table).iloc[0]
     assert s.h == 4 and s.one_hot_min_ell == 64

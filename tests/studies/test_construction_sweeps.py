@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.experiments.construction_search import build
-from rgr.experiments.construction_sweeps import success_rate
 from rgr.model.attention import QKWeights, head_scores
+from rgr.studies.construction_search import build
+from rgr.studies.construction_sweeps import success_rate
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
 from rgr.theory.checks import evaluate_contexts, limit_separation, separation

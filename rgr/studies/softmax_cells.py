@@ -2,7 +2,7 @@
 
 :func:`softmax_at_cells` builds the softmax construction at each ``(m, d_model)`` cell of the learned
 sweeps and scores it on sampled contexts against ``ell``; :func:`softmax_cells_summary` reads one row per
-cell out of it. The chapter imports both through :mod:`rgr.experiments.construction_sweeps`.
+cell out of it. The chapter imports both from here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The per-context width of the seed paper (rgr.theory.per_context): exact integer scores, a tie fails (issue 33)."""
+"""The per-context width of the seed paper (rgr.studies.per_context): exact integer scores, a tie fails (issue 33)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rgr.task.embeddings import gaussian_unit
-from rgr.theory.per_context import (
+from rgr.studies.per_context import (
     DE_EMBED_TOL,
     context_separates,
     de_embedding_error,
@@ -15,6 +14,7 @@ from rgr.theory.per_context import (
     per_context_dk,
     signature_scores,
 )
+from rgr.task.embeddings import gaussian_unit
 
 
 def _tie_case() -> tuple[torch.Tensor, np.ndarray]:

@@ -8,7 +8,8 @@ gamma/4-net of that ball has at most ``(12/gamma)^(2 d_model D_K + 1)`` points, 
 
 the bit-budget bound with ``b = log2(12/gamma)`` bits per parameter. :func:`normalised_margin`
 measures gamma of a trained max-over-heads model over all ordered pairs (its length-2 contexts, the
-proof's reduction), :func:`margin_bound_DK` turns it into the bound.
+proof's reduction), :func:`rgr.theory.bounds.margin_bound_DK` turns it into the bound, and :func:`trained_margins`
+trains the models (chapter *lower bounds*; read by :func:`rgr.results.lower_bounds.margin_finding`).
 """
 
 from __future__ import annotations
@@ -23,21 +24,9 @@ import torch
 from ..experiments.engine.config import RunConfig
 from ..experiments.engine.stack import build_task
 from ..experiments.engine.train import train_run
-from ..theory.bounds import bit_budget_DK
+from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
-__all__ = ["margin_bits", "margin_bound_DK", "Margin", "normalised_margin", "trained_margins"]
-
-
-def margin_bits(gamma: float) -> float:
-    """Bits per parameter the gamma/4-net of the unit ball pays: ``log2(12 / gamma)``."""
-    if not 0 < gamma <= 1:
-        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
-    return math.log2(12 / gamma)
-
-
-def margin_bound_DK(m: int, m_edges: int, d_model: int, gamma: float) -> float:
-    """Theorem 9.2's lower bound on D_K at normalised margin gamma (explicit net constant 12)."""
-    return bit_budget_DK(m, m_edges, d_model, margin_bits(gamma))
+__all__ = ["Margin", "normalised_margin", "trained_margins"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +44,8 @@ class Margin:
     pair_errors: int
 
 
-def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor, adjacency: np.ndarray) -> Margin:
+def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
+                      adjacency: np.ndarray) -> Margin:
     """:class:`Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
     Xd, Q, K = X.double(), W_Q.double(), W_K.double()
     S = ((Xd @ Q) @ (Xd @ K).transpose(1, 2)).amax(0).numpy()  # (m, m): max over heads

@@ -80,7 +80,8 @@ def _check_signatures(labels: torch.Tensor, W: np.ndarray) -> tuple[np.ndarray, 
 
 def signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
     """The construction's scores ``w_{pi(i)} . w_j`` (ell, ell) as exact integers (int64); rows without an
-    in-context target score 0. ``W`` (ell, d) holds +-1 signatures, ``labels`` (ell, ell) at most one positive per row."""
+    in-context target score 0. ``W`` (ell, d) holds +-1 signatures, ``labels`` (ell, ell) at most one positive per
+    row."""
     y, Wi = _check_signatures(labels, W)
     Q = np.zeros_like(Wi)
     rows, cols = np.nonzero(y)
@@ -132,7 +133,8 @@ def per_context_dk(m: int, d_model: int, ell: int, seed: int, n: int = 20, d_max
     scores (:func:`first_separating_width`) once the context's de-embedding is checked.
     """
     if ell > d_model:
-        raise ValueError(f"ell must be <= d_model for an exact per-context de-embedding, got ell={ell}, d_model={d_model}")
+        raise ValueError(f"ell must be <= d_model for an exact per-context de-embedding, got ell={ell}, "
+                         f"d_model={d_model}")
     g = permutation_graph(m, seed)
     X = gaussian_unit(m, d_model, seed)
     batch = sample(g, seed, n, ell=ell, stream="test")

@@ -5,13 +5,11 @@
   :func:`limit_phase` give the chapter's score panels, Algorithm 2's background, Algorithm 5's
   packing and where the d_k -> infinity template separates;
 - :func:`leakage_noise` and :func:`head_split` measure Sec. 5's interference
-  mechanism;
-- :data:`CHAPTER_PRESETS` sizes them per preset.
+  mechanism.
 
-Constructions are made by name with :func:`rgr.experiments.construction_search.build`, which also
-holds the success criteria and the smallest-width search behind ``data/constructions.csv``.
-:func:`softmax_at_cells` and :func:`softmax_cells_summary` (chapter *softmax*) live in
-:mod:`rgr.experiments.softmax_cells` and are imported here for that chapter.
+:class:`rgr.studies.presets.ConstructionsPreset` sizes them per preset. Constructions are made by name with
+:func:`rgr.studies.construction_search.build`, which also holds the success criteria and the smallest-width
+search behind ``data/constructions.csv``.
 """
 
 from __future__ import annotations
@@ -36,17 +34,13 @@ from ..theory.coloring import bipartite_edge_coloring
 from ..theory.constructions import construct_compressive, construct_softmax
 from ..theory.template import Construction
 from .construction_search import build, passes
-from .softmax_cells import softmax_at_cells, softmax_cells_summary
 
 __all__ = [
     "success_rate",
     "limit_phase",
     "separation_panels",
     "softmax_background",
-    "softmax_at_cells",
-    "softmax_cells_summary",
     "coloring_table",
-    "CHAPTER_PRESETS",
     "leakage_noise",
     "head_split",
 ]
@@ -85,7 +79,9 @@ def success_rate(
     return pd.DataFrame(rows)
 
 
-def separation_panels(specs: list[tuple[str, str, int, int, int, dict]]) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+def separation_panels(
+    specs: list[tuple[str, str, int, int, int, dict]],
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """Score samples and a separation summary for a list of constructions.
 
     ``specs``: (title, name, m, d_model, seed, build kwargs). Returns the
@@ -135,8 +131,6 @@ def softmax_background(m: int, hs: list[int], ells: list[int], seed: int = 0, n:
     return pd.DataFrame(rows)
 
 
-
-
 def coloring_table(graph: Graph, block_size: int) -> pd.DataFrame:
     """Algorithm 5's packing of a graph: one row per colour class (edges, blocks, largest block)."""
     colour = bipartite_edge_coloring(graph.edges)
@@ -146,22 +140,6 @@ def coloring_table(graph: Graph, block_size: int) -> pd.DataFrame:
         rows.append(dict(colour=c, edges=n, blocks=math.ceil(n / block_size),
                          largest_block=math.ceil(n / math.ceil(n / block_size))))
     return pd.DataFrame(rows)
-
-
-CHAPTER_PRESETS: dict[str, dict] = {
-    "smoke": dict(onehot_m=(64,), onehot_seeds=2, book_cell=(128, 32), theory_cell=(256, 256), phase_m=64,
-                  phase_d=(16, 64), leak=(128, 16, 32), leak_seeds=1, split_D_K=(256, 1024), split_h=(1, 2, 4),
-                  softmax_m=64, softmax_h=(1, 4), ells=(16, 32), gun_cell=(128, 128, 8), regular_r=2, n_seeds=2),
-    "book": dict(onehot_m=(64, 256), onehot_seeds=8, book_cell=(256, 32), theory_cell=(1024, 512), phase_m=256,
-                 phase_d=(16, 32, 64, 128, 256), leak=(256, 32, 64), leak_seeds=2, split_D_K=(1024, 2048, 4096),
-                 split_h=(1, 2, 8), softmax_m=256, softmax_h=(1, 2, 4, 8, 16), ells=(16, 64),
-                 gun_cell=(256, 256, 16), regular_r=2, n_seeds=3),
-    "paper": dict(onehot_m=(64, 256, 1024), onehot_seeds=20, book_cell=(256, 32), theory_cell=(1024, 512),
-                  phase_m=512, phase_d=(16, 32, 64, 128, 256, 512), leak=(512, 32, 64), leak_seeds=5,
-                  split_D_K=(512, 1024, 2048, 4096), split_h=(1, 2, 4, 8), softmax_m=512,
-                  softmax_h=(1, 2, 4, 8, 16, 32), ells=(16, 64, 128), gun_cell=(256, 256, 16), regular_r=4,
-                  n_seeds=5),
-}
 
 
 def limit_phase(

@@ -1,12 +1,12 @@
 """data/constructions.csv: the smallest D_K of the explicit constructions, as an experiment of the one runner.
 
-Chapters *constructions*, *lower bounds* and *permutation sweeps* read it (through
-:func:`rgr.catalog.load`). For each cell (a graph family at sizes m, d_model) the
+Chapters *constructions*, *lower bounds* and *permutation sweeps* read it, through the one strict loader
+(:func:`rgr.catalog.load_complete` / :func:`rgr.catalog.load`). For each cell (a graph family at sizes m, d_model) the
 table gives the smallest total key dimension ``D_K = h * d_k`` at which an
 explicit construction (Algorithm 1 on permutation graphs, Algorithm 5 on
 r-regular graphs) succeeds on every seed, under two rules for splitting the
 edges into heads (``prescribed``: the paper's; ``best-split``: the best block
-size) and two criteria (``tau``, ``margin``; :mod:`rgr.experiments.construction_search`).
+size) and two criteria (``tau``, ``margin``; :mod:`rgr.studies.construction_search`).
 
 :data:`CONSTRUCTIONS` is a :class:`rgr.experiments.runner.Sweepable`: one run is one
 (cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -30,10 +29,8 @@ import torch
 
 from ..store import Column, Schema, provenance
 from .construction_search import build, min_dk, smallest_budget
-from .tables import load_results
 
-__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table",
-           "load_constructions"]
+__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table"]
 
 
 @dataclass(frozen=True)
@@ -51,8 +48,10 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    "smoke": Preset((64,), (16, 64), (2,), 64, 16, (), 1, 256),
-    "book": Preset((64, 128, 256, 512), (16, 32, 64), (1, 2, 4, 8, 16, 32), 128, 32, ((1024, 512),), 3, 4096),
+    "smoke": Preset(base_m=(64,), base_d=(16, 64), regular_rs=(2,), regular_m=64, regular_d=16, theory_cells=(),
+                    n_seeds=1, d_k_max=256),
+    "book": Preset(base_m=(64, 128, 256, 512), base_d=(16, 32, 64), regular_rs=(1, 2, 4, 8, 16, 32), regular_m=128,
+                   regular_d=32, theory_cells=((1024, 512),), n_seeds=3, d_k_max=4096),
 }
 
 
@@ -99,7 +98,8 @@ def _schema() -> Schema:
                nullable=True, **pos),
         Column("D_K", "int", "h * d_k (empty when not found)", nullable=True, **pos),
         Column("found", "bool", "whether a width was found"),
-        Column("note", "str", "why not: `limit fails`, `searched up to d_k=...`, `no block size passes`", nullable=True),
+        Column("note", "str", "why not: `limit fails`, `searched up to d_k=...`, `no block size passes`",
+               nullable=True),
         Column("C_eff", "float", "d_k / ln m, the constant C in d_k = C ln m actually needed", nullable=True, low=0),
         Column("seed", "int", "first seed (graph, embedding and signatures redrawn per seed)", low=0),
         Column("n_seeds", "int", "seeds per check; success must hold on all", **pos),
@@ -117,7 +117,8 @@ def _runs(P: Preset, seed: int) -> list[Run]:
     cells = [("compressive", m, d, 1) for m in P.base_m for d in P.base_d]
     cells += [("general-graph", P.regular_m, P.regular_d, r) for r in P.regular_rs]
     cells += [("compressive", m, d, 1) for m, d in P.theory_cells]
-    return [Run(name, m, d, r, rule, criterion, seed, P.n_seeds, P.d_k_max)
+    return [Run(construction=name, m=m, d_model=d, r=r, rule=rule, criterion=criterion, seed=seed, n_seeds=P.n_seeds,
+                d_k_max=P.d_k_max)
             for name, m, d, r in cells for rule in ("prescribed", "best-split") for criterion in ("tau", "margin")]
 
 
@@ -195,7 +196,8 @@ CONSTRUCTIONS = ConstructionSweep()
 
 
 def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
-    """The table's rows of ``preset`` computed here, in memory (the command writes them: ``python -m rgr constructions``)."""
+    """The table's rows of ``preset`` computed here, in memory (the command writes them:
+    ``python -m rgr constructions``)."""
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
     sweep = ConstructionSweep(seed)
@@ -206,9 +208,3 @@ def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
     for col in ("B", "h", "d_k", "D_K"):
         df[col] = df[col].astype("Int64")
     return df
-
-
-def load_constructions(preset: str = "book", seed: int = 0, root: Path | None = None) -> pd.DataFrame:
-    """The committed rows of ``preset`` (first seed ``seed``), through the strict loader."""
-    df = load_results(SCHEMA, preset, root)
-    return df[df["seed"] == seed].reset_index(drop=True)

@@ -1,4 +1,5 @@
-"""The context sampler against its closed forms (chapter *the task and the model*)."""
+"""The context sampler against its closed forms, drawn live (chapter *the task and the model*; read by
+:mod:`rgr.results.theory`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,270 @@
+"""What the chapter *constructions* reads off its tables (issue 13 item 2: findings in the package).
+
+:func:`sweeps_finding` condenses the chapter's live tables (success rates, the explicit table, the limit
+phase, the leakage sweep, the head split, the softmax background; :mod:`rgr.studies.construction_sweeps`) into
+one frozen :class:`SweepsFinding`; :func:`finding_rows` lays it out as measured-against-predicted rows for
+``rgr.chapters.display.table``. :func:`coloring_summary` reads Algorithm 5's packing,
+:func:`softmax_width_finding` Algorithm 2's width sweep (:mod:`rgr.studies.theorem81`),
+:func:`onset_crossover` Algorithm 1's onset and :func:`checks_finding` the other checks
+(:mod:`rgr.studies.theory_checks`). The chapter's whole finding, which it glues by field name, is
+:class:`rgr.results.constructions.ConstructionsFinding`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...task.graphs import Graph
+from ...theory.constructions import theorem_B1_C
+from ...theory.theorem81 import inside_theorem81, repaired_dk_window, theorem81_bounds
+
+__all__ = ["SweepsFinding", "sweeps_finding", "finding_rows", "ColoringSummary", "coloring_summary", "onset_crossover",
+           "SoftmaxWidthFinding", "softmax_width_finding", "ChecksFinding", "checks_finding"]
+
+
+@dataclass(frozen=True)
+class SweepsFinding:
+    """What the chapter's sweeps measured; NaN / -1 where the tables hold nothing to read."""
+
+    smallest_C: dict[str, float]  # per success-rate curve: smallest C at which every seed separated
+    proof_C: float  # Theorem B.1's sufficient C at p = 1/4
+    theory_d_k: int  # the theory cell's smallest d_k under the prescribed split (-1: none)
+    theory_C_eff: float
+    theory_D_K: int
+    theory_ratio: float  # d_model / ln m at the theory cell
+    grid_found: int  # book-grid cells (d_model <= 64) where the prescribed split separates
+    grid_cells: int
+    grid_ratio_lo: float  # d_model / ln m over the book grid's cells
+    grid_ratio_hi: float
+    limit_m: int  # the m of the limit phase
+    limit_first_ratio: float  # smallest d_model / ln m with positive mean limit slack at B = d_model (phase m)
+    limit_last_negative: float  # the largest grid ratio below it whose mean slack is <= 0 (NaN if none)
+    n3_slope: float  # log-log slope of the N3 fluctuation RMS in B (predicted 1)
+    n3_ratio_lo: float  # max N3 fluctuation / predicted scale, range over B
+    n3_ratio_hi: float
+    n3_mean_slope: float  # slope of the conditional mean (0.5 at block size B)
+    first_D_K_by_h: dict[int, int]  # smallest D_K with every pair separated, per head count
+    background_dev: float  # largest |max non-edge - (h-1)/ell| on one-hot inputs
+    absent_fp_inside: int  # target-absent false positives, one head on one-hot inputs, inside Theorem 8.1's bounds
+    absent_inside_ells: str  # the context lengths of those rows, as text ("-1": no rows given)
+    absent_inside_d_k: int
+    absent_ell_min: int  # Theorem 8.1's shortest context at the background's m (one-hot: d_model = m)
+
+
+def _slope(x: pd.Index | np.ndarray, y: pd.Series | np.ndarray) -> float:
+    if len(x) < 2:
+        return math.nan
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+
+
+def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFrame, leak: pd.DataFrame,
+                   split: pd.DataFrame, bg: pd.DataFrame, theory_cell: tuple[int, int],
+                   bg_inside: pd.DataFrame | None = None) -> SweepsFinding:
+    """Read the chapter's tables (see :class:`SweepsFinding`).
+
+    ``bg_inside``: :func:`rgr.studies.construction_sweeps.softmax_background` rows with one head at a width
+    and context lengths inside Theorem 8.1's explicit bounds (:mod:`rgr.theory.theorem81`); rows outside them
+    are refused, since the theorem says nothing there.
+    """
+    need = success.groupby(["label", "C"]).success.all().reset_index()
+    smallest = need[need.success].groupby("label").C.min().to_dict()
+    m_t, d_t = theory_cell
+    cell = table[(table.m == m_t) & (table.d_model == d_t) & (table.rule == "prescribed") & (table.criterion == "tau")]
+    found = len(cell) and bool(cell.found.iloc[0])
+    grid = table[(table.construction == "compressive") & (table.d_model <= 64)]
+    pres = grid[(grid.rule == "prescribed") & (grid.criterion == "tau")]
+    comp = phase[(phase.construction == "compressive") & (phase.B == phase.d_model)]
+    lim = comp.groupby("d_model").slack.mean()
+    ok = lim[lim > 0]
+    below = lim[(lim <= 0) & (lim.index < ok.index.min())] if len(ok) else lim.iloc[:0]
+    m_p = int(comp.m.iloc[0]) if len(comp) else 2
+    inside = bg_inside if bg_inside is not None else bg.iloc[:0]
+    for _, r in inside.iterrows():
+        if r.h != 1 or not inside_theorem81(int(r.m), int(r.m), int(r.d_k), int(r.ell)):
+            raise ValueError(f"bg_inside row outside Theorem 8.1's bounds (one head, one-hot): {r.to_dict()}")
+    g = leak[leak.B >= 4].groupby("B").mean(numeric_only=True)
+    ratio = g.n3_fluct_max / g.predicted
+    first = split[split.separated].groupby("h").D_K.min()
+    m_soft = int(bg.m.iloc[0]) if len(bg) else 2
+    return SweepsFinding(
+        smallest_C={str(k): float(v) for k, v in smallest.items()}, proof_C=theorem_B1_C(0.25),
+        theory_d_k=int(cell.d_k.iloc[0]) if found else -1,
+        theory_C_eff=float(cell.C_eff.iloc[0]) if found else math.nan,
+        theory_D_K=int(cell.D_K.iloc[0]) if found else -1, theory_ratio=d_t / math.log(m_t),
+        grid_found=int(pres.found.sum()), grid_cells=len(pres),
+        grid_ratio_lo=float((pres.d_model / np.log(pres.m)).min()) if len(pres) else math.nan,
+        grid_ratio_hi=float((pres.d_model / np.log(pres.m)).max()) if len(pres) else math.nan,
+        limit_m=m_p, limit_first_ratio=float(ok.index.min() / math.log(m_p)) if len(ok) else math.nan,
+        limit_last_negative=float(below.index.max() / math.log(m_p)) if len(below) else math.nan,
+        n3_slope=_slope(g.index, g.n3_fluct_rms), n3_ratio_lo=float(ratio.min()) if len(g) else math.nan,
+        n3_ratio_hi=float(ratio.max()) if len(g) else math.nan, n3_mean_slope=_slope(g.index, g.n3_mean_max),
+        first_D_K_by_h={int(k): int(v) for k, v in first.items()},
+        background_dev=float((bg.max_non_edge - bg.predicted).abs().max()),
+        absent_fp_inside=int(inside.absent_false_positives.sum()) if len(inside) else -1,
+        absent_inside_ells=", ".join(str(int(e)) for e in inside.ell) if len(inside) else "-1",
+        absent_inside_d_k=int(inside.d_k.iloc[0]) if len(inside) else -1,
+        absent_ell_min=theorem81_bounds(m_soft, m_soft).ell_min,
+    )
+
+
+def finding_rows(f: SweepsFinding) -> pd.DataFrame:
+    """Measured against predicted, one row per quantity (strings, ready for a table).
+
+    ``kind``: "evidence" where the measurement could have come out against the prediction, "sanity check" where
+    it holds by construction (a check of the code, not of the paper).
+    """
+    ev, sc = "evidence", "sanity check"
+    rows = [(f"smallest C, {k}", f"{v:g}", f"proof: {f.proof_C:.0f} (Bernoulli)", ev) for k, v in f.smallest_C.items()]
+    ells = f.absent_inside_ells
+    rows += [
+        ("theory cell: smallest d_k (prescribed split)", "none" if f.theory_d_k < 0 else
+         f"{f.theory_d_k} (C = {f.theory_C_eff:.0f}, D_K = {f.theory_D_K})",
+         f"C ln m, d_model / ln m = {f.theory_ratio:.0f}", ev),
+        ("book grid: prescribed split separates", f"{f.grid_found} of {f.grid_cells} cells",
+         "all, if c_0 ln m <= d_model", ev),
+        ("d_model / ln m where the limit's mean slack turns positive (d_model doubling)",
+         f"above {f.limit_last_negative:.0f}, by {f.limit_first_ratio:.0f}", "c_0 (not given)", ev),
+        ("N3 fluctuation: log-log slope in B", f"{f.n3_slope:.2f}", "1", ev),
+        ("N3 max / ((B/d_model) sqrt(d_k ln m))", f"{f.n3_ratio_lo:.1f} to {f.n3_ratio_hi:.1f}", "O(1)", ev),
+        ("N3 conditional mean: slope in B", f"{f.n3_mean_slope:.2f}", "0.5 (Lemma B.3(3))", ev),
+        ("smallest separating D_K by h (theory cell)",
+         ", ".join(f"h={h}: {d}" for h, d in f.first_D_K_by_h.items()) or "none", "fewer for more heads", ev),
+        ("softmax, one-hot: largest |max non-edge - (h-1)/ell|", f"{f.background_dev:.3f}",
+         "0 (a non-owner head's softmax is uniform by construction)", sc),
+        (f"softmax, one-hot, h = 1, d_k = {f.absent_inside_d_k}, ell = {ells} (inside Theorem 8.1's bounds): "
+         "target-absent false positives", f"{f.absent_fp_inside}", "0 (Theorem 8.1)", ev),
+    ]
+    return pd.DataFrame(rows, columns=["quantity", "measured", "predicted", "kind"])
+
+
+@dataclass(frozen=True)
+class ColoringSummary:
+    """Algorithm 5's packing of one graph: colours used, blocks, and the paper's bound on the heads."""
+
+    m: int
+    m_edges: int
+    delta: int
+    colours: int
+    blocks: int
+    bound: int  # ceil(m'/block_size) + Delta
+    blocks_fit: bool  # every block holds at most block_size edges
+
+
+def coloring_summary(graph: Graph, col: pd.DataFrame, block_size: int) -> ColoringSummary:
+    """Summarise :func:`rgr.studies.construction_sweeps.coloring_table` rows of ``graph``."""
+    st = graph.stats()
+    return ColoringSummary(m=st.m, m_edges=st.m_edges, delta=st.delta, colours=len(col), blocks=int(col.blocks.sum()),
+                           bound=math.ceil(st.m_edges / block_size) + st.delta,
+                           blocks_fit=bool((col.largest_block <= block_size).all()))
+
+
+def onset_crossover(df: pd.DataFrame, level: float = 0.5) -> pd.DataFrame:
+    """Per m: separation probability by d_model, and the smallest d_model / ln m at which it reaches ``level``.
+
+    Columns m, ratio_cross (NaN if never), d_model_cross, compressive (m > d_model at the crossover),
+    n_seeds.
+    """
+    rows = []
+    for m, g in df.groupby("m"):
+        p = g.groupby("d_model").agg(ratio=("ratio", "first"), prob=("separated", "mean"), n=("seed", "size"))
+        hit = p[p.prob >= level]
+        d = int(hit.index.min()) if len(hit) else None
+        rows.append(dict(m=int(m), ratio_cross=float(p.ratio[d]) if d else math.nan,
+                         d_model_cross=d if d else -1, compressive=bool(d is not None and m > d),
+                         n_seeds=int(p.n.max())))
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class SoftmaxWidthFinding:
+    """The reading of Algorithm 2's width sweep (one cell, one ell, one seed: the theory cell).
+
+    ``present_first``/``present_last``: target-present non-edge failures at the smallest and largest
+    d_k; ``*_no_leak_max``: the most failures once the leakage mean is removed (over all widths);
+    ``non_owner_percent``: percent of present failures whose largest mass comes from a non-owner head;
+    ``sd_slope``: log-log slope of the measured leakage-logit sd in d_k (predicted 1/2);
+    ``sd_rel_err_percent``: largest |measured / predicted - 1| over all rows, in percent; ``repaired_excess_max``: the
+    largest excess (failures minus no-leak failures, present rows) over rows with kappa <= ``kappa_max``,
+    against ``unrepaired_excess_max`` over the other rows.
+    """
+
+    d_k_first: int
+    d_k_last: int
+    present_first: int
+    present_last: int
+    absent_first: int
+    absent_last: int
+    present_no_leak_max: int
+    absent_no_leak_max: int
+    non_owner_percent: float
+    sd_slope: float
+    sd_rel_err_percent: float
+    kappa_max: float
+    repaired_excess_max: int
+    unrepaired_excess_max: int
+    n_repaired: int
+    window_lo: float  # the repaired theorem's d_k window at the cell (C = 2, c = 1/2)
+    window_hi: float
+
+
+def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
+                          kappa_max: float = 1.0) -> SoftmaxWidthFinding:
+    """Read :func:`rgr.studies.theorem81.width_sweep` rows (see :class:`SoftmaxWidthFinding`)."""
+    t = df[(df.m == cell[0]) & (df.d_model == cell[1]) & (df.ell == ell)].sort_values("d_k")
+    if t.empty:
+        raise ValueError(f"no rows for cell {cell} at ell={ell}")
+    t = t.groupby("d_k", as_index=False).sum(numeric_only=True)
+    g = df.groupby(["m", "d_model", "d_k"], as_index=False).leak_sd.mean()
+    cg = g[(g.m == cell[0]) & (g.d_model == cell[1])]
+    slope = float(np.polyfit(np.log(cg.d_k), np.log(cg.leak_sd), 1)[0]) if len(cg) > 1 else math.nan
+    excess = df.present - df.present_no_leak
+    rep = df.kappa <= kappa_max
+    return SoftmaxWidthFinding(
+        d_k_first=int(t.d_k.iloc[0]), d_k_last=int(t.d_k.iloc[-1]),
+        present_first=int(t.present.iloc[0]), present_last=int(t.present.iloc[-1]),
+        absent_first=int(t.absent.iloc[0]), absent_last=int(t.absent.iloc[-1]),
+        present_no_leak_max=int(t.present_no_leak.max()), absent_no_leak_max=int(t.absent_no_leak.max()),
+        non_owner_percent=100 * float(t.present_non_owner.sum() / max(t.present.sum(), 1)),
+        sd_slope=slope, sd_rel_err_percent=100 * float((df.leak_sd / df.leak_sd_predicted - 1).abs().max()),
+        kappa_max=kappa_max,
+        repaired_excess_max=int(excess[rep].max()) if rep.any() else -1,
+        unrepaired_excess_max=int(excess[~rep].max()) if (~rep).any() else -1,
+        n_repaired=int(rep.sum()),
+        window_lo=repaired_dk_window(*cell)[0], window_hi=repaired_dk_window(*cell)[1],
+    )
+
+
+@dataclass(frozen=True)
+class ChecksFinding:
+    """The reading of :mod:`rgr.studies.theory_checks`' tables: Proposition 8.4, Corollaries B.7 and B.10.
+
+    ``p84_single``/``p84_multi``: fewest target-present failures over the budgets tried, one head and
+    ``m / d_model`` heads (-1: no such rows); ``rbce_verdict``: whether the d_k -> infinity limit separates every
+    pair for some or for no sparse binary family, in words; ``skew_found`` of ``skew_n`` graphs with a width
+    separating every pair, at ``C_eff`` from ``skew_C_lo`` to ``skew_C_hi``.
+    """
+
+    p84_single: int
+    p84_multi: int
+    rbce_verdict: str
+    skew_found: int
+    skew_n: int
+    skew_C_lo: float
+    skew_C_hi: float
+
+
+def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) -> ChecksFinding:
+    """Read :func:`~rgr.studies.theory_checks.prop84_table`, :func:`~rgr.studies.theory_checks.sparse_binary_table`
+    and :func:`~rgr.studies.theory_checks.bounded_skew_table` rows (see :class:`ChecksFinding`)."""
+    fewest = p84.groupby("h").present_failures.min()
+    return ChecksFinding(
+        p84_single=int(fewest.get(1, -1)),
+        p84_multi=int(fewest.drop(1, errors="ignore").min()) if len(fewest) > 1 else -1,
+        rbce_verdict=f"separates every pair for {'some' if rbce.limit_separated.any() else 'no'}",
+        skew_found=int(skew.d_k.notna().sum()), skew_n=len(skew),
+        skew_C_lo=float(skew.C_eff.min()), skew_C_hi=float(skew.C_eff.max()),
+    )

@@ -1,0 +1,48 @@
+"""What the chapter *constructions* reads off its tables (rgr.results.constructions)."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from rgr.results.constructions.findings import checks_finding, finding_rows, sweeps_finding
+
+
+def test_sweeps_finding_rows():
+    success = pd.DataFrame(dict(label=["a"] * 4, C=[1, 1, 2, 2], success=[True, False, True, True]))
+    table = pd.DataFrame(dict(m=[64], d_model=[16], rule=["prescribed"], criterion=["tau"], found=[False],
+                              construction=["compressive"], d_k=[None], C_eff=[None], D_K=[None]))
+    phase = pd.DataFrame(dict(construction="compressive", m=64, B=[8, 16, 32], d_model=[8, 16, 32],
+                              slack=[-2.0, -1.0, 0.2]))
+    leak = pd.DataFrame(dict(B=[4, 8], n3_fluct_rms=[1.0, 2.0], n3_mean_max=[1.0, 2 ** 0.5], n3_fluct_max=[2.0, 6.0],
+                             predicted=[1.0, 2.0]))
+    split = pd.DataFrame(dict(h=[1, 4], D_K=[64, 32], separated=[False, True]))
+    bg = pd.DataFrame(dict(m=64, h=[1, 4], ell=16, d_k=62, max_non_edge=[0.1, 0.3], predicted=[0.0, 0.25],
+                           absent_false_positives=[2, 5]))
+    # one head on one-hot inputs (d_model = m = 64) inside Theorem 8.1: d_k >= 64 (ln 64)^2 = 1108, ell > 8 ln 64 = 33.3
+    inside = pd.DataFrame(dict(m=64, h=1, ell=[34, 64], d_k=1108, absent_false_positives=[1, 0]))
+    f = sweeps_finding(success, table, phase, leak, split, bg, (64, 16), bg_inside=inside)
+    assert f.smallest_C == {"a": 2.0} and f.theory_d_k == -1 and f.grid_found == 0 and f.grid_cells == 1
+    assert f.limit_first_ratio == pytest.approx(32 / math.log(64)) and f.n3_slope == pytest.approx(1.0)
+    assert f.n3_mean_slope == pytest.approx(0.5) and (f.n3_ratio_lo, f.n3_ratio_hi) == (2.0, 3.0)
+    assert f.limit_last_negative == pytest.approx(16 / math.log(64))  # the onset lies between the two grid points
+    assert f.first_D_K_by_h == {4: 32} and f.background_dev == pytest.approx(0.1)
+    assert f.absent_fp_inside == 1 and f.absent_inside_ells == "34, 64" and f.absent_inside_d_k == 1108
+    assert f.limit_m == 64 and f.absent_ell_min == 34  # ell > 8 ln 64 = 33.3
+    rows = finding_rows(f)
+    assert len(rows) == 10 and set(rows.kind) == {"evidence", "sanity check"}
+    assert rows.kind[rows.quantity.str.contains("non-owner|uniform|max non-edge")].eq("sanity check").all()
+    outside = inside.assign(ell=[16, 64])  # ell = 16 <= 8 ln 64: the theorem says nothing there
+    with pytest.raises(ValueError, match="outside Theorem 8.1"):
+        sweeps_finding(success, table, phase, leak, split, bg, (64, 16), bg_inside=outside)
+
+
+def test_checks_finding():
+    p84 = pd.DataFrame(dict(h=[1, 1, 4, 4], present_failures=[9, 7, 3, 5]))
+    rbce = pd.DataFrame(dict(limit_separated=[False, True]))
+    skew = pd.DataFrame(dict(d_k=[12.0, None], C_eff=[30.0, float("nan")]))
+    f = checks_finding(p84, rbce, skew)
+    assert (f.p84_single, f.p84_multi) == (7, 3) and f.rbce_verdict == "separates every pair for some"
+    assert (f.skew_found, f.skew_n, f.skew_C_lo, f.skew_C_hi) == (1, 2, 30.0, 30.0)
+    g = checks_finding(p84[p84.h == 1], rbce.assign(limit_separated=False), skew)
+    assert g.p84_multi == -1 and g.rbce_verdict == "separates every pair for no"

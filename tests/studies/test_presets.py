@@ -1,0 +1,36 @@
+"""One frozen preset type per theory chapter (rgr.studies.presets), smoke / book / paper each."""
+
+import dataclasses
+
+import pytest
+
+from rgr.studies.presets import (
+    CONSTRUCTIONS,
+    LOWER_BOUNDS,
+    THEORY,
+    ConstructionsPreset,
+    LowerBoundsPreset,
+    TheoryPreset,
+)
+
+
+@pytest.mark.parametrize("kind, table", [(TheoryPreset, THEORY), (ConstructionsPreset, CONSTRUCTIONS),
+                                         (LowerBoundsPreset, LOWER_BOUNDS)])
+def test_every_chapter_has_the_three_presets_frozen(kind, table):
+    assert list(table) == ["smoke", "book", "paper"]
+    for name, p in table.items():
+        assert type(p) is kind and kind.named(name) is p
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(p, dataclasses.fields(p)[0].name, None)
+    with pytest.raises(ValueError, match="preset = 'auto'"):  # live computations: 'auto' picks stored rows
+        kind.named("auto")
+
+
+def test_presets_grow_from_smoke_to_paper():
+    assert THEORY["smoke"].n_check < THEORY["book"].n_check < THEORY["paper"].n_check
+    for p in CONSTRUCTIONS.values():
+        assert p.rbce_cell[0] > p.rbce_cell[1] and p.repair_cell[0] > p.repair_cell[1]  # compression: m > d_model
+    seeds = [CONSTRUCTIONS[p].onehot_seeds for p in ("smoke", "book", "paper")]
+    assert seeds == sorted(seeds) and len(set(seeds)) == 3
+    assert len(LOWER_BOUNDS["smoke"].margin_runs) < len(LOWER_BOUNDS["book"].margin_runs) <= len(
+        LOWER_BOUNDS["paper"].margin_runs)

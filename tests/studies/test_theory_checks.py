@@ -1,0 +1,145 @@
+"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10, Theorem 9.2, per-context width
+(rgr.studies.theorem81, rgr.studies.theory_checks, rgr.studies.margins; their readings: tests/results/)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from rgr.results.constructions.findings import onset_crossover, softmax_width_finding
+from rgr.studies import theory_checks as tc
+from rgr.studies.margins import normalised_margin
+from rgr.studies.per_context import hoeffding_dk
+from rgr.studies.theorem81 import leakage_logits, softmax_failures, width_sweep
+from rgr.task.embeddings import gaussian_unit
+from rgr.task.graphs import permutation_graph
+from rgr.theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
+from rgr.theory.constructions import construct_softmax
+from rgr.theory.theorem81 import kappa, leakage_logit_sd, repaired_dk_window
+
+
+def test_leakage_sd_closed_form():
+    assert leakage_logit_sd(64, 128, 128) == pytest.approx(math.sqrt(64 * 128) / 128)
+    assert leakage_logit_sd(64, 128, 128, target_of_head=True) == pytest.approx(math.sqrt(2 * 64 / 128))
+    # grows like sqrt(d_k): quadrupling the width doubles it
+    assert leakage_logit_sd(400, 50, 100) == pytest.approx(2 * leakage_logit_sd(100, 50, 100))
+    with pytest.raises(ValueError, match="d_model"):
+        leakage_logit_sd(4, 4, 0)
+
+
+def test_kappa_and_window():
+    assert kappa(100, 1024, 512) == pytest.approx(100 * math.log(1024) / 512)
+    lo, hi = repaired_dk_window(1024, 512, C=2, c=0.5)
+    assert lo == pytest.approx(2 * math.log(1024) ** 2) and hi == pytest.approx(0.5 * 512 / math.log(1024))
+    # the window is non-empty exactly when d_model >= (C/c) (ln m)^3
+    m = 1024
+    d_edge = 4 * math.log(m) ** 3
+    assert repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[0] <= repaired_dk_window(m, math.ceil(d_edge), 2, 0.5)[1]
+    lo, hi = repaired_dk_window(m, math.floor(d_edge) - 1, 2, 0.5)
+    assert lo > hi
+    with pytest.raises(ValueError, match="m >= 2"):
+        repaired_dk_window(1, 4)
+
+
+def test_leakage_logits_match_signature_average():
+    """The leakage mean is the signature average of the logit minus the planted signal (Monte Carlo over seeds)."""
+    m, d, dk = 32, 16, 8
+    g, X = permutation_graph(m, 0), gaussian_unit(m, d, 0)
+    items = torch.arange(8).view(1, 8)
+    acc = torch.zeros(2, 8, 8, dtype=torch.float64)
+    n = 400
+    for s in range(n):
+        c = construct_softmax(g, X, d_k=dk, h=2, seed=s)
+        S = torch.einsum("ld,hdk,ne,hek->hln", X[items[0]].double(), c.weights.W_Q[0].double(), X[items[0]].double(),
+                         c.weights.W_K[0].double())
+        acc += S / math.sqrt(dk)
+    c0 = construct_softmax(g, X, d_k=dk, h=2, seed=0)
+    planted = torch.zeros(2, 8, 8, dtype=torch.float64)
+    for k, blk in enumerate(c0.blocks):
+        for s_, t_ in blk:
+            if s_ < 8 and t_ < 8:
+                planted[k, s_, t_] = math.sqrt(dk)
+    mean = acc / n - planted
+    L = leakage_logits(c0, items)[0]
+    assert torch.allclose(mean, L, atol=0.35)  # Monte Carlo error ~ sd / sqrt(n)
+    assert float((mean - L).abs().mean()) < 0.08
+
+
+def test_leakage_sd_measured_matches_and_grows():
+    df = width_sweep([(256, 128)], [32, 512], [16], [0], n=30)
+    assert ((df.leak_sd / df.leak_sd_predicted - 1).abs() < 0.1).all()
+    ratio = df.leak_sd.iloc[1] / df.leak_sd.iloc[0]
+    assert ratio == pytest.approx(4.0, rel=0.1)  # sqrt(512 / 32)
+    # wide heads fail more, and removing the leakage mean removes the growth
+    assert df.present.iloc[1] > df.present.iloc[0]
+    assert df.present_no_leak.iloc[1] < df.present.iloc[1] / 2
+    f = softmax_width_finding(df, (256, 128), 16, kappa_max=1.0)
+    assert f.sd_slope == pytest.approx(0.5, abs=0.05) and f.d_k_last == 512 and f.present_last == df.present.iloc[1]
+
+
+def test_softmax_failures_one_hot_has_no_leakage():
+    g = permutation_graph(64, 0)
+    c = construct_softmax(g, torch.eye(64), h=4, seed=0, embedding="one-hot")
+    f = softmax_failures(c, g, n=30, ell=16)
+    assert f.present == f.present_no_leak and f.absent == f.absent_no_leak  # X X^T = I: no leakage mean
+    with pytest.raises(ValueError, match="softmax"):
+        from rgr.theory.constructions import construct_compressive
+        softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
+
+
+def test_onset_and_crossover():
+    df = tc.algorithm1_onset([64], [10.0, 60.0], [0, 1])
+    assert not df[df.ratio < 20].separated.any() and df[df.ratio > 50].separated.all()
+    cr = onset_crossover(df)
+    assert cr.ratio_cross.iloc[0] > 50 and not bool(cr.compressive.iloc[0])  # 60 ln 64 > 64
+    synth = pd.DataFrame(dict(m=[8] * 4, d_model=[2, 2, 4, 4], ratio=[1.0, 1.0, 2.0, 2.0], seed=[0, 1, 0, 1],
+                              separated=[False, True, True, True]))
+    assert onset_crossover(synth).ratio_cross.iloc[0] == 1.0
+    assert math.isnan(onset_crossover(synth.assign(separated=False)).ratio_cross.iloc[0])
+
+
+def test_prop84_and_tables():
+    p = tc.prop84_table(128, 32, [64, 256], n=20, ell=16)
+    assert set(p.h) == {1, 4} and (p.d_k * p.h == p.D_K).all()
+    assert p.predicted_ratio.iloc[0] == pytest.approx(4 / math.log(128))
+    s = tc.bounded_skew_table(128, [2], 32, [0], d_k_max=64)
+    assert s.h0.iloc[0] == math.ceil(256 / 32) and s.h_bound.iloc[0] == s.h0.iloc[0] + s.delta.iloc[0]
+    assert bool(s.skew_ok.iloc[0]) == (s.delta.iloc[0] <= 256 / 32)
+    b = tc.sparse_binary_table(256, 128, [4.0], [0.03], [0], d_k_max=64)
+    assert b.p_B.iloc[0] == pytest.approx(4 * math.log(256) / 128) and b.p_B.iloc[0] < 0.5
+    with pytest.raises(ValueError, match="m > d_model"):
+        tc.sparse_binary_table(64, 64, [1.0], [1.0], [0])
+
+
+def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
+    assert margin_bits(1.0) == pytest.approx(math.log2(12))
+    assert margin_bound_DK(64, 64, 32, 0.01) == pytest.approx(bit_budget_DK(64, 64, 32, math.log2(1200)))
+    # a smaller margin costs more bits: a weaker bound
+    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)
+    with pytest.raises(ValueError, match="gamma"):
+        margin_bits(0.0)
+
+
+def test_normalised_margin_closed_form():
+    # one-hot embeddings, one head with W_Q W_K^T = 2 A - 1 (scaled): margin known exactly
+    m = 4
+    A = np.zeros((m, m), dtype=bool)
+    A[0, 1] = A[1, 2] = A[2, 3] = A[3, 0] = True
+    X = torch.eye(m)
+    W_Q = torch.eye(m).unsqueeze(0)
+    W_K = torch.from_numpy(np.where(A, 1.0, -1.0).T).float().unsqueeze(0)  # S = X W_Q (X W_K)^T = +-1
+    mg = normalised_margin(W_Q, W_K, 0.0, X, A)
+    assert mg.raw_margin == pytest.approx(1.0) and mg.pair_errors == 0
+    assert mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # ||W_Q||_F ||W_K||_F = 2 * 4
+    bad = normalised_margin(W_Q, -W_K, 0.0, X, A)
+    assert bad.gamma < 0 and bad.pair_errors == m * (m - 1)
+
+
+def test_hoeffding_width():  # the per-context width itself: tests/test_per_context.py
+    assert hoeffding_dk(16) == math.floor(16 * math.log(16)) + 1
+    assert 16 ** 2 * math.exp(-hoeffding_dk(16) / 8) < 1
+    assert 16 ** 2 * math.exp(-(hoeffding_dk(16) - 1) / 8) >= 1  # the smallest such width
+    with pytest.raises(ValueError, match="ell"):
+        hoeffding_dk(1)
