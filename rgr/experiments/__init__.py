@@ -13,8 +13,8 @@
 - :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts;
 - :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
 - :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
-  peers' AoT model and its table; construction_search, construction_sweeps, construction_table and
-  softmax_cells — the constructions' searches and table (issue 31 moves these studies to their own wing).
+  peers' AoT model and its table; :mod:`.pal`, :mod:`.pal_sweep` — pal's associative memory and its table
+  (chapter *the law beside other capacity results*). The constructions' searches live in :mod:`rgr.studies`.
 
 Nothing is re-exported: import a name from the module that defines it.
 """
