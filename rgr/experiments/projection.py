@@ -2,20 +2,30 @@
 
 :func:`project` takes the runs a sweep would train, forms their stacks as the
 engine will (:func:`rgr.experiments.engine.groups.stack_groups`), and projects the
-wall time from a short calibration on this machine: a few of those very stacks
-(at most ``calibration_runs`` runs each) are built and timed for a fraction of a
-second of training steps and one validation check. A stack's time is modelled
-as
+wall time of each stack from a cost model,
 
-    step  = a + b * F_step,   F_step  = R * h * d_k * (8 ell d_model + 6 ell^2)   (padded matmul FLOPs)
-    check = c + e * F_check,  F_check = R * n_val * h * d_k * (4 ell d_model + 2 ell^2)
+    stack = sum over steps (a + r R + b F_step) + sum over checks and the test (c + e F_check) + s R_0
 
-fitted by least squares (non-negative) to the timed points (process-CPU
-seconds on a CPU: what one dedicated core takes, whatever else the machine
-runs meanwhile; wall seconds on CUDA), with R the runs
-still active: the projection is an *upper bound* in steps (every run trains to
-its cutoff; the protocol's early stop only shortens it) and an estimate in
-seconds. Stacks are spread over ``workers`` processes by longest-first
+    F_step  = R * h * d_k * (8 ell d_model + 6 ell^2)   (padded matmul FLOPs of one step of R active runs)
+    F_check = R * n_val * h * d_k * (4 ell d_model + 2 ell^2)
+
+with R the runs still active (a run leaves the stack at its cutoff), R_0 the stack's runs (setup: tasks,
+init, validation contexts) and the test of each run costing like n_test / n_val checks. ``r`` is what each
+active run costs per step beyond its FLOPs (sampling contexts, gathers, the optimizer's per-run work). The
+coefficients come from one of two calibrations:
+
+* :func:`calibrate` (``source="timed"``): a few of the very stacks to project, *whole* (every run; slices of a
+  large stack ran 13x short of its per-run costs), are built and timed for a fraction of a second of steps,
+  at all their runs and at half of them (so a per-run cost separates from a per-FLOP one), and one check;
+  non-negative least squares on relative error. Process-CPU seconds on a CPU: what one dedicated core takes,
+  whatever else the machine runs meanwhile (so a loaded machine's wall time runs longer); wall seconds on CUDA.
+* :func:`calibrate_from_history` (``source="history"``): the same model fitted to the wall times of a table's
+  finished stacks (rows sharing date and stack size), each at the steps its runs actually took: the machine
+  as it was while the table was written, load included. :func:`dry_run_report` uses it when the table already
+  holds enough finished stacks that reach the pending runs' sizes, and says which it used.
+
+The projection is an *upper bound* in steps (every run trains to its cutoff; the protocol's early stop only
+shortens it) and an estimate in seconds. Stacks are spread over ``workers`` processes by longest-first
 assignment. Nothing is written.
 
 With futility stopping (:mod:`rgr.experiments.futility`) a run rarely trains to its
@@ -26,11 +36,15 @@ scales the time of each stack's runs that have the rule: an estimate, not a boun
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+import numpy as np
+import pandas as pd
 import torch
+from scipy.optimize import nnls
 
 from .engine.config import RunConfig
 from .engine.device import resolve_device, sync
@@ -39,11 +53,13 @@ from .engine.groups import stack_groups, stack_shape
 from .engine.stack import build_stack
 from .engine.step import train_steps
 
-__all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "project", "format_seconds", "matmul_flops",
-           "GPU_FP32_PEAK", "GPU_UTILIZATION"]
+__all__ = ["Calibration", "Projection", "model_steps_bound", "calibrate", "calibrate_from_history", "cost_terms",
+           "history_stacks", "pick_calibration", "project", "format_seconds", "matmul_flops", "GPU_FP32_PEAK",
+           "GPU_UTILIZATION", "MIN_HISTORY_STACKS"]
 
 GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
 GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
+MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall times calibrate the projection
 
 
 def model_steps_bound(configs: Sequence[RunConfig]) -> int:
@@ -72,20 +88,61 @@ def _features(cfgs: Sequence[RunConfig], R: int) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Seconds per stack step ``a + b F_step`` and per check ``c + e F_check`` (see the module docstring)."""
+    """Seconds per stack step ``a + r R + b F_step``, per check ``c + e F_check``, per run's setup ``s``.
+
+    ``source``: "timed" (stacks timed here, :func:`calibrate`) or "history" (a table's finished stacks,
+    :func:`calibrate_from_history`); ``points``: the stacks it was fitted to."""
 
     a: float
     b: float
     c: float
     e: float
     device: str
-    points: int  # stacks timed
+    points: int  # stacks timed (or, from history, finished stacks fitted)
+    r: float = 0.0
+    s: float = 0.0
+    source: str = "timed"
 
     def step_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
-        return self.a + self.b * _features(cfgs, R)[0]
+        return self.a + self.r * R + self.b * _features(cfgs, R)[0]
 
     def check_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
         return self.c + self.e * _features(cfgs, R)[1]
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """(a, r, b, c, e, s): the weights of :func:`cost_terms`."""
+        return np.array([self.a, self.r, self.b, self.c, self.e, self.s])
+
+    def describe(self) -> str:
+        if self.source == "history":
+            return f"calibrated on the wall times of {self.points} finished stacks of this table"
+        return f"calibrated on {self.points} whole stacks timed here, CPU seconds"
+
+
+def cost_terms(cfgs: Sequence[RunConfig]) -> np.ndarray:
+    """What one stack of ``cfgs`` does, each run to its ``max_steps``: (stack steps, model-steps, step FLOPs,
+    checks with the test, check FLOPs with the test, runs); its seconds are these times (a, r, b, c, e, s)."""
+    every, tests = cfgs[0].check_every, cfgs[0].n_test / cfgs[0].n_val
+    cut = sorted(c.max_steps for c in cfgs)
+    terms = np.zeros(6)
+    t, R = 0, len(cut)
+    for stop in cut:  # between two cutoffs the stack has R active runs
+        if stop > t:
+            n, k = stop - t, stop // every - t // every
+            f_step, f_check = _features(cfgs, R)
+            terms += (n, n * R, n * f_step, k, k * f_check, 0)
+            t = stop
+        R -= 1
+    return terms + (0, 0, 0, tests, tests * _features(cfgs, len(cut))[1], len(cut))
+
+
+def _fit_relative(terms: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """Non-negative least squares of seconds ~ terms @ w on relative error (each point weighs alike)."""
+    scale = terms.max(axis=0)
+    scale[scale == 0] = 1.0
+    w, _ = nnls(terms / scale / seconds[:, None], np.ones(len(seconds)))
+    return w / scale
 
 
 def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
@@ -101,57 +158,80 @@ def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
 
 
 def calibrate(
-    configs: Sequence[RunConfig], device: str | torch.device = "cpu", points: int = 4, seconds: float = 0.5,
-    calibration_runs: int = 16,
+    configs: Sequence[RunConfig], device: str | torch.device = "cpu", points: int = 4, seconds: float = 0.25,
 ) -> Calibration:
-    """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work), each for
-    about ``seconds`` of steps (one block of contexts, as the engine draws them) and one check, with at most
-    ``calibration_runs`` runs, on ``device``."""
+    """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work) whole,
+    on ``device``: their setup, about ``seconds`` of steps (in blocks of contexts, as the engine draws them) at all
+    their runs and at half of them, and one check; fit (a, r, b), (c, e) and s (see the module docstring)."""
     dev = resolve_device(device)
     groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
     if not groups:
         raise ValueError("configs must hold at least one RunConfig")
     groups.sort(key=lambda g: _features(g, len(g))[0])
     picks = sorted({round(j * (len(groups) - 1) / max(1, points - 1)) for j in range(points)})
-    xs, ys, xc, yc = [], [], [], []
+    steps, ys, checks, yc, setup = [], [], [], [], []
     clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
     for j in picks:
-        cfgs = groups[j][:calibration_runs]
-        st = build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 22)
-        train_steps(st, 0, 2, 1 << 22)  # warm-up
-        sync(dev)
+        cfgs = groups[j]
         t0 = clock()
-        train_steps(st, 2, 6, 1 << 22)  # a first guess of the step time, then one block as the engine draws it
+        full = build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 24)
         sync(dev)
-        n = int(min(cfgs[0].check_every, max(4, seconds / ((clock() - t0) / 4))))
+        setup.append((clock() - t0) / len(cfgs))
+        for st in [full, full.select(list(range((len(cfgs) + 1) // 2)))] if len(cfgs) > 1 else [full]:
+            train_steps(st, 0, 2, 1 << 24)  # warm-up
+            sync(dev)
+            t0 = clock()
+            train_steps(st, 2, 4, 1 << 24)  # a first guess of the step time
+            sync(dev)
+            n = int(min(cfgs[0].check_every, max(2, seconds / ((clock() - t0) / 2))))
+            t0 = clock()
+            train_steps(st, 4, 4 + n, 1 << 24)
+            sync(dev)
+            steps.append((1.0, st.R, _features(st.cfgs, st.R)[0]))
+            ys.append((clock() - t0) / n)
         t0 = clock()
-        train_steps(st, 6, 6 + n, 1 << 22)
+        check(full, list(range(full.R)), 1 << 19)
         sync(dev)
-        xs.append(_features(cfgs, len(cfgs))[0])
-        ys.append((clock() - t0) / n)
-        t0 = clock()
-        check(st, list(range(st.R)), 1 << 19)
-        sync(dev)
-        xc.append(_features(cfgs, len(cfgs))[1])
+        checks.append(_features(cfgs, len(cfgs))[1])
         yc.append(clock() - t0)
-    a, b = _fit_line(xs, ys)
-    c, e = _fit_line(xc, yc)
-    return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks))
+    a, r, b = _fit_relative(np.array(steps), np.array(ys))
+    c, e = _fit_line(checks, yc)
+    return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks), r=r, s=float(np.median(setup)))
+
+
+def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
+    """The whole stacks among a table's trained rows (not reused; rows sharing date and stack size), each as its
+    runs' configs at the steps they actually took and the stack's measured wall seconds (the sum of its rows')."""
+    if "reused_from" in rows:
+        rows = rows[rows["reused_from"].isna() | (rows["reused_from"].astype(str) == "")]
+    names = [f.name for f in dataclasses.fields(RunConfig)]
+    out = []
+    for (_, size), g in rows.groupby(["date", "stack_size"], sort=True):
+        if len(g) != int(size):
+            continue  # part of the stack is elsewhere (another shard, a merge): not a measurement of it
+        cfgs = []
+        for rec in g.to_dict("records"):
+            kw = {k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items() if k in names and not pd.isna(v)}
+            cfgs.append(RunConfig(**{**kw, "max_steps": int(rec["steps"])}))
+        out.append((cfgs, float(g["wall_time_s"].sum())))
+    return out
+
+
+def calibrate_from_history(rows: pd.DataFrame, min_stacks: int = MIN_HISTORY_STACKS) -> Calibration | None:
+    """The cost model fitted to the wall times of a table's finished stacks (:func:`history_stacks`), each at its
+    runs' actual steps; None with fewer than ``min_stacks`` of them. Wall seconds of the machine as it was."""
+    stacks = history_stacks(rows)
+    if len(stacks) < min_stacks:
+        return None
+    w = _fit_relative(np.array([cost_terms(c) for c, _ in stacks]), np.array([max(t, 1e-9) for _, t in stacks]))
+    a, r, b, c, e, s = (float(x) for x in w)
+    return Calibration(a=a, b=b, c=c, e=e, device="cpu", points=len(stacks), r=r, s=s, source="history")
 
 
 def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
     """Upper-bound seconds of one stack: every run trains to its cutoff, checked every check_every steps; the
-    test (n_test contexts) costs like n_test / n_val checks."""
-    every, n_val, n_test = cfgs[0].check_every, cfgs[0].n_val, cfgs[0].n_test
-    cut = sorted(c.max_steps for c in cfgs)
-    total, t, R = 0.0, 0, len(cut)
-    for stop in cut:  # between two cutoffs the stack has R active runs
-        if stop > t:
-            checks = stop // every - t // every
-            total += (stop - t) * cal.step_seconds(cfgs, R) + checks * cal.check_seconds(cfgs, R)
-            t = stop
-        R -= 1
-    return total + cal.check_seconds(cfgs, len(cut)) * n_test / n_val
+    test (n_test contexts) costs like n_test / n_val checks (:func:`cost_terms`)."""
+    return float(cost_terms(cfgs) @ cal.coefficients)
 
 
 @dataclass(frozen=True)
@@ -179,7 +259,7 @@ class Projection:
                 f", about {self.expected_steps:,} with futility stopping (the replay's kept share)")
         return (f"{self.runs} runs in {self.stacks} stacks; at most {self.model_steps:,} model-steps{rule}; projected "
                 f"{format_seconds(self.seconds)} on {self.workers} worker(s) ({self.device}; "
-                f"~{self.rate:,.0f} model-steps/s per worker, calibrated on {self.calibration.points} stacks here)")
+                f"~{self.rate:,.0f} model-steps/s per worker, {self.calibration.describe()})")
 
 
 def format_seconds(s: float) -> str:
@@ -263,16 +343,19 @@ def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median
 def dry_run_report(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0,
     pending: Sequence[RunConfig] | None = None, dk_max: int | None = None, futility_share: float | None = None,
+    history: pd.DataFrame | None = None,
 ) -> list[str]:
     """The lines ``sweep --dry-run`` prints (one calibration for all of them).
 
     ``configs``: the first round's runs. ``pending``: on a resumed sweep, the runs the current round still has
     to train (projected exactly, in place of the first round). With refinement rounds, their bound and a range
     of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
+    ``history``: the table's rows of this preset; their finished stacks calibrate the projection
+    (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does.
     """
     configs = list(configs)
     todo = configs if pending is None else list(pending)
-    cal = calibrate([*todo, *configs] if pending is not None else configs, device)
+    cal = pick_calibration([*todo, *configs] if pending is not None else configs, device, history)
     total_lo = total_hi = 0.0
     if todo:
         now = project(todo, device, workers, cal, futility_share=futility_share)
@@ -298,8 +381,24 @@ def dry_run_report(
             f"an estimate: runs with futility stopping at {100 * futility_share:.0f}% of their bound, the share a "
             "replay of the rule kept on base's paper rows")
     lines.append(f"projected total: {_span(total_lo, total_hi)} on {workers} worker(s) ({cal.device}); {kind}; "
-                 "on a CPU the calibration has run short before (README, 'Know before you start')")
+                 f"{cal.describe()} (README, 'Know before you start': how far off it has been)")
     return lines
+
+
+def pick_calibration(configs: Sequence[RunConfig], device: str | torch.device = "cpu",
+                     history: pd.DataFrame | None = None) -> Calibration:
+    """The table's own history (:func:`calibrate_from_history`) when ``history`` holds at least
+    :data:`MIN_HISTORY_STACKS` finished stacks, on a CPU, whose largest per-run step reaches half the largest of
+    ``configs`` (no extrapolation far past what was measured); else :func:`calibrate` on ``configs``."""
+    if history is not None and len(history) and resolve_device(device).type == "cpu":
+        stacks = history_stacks(history)
+        seen = max((_features([c], 1)[0] for cfgs, _ in stacks for c in cfgs), default=0.0)
+        need = max(_features([c], 1)[0] for c in configs)
+        if len(stacks) >= MIN_HISTORY_STACKS and seen >= need / 2:
+            cal = calibrate_from_history(history)
+            if cal is not None:
+                return cal
+    return calibrate(configs, device)
 
 
 def _span(lo: float, hi: float) -> str:

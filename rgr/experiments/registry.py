@@ -177,7 +177,7 @@ class Experiment:
         if not runs:
             return [head, "nothing to train: every run is reused"]
         return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max,
-                                      futility_share=share)]
+                                      futility_share=share, history=done)]
 
     def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root: Path | None = None) -> list[dict]:
         """Rows for the runs of ``todo`` that already trained with the same config elsewhere (:mod:`.reuse`)."""
