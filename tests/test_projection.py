@@ -96,3 +96,83 @@ def test_rounds_left_counts_from_the_least_refined_unit_still_training():
 
 def test_format_seconds():
     assert [format_seconds(s) for s in (42, 1020, 3.2 * 3600, 2.5 * 86400)] == ["42 s", "17 min", "3.2 h", "2.5 days"]
+
+
+class _FakeClock:
+    """A process clock that only the (patched) steps and checks advance: their cost is known exactly."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def process_time(self) -> float:
+        return self.now
+
+    perf_counter = process_time
+
+
+def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
+    """Steps cost a + r R + b F (r: what a run costs beyond its FLOPs). Stacks of many tiny runs and of few wide
+    ones: the calibration, timing whole stacks at all and half their runs, must predict every stack's step within
+    2%; the former a + b F on 16-run slices put a 40-run stack of tiny heads about 2x short."""
+    from rgr.experiments import projection as P
+
+    a, r, b = 1e-4, 5e-5, 2e-10
+    clock = _FakeClock()
+
+    def steps(st, t0, t1, block):
+        clock.now += (t1 - t0) * (a + r * st.R + b * P._features(st.cfgs, st.R)[0])
+
+    def check(st, due, elems):
+        clock.now += 1e-3
+
+    monkeypatch.setattr(P, "time", clock)
+    monkeypatch.setattr(P, "train_steps", steps)
+    monkeypatch.setattr(P, "check", check)
+    shapes = [(8, 2, 1, 40), (16, 2, 8, 3), (32, 4, 8, 12), (64, 8, 16, 2)]  # d_model, h, d_k, runs
+    cfgs = [RunConfig(m=16, seed=s, max_steps=100, **{**TINY, "d_model": d, "h": h, "d_k": k})
+            for d, h, k, n in shapes for s in range(n)]
+    cal = P.calibrate(cfgs, "cpu", points=4, seconds=1e-3)
+    for d, h, k, n in shapes:
+        g = [c for c in cfgs if c.d_model == d]
+        for R in (n, max(1, n // 4)):
+            true = a + r * R + b * P._features(g, R)[0]
+            assert cal.step_seconds(g, R) == pytest.approx(true, rel=0.02), (d, R)
+    assert cal.source == "timed" and cal.c == pytest.approx(1e-3) and cal.e == pytest.approx(0.0, abs=1e-15)
+
+
+def _history_rows(cal, stacks, date0=0):
+    """A synthetic table: each stack's rows with the wall time ``cal`` gives it at the runs' actual steps."""
+    from rgr.experiments.projection import _stack_seconds
+
+    rows = []
+    for j, runs in enumerate(stacks):
+        actual = [c.replace(max_steps=n) for c, n in runs]
+        wall = _stack_seconds(actual, cal)
+        for c, n in runs:
+            rows.append({**c.to_dict(), "steps": n, "stack_size": len(runs), "wall_time_s": wall / len(runs),
+                         "date": f"2026-01-01T00:{date0 + j:02d}:00Z", "reused_from": None, "preset": "paper"})
+    return pd.DataFrame(rows)
+
+
+def test_calibration_from_a_tables_history():
+    """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
+    reused stacks are not measurements; too few stacks: no history calibration; the dry run says which it used."""
+    from rgr.experiments.projection import MIN_HISTORY_STACKS, _stack_seconds, calibrate_from_history, history_stacks
+
+    true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
+    shape = lambda d, h, k, s, n: (RunConfig(m=16, seed=s, max_steps=400, **{**TINY, "d_model": d, "h": h, "d_k": k}), n)
+    stacks = [[shape(8 * (1 + j % 3), 2, 1 + j % 4, s, 100 + 30 * ((s + j) % 4)) for s in range(2 + j % 5)]
+              for j in range(10)]
+    rows = _history_rows(true, stacks)
+    partial = _history_rows(true, stacks[:1], date0=30).iloc[:1]  # one row of a two-run stack
+    reused = _history_rows(true, stacks[1:2], date0=31).assign(reused_from="base", wall_time_s=1e6)
+    table = pd.concat([rows, partial, reused])
+    assert len(history_stacks(table)) == 10
+    cal = calibrate_from_history(table)
+    assert cal.source == "history" and cal.points == 10
+    unseen = [c.replace(max_steps=n) for c, n in [shape(16, 2, 3, s, 250 + 50 * s) for s in range(6)]]
+    assert _stack_seconds(unseen, cal) == pytest.approx(_stack_seconds(unseen, true), rel=1e-3)
+    assert calibrate_from_history(rows[rows["date"] < rows["date"].unique()[MIN_HISTORY_STACKS - 1]]) is None
+    todo = [c for c, _ in stacks[0]]
+    assert "finished stacks of this table" in dry_run_report(todo, "cpu", 1, history=table)[-1]
+    assert "timed here" in dry_run_report(todo, "cpu", 1, history=rows.iloc[:0])[-1]

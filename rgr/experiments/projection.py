@@ -159,10 +159,13 @@ def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
 
 def calibrate(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", points: int = 4, seconds: float = 0.25,
+    build_runs: int = 8,
 ) -> Calibration:
     """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work) whole,
     on ``device``: their setup, about ``seconds`` of steps (in blocks of contexts, as the engine draws them) at all
-    their runs and at half of them, and one check; fit (a, r, b), (c, e) and s (see the module docstring)."""
+    their runs and at half of them, and one check; fit (a, r, b), (c, e) and s (see the module docstring). Only
+    ``build_runs`` of a stack's runs are built (its largest m, h and d_k among them), repeated to its size: a step
+    costs the same, and a setup of hundreds of graphs would be most of the calibration."""
     dev = resolve_device(device)
     groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
     if not groups:
@@ -173,10 +176,12 @@ def calibrate(
     clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
     for j in picks:
         cfgs = groups[j]
+        few = _representatives(cfgs, build_runs)
         t0 = clock()
-        full = build_stack(cfgs, list(range(len(cfgs))), dev, 1 << 24)
+        st = build_stack(few, list(range(len(few))), dev, 1 << 24)
         sync(dev)
-        setup.append((clock() - t0) / len(cfgs))
+        setup.append((clock() - t0) / len(few))
+        full = st.select([i % len(few) for i in range(len(cfgs))])  # the whole stack's R, its runs repeated
         for st in [full, full.select(list(range((len(cfgs) + 1) // 2)))] if len(cfgs) > 1 else [full]:
             train_steps(st, 0, 2, 1 << 24)  # warm-up
             sync(dev)
@@ -197,6 +202,13 @@ def calibrate(
     a, r, b = _fit_relative(np.array(steps), np.array(ys))
     c, e = _fit_line(checks, yc)
     return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks), r=r, s=float(np.median(setup)))
+
+
+def _representatives(cfgs: Sequence[RunConfig], k: int) -> list[RunConfig]:
+    """At most ``k`` runs of a stack with its padded shape: the runs of largest m, h and d_k first."""
+    top = [max(cfgs, key=lambda c: (c.m, c.h, c.d_k)), max(cfgs, key=lambda c: c.h), max(cfgs, key=lambda c: c.d_k)]
+    few = list(dict.fromkeys([*top, *cfgs]))[:max(k, 3)]
+    return few if stack_shape(few) == stack_shape(cfgs) else list(cfgs)
 
 
 def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
