@@ -16,8 +16,8 @@ coefficients come from one of two calibrations:
 
 * :func:`calibrate` (``source="timed"``): a few of the very stacks to project, *whole* (every run; slices of a
   large stack ran 13x short of its per-run costs), are built and timed for a fraction of a second of steps,
-  at all their runs and at half of them (so a per-run cost separates from a per-FLOP one), and one check;
-  non-negative least squares on relative error. Process-CPU seconds on a CPU: what one dedicated core takes,
+  at all their runs and at half of them (so a per-run cost separates from a per-FLOP one), and one check of
+  a few runs; non-negative least squares on relative error. Process-CPU seconds on a CPU: what one dedicated core takes,
   whatever else the machine runs meanwhile (so a loaded machine's wall time runs longer); wall seconds on CUDA.
 * :func:`calibrate_from_history` (``source="history"``): the same model fitted to the wall times of a table's
   finished stacks (rows sharing date and stack size), each at the steps its runs actually took: the machine
@@ -163,7 +163,8 @@ def calibrate(
 ) -> Calibration:
     """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work) whole,
     on ``device``: their setup, about ``seconds`` of steps (in blocks of contexts, as the engine draws them) at all
-    their runs and at half of them, and one check; fit (a, r, b), (c, e) and s (see the module docstring). Only
+    their runs and at half of them, and one check (of the built runs); fit (a, r, b), (c, e) and s (see the module
+    docstring). Only
     ``build_runs`` of a stack's runs are built (its largest m, h and d_k among them), repeated to its size: a step
     costs the same, and a setup of hundreds of graphs would be most of the calibration."""
     dev = resolve_device(device)
@@ -194,10 +195,10 @@ def calibrate(
             sync(dev)
             steps.append((1.0, st.R, _features(st.cfgs, st.R)[0]))
             ys.append((clock() - t0) / n)
-        t0 = clock()
-        check(full, list(range(full.R)), 1 << 19)
+        t0 = clock()  # a check is FLOPs (c + e F_check), most of the calibration on a whole stack: its built runs
+        check(st, list(range(st.R)), 1 << 19)
         sync(dev)
-        checks.append(_features(cfgs, len(cfgs))[1])
+        checks.append(_features(cfgs, st.R)[1])
         yc.append(clock() - t0)
     a, r, b = _fit_relative(np.array(steps), np.array(ys))
     c, e = _fit_line(checks, yc)
