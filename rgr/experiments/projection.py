@@ -15,10 +15,11 @@ active run costs per step beyond its FLOPs (sampling contexts, gathers, the opti
 coefficients come from one of two calibrations:
 
 * :func:`calibrate` (``source="timed"``): a few of the very stacks to project, *whole* (every run; slices of a
-  large stack ran 13x short of its per-run costs), are built and timed for a fraction of a second of steps,
-  at all their runs and at half of them (so a per-run cost separates from a per-FLOP one), and one check of
-  a few runs; non-negative least squares on relative error. Process-CPU seconds on a CPU: what one dedicated core takes,
-  whatever else the machine runs meanwhile (so a loaded machine's wall time runs longer); wall seconds on CUDA.
+  large stack ran 13x short of its per-run costs), are built and timed for a fraction of a second of steps (the
+  fastest of three stretches) at all their runs and at half of them (so a per-run cost separates from a
+  per-FLOP one), and one check of a few runs; non-negative least squares on relative error. Process-CPU
+  seconds on a CPU: what one dedicated core takes, whatever else the machine runs meanwhile (so a loaded
+  machine's wall time runs longer); wall seconds on CUDA.
 * :func:`calibrate_from_history` (``source="history"``): the same model fitted to the wall times of a table's
   finished stacks (rows sharing date and stack size), each at the steps its runs actually took: the machine
   as it was while the table was written, load included. :func:`dry_run_report` uses it when the table already
@@ -189,12 +190,15 @@ def calibrate(
             t0 = clock()
             train_steps(st, 2, 4, 1 << 24)  # a first guess of the step time
             sync(dev)
-            n = int(min(cfgs[0].check_every, max(2, seconds / ((clock() - t0) / 2))))
-            t0 = clock()
-            train_steps(st, 4, 4 + n, 1 << 24)
-            sync(dev)
+            n = int(min(cfgs[0].check_every, max(1, seconds / ((clock() - t0) / 2) / 3)))
+            per = []
+            for k in range(3):  # the fastest of three stretches: other work on a shared core only slows one down
+                t0 = clock()
+                train_steps(st, 4 + k * n, 4 + (k + 1) * n, 1 << 24)
+                sync(dev)
+                per.append((clock() - t0) / n)
             steps.append((1.0, st.R, _features(st.cfgs, st.R)[0]))
-            ys.append((clock() - t0) / n)
+            ys.append(min(per))
         t0 = clock()  # a check is FLOPs (c + e F_check), most of the calibration on a whole stack: its built runs
         check(st, list(range(st.R)), 1 << 19)
         sync(dev)
