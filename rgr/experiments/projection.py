@@ -160,15 +160,28 @@ def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
 
 def calibrate(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", points: int = 4, seconds: float = 0.25,
-    build_runs: int = 8,
+    build_runs: int = 8, threads: int = 1,
 ) -> Calibration:
     """Time up to ``points`` of the stacks of ``configs`` (smallest, largest and between, by padded work) whole,
     on ``device``: their setup, about ``seconds`` of steps (in blocks of contexts, as the engine draws them) at all
     their runs and at half of them, and one check (of the built runs); fit (a, r, b), (c, e) and s (see the module
-    docstring). Only
-    ``build_runs`` of a stack's runs are built (its largest m, h and d_k among them), repeated to its size: a step
-    costs the same, and a setup of hundreds of graphs would be most of the calibration."""
+    docstring). Only ``build_runs`` of a stack's runs are built (its largest m, h and d_k among them), repeated to
+    its size: a step costs the same, and a setup of hundreds of graphs would be most of the calibration. On a CPU
+    with ``threads`` torch threads, as a sweep's worker trains (``--threads``, default 1): the process-CPU seconds
+    of more threads count their spinning too (README, 'Know before you start')."""
     dev = resolve_device(device)
+    if dev.type != "cpu":
+        return _calibrate(configs, dev, points, seconds, build_runs)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _calibrate(configs, dev, points, seconds, build_runs)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _calibrate(configs: Sequence[RunConfig], dev: torch.device, points: int, seconds: float,
+               build_runs: int) -> Calibration:
     groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
     if not groups:
         raise ValueError("configs must hold at least one RunConfig")
