@@ -193,10 +193,10 @@ def _calibrate(configs: Sequence[RunConfig], dev: torch.device, points: int, sec
         cfgs = groups[j]
         few = _representatives(cfgs, build_runs)
         t0 = clock()
-        st = build_stack(few, list(range(len(few))), dev, 1 << 24)
+        built = build_stack(few, list(range(len(few))), dev, 1 << 24)
         sync(dev)
         setup.append((clock() - t0) / len(few))
-        full = st.select([i % len(few) for i in range(len(cfgs))])  # the whole stack's R, its runs repeated
+        full = built.select([i % len(few) for i in range(len(cfgs))])  # the whole stack's R, its runs repeated
         for st in [full, full.select(list(range((len(cfgs) + 1) // 2)))] if len(cfgs) > 1 else [full]:
             train_steps(st, 0, 2, 1 << 24)  # warm-up
             sync(dev)
@@ -213,9 +213,9 @@ def _calibrate(configs: Sequence[RunConfig], dev: torch.device, points: int, sec
             steps.append((1.0, st.R, _features(st.cfgs, st.R)[0]))
             ys.append(min(per))
         t0 = clock()  # a check is FLOPs (c + e F_check), most of the calibration on a whole stack: its built runs
-        check(st, list(range(st.R)), 1 << 19)
+        check(built, list(range(built.R)), 1 << 19)
         sync(dev)
-        checks.append(_features(cfgs, st.R)[1])
+        checks.append(_features(cfgs, built.R)[1])
         yc.append(clock() - t0)
     a, r, b = _fit_relative(np.array(steps), np.array(ys))
     c, e = _fit_line(checks, yc)
