@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...results.design import DesignRule, recommend
+from ...results.choosing_heads.design import DesignRule, recommend
 from ...task.metrics import F1_TARGET
 from ..style import fig_size, head_color, panel_grid, set_style
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...results.replication import LOG_BASES
+from ...results.replication.verdicts import LOG_BASES
 from ..style import MIN_FONT_PT, fig_size, set_style
 
 __all__ = ["plot_law_vs_paper"]

@@ -1,7 +1,7 @@
 """The design rule checked (chapter *choosing heads*): the preregistered held-out cell, validation on
 cells the rule was not fitted on, the law read backwards at real layer shapes, and a summary.
 
-The rule itself is :mod:`rgr.results.design`.
+The rule itself is :mod:`rgr.results.choosing_heads.design`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..task.metrics import F1_TARGET
+from ...task.metrics import F1_TARGET
+from ..thresholds import curves
 from .design import DesignRule, DomainError, recommend
-from .thresholds import curves
 
 __all__ = ["Preregistration", "PREREGISTERED", "validation", "Layer", "REAL_LAYERS", "capacity", "real_layers",
            "f1_check", "RuleSummary", "summarize_rule", "refit_note"]

@@ -33,7 +33,7 @@ outside, unless ``extrapolate=True``: then it answers with ``flags`` saying why
 the answer is an extrapolation.
 
 The rule's checks (the preregistered held-out cell, validation, real layer shapes) live in
-:mod:`rgr.results.design_checks`.
+:mod:`rgr.results.choosing_heads.checks`.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..task.metrics import F1_TARGET, reaches_target
-from ..theory.laws import scaling_x
-from .thresholds import curves, meets_precondition
+from ...task.metrics import F1_TARGET, reaches_target
+from ...theory.laws import scaling_x
+from ..thresholds import curves, meets_precondition
 
 __all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
            "fit_from_runs"]
@@ -302,7 +302,7 @@ def lookup(rule: DesignRule, m_primes: list[int], d_models: list[int], target_f1
 
 def fit_from_runs(runs: pd.DataFrame, preset: str) -> DesignRule | None:
     """:func:`fit_rule` on one preset's base-grid runs; None when fewer than 3 cells reached D_K* (smoke)."""
-    from .thresholds import thresholds
+    from ..thresholds import thresholds
 
     try:
         return fit_rule(thresholds(runs), runs, preset, tuple(int(h) for h in sorted(runs["h"].unique())))

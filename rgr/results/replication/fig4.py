@@ -1,7 +1,7 @@
 """Readings of Fig. 4 (the lambda = 8 diagonal) and App. A.3 (r-regular graphs), chapter *Does it replicate?*.
 
-Same rows and conventions as :mod:`rgr.results.replication_claims`: every interval is the 95% noise interval of
-:mod:`rgr.results.seed_bootstrap` (or, for a statement about F1 curves, their 95% t-intervals across seeds). A ratio
+Same rows and conventions as :mod:`rgr.results.replication.sec61`: every interval is the 95% noise interval of
+:mod:`rgr.results.replication.seed_bootstrap` (or, for a statement about F1 curves, their 95% t-intervals across seeds). A ratio
 between two cells is read only when both come from one preset; the basis names each cell's seeds and step cutoff.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..task.metrics import F1_TARGET, reaches_target
-from ..theory.laws import regular_x_bound, scaling_x
+from ...task.metrics import F1_TARGET, reaches_target
+from ...theory.laws import regular_x_bound, scaling_x
+from ..permutation_sweeps import on_diagonal, with_cells_of
+from ..thresholds import curves
 from . import reported as rep
-from .permutation_sweeps import on_diagonal, with_cells_of
-from .replication import Verdict, combined, noise_verdict, side_verdict
-from .replication_claims import ClaimRow, Source, _untestable, basis, cutoffs, fit_row, reached
+from .sec61 import ClaimRow, Source, _untestable, basis, cutoffs, fit_row, reached
 from .seed_bootstrap import Draws, cell_noise, fit_stats, noise, seed_draws
-from .thresholds import curves
+from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
 __all__ = ["diagonal_runs", "diagonal_basis", "diag_rows", "regular_rows"]
 

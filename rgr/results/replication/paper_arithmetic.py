@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..theory.laws import scaling_x
+from ...theory.laws import scaling_x
+from ..thresholds import meets_precondition
 from . import reported as rep
-from .replication import LOG_BASES
-from .thresholds import meets_precondition
+from .verdicts import LOG_BASES
 
 __all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced", "reproduced_with",
            "arithmetic_summary"]

@@ -1,11 +1,11 @@
 """One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
 
-:func:`rgr.results.replication_table.evaluate` turns the runs of each experiment (:class:`Source`) into one :class:`ClaimRow`
-per entry of :data:`rgr.results.reported.CLAIMS`: the book's value, its noise interval (the convention of
-:data:`rgr.results.replication.CONVENTION`), the preset and seeds behind it, and a :class:`~rgr.results.replication.Verdict`.
+:func:`rgr.results.replication.table.evaluate` turns the runs of each experiment (:class:`Source`) into one :class:`ClaimRow`
+per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval (the convention of
+:data:`rgr.results.replication.verdicts.CONVENTION`), the preset and seeds behind it, and a :class:`~rgr.results.replication.verdicts.Verdict`.
 Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
-Every rule is stated in the docstring of its reader; the paper's numbers come from :mod:`rgr.results.reported` only.
-The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication_fig4`.
+Every rule is stated in the docstring of its reader; the paper's numbers come from :mod:`rgr.results.replication.reported` only.
+The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication.fig4`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..task.metrics import F1_TARGET
+from ...task.metrics import F1_TARGET
+from ..thresholds import curves, meets_precondition
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
-from .replication import LAW_BASE, LOG_BASES, Verdict, combined, fit_interval, noise_verdict, side_verdict, table1
 from .seed_bootstrap import Draws, Noise, cell_noise, fit_stats, noise
-from .thresholds import curves, meets_precondition
+from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, fit_interval, noise_verdict, side_verdict, table1
 
 __all__ = ["Source", "Reading", "ClaimRow", "SharedBase", "basis", "cutoffs", "fit_noise", "fit_row", "reached", "sec61_rows"]
 
@@ -60,7 +60,7 @@ class Reading:
 class ClaimRow:
     """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
     the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
-    of the rows read (set by :func:`rgr.results.replication_table.evaluate`)."""
+    of the rows read (set by :func:`rgr.results.replication.table.evaluate`)."""
 
     key: str
     book: str
@@ -132,7 +132,7 @@ def reached(draws: Draws) -> Draws:
 
 
 def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
-    """:class:`~rgr.results.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column ``x`` of the
+    """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column ``x`` of the
     cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
     xs = draws.cells[x].to_numpy(float) * factor
     k = _FIT[what]
@@ -186,7 +186,7 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
 
 def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
-    base (:data:`rgr.results.replication.LAW_BASE`); the other base and every configuration tested ride along."""
+    base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base and every configuration tested ride along."""
     ok = reached(sb.draws)
     top_h, seeds = int(sb.src.runs["h"].max()), seeds_per_point(sb.src.runs)
     every = reached(sb.every) if sb.every is not None else None
@@ -351,7 +351,7 @@ def _fig2(sb: SharedBase, b: str) -> ClaimRow:
 
 
 def sec61_rows(sb: SharedBase) -> list[ClaimRow]:
-    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.reported.CLAIMS`."""
+    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.replication.reported.CLAIMS`."""
     b = basis(sb.src)
     return (_law_rows(sb, b) + [_excluded_above(sb, b)] + _heads_rows(sb, b) + _dk_rows(sb, b)
             + [_single_head(sb, b), _fig1(sb, b), _fig2(sb, b)])

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..task.metrics import F1_TARGET, reaches_target
-from .thresholds import CELL, thresholds
+from ...task.metrics import F1_TARGET, reaches_target
+from ..thresholds import CELL, thresholds
 
 __all__ = ["N_BOOT", "BOOT_SEED", "Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise"]
 

@@ -1,8 +1,8 @@
 """The answer first (chapter *Does it replicate?*, pasted into the introduction): where the paper replicates, where
 not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
 
-Everything here is rendered from the verdict rows (:func:`rgr.results.replication_table.evaluate`): the names come
-from :data:`rgr.results.reported.CLAIMS`, the causes from :func:`rgr.results.replication.cause_of`, the numbers from
+Everything here is rendered from the verdict rows (:func:`rgr.results.replication.table.evaluate`): the names come
+from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`, the numbers from
 the rows; no claim, cause or number is typed here.
 
 - :func:`by_cause` — the rows that do not agree, grouped by cause in a fixed order;
@@ -20,7 +20,10 @@ import re
 from html import escape
 
 from . import reported as rep
-from .replication import (
+from .fig4 import THIN_SEEDS
+from .sec61 import ClaimRow
+from .table import CHAPTER_TITLES, complete_rows
+from .verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
     LAW_BASE,
@@ -29,9 +32,6 @@ from .replication import (
     other_base_reading,
     verdict_label,
 )
-from .replication_claims import ClaimRow
-from .replication_fig4 import THIN_SEEDS
-from .replication_table import CHAPTER_TITLES, complete_rows
 
 __all__ = ["by_cause", "EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 
@@ -67,8 +67,8 @@ def explain(cause: str, rows: list[ClaimRow]) -> str:
 
 
 def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
-    """The rows that do not agree, per cause (:data:`rgr.results.replication.CAUSES`): deviations first, in the order
-    of :data:`rgr.results.replication.DEVIATION_CAUSES`, then the untestable ones; causes without rows left out."""
+    """The rows that do not agree, per cause (:data:`rgr.results.replication.verdicts.CAUSES`): deviations first, in the order
+    of :data:`rgr.results.replication.verdicts.DEVIATION_CAUSES`, then the untestable ones; causes without rows left out."""
     out: dict[str, list[ClaimRow]] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
     for r in rows:
         c = cause_of(r)
@@ -99,7 +99,7 @@ def _item(r: ClaimRow) -> str:
 
 def summary_causes(html: str) -> dict[str, set[str]]:
     """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
-    checked to be shown under its name from :data:`rgr.results.reported.CLAIMS` (for tests and the site check)."""
+    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS` (for tests and the site check)."""
     out: dict[str, set[str]] = {}
     for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
         for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):

@@ -1,8 +1,8 @@
 """The verdict table of the chapter *Does it replicate?*: the extension claims (softmax, value channel,
-GPT-2 block) and :func:`evaluate`, which reads every claim of :data:`rgr.results.reported.CLAIMS` once.
+GPT-2 block) and :func:`evaluate`, which reads every claim of :data:`rgr.results.replication.reported.CLAIMS` once.
 
-The readers of Sec. 6.1 are in :mod:`rgr.results.replication_claims`, those of Fig. 4 and App. A.3 in
-:mod:`rgr.results.replication_fig4`. Experiments compared with each other (the diagonal's two tables, softmax against
+The readers of Sec. 6.1 are in :mod:`rgr.results.replication.sec61`, those of Fig. 4 and App. A.3 in
+:mod:`rgr.results.replication.fig4`. Experiments compared with each other (the diagonal's two tables, softmax against
 max-over-heads, every configuration tested) are read at one preset (:data:`JOINT`).
 """
 
@@ -15,15 +15,15 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from ..permutation_sweeps import with_cells_of
+from ..stats import summarize, t_interval
 from . import reported as rep
+from .fig4 import diag_rows, regular_rows
 from .paper_arithmetic import ArithmeticCheck, table1_checks
-from .permutation_sweeps import with_cells_of
-from .replication import LAW_BASE, STATUSES, Verdict, cause_of, verdict_label
-from .replication_claims import ClaimRow, SharedBase, Source, _untestable, basis, cutoffs, sec61_rows
-from .replication_fig4 import diag_rows, regular_rows
+from .sec61 import ClaimRow, SharedBase, Source, _untestable, basis, cutoffs, sec61_rows
 from .seed_bootstrap import Draws, cell_noise, seed_draws
-from .stats import summarize, t_interval
 from .value_decision import deciding_runs, long_basis
+from .verdicts import LAW_BASE, STATUSES, Verdict, cause_of, verdict_label
 
 __all__ = ["evaluate", "complete_rows", "claims_frame", "gpt2_testable", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
            "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic"]
@@ -40,7 +40,7 @@ JOINT: dict[str, tuple[str, ...]] = {"diagonal": ("base", "lambda8"), "shift": (
 
 @lru_cache(maxsize=1)
 def arithmetic() -> tuple[ArithmeticCheck, ...]:
-    """:func:`rgr.results.paper_arithmetic.table1_checks`, computed once (it depends on the paper's numbers only)."""
+    """:func:`rgr.results.replication.paper_arithmetic.table1_checks`, computed once (it depends on the paper's numbers only)."""
     return tuple(table1_checks())
 
 
@@ -129,7 +129,7 @@ def _value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
     """E6 readings at m = 64 from the mean test MSE per (d_model, h, D_K) and its 95% t-interval. A comparison is
     undecided (not testable) when the point that could still overtake is unsettled (:func:`_unsettled`).
     ``long``: the decision run ``value_long``; its rows at d_model = 32 decide value_d32_best when its table is complete
-    (:func:`rgr.results.value_decision.deciding_runs`), ``val``'s otherwise."""
+    (:func:`rgr.results.replication.value_decision.deciding_runs`), ``val``'s otherwise."""
     b = basis(val)
     keys = ("value_d16", "value_d32_small", "value_d32_best")
     if not len(val.runs) or not {16, 32} <= set(val.runs.d_model) or 1 not in set(val.runs.h):
@@ -264,7 +264,7 @@ def every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
 
 def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | None = None,
              checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
-    """Every claim of :data:`rgr.results.reported.CLAIMS`, once each, in its order.
+    """Every claim of :data:`rgr.results.replication.reported.CLAIMS`, once each, in its order.
 
     ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 and value_long
     optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset; where missing, the
@@ -298,7 +298,7 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
 
 
 def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
-    """One row per claim of :data:`rgr.results.reported.CLAIMS`, in its order; a claim missing from ``rows`` (no data
+    """One row per claim of :data:`rgr.results.replication.reported.CLAIMS`, in its order; a claim missing from ``rows`` (no data
     at all) is marked not testable. Two rows for one claim, or a row of no claim, are an error."""
     by_key: dict[str, ClaimRow] = {}
     for r in rows:
@@ -312,7 +312,7 @@ def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
 
 def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
     """The verdict table as a frame: one line per claim (:func:`complete_rows`), with its verdict in words
-    (:func:`rgr.results.replication.verdict_label`) and its cause (:func:`rgr.results.replication.cause_of`)."""
+    (:func:`rgr.results.replication.verdicts.verdict_label`) and its cause (:func:`rgr.results.replication.verdicts.cause_of`)."""
     out = []
     for r in complete_rows(rows):
         c = rep.claim(r.key)
@@ -335,7 +335,7 @@ def near_misses(rows: list[ClaimRow]) -> int:
 
 def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
     """The book's number of one row as prose: "1.21 (95% noise interval 1.01–1.26)", or "not testable here";
-    ``reading``: the row's :class:`~rgr.results.replication_claims.Reading` whose name starts with it instead."""
+    ``reading``: the row's :class:`~rgr.results.replication.sec61.Reading` whose name starts with it instead."""
     found = [r for r in rows if r.key == key]
     if not found or not math.isfinite(found[0].value):
         return "not testable here"

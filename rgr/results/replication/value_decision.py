@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import get, load, resolve_preset, table_path
-from ..store import TableError
-from .replication_claims import Source, basis
+from ...catalog import get, load, resolve_preset, table_path
+from ...store import TableError
+from .sec61 import Source, basis
 
 __all__ = ["LONG", "complete", "deciding_runs", "long_basis", "long_source"]
 

@@ -1,7 +1,7 @@
 """The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
 
 One interval convention decides every verdict (:data:`CONVENTION`): the measurement's own noise on the cells the
-claim names (:mod:`rgr.results.seed_bootstrap`); the bootstrap over cells is only shown beside it.
+claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over cells is only shown beside it.
 
 - :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
@@ -13,8 +13,8 @@ claim names (:mod:`rgr.results.seed_bootstrap`); the bootstrap over cells is onl
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
 - :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
-The per-claim readings are in :mod:`rgr.results.replication_claims`; the paper's numbers only
-in :mod:`rgr.results.reported`.
+The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
+in :mod:`rgr.results.replication.reported`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..stats import Fit, fit_line
 from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
-from .stats import Fit, fit_line
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
@@ -100,7 +100,7 @@ DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION
 
 def other_base_reading(row):
     """The reading of a law-slope row under the base the verdict does not use (a
-    :class:`~rgr.results.replication_claims.Reading` named "with <base>"), or None for any other row."""
+    :class:`~rgr.results.replication.sec61.Reading` named "with <base>"), or None for any other row."""
     names = {f"with {b}" for b in LOG_BASES if b != LAW_BASE}
     found = [x for x in getattr(row, "readings", ()) if x.name in names]
     return found[0] if found else None
@@ -257,7 +257,7 @@ def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
 
 def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
-    :func:`rgr.results.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
+    :func:`rgr.results.replication.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
     iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
     base = cells.drop(columns=[c for c in ("d_k_lo", "d_k_hi") if c in cells])
     if "r" not in base:
