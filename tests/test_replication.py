@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 
 from rgr.results.replication import reported as rep
-from rgr.results.replication.sec61 import ClaimRow, Reading, Source
+from rgr.results.replication.extensions import gpt2_testable
+from rgr.results.replication.rows import ClaimRow, Reading, Source
 from rgr.results.replication.table import (
     base_words,
     claims_frame,
     evaluate,
     fit_words,
-    gpt2_testable,
     near_misses,
     row_value,
     verdict_counts,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rgr.results.replication import reported as rep
-from rgr.results.replication.sec61 import ClaimRow, Reading
+from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.summary import (
     EXPLAIN,
     VERDICT_CLASS,

@@ -10,7 +10,6 @@ The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication.fig4`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,59 +19,12 @@ from ...task.metrics import F1_TARGET
 from ..thresholds import curves, meets_precondition
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
-from .seed_bootstrap import Draws, Noise, cell_noise, fit_stats, noise
-from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, fit_interval, noise_verdict, side_verdict, table1
+from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
+from .seed_bootstrap import Draws, cell_noise, noise
+from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
-__all__ = ["Source", "Reading", "ClaimRow", "SharedBase", "basis", "cutoffs", "fit_noise", "fit_row", "reached", "sec61_rows"]
-
-NAN = math.nan
-_FIT = {"slope": 0, "intercept": 1, "r2": 2}
-
-
-@dataclass(frozen=True)
-class Source:
-    """One experiment's runs and the preset they belong to."""
-
-    name: str
-    preset: str
-    runs: pd.DataFrame
-
-
-@dataclass(frozen=True)
-class Reading:
-    """A reading of a claim shown beside the verdict, deciding nothing: its name, the book's value, its 95% noise
-    interval and whether the paper's value lies in it (None where there is no interval)."""
-
-    name: str
-    value: float
-    lo: float
-    hi: float
-    holds: bool | None
-
-    def words(self, paper: float) -> str:
-        if self.holds is None:
-            return f"{self.name}: {self.value:.3g} (no interval)"
-        return (f"{self.name}: {self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}], the paper's {paper:.3g} "
-                + ("inside" if self.holds else "outside"))
-
-
-@dataclass(frozen=True)
-class ClaimRow:
-    """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
-    the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
-    of the rows read (set by :func:`rgr.results.replication.table.evaluate`)."""
-
-    key: str
-    book: str
-    interval: str
-    basis: str
-    verdict: Verdict
-    value: float = NAN
-    lo: float = NAN
-    hi: float = NAN
-    cells: str = "—"
-    readings: tuple[Reading, ...] = ()
-    preset: str = ""
+__all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows", "law_rows",
+           "sec61_rows", "single_head_never"]
 
 
 @dataclass(frozen=True)
@@ -87,88 +39,9 @@ class SharedBase:
     arithmetic: list[ArithmeticCheck]
 
 
-def seeds_per_point(runs: pd.DataFrame) -> int:
-    """The most seeds behind one (cell, h, D_K) point of ``runs`` (0 without rows)."""
-    if not len(runs):
-        return 0
-    return int(runs.groupby([c for c in ("m", "d_model", "r", "h", "D_K") if c in runs])["seed"].nunique().max())
-
-
-def cutoffs(runs: pd.DataFrame) -> str:
-    """The step cutoffs of ``runs``: "20k" or "20k–80k" (what a threshold was trained to)."""
-    if not len(runs) or "max_steps" not in runs:
-        return "?"
-    lo, hi = int(runs["max_steps"].min()), int(runs["max_steps"].max())
-    k = lambda v: f"{v / 1000:g}k"  # noqa: E731
-    return k(lo) if lo == hi else f"{k(lo)}–{k(hi)}"
-
-
-def basis(src: Source) -> str:
-    """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7)."""
-    r = src.runs
-    text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
-    if src.name != "gpt2" and len(r):
-        text += f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
-        text += f", cutoff {cutoffs(r)} steps"
-    return text
-
-
 def _missing(cells: pd.DataFrame, wanted) -> list:
     have = set() if not len(cells) else {(int(m), int(d)) for m, d in cells[["m", "d_model"]].itertuples(index=False)}
     return [c for c in wanted if tuple(c) not in have]
-
-
-def _untestable(key: str, why: str, b: str, cause: str = "no_data") -> ClaimRow:
-    return ClaimRow(key, "—", "—", b, Verdict("not testable", why, cause=cause))
-
-
-def _fmt_iv(lo: float, hi: float, nd: int = 2) -> str:
-    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.{nd}f}, {hi:.{nd}f}]"
-
-
-def reached(draws: Draws) -> Draws:
-    """The draws of the cells whose D_K* the book reached."""
-    return draws.subset(draws.cells["D_K_star"].notna().to_numpy())
-
-
-def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
-    """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column ``x`` of the
-    cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
-    xs = draws.cells[x].to_numpy(float) * factor
-    k = _FIT[what]
-    return noise(draws, lambda dk, h: fit_stats(xs, dk if on == "dk" else h, intercept)[k])
-
-
-def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> str:
-    y = draws.cells["D_K_star" if on == "dk" else "h_star"].astype(float)
-    fi = fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)
-    lo, hi = {"slope": fi.slope, "intercept": fi.intercept, "r2": fi.r2}[what]
-    return _fmt_iv(lo, hi)
-
-
-def _reading(name: str, n: Noise, paper: float) -> Reading:
-    ok = math.isfinite(n.lo) and math.isfinite(n.hi)
-    return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None)
-
-
-def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
-            arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None) -> ClaimRow:
-    """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
-    interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
-    appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
-    Table 1 gives its fit) makes that the cause of a deviation."""
-    x, on, intercept, what, factor = spec
-    paper = rep.claim(key).value
-    n = fit_noise(d, x, on, intercept, what, factor)
-    if not math.isfinite(n.value):
-        return _untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
-    v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od, f in others if len(od.cells) >= 3)
-    said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
-    said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
-    cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause
-    return ClaimRow(key, f"{n.value:.3g} (n = {len(d.cells)})", n.words(), b, Verdict(v.status, said, v.near_miss, cause),
-                    n.value, n.lo, n.hi, _cells_iv(d, x, on, intercept, what, factor), readings)
 
 
 def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
@@ -184,7 +57,7 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
             f"more heads could lower those D_K*; {step}")
 
 
-def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
     base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base and every configuration tested ride along."""
     ok = reached(sb.draws)
@@ -196,7 +69,7 @@ def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
         d = ok if tag == "all" else ok.subset(meets_precondition(ok.cells))
         e = None if every is None else (every if tag == "all" else every.subset(meets_precondition(every.cells)))
         if len(d.cells) < 2:
-            rows += [_untestable(f"law_{k}_{tag}", f"D_K* reached in {len(d.cells)} cells; a fit needs 2", b) for k in ("slope", "r2")]
+            rows += [untestable(f"law_{k}_{tag}", f"D_K* reached in {len(d.cells)} cells; a fit needs 2", b) for k in ("slope", "r2")]
             continue
         words = check_words(sb.arithmetic, f"law_{tag}")
         ev = [] if e is None else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
@@ -209,7 +82,7 @@ def _law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     return rows
 
 
-def _excluded_above(sb: SharedBase, b: str) -> ClaimRow:
+def excluded_above(sb: SharedBase, b: str) -> ClaimRow:
     """Each d_model = 16, m > 64 cell lies above the precondition line: D_K* / (c x) > 1, the line refitted on every
     seed replicate, across the ratio's 95% noise interval."""
     key, wanted = "excluded_above", rep.claim("excluded_above").value
@@ -217,7 +90,7 @@ def _excluded_above(sb: SharedBase, b: str) -> ClaimRow:
     miss = _missing(ok.cells, wanted)
     pre = meets_precondition(ok.cells).to_numpy()
     if miss or not pre.any():
-        return _untestable(key, f"cells {miss} not reached in these data" if miss else "no precondition cells with D_K*", b)
+        return untestable(key, f"cells {miss} not reached in these data" if miss else "no precondition cells with D_K*", b)
     x = ok.cells["x_law"].to_numpy(float)
     at = {c: int(np.flatnonzero((ok.cells["m"] == c[0]) & (ok.cells["d_model"] == c[1]))[0]) for c in wanted}
 
@@ -234,11 +107,11 @@ def _excluded_above(sb: SharedBase, b: str) -> ClaimRow:
     return ClaimRow(key, f"D_K* / line: {txt}", ivs, b, combined(vs, why), min(n.value for n in ns.values()))
 
 
-def _heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+def heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """h* = a m/d_model + b with intercept; a deviation notes how many cells sit at the book's largest head count."""
     d = reached(sb.draws)
     if len(d.cells) < 3:
-        return [_untestable(k, f"h* found in {len(d.cells)} cells; the line needs 3", b) for k in ("heads_slope", "heads_intercept", "heads_r2")]
+        return [untestable(k, f"h* found in {len(d.cells)} cells; the line needs 3", b) for k in ("heads_slope", "heads_intercept", "heads_r2")]
     top = int(sb.src.runs["h"].max())
     capped = d.cells[d.cells["h_star"] >= top]
     caveat = (f"In {len(capped)} cell(s) h* is the book's largest head count {top} (paper: up to {rep.PAPER_MAX_HEADS}); "
@@ -264,14 +137,14 @@ def _table1_median_note(lo: float, hi: float) -> str:
             f"{where} the book's interval")
 
 
-def _dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Median and range of d_k* = D_K*/h*, and Table 1 per cell, each on d_k*'s noise interval."""
     d = reached(sb.draws)
     if not len(d.cells):
-        return [_untestable(k, "no cell reached D_K*", b) for k in ("dk_median", "dk_range", "table1")]
+        return [untestable(k, "no cell reached D_K*", b) for k in ("dk_median", "dk_range", "table1")]
     n = noise(d, lambda dk, h: np.median(dk / h, axis=0))
     v = noise_verdict(rep.claim("dk_median").value, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    rows = [ClaimRow("dk_median", f"{n.value:.3g} (n = {len(d.cells)})", _fmt_iv(n.lo, n.hi, 1), b,
+    rows = [ClaimRow("dk_median", f"{n.value:.3g} (n = {len(d.cells)})", fmt_iv(n.lo, n.hi, 1), b,
                      Verdict(v.status, v.detail + _table1_median_note(n.lo, n.hi), v.near_miss,
                              "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause),
                      n.value, n.lo, n.hi)]
@@ -291,14 +164,14 @@ def _dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     return rows
 
 
-def _single_head(sb: SharedBase, b: str) -> ClaimRow:
+def single_head_never(sb: SharedBase, b: str) -> ClaimRow:
     """One head stays below mean F1 0.99 at the named cells: at its best tested budget, across the 95% t-interval."""
     key, wanted = "single_head_never", rep.claim("single_head_never").value
     s = curves(sb.src.runs[sb.src.runs["h"] == 1])
     have = {(int(m), int(d)) for m, d in s[["m", "d_model"]].itertuples(index=False)}
     miss = [c for c in wanted if tuple(c) not in have]
     if miss:
-        return _untestable(key, f"cells {miss} with one head not in these data", b)
+        return untestable(key, f"cells {miss} with one head not in these data", b)
     best = {c: s[(s.m == c[0]) & (s.d_model == c[1])].sort_values("mean").iloc[-1] for c in wanted}
     vs = [side_verdict(r["lo"], r["hi"], F1_TARGET, False, f"one head's best mean F1 at {c}", "95% t-interval")
           for c, r in best.items()]
@@ -308,13 +181,13 @@ def _single_head(sb: SharedBase, b: str) -> ClaimRow:
                     combined(vs, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
 
 
-def _fig1(sb: SharedBase, b: str) -> ClaimRow:
+def fig1_one_head_worse(sb: SharedBase, b: str) -> ClaimRow:
     """At the Fig. 1 cell: one head's mean F1 below the best multi-head mean at every budget both tested."""
     key, (m, d) = "fig1_one_head_worse", rep.claim("fig1_one_head_worse").value
     runs = sb.src.runs
     s = curves(runs[(runs.m == m) & (runs.d_model == d)]) if len(runs) else pd.DataFrame()
     if not len(s) or not (s.h == 1).any():
-        return _untestable(key, f"cell ({m}, {d}) with one head not in these data", b)
+        return untestable(key, f"cell ({m}, {d}) with one head not in these data", b)
     one = s[s.h == 1].set_index("D_K")
     multi = s[s.h > 1].sort_values("mean").groupby("D_K").last()
     shared = one.index.intersection(multi.index)
@@ -331,7 +204,7 @@ def _fig1(sb: SharedBase, b: str) -> ClaimRow:
                     float(gap.max()))
 
 
-def _fig2(sb: SharedBase, b: str) -> ClaimRow:
+def fig2_more_heads(sb: SharedBase, b: str) -> ClaimRow:
     """h* never falls with m (d_model fixed) nor rises with d_model (m fixed) beyond the cells' h* noise intervals."""
     d = reached(sb.draws)
     h = cell_noise(d, "h_star").set_index(["m", "d_model"]).sort_index()
@@ -341,7 +214,7 @@ def _fig2(sb: SharedBase, b: str) -> ClaimRow:
             if nxt in h.index:  # nxt should need at least as many heads
                 pairs.append((h.loc[(m, dm), "value"], h.loc[nxt, "value"], h.loc[(m, dm), "lo"], h.loc[nxt, "hi"]))
     if not pairs:
-        return _untestable("fig2_more_heads", "no neighbouring cells with h*", b)
+        return untestable("fig2_more_heads", "no neighbouring cells with h*", b)
     down = sum(a > z for a, z, _, _ in pairs)
     sig = sum(lo > hi for _, _, lo, hi in pairs)
     v = Verdict("agrees" if sig == 0 else "deviates",
@@ -353,5 +226,5 @@ def _fig2(sb: SharedBase, b: str) -> ClaimRow:
 def sec61_rows(sb: SharedBase) -> list[ClaimRow]:
     """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.replication.reported.CLAIMS`."""
     b = basis(sb.src)
-    return (_law_rows(sb, b) + [_excluded_above(sb, b)] + _heads_rows(sb, b) + _dk_rows(sb, b)
-            + [_single_head(sb, b), _fig1(sb, b), _fig2(sb, b)])
+    return (law_rows(sb, b) + [excluded_above(sb, b)] + heads_rows(sb, b) + dk_rows(sb, b)
+            + [single_head_never(sb, b), fig1_one_head_worse(sb, b), fig2_more_heads(sb, b)])

@@ -21,7 +21,7 @@ from html import escape
 
 from . import reported as rep
 from .fig4 import THIN_SEEDS
-from .sec61 import ClaimRow
+from .rows import ClaimRow
 from .table import CHAPTER_TITLES, complete_rows
 from .verdicts import (
     CAUSES,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ...catalog import get, load, resolve_preset, table_path
 from ...store import TableError
-from .sec61 import Source, basis
+from .rows import Source, basis
 
 __all__ = ["LONG", "complete", "deciding_runs", "long_basis", "long_source"]
 

@@ -19,7 +19,7 @@ import pandas as pd
 from ...catalog import preset_completeness
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck
-from .sec61 import ClaimRow, Source, reached
+from .rows import ClaimRow, Source, reached
 from .seed_bootstrap import cell_noise, seed_draws
 from .table import JOINT
 from .value_decision import LONG, long_source
