@@ -72,16 +72,13 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
     one = s[s.h == 1].set_index("D_K")["mean"]
     mono = s.groupby("h")["mean"].apply(lambda g: bool(g.is_monotonic_increasing))  # s is sorted by D_K
     spread = runs.groupby(["D_K", "h"])["test_acc"].agg(lambda a: a.max() - a.min())
-    return GPT2Reading(
-        m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]),
-        n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
-        best_h=tuple(int(h) for h in best.h), best_acc=tuple(float(a) for a in best["mean"]),
-        one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K),
-        n_heads=len(mono), n_monotone=int(mono.sum()),
-        frac_best_last=float((runs.best_step == runs.steps_done).mean()),
-        n_settings=len(spread), n_split=int((spread > split).sum()),
-        stand_in=is_stand_in(runs["embedding_source"]),
-    )
+    return GPT2Reading(m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]), n_budgets=len(best),
+                       multi_head_best=int((best.h > 1).sum()), best_h=tuple(int(h) for h in best.h),
+                       best_acc=tuple(float(a) for a in best["mean"]),
+                       one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K), n_heads=len(mono),
+                       n_monotone=int(mono.sum()), frac_best_last=float((runs.best_step == runs.steps_done).mean()),
+                       n_settings=len(spread), n_split=int((spread > split).sum()),
+                       stand_in=is_stand_in(runs["embedding_source"]))
 
 
 @dataclass(frozen=True)
@@ -114,11 +111,10 @@ def gpt2_words(runs: pd.DataFrame, book_m: int, split: float = 0.3) -> GPT2Words
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)
-    return GPT2Words(
-        m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
-        regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best, n_budgets=r.n_budgets,
-        best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone, n_heads=r.n_heads,
-        pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split, n_settings=r.n_settings,
-        embeddings=embedding_label(runs["embedding_source"]), wall_min=float(runs.wall_time_s.sum() / 60),
-        n_runs=len(runs), times_more=COMPRESSIVE * r.d_model / book_m,
-    )
+    return GPT2Words(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
+                     regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
+                     n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
+                     n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
+                     n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
+                     wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
+                     times_more=COMPRESSIVE * r.d_model / book_m)

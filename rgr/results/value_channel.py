@@ -107,17 +107,16 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
         best = g.loc[g.groupby("D_K")["ratio"].idxmin()]
         ok, one = g[g.ratio <= solved].sort_values(["D_K", "ratio"]), g[g.h == 1].sort_values("D_K")
         one_ok, ref = one[one.ratio <= solved], f1.get((int(m), int(d)))
-        out.append(ValueCell(
-            m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
-            lowest_ratio=float(g.ratio.min()),
-            first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
-            first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
-            one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
-            one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
-            one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
-            one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
-            f1_D_K_star=_opt(getattr(ref, "D_K_star", None)), f1_h_star=_opt(getattr(ref, "h_star", None)),
-        ))
+        out.append(ValueCell(m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
+                             lowest_ratio=float(g.ratio.min()),
+                             first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
+                             first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
+                             one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
+                             one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
+                             one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
+                             one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
+                             f1_D_K_star=_opt(getattr(ref, "D_K_star", None)),
+                             f1_h_star=_opt(getattr(ref, "h_star", None))))
     return tuple(out)
 
 
@@ -145,15 +144,14 @@ def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
     """Sum up :func:`value_cells` (see :class:`ValueSummary`)."""
     solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
     one = [c for c in cells if c.f1_h_star == 1]
-    return ValueSummary(
-        n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
-        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
-        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
-        closest_cell=solved[0] if solved else None,
-        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
-        multi_head_best=sum(c.multi_head_best for c in cells), n_budgets=sum(c.n_budgets for c in cells),
-        n_f1_one_head_cells=len(one), n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one),
-    )
+    return ValueSummary(n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
+                        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
+                        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
+                        closest_cell=solved[0] if solved else None,
+                        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
+                        multi_head_best=sum(c.multi_head_best for c in cells),
+                        n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
+                        n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one))
 
 
 def cells_table(cells: tuple[ValueCell, ...]) -> pd.DataFrame:
@@ -285,11 +283,12 @@ def value_words(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: floa
     (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
     s = value_summary(cells)
     c = s.closest_cell
-    return ValueWords(
-        solved=solved, n_cells=s.n_cells, n_solved=s.n_solved, tracks="does" if s.tracks_f1(tracks_factor) else "does not",
-        closest_to_f1=s.closest_to_f1, closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
-        closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved, multi_head_best=s.multi_head_best,
-        n_budgets=s.n_budgets, n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
-        n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model, n_rise_without_stop=stop.n_rise_without_stop,
-        largest_gain=stop.largest_gain, best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be",
-    )
+    return ValueWords(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
+                      tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
+                      closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
+                      closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
+                      multi_head_best=s.multi_head_best, n_budgets=s.n_budgets,
+                      n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
+                      n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
+                      n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
+                      best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")

@@ -1,5 +1,6 @@
 """Readers of the extension claims of the verdict table (chapter *Does it replicate?*): softmax (E4), the value
-channel (E6) and the GPT-2 block (E7), each from the runs of its experiment (a :class:`~rgr.results.replication.rows.Source`).
+channel (E6) and the GPT-2 block (E7),
+each from the runs of its experiment (a :class:`~rgr.results.replication.rows.Source`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .value_decision import deciding_runs, long_basis
 from .verdicts import Verdict
 
-__all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small", "value_rows"]
+__all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
+           "value_rows"]
 
 
 def _advantage(d: Draws) -> dict[tuple[int, int], str]:
@@ -31,7 +33,9 @@ def _advantage(d: Draws) -> dict[tuple[int, int], str]:
         more = np.where(np.isnan(d.dk1[i]), True, d.dk1[i] > d.dk[i])[~np.isnan(d.dk[i])]
         own = pd.isna(r.D_K_star_h1) or r.D_K_star_h1 > r.D_K_star
         share = float(more.mean()) if more.size else math.nan
-        out[(int(r.m), int(r.d_model))] = ("yes" if own and share >= 0.975 else "no" if not own and share <= 0.025 else "undecided")
+        out[(int(r.m), int(r.d_model))] = (
+            "yes" if own and share >= 0.975 else "no" if not own and share <= 0.025 else "undecided"
+        )
     return out
 
 
@@ -55,8 +59,15 @@ def softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
     said += f" (the book's preset has {len(adv)} of the paper's 4 panels)"
     if except_cell not in adv:
         said += f"; the book has no {except_cell} panel"
-    rows = [ClaimRow("softmax_advantage", "advantage — " + shown, "one head's threshold above D_K* in ≥ 97.5% of seed replicates", b,
-                     Verdict(status, said, cause=cause))]
+    rows = [
+        ClaimRow(
+            "softmax_advantage",
+            "advantage — " + shown,
+            "one head's threshold above D_K* in ≥ 97.5% of seed replicates",
+            b,
+            Verdict(status, said, cause=cause),
+        )
+    ]
     return rows + [softmax_shift(pair["softmax"], pair["base"])]
 
 
@@ -65,7 +76,8 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
     key = "softmax_shift"
     b = f"softmax {basis(soft)}; max-over-heads {basis(maxed)}"
     if soft.preset != maxed.preset:
-        return untestable(key, f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b,
+        return untestable(key,
+                          f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b,
                            "presets")
     if not len(soft.runs) or not len(maxed.runs):
         return untestable(key, "softmax or max-over-heads runs missing at this preset", b)
@@ -78,11 +90,19 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
     opposite = int((both.hi_s < both.lo_m).sum())
     txt = ", ".join(f"({r.m}, {r.d_model}): {int(r.value_s)} vs {int(r.value_m)}" for r in both.itertuples())
     shared = maxed.runs.merge(both[["m", "d_model"]], on=["m", "d_model"])
-    cut = (f"; cutoffs: softmax {cutoffs(soft.runs)}, max-over-heads {cutoffs(shared)} steps (the protocol's, as the paper's)"
-           + ("; more steps could only lower max-over-heads' D_K*, so its shorter cutoff does not make the shift"
-              if shared["max_steps"].max() <= soft.runs["max_steps"].min() else ""))
-    v = Verdict("agrees" if larger == len(both) and not opposite else "deviates",
-                f"softmax needs more in {larger} of {len(both)} cells; beyond both 95% noise intervals in {apart}" + cut)
+    cut = (
+        f"; cutoffs: softmax {cutoffs(soft.runs)}, max-over-heads {cutoffs(shared)} steps (the protocol's, as the "
+        f"paper's)"
+        + (
+            "; more steps could only lower max-over-heads' D_K*, so its shorter cutoff does not make the shift"
+            if shared["max_steps"].max() <= soft.runs["max_steps"].min()
+            else ""
+        )
+    )
+    v = Verdict(
+        "agrees" if larger == len(both) and not opposite else "deviates",
+        f"softmax needs more in {larger} of {len(both)} cells; beyond both 95% noise intervals in {apart}" + cut,
+    )
     return ClaimRow(key, "D_K* softmax vs max — " + txt, "95% noise intervals of D_K*", b, v, float(larger))
 
 
@@ -115,21 +135,38 @@ def value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
     one, many = best(16, [1]), best(16, [h for h in s.h.unique() if h >= rep.claim("value_d16").value])
     apart = one.lo > many.hi
     open_ = _unsettled(val.runs, 16, 1, int(one.D_K))  # the plateau is the claim: one head's best must be settled
-    head = (f"lowest MSE one head {one['mean']:.4f} (D_K = {int(one.D_K)}), h ≥ 4 {many['mean']:.4f} (h = {int(many.h)}): "
-            f"{one['mean'] / many['mean']:.1f}x")
+    head = (
+        f"lowest MSE one head {one['mean']:.4f} (D_K = {int(one.D_K)}), h ≥ 4 {many['mean']:.4f} (h = {int(many.h)}): "
+        f"{one['mean'] / many['mean']:.1f}x"
+    )
     iv = f"[{one.lo:.4f}, {one.hi:.4f}] vs [{many.lo:.4f}, {many.hi:.4f}]"
-    rows = [ClaimRow("value_d16", head, iv, b, Verdict("not testable", f"undecided at this cutoff: {open_}", cause="unsettled") if open_ else
-                     Verdict("agrees" if apart else "deviates",
-                             f"one head's error is lowest at D_K = {int(one.D_K)}, below the top of its ladder, and lies "
-                             + ("above" if apart else "not clearly above") + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x "
-                             "(95% t-intervals); 'sharply' is the paper's word, the book reports the factor"), one["mean"] / many["mean"])]
+    rows = [
+        ClaimRow(
+            "value_d16",
+            head,
+            iv,
+            b,
+            Verdict("not testable", f"undecided at this cutoff: {open_}", cause="unsettled")
+            if open_
+            else Verdict(
+                "agrees" if apart else "deviates",
+                f"one head's error is lowest at D_K = {int(one.D_K)}, below the top of its ladder, and lies "
+                + ("above" if apart else "not clearly above")
+                + f" the best with h ≥ 4 by {one['mean'] / many['mean']:.1f}x "
+                "(95% t-intervals); 'sharply' is the paper's word, the book reports the factor",
+            ),
+            one["mean"] / many["mean"],
+        )
+    ]
     rows.append(value_d32_small(s, val.runs, b))
     decide = deciding_runs(long, 32)
     if decide is None:
         rows.append(value_d32_best(s, val.runs, b, best))
     else:
         s_long = summarize(decide, ["d_model", "h", "D_K"], "test_mse")
-        best_long = lambda d, hs: s_long[(s_long.d_model == d) & s_long.h.isin(hs)].sort_values("mean").iloc[0]  # noqa: E731
+        def best_long(d, hs):
+            return s_long[(s_long.d_model == d) & s_long.h.isin(hs)].sort_values("mean").iloc[0]
+
         rows.append(value_d32_best(s_long, decide, long_basis(long, decide), best_long))
     return rows
 
@@ -149,9 +186,17 @@ def value_d32_small(s: pd.DataFrame, runs: pd.DataFrame, b: str) -> ClaimRow:
     if open_:
         return ClaimRow("value_d32_small", book, "—", b, Verdict("not testable", f"undecided at this cutoff: {open_}",
                                                                   cause="unsettled"))
-    return ClaimRow("value_d32_small", book, "—", b, Verdict("agrees" if loser == h16 else "deviates",
-                    f"one head beats h = {h16} at {len(wins)} of {len(shared)} shared budgets, the smallest "
-                    f"{'included' if d0 in wins.index else 'not included'}; the higher error there (h = {loser}) is settled"))
+    return ClaimRow(
+        "value_d32_small",
+        book,
+        "—",
+        b,
+        Verdict(
+            "agrees" if loser == h16 else "deviates",
+            f"one head beats h = {h16} at {len(wins)} of {len(shared)} shared budgets, the smallest "
+            f"{'included' if d0 in wins.index else 'not included'}; the higher error there (h = {loser}) is settled",
+        ),
+    )
 
 
 def value_d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRow:
@@ -165,14 +210,38 @@ def value_d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRo
     tied = cand["lo"] <= top["hi"]
     book = f"lowest MSE: h = {int(top.h)} {top['mean']:.4f}; best of h ∈ {hs_txt}: h = {int(cand.h)} {cand['mean']:.4f}"
     iv = f"[{top.lo:.4f}, {top.hi:.4f}] vs [{cand.lo:.4f}, {cand.hi:.4f}]"
-    open_ = [w for w in (_unsettled(runs, 32, int(top.h), int(top.D_K)), _unsettled(runs, 32, int(rival.h), int(rival.D_K))) if w]
+    open_ = [
+        w
+        for w in (_unsettled(runs, 32, int(top.h), int(top.D_K)), _unsettled(runs, 32, int(rival.h), int(rival.D_K)))
+        if w
+    ]
     if open_:
-        return ClaimRow("value_d32_best", book, iv, b, Verdict("not testable", "undecided at this cutoff: " + "; ".join(open_)
-                        + f" — the errors were still falling where the comparison is made; a longer cutoff and a D_K ladder past "
-                        f"{int(s[s.d_model == 32].D_K.max())} would decide it", cause="unsettled"))
-    return ClaimRow("value_d32_best", book, iv, b, Verdict("agrees" if int(top.h) in hs or tied else "deviates",
-                    f"the lowest error is at h = {int(top.h)}; h ∈ {hs_txt} is " + ("within its 95% t-interval" if tied else
-                    "outside its 95% t-interval")))
+        return ClaimRow(
+            "value_d32_best",
+            book,
+            iv,
+            b,
+            Verdict(
+                "not testable",
+                "undecided at this cutoff: "
+                + "; ".join(open_)
+                + f" — the errors were still falling where the comparison is made; a longer cutoff and a D_K ladder "
+                  f"past "
+                f"{int(s[s.d_model == 32].D_K.max())} would decide it",
+                cause="unsettled",
+            ),
+        )
+    return ClaimRow(
+        "value_d32_best",
+        book,
+        iv,
+        b,
+        Verdict(
+            "agrees" if int(top.h) in hs or tied else "deviates",
+            f"the lowest error is at h = {int(top.h)}; h ∈ {hs_txt} is "
+            + ("within its 95% t-interval" if tied else "outside its 95% t-interval"),
+        ),
+    )
 
 
 def gpt2_testable(runs: pd.DataFrame) -> str | None:
@@ -202,21 +271,45 @@ def gpt2_rows(g: Source) -> list[ClaimRow]:
     s = summarize(g.runs, ["h", "D_K"], "test_acc")
     at = s[(s.D_K == s.D_K.max()) & (s.h >= 2)]
     near = bool((at["mean"] >= 0.95).all())
-    rows = [ClaimRow("gpt2_multi", f"D_K = {int(s.D_K.max())}: " + ", ".join(f"h = {int(r.h)}: {r.mean:.2f}" for r in at.itertuples()),
-                     "—", b, Verdict("agrees" if near else "deviates", "'near perfect' read as mean accuracy >= 0.95"))]
+    rows = [
+        ClaimRow(
+            "gpt2_multi",
+            f"D_K = {int(s.D_K.max())}: " + ", ".join(f"h = {int(r.h)}: {r.mean:.2f}" for r in at.itertuples()),
+            "—",
+            b,
+            Verdict("agrees" if near else "deviates", "'near perfect' read as mean accuracy >= 0.95"),
+        )
+    ]
     one = g.runs[(g.runs.h == 1) & (g.runs.D_K >= 256)]["test_acc"]
     up = one[one > 0.1]
     split = bool(len(up) and (one <= 0.1).any())
     mean, lo, hi = t_interval(up.to_numpy()) if len(up) else (float("nan"),) * 3
-    rows.append(ClaimRow("gpt2_single", f"{int((one <= 0.1).sum())} of {len(one)} seeds ≤ 0.1; the rest {mean:.2f}",
-                         "—" if not len(up) else f"[{lo:.2f}, {hi:.2f}]", b,
-                         Verdict("agrees" if split and lo <= rep.claim("gpt2_single").value <= hi else "deviates",
-                                 "split " + ("seen" if split else "not seen") + "; the non-collapsed mean against the paper's 0.81")))
+    rows.append(
+        ClaimRow(
+            "gpt2_single",
+            f"{int((one <= 0.1).sum())} of {len(one)} seeds ≤ 0.1; the rest {mean:.2f}",
+            "—" if not len(up) else f"[{lo:.2f}, {hi:.2f}]",
+            b,
+            Verdict(
+                "agrees" if split and lo <= rep.claim("gpt2_single").value <= hi else "deviates",
+                "split " + ("seen" if split else "not seen") + "; the non-collapsed mean against the paper's 0.81",
+            ),
+        )
+    )
     bests = s.loc[s.groupby("D_K")["mean"].idxmax()]
     inside = int(bests.h.isin(rep.claim("gpt2_best").value).sum())
-    rows.append(ClaimRow("gpt2_best", ", ".join(f"D_K = {int(r.D_K)}: h = {int(r.h)}" for r in bests.itertuples()), "—", b,
-                         Verdict("agrees" if inside > len(bests) / 2 else "deviates",
-                                 f"the best h is 4 or 8 at {inside} of {len(bests)} budgets")))
+    rows.append(
+        ClaimRow(
+            "gpt2_best",
+            ", ".join(f"D_K = {int(r.D_K)}: h = {int(r.h)}" for r in bests.itertuples()),
+            "—",
+            b,
+            Verdict(
+                "agrees" if inside > len(bests) / 2 else "deviates",
+                f"the best h is 4 or 8 at {inside} of {len(bests)} budgets",
+            ),
+        )
+    )
     return rows
 
 

@@ -1,8 +1,9 @@
 """Readings of Fig. 4 (the lambda = 8 diagonal) and App. A.3 (r-regular graphs), chapter *Does it replicate?*.
 
 Same rows and conventions as :mod:`rgr.results.replication.sec61`: every interval is the 95% noise interval of
-:mod:`rgr.results.replication.seed_bootstrap` (or, for a statement about F1 curves, their 95% t-intervals across seeds). A ratio
-between two cells is read only when both come from one preset; the basis names each cell's seeds and step cutoff.
+:mod:`rgr.results.replication.seed_bootstrap` (or, for a statement about F1 curves, their 95% t-intervals across
+seeds). A ratio between two cells is read only when both come from one preset; the basis names each cell's seeds
+and step cutoff.
 """
 
 from __future__ import annotations
@@ -38,7 +39,11 @@ def diagonal_basis(base: Source, lam: Source) -> str:
     if not len(runs):
         return basis(lam)
     per = "; ".join(f"m = {m}: {int(g['seed'].nunique())} seeds, cutoff {cutoffs(g)}" for m, g in runs.groupby("m"))
-    presets = base.preset if base.preset == lam.preset or not len(lam.runs) else f"base cells {base.preset}, lambda8 cells {lam.preset}"
+    presets = (
+        base.preset
+        if base.preset == lam.preset or not len(lam.runs)
+        else f"base cells {base.preset}, lambda8 cells {lam.preset}"
+    )
     return f"{presets}: {per} (paper {rep.PAPER_SEEDS['lambda8']} seeds)"
 
 
@@ -79,8 +84,10 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int]) -> list[ClaimRow]:
     v = noise_verdict(law, n.value, n.lo, n.hi, n.lo99, n.hi99, caveat=cave)
     if thin and v.status == "deviates" and not v.near_miss:
         v = Verdict(v.status, v.detail, cause="thin")
-    rows = [ClaimRow("diag_growth", f"D_K*({int(z.m)}) / D_K*({int(a.m)}) = {n.value:.2f} (law: {law:.2f})", n.words(),
-                     b, v, n.value, n.lo, n.hi)]
+    rows = [
+        ClaimRow(key="diag_growth", book=f"D_K*({int(z.m)}) / D_K*({int(a.m)}) = {n.value:.2f} (law: {law:.2f})",
+                 interval=n.words(), basis=b, verdict=v, value=n.value, lo=n.lo, hi=n.hi)
+    ]
     x = d.cells["x_law"].to_numpy(float)
     early = np.flatnonzero(d.cells["m"].to_numpy() < start)
 
@@ -89,8 +96,12 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int]) -> list[ClaimRow]:
 
     ns = {int(d.cells.m.iloc[j]): noise(d, ratio(j)) for j in early}
     vs = [side_verdict(q.lo, q.hi, 1.0, True, f"m = {m}'s D_K* over the trend") for m, q in ns.items()]
-    why = (f"{sum(v.status == 'agrees' for v in vs)} of {len(vs)} early points lie above the trend c m ln m / d_model fitted "
-           f"on m >= {start} ({len(late)} points) across their 95% noise interval" + "".join(f"; {v.detail}" for v in vs if v.status != "agrees"))
+    why = (
+        f"{sum(v.status == 'agrees' for v in vs)} of {len(vs)} early points lie above the trend c m ln m / d_model "
+        f"fitted "
+        f"on m >= {start} ({len(late)} points) across their 95% noise interval"
+        + "".join(f"; {v.detail}" for v in vs if v.status != "agrees")
+    )
     rows.append(ClaimRow("diag_first_two_above", ", ".join(f"m = {m}: {q.value:.2f}x the trend" for m, q in ns.items()),
                          ", ".join(f"[{q.lo:.2f}, {q.hi:.2f}]" for q in ns.values()), b,
                          combined(vs, why) if vs else Verdict("deviates", why),
@@ -112,7 +123,8 @@ def diag_heads(d: Draws, b: str) -> ClaimRow:
 
 
 def regular_rows(src: Source) -> list[ClaimRow]:
-    """E4 over r <= 16 (the paper's range): the fit D_K* = c x, the bound forms, the plateaus, h* against r m / d_model."""
+    """E4 over r <= 16 (the paper's range): the fit D_K* = c x, the bound forms, the plateaus, h* against r m /
+    d_model."""
     b = basis(src)
     d = reached(seed_draws(src.runs, law="regular")) if len(src.runs) else None
     ok = d.subset((d.cells["r"] <= 16).to_numpy()) if d is not None else None
@@ -122,14 +134,24 @@ def regular_rows(src: Source) -> list[ClaimRow]:
         rows.append(regular_lower_form(ok, b + "; r ≤ 16"))
     else:
         n = 0 if ok is None else len(ok.cells)
-        rows += [untestable(k, f"{n} out-degrees r <= 16 with a D_K*; a fit needs 2", b) for k in ("regular_slope", "regular_lower_form")]
+        rows += [
+            untestable(k, f"{n} out-degrees r <= 16 with a D_K*; a fit needs 2", b)
+            for k in ("regular_slope", "regular_lower_form")
+        ]
     rows.append(regular_plateaus(src, b))
     rows.append(regular_heads(ok, b, int(src.runs["h"].max()) if len(src.runs) else 0))
     c = ok.cells if ok is not None else pd.DataFrame(columns=["r"])
     construct = f"the book's D_K* at r = 16 is {int(c[c.r == 16].D_K_star.iloc[0])}; " if (c.r == 16).any() else ""
-    rows.append(untestable("regular_r16_bound", construct + "the paper's constructive bound carries a constant C it does not fix for "
-                            "this size; the book's prescribed construction fails at this cell and its only separating one is one "
-                            "rank-one head per edge (D_K = m'), a trivial bound (chapter constructions)", b, "no_number"))
+    rows.append(
+        untestable(
+            "regular_r16_bound",
+            construct + "the paper's constructive bound carries a constant C it does not fix for "
+            "this size; the book's prescribed construction fails at this cell and its only separating one is one "
+            "rank-one head per edge (D_K = m'), a trivial bound (chapter constructions)",
+            b,
+            "no_number",
+        )
+    )
     return rows
 
 
@@ -142,8 +164,9 @@ def regular_lower_form(ok: Draws, b: str) -> ClaimRow:
     n = noise(ok, lambda dk, h: fit_stats(xb, dk, False)[2] - fit_stats(xl, dk, False)[2])
     r2b, r2l = (float(fit_stats(x, c["D_K_star"].to_numpy(float)[:, None], False)[2][0]) for x in (xb, xl))
     v = side_verdict(n.lo, n.hi, 0.0, True, "R²(lower-bound form) − R²(log2 m form)")
-    return ClaimRow("regular_lower_form", f"R² {r2b:.3f} (lower-bound form) vs {r2l:.3f} (log2 m form)",
-                    f"difference {n.value:+.3f} [{n.lo:+.3f}, {n.hi:+.3f}]", b, v, n.value, n.lo, n.hi)
+    return ClaimRow(key="regular_lower_form", book=f"R² {r2b:.3f} (lower-bound form) vs {r2l:.3f} (log2 m form)",
+                    interval=f"difference {n.value:+.3f} [{n.lo:+.3f}, {n.hi:+.3f}]", basis=b, verdict=v, value=n.value,
+                    lo=n.lo, hi=n.hi)
 
 
 def regular_plateaus(src: Source, b: str) -> ClaimRow:
@@ -158,10 +181,21 @@ def regular_plateaus(src: Source, b: str) -> ClaimRow:
     flat = all(best[k]["hi"] < F1_TARGET for k in need[:2])
     jump = any(reaches_target(best[k]["mean"]) for k in need[2:])
     txt = "; ".join(f"r = {r}, h = {h}: {best[(r, h)]['mean']:.2f}" for r, h in need)
-    return ClaimRow("regular_plateaus", "best mean F1 — " + txt, "plateaus' 95% upper ends below 0.99: " + ("yes" if flat else "no"), b,
-                    Verdict("agrees" if flat and jump else "deviates",
-                            ("one head (r = 2) and two heads (r = 4) stay below 0.99 at every tested budget" if flat else
-                             "a plateau is not below 0.99") + ("; four or eight heads reach it" if jump else "; neither 4 nor 8 heads reach it")))
+    return ClaimRow(
+        "regular_plateaus",
+        "best mean F1 — " + txt,
+        f"plateaus' 95% upper ends below {F1_TARGET:g}: " + ("yes" if flat else "no"),
+        b,
+        Verdict(
+            "agrees" if flat and jump else "deviates",
+            (
+                f"one head (r = 2) and two heads (r = 4) stay below {F1_TARGET:g} at every tested budget"
+                if flat
+                else f"a plateau is not below {F1_TARGET:g}"
+            )
+            + ("; four or eight heads reach it" if jump else "; neither 4 nor 8 heads reach it"),
+        ),
+    )
 
 
 def regular_heads(ok: Draws | None, b: str, top_h: int) -> ClaimRow:
@@ -174,10 +208,19 @@ def regular_heads(ok: Draws | None, b: str, top_h: int) -> ClaimRow:
     meets = (h["hi"] >= t / factor) & (h["lo"] <= t * factor)
     worst = (t / h["hi"]).max()
     txt = ", ".join(f"r = {int(r.r)}: {int(r.value)} vs {int(tt)}" for r, tt in zip(h.itertuples(), t))
-    return ClaimRow("regular_heads", "h* vs r m/d_model — " + txt, "95% noise intervals of h*", b,
-                    Verdict("agrees" if meets.all() else "deviates",
-                            f"within {factor:g}x of r m / d_model in {int(meets.sum())} of {len(h)} out-degrees; at worst "
-                            f"r m / d_model is {worst:.1f}x the upper end of h*'s noise interval; "
-                            + (f"the book's largest head count {top_h} is inside some r's interval, so its cap may matter"
-                               if (h["hi"] >= top_h).any() else
-                               f"no interval reaches the book's largest head count {top_h}, so its cap does not explain this")))
+    return ClaimRow(
+        "regular_heads",
+        "h* vs r m/d_model — " + txt,
+        "95% noise intervals of h*",
+        b,
+        Verdict(
+            "agrees" if meets.all() else "deviates",
+            f"within {factor:g}x of r m / d_model in {int(meets.sum())} of {len(h)} out-degrees; at worst "
+            f"r m / d_model is {worst:.1f}x the upper end of h*'s noise interval; "
+            + (
+                f"the book's largest head count {top_h} is inside some r's interval, so its cap may matter"
+                if (h["hi"] >= top_h).any()
+                else f"no interval reaches the book's largest head count {top_h}, so its cap does not explain this"
+            ),
+        ),
+    )

@@ -90,7 +90,9 @@ def basis(src: Source) -> str:
     r = src.runs
     text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
     if src.name != "gpt2" and len(r):
-        text += f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
+        text += (
+            f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
+        )
         text += f", cutoff {cutoffs(r)} steps"
     return text
 
@@ -112,7 +114,8 @@ def reached(draws: Draws) -> Draws:
 
 
 def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
-    """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column ``x`` of the
+    """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column
+    ``x`` of the
     cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
     xs = draws.cells[x].to_numpy(float) * factor
     k = _FIT[what]
@@ -143,11 +146,13 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     if not math.isfinite(n.value):
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od, f in others if len(od.cells) >= 3)
+    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od,
+                     f in others if len(od.cells) >= 3)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
     cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause
-    return ClaimRow(key, f"{n.value:.3g} (n = {len(d.cells)})", n.words(), b, Verdict(v.status, said, v.near_miss, cause),
-                    n.value, n.lo, n.hi, _cells_iv(d, x, on, intercept, what, factor), readings)
+    return ClaimRow(key=key, book=f"{n.value:.3g} (n = {len(d.cells)})", interval=n.words(), basis=b,
+                    verdict=Verdict(v.status, said, v.near_miss, cause), value=n.value, lo=n.lo, hi=n.hi,
+                    cells=_cells_iv(d, x, on, intercept, what, factor), readings=readings)
 
 

@@ -3,7 +3,8 @@
 
 Which function reads which claim: :data:`rgr.results.replication.registry.READERS` (Sec. 6.1 in
 :mod:`~rgr.results.replication.sec61`, Fig. 4 and App. A.3 in :mod:`~rgr.results.replication.fig4`, the extensions in
-:mod:`~rgr.results.replication.extensions`). Experiments compared with each other (the diagonal's two tables, softmax against
+:mod:`~rgr.results.replication.extensions`). Experiments compared with each other (the diagonal's two tables, softmax
+against
 max-over-heads, every configuration tested) are read at one preset (:data:`JOINT`).
 """
 
@@ -41,7 +42,8 @@ JOINT: dict[str, tuple[str, ...]] = {"diagonal": ("base", "lambda8"), "shift": (
 
 @lru_cache(maxsize=1)
 def arithmetic() -> tuple[ArithmeticCheck, ...]:
-    """:func:`rgr.results.replication.paper_arithmetic.table1_checks`, computed once (it depends on the paper's numbers only)."""
+    """:func:`rgr.results.replication.paper_arithmetic.table1_checks`, computed once (it depends on the paper's numbers
+    only)."""
     return tuple(table1_checks())
 
 
@@ -54,7 +56,8 @@ def every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
         return None, "no runs"
     presets = {s.preset for s in have.values()}
     if len(presets) > 1:
-        return None, "not read: the tables are at different presets (" + ", ".join(f"{n} {s.preset}" for n, s in have.items()) + ")"
+        return None, "not read: the tables are at different presets (" + ", ".join(f"{n} {s.preset}" for n,
+                                                                                   s in have.items()) + ")"
     base = have.get("base")
     others = [s.runs for n, s in have.items() if n != "base"]
     extra = pd.concat(others, ignore_index=True) if others else None
@@ -68,7 +71,8 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     """Every claim of :data:`rgr.results.replication.reported.CLAIMS`, once each, in its order.
 
     ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 and value_long
-    optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset; where missing, the
+    optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset;
+    where missing, the
     ``sources`` themselves (a comparison across presets is then not read). ``checks``: the Table 1 arithmetic
     (computed when None).
     """
@@ -85,9 +89,11 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     at = lambda new, preset: [replace(r, preset=preset) for r in new]  # noqa: E731
     if len(base.runs):
         every, said = every_configuration(group("every"))
-        rows += at(sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic()))), base.preset)
+        rows += at(sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic()))),
+                   base.preset)
     diag, shift = group("diagonal"), group("shift")
-    rows += at(diag_rows(diag["base"], diag["lambda8"]), "/".join(sorted({diag["base"].preset, diag["lambda8"].preset})))
+    rows += at(diag_rows(diag["base"], diag["lambda8"]),
+               "/".join(sorted({diag["base"].preset, diag["lambda8"].preset})))
     rows += at(regular_rows(sources["regular"]), sources["regular"].preset)
     soft = shift.get("softmax", sources["softmax"])
     rows += at(softmax_rows(sources["softmax"], shift), soft.preset if len(soft.runs) else sources["softmax"].preset)
@@ -99,7 +105,8 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
 
 
 def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
-    """One row per claim of :data:`rgr.results.replication.reported.CLAIMS`, in its order; a claim missing from ``rows`` (no data
+    """One row per claim of :data:`rgr.results.replication.reported.CLAIMS`, in its order; a claim missing from
+    ``rows`` (no data
     at all) is marked not testable. Two rows for one claim, or a row of no claim, are an error."""
     by_key: dict[str, ClaimRow] = {}
     for r in rows:
@@ -107,13 +114,18 @@ def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
         if r.key in by_key:
             raise ValueError(f"two rows for the claim {r.key!r}: one row per claim")
         by_key[r.key] = r
-    return [by_key.get(c.key, ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim", cause="no_data")))
-            for c in rep.CLAIMS]
+    return [
+        by_key.get(
+            c.key, ClaimRow(c.key, "—", "—", "—", Verdict("not testable", "no data for this claim", cause="no_data"))
+        )
+        for c in rep.CLAIMS
+    ]
 
 
 def claims_frame(rows: list[ClaimRow], link: bool = True) -> pd.DataFrame:
     """The verdict table as a frame: one line per claim (:func:`complete_rows`), with its verdict in words
-    (:func:`rgr.results.replication.verdicts.verdict_label`) and its cause (:func:`rgr.results.replication.verdicts.cause_of`)."""
+    (:func:`rgr.results.replication.verdicts.verdict_label`) and its cause
+    (:func:`rgr.results.replication.verdicts.cause_of`)."""
     out = []
     for r in complete_rows(rows):
         c = rep.claim(r.key)

@@ -36,7 +36,8 @@ __all__ = [
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
-LAW_BASE = "ln"  # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+# the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+LAW_BASE = "ln"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
 # NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication_causes.cause_of), the
@@ -168,14 +169,18 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
     units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
     v = interval_verdict(paper, value, lo, hi)
     if v.status != "deviates":
-        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"), cause=v.cause)
+        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
+                       cause=v.cause)
     near = lo99 <= paper <= hi99
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
         "the interval has no width (every replicate gave the same value)"
-    prec = ("; the paper gives its value without an interval, so only the book's noise measures the difference"
-            if paper_precision is None else
-            f"; against the paper's own precision (±{_g(paper_precision)}) it is {abs(value - paper) / paper_precision:.1f} of it")
+    prec = (
+        "; the paper gives its value without an interval, so only the book's noise measures the difference"
+        if paper_precision is None
+        else f"; against the paper's own precision (±{_g(paper_precision)}) it is "
+             f"{abs(value - paper) / paper_precision:.1f} of it"
+    )
     where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
              f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
     text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
@@ -191,7 +196,8 @@ def combined(verdicts: list[Verdict], why: str) -> Verdict:
     return Verdict("not testable", why, cause=open_[0].cause) if open_ else Verdict("agrees", why)
 
 
-def side_verdict(lo: float, hi: float, level: float, above: bool, what: str, label: str = "95% noise interval") -> Verdict:
+def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
+                 label: str = "95% noise interval") -> Verdict:
     """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
     [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
     is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
@@ -284,8 +290,11 @@ def table1_basis_words(runs: pd.DataFrame) -> str:
     it say what that costs (a less sharply determined h*)."""
     h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
     paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
-    said = f"The base rows read here reach h = {h_max} with {seeds} seeds per point (the paper: {paper_h} and {paper_seeds})"
-    step = "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
+    said = (f"The base rows read here reach h = {h_max} with {seeds} seeds per point "
+            f"(the paper: {paper_h} and {paper_seeds})")
+    step = (
+        "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
+    )
     if h_max >= paper_h and seeds >= paper_seeds:
         return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
     return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"

@@ -25,7 +25,8 @@ from .table import JOINT
 from .value_decision import LONG, long_source
 from .verdicts import table1
 
-__all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame", "arithmetic_frame"]
+__all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame",
+           "arithmetic_frame"]
 
 OWN = ("base", "lambda8", "regular", "softmax", "value", "gpt2")  # each read on its own preset
 GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in OWN}, **JOINT}
@@ -60,7 +61,8 @@ def used_frame(loaded: Mapping[str, Mapping[str, object]], smoke: bool = False) 
 
 
 def table1_view(base: Source) -> pd.DataFrame:
-    """:func:`rgr.results.replication.verdicts.table1` of the base grid's runs, with each cell's 95% noise interval of d_k*."""
+    """:func:`rgr.results.replication.verdicts.table1` of the base grid's runs, with each cell's 95% noise interval of
+    d_k*."""
     if not len(base.runs):
         return table1(pd.DataFrame(columns=["m", "d_model", "r", "D_K_star", "h_star", "d_k_star"]),
                       pd.DataFrame(columns=["m", "d_model", "r", "lo", "hi"]))
@@ -78,10 +80,14 @@ def readings_frame(rows: list[ClaimRow], name: str) -> pd.DataFrame:
             continue
         x, paper = got[0], rep.claim(r.key).value
         iv = lambda lo, hi: f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) and math.isfinite(hi) else "—"  # noqa: E731
-        out.append(dict(key=r.key, claim=rep.claim(r.key).claim, paper=rep.claim(r.key).paper, verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}",
-                        paper_inside=r.lo <= paper <= r.hi, reading=f"{x.value:.3g} {iv(x.lo, x.hi)}", reading_inside=x.holds,
-                        what=x.name))
-    return pd.DataFrame(out, columns=["key", "claim", "paper", "verdict_reading", "paper_inside", "reading", "reading_inside", "what"])
+        out.append(
+            dict(key=r.key, claim=rep.claim(r.key).claim, paper=rep.claim(r.key).paper,
+                 verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}", paper_inside=r.lo <= paper <= r.hi,
+                 reading=f"{x.value:.3g} {iv(x.lo, x.hi)}", reading_inside=x.holds, what=x.name)
+        )
+    return pd.DataFrame(
+        out, columns=["key", "claim", "paper", "verdict_reading", "paper_inside", "reading", "reading_inside", "what"]
+    )
 
 
 def arithmetic_frame(checks: tuple[ArithmeticCheck, ...] | list[ArithmeticCheck]) -> pd.DataFrame:
