@@ -257,6 +257,19 @@ def test_claims_frame_marks_missing_claims_and_near_misses():
     assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
 
 
+def test_headline_and_law_words_read_the_rows():
+    from rgr.results.replication.table import headline, law_words
+
+    rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), 1.5, 1.0, 2.0),
+            ClaimRow("heads_slope", "", "", "b", Verdict("agrees", ""), 1.6, 1.5, 1.7)]
+    h = headline(rows)
+    assert (h.n_rows, h.n_agrees, h.n_deviates, h.n_not_testable, h.n_near_miss) == (2, 1, 1, 0, 1)
+    w = law_words(rows)
+    assert w.slope_all_ln == row_value(rows, "law_slope_all") == "1.50 (95% noise interval 1.00–2.00)"
+    assert w.slope_pre_ln == "not testable here" and w.heads_slope.startswith("1.60")
+    assert w.paper_law_slope_all == rep.claim("law_slope_all").paper and w.base_all.startswith("outside")
+
+
 def test_row_value_wording():
     rows = [ClaimRow("k", "", "", "", Verdict("agrees", ""), 1.234, 1.0, 1.5,
                      readings=(Reading("with log2", 0.5, 0.4, 0.6, False),)),

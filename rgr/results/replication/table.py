@@ -11,7 +11,7 @@ max-over-heads, every configuration tested) are read at one preset (:data:`JOINT
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import pandas as pd
@@ -28,7 +28,8 @@ from .value_decision import deciding_runs
 from .verdicts import LAW_BASE, STATUSES, Verdict, cause_of, verdict_label
 
 __all__ = ["evaluate", "complete_rows", "claims_frame", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
-           "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic"]
+           "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic", "Headline", "headline",
+           "LawWords", "law_words"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
@@ -190,3 +191,59 @@ def base_words(rows: list[ClaimRow], key: str) -> str:
     if other and other[0].holds is not None:
         said += f", {'inside' if other[0].holds else 'outside'} it {other[0].name}"
     return said
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The verdict table in numbers, as the chapter and the introduction paste them (see :func:`headline`)."""
+
+    n_rows: int
+    n_agrees: int
+    n_deviates: int
+    n_not_testable: int
+    n_near_miss: int  # deviations whose paper value lies in the book's 99% noise interval
+
+
+def headline(rows: list[ClaimRow]) -> Headline:
+    """How many rows there are, per status (:func:`verdict_counts`), and how many deviations are near misses."""
+    n = verdict_counts(rows)
+    return Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
+                    n_not_testable=n["not testable"], n_near_miss=near_misses(rows))
+
+
+@dataclass(frozen=True)
+class LawWords:
+    """The law's rows in words, as the chapter's section on the scaling law pastes them (see :func:`law_words`):
+    the book's value with its interval per fit and log base, how the R² reads, where the paper's constants fall,
+    and the paper's values."""
+
+    slope_all_ln: str
+    slope_all_log2: str
+    slope_pre_ln: str
+    slope_pre_log2: str
+    r2_pre: str
+    r2_pre_words: str
+    base_all: str
+    base_pre: str
+    heads_slope: str
+    regular_slope: str
+    paper_law_slope_all: str
+    paper_law_slope_pre: str
+    paper_law_r2_pre: str
+    paper_heads_slope: str
+    paper_regular_slope: str
+
+
+def law_words(rows: list[ClaimRow]) -> LawWords:
+    """:func:`row_value`, :func:`fit_words` and :func:`base_words` of the law's rows, beside the paper's values."""
+    paper = {f"paper_{k}": rep.claim(k).paper
+             for k in ("law_slope_all", "law_slope_pre", "law_r2_pre", "heads_slope", "regular_slope")}
+    return LawWords(
+        slope_all_ln=row_value(rows, "law_slope_all"),
+        slope_all_log2=row_value(rows, "law_slope_all", reading="with log2"),
+        slope_pre_ln=row_value(rows, "law_slope_pre"),
+        slope_pre_log2=row_value(rows, "law_slope_pre", reading="with log2"),
+        r2_pre=row_value(rows, "law_r2_pre"), r2_pre_words=fit_words(rows), base_all=base_words(rows, "law_slope_all"),
+        base_pre=base_words(rows, "law_slope_pre"), heads_slope=row_value(rows, "heads_slope"),
+        regular_slope=row_value(rows, "regular_slope"), **paper,
+    )
