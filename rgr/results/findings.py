@@ -1,8 +1,8 @@
 """What the findings modules share: turning a frozen result into the flat name -> value pairs a chapter glues.
 
 A chapter words its findings in Markdown with myst-nb's ``{glue:text}`name:.2f```; the numbers come from
-one frozen dataclass per chapter (:mod:`rgr.results.permutation_sweeps`, :mod:`rgr.results.denser_graphs`),
-flattened here so the notebook glues them in one loop.
+frozen dataclasses of ``rgr.results.<chapter>``, flattened here by field name (:func:`entries`, :func:`flatten`)
+so that the chapter glues each in one call (:func:`rgr.chapters.prose.glue_finding`).
 """
 
 from __future__ import annotations
