@@ -1,4 +1,4 @@
-"""Can the paper's fits come from its own Table 1? (rgr.results.paper_arithmetic)."""
+"""Can the paper's fits come from its own Table 1? (rgr.results.replication.paper_arithmetic)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from rgr.results import reported as rep
-from rgr.results.paper_arithmetic import _search, check_words, printed_half_unit, table1_heads
+from rgr.results.replication import reported as rep
+from rgr.results.replication.paper_arithmetic import _search, check_words, printed_half_unit, table1_heads
 from rgr.results.stats import fit_line
 
 
@@ -52,7 +52,7 @@ def test_check_words_without_a_check_say_nothing():
 
 def test_the_papers_table1_against_its_fits():
     # pure arithmetic on the paper's numbers: the precondition fit and the head-count line cannot come from Table 1
-    from rgr.results.replication_table import arithmetic
+    from rgr.results.replication.table import arithmetic
 
     checks = arithmetic()
     by = {(c.fit, c.base, c.r2_kind): c for c in checks}

@@ -1,4 +1,4 @@
-"""The replication chapter's comparisons (rgr.results.reported, replication, replication_claims, replication_table)."""
+"""The replication chapter's comparisons (rgr.results.replication.reported, replication, replication_claims, replication_table)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results import reported as rep
-from rgr.results.replication import (
+from rgr.results.replication import reported as rep
+from rgr.results.replication.extensions import gpt2_testable
+from rgr.results.replication.rows import ClaimRow, Reading, Source
+from rgr.results.replication.table import (
+    base_words,
+    claims_frame,
+    evaluate,
+    fit_words,
+    near_misses,
+    row_value,
+    verdict_counts,
+)
+from rgr.results.replication.verdicts import (
     LOG_BASES,
     Verdict,
     dk_star_intervals,
@@ -19,17 +30,6 @@ from rgr.results.replication import (
     side_verdict,
     table1,
     with_log_base,
-)
-from rgr.results.replication_claims import ClaimRow, Reading, Source
-from rgr.results.replication_table import (
-    base_words,
-    claims_frame,
-    evaluate,
-    fit_words,
-    gpt2_testable,
-    near_misses,
-    row_value,
-    verdict_counts,
 )
 
 NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is about (tests/test_paper_arithmetic.py)
@@ -143,7 +143,7 @@ def test_dk_intervals_and_table1_verdicts():
 
 
 def test_dk_median_note_names_table1s_own_median():
-    from rgr.results.replication_claims import _table1_median_note
+    from rgr.results.replication.sec61 import _table1_median_note
 
     assert "Table 1 has median 8 (its text says 11), outside the book's interval" in _table1_median_note(8.5, 11.0)
     assert _table1_median_note(3.0, 5.0).endswith("outside the book's interval")
@@ -257,6 +257,19 @@ def test_claims_frame_marks_missing_claims_and_near_misses():
     assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
 
 
+def test_headline_and_law_words_read_the_rows():
+    from rgr.results.replication.table import headline, law_words
+
+    rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), 1.5, 1.0, 2.0),
+            ClaimRow("heads_slope", "", "", "b", Verdict("agrees", ""), 1.6, 1.5, 1.7)]
+    h = headline(rows)
+    assert (h.n_rows, h.n_agrees, h.n_deviates, h.n_not_testable, h.n_near_miss) == (2, 1, 1, 0, 1)
+    w = law_words(rows)
+    assert w.slope_all_ln == row_value(rows, "law_slope_all") == "1.50 (95% noise interval 1.00–2.00)"
+    assert w.slope_pre_ln == "not testable here" and w.heads_slope.startswith("1.60")
+    assert w.paper_law_slope_all == rep.claim("law_slope_all").paper and w.base_all.startswith("outside")
+
+
 def test_row_value_wording():
     rows = [ClaimRow("k", "", "", "", Verdict("agrees", ""), 1.234, 1.0, 1.5,
                      readings=(Reading("with log2", 0.5, 0.4, 0.6, False),)),
@@ -364,7 +377,7 @@ def test_committed_book_tables_give_every_status_a_reason():
 
 
 def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
-    from rgr.results.replication import table1_basis_words
+    from rgr.results.replication.verdicts import table1_basis_words
 
     def runs(h_max, seeds):
         return pd.DataFrame([dict(h=h, seed=s) for h in (1, h_max) for s in range(seeds)])
@@ -377,7 +390,7 @@ def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
 
 
 def test_law_caveat_names_the_seeds_the_rows_have():
-    from rgr.results.replication_claims import _law_caveat
+    from rgr.results.replication.sec61 import _law_caveat
 
     capped = pd.DataFrame([dict(m=512, d_model=16)])
     none = capped.iloc[:0]
@@ -390,7 +403,7 @@ def test_law_caveat_names_the_seeds_the_rows_have():
 
 
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
-    from rgr.results.replication import cause_of
+    from rgr.results.replication.verdicts import cause_of
 
     base = _runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
     lam = _runs({(1024, 128): 16}, seeds=(0, 1))  # the ratio's last cell: two seeds, and far below the law's growth

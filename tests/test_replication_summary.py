@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rgr.results import reported as rep
-from rgr.results.replication import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, Verdict, cause_of, verdict_label
-from rgr.results.replication_claims import ClaimRow, Reading
-from rgr.results.replication_summary import (
+from rgr.results.replication import reported as rep
+from rgr.results.replication.rows import ClaimRow, Reading
+from rgr.results.replication.summary import (
     EXPLAIN,
     VERDICT_CLASS,
     by_cause,
@@ -22,7 +21,15 @@ from rgr.results.replication_summary import (
     summary_html,
     verdict_table_html,
 )
-from rgr.results.replication_table import JOINT, complete_rows
+from rgr.results.replication.table import JOINT, complete_rows
+from rgr.results.replication.verdicts import (
+    CAUSES,
+    DEVIATION_CAUSES,
+    NOT_TESTABLE_CAUSES,
+    Verdict,
+    cause_of,
+    verdict_label,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NAN = math.nan
@@ -148,8 +155,8 @@ def test_the_committed_summary_names_exactly_the_claims_the_committed_table_make
 def data_rows():
     """The verdict rows of data/, read as the chapter reads them, and the softmax chapter's group."""
     from rgr.chapters.loading import load_groups
-    from rgr.results.replication_table import evaluate
-    from rgr.results.replication_views import GROUPS, sources_of
+    from rgr.results.replication.table import evaluate
+    from rgr.results.replication.views import GROUPS, sources_of
 
     loaded = load_groups(GROUPS, "auto", "cpu")
     sources, joint = sources_of(loaded)

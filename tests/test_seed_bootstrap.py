@@ -1,4 +1,4 @@
-"""The seed bootstrap behind every verdict interval (rgr.results.seed_bootstrap)."""
+"""The seed bootstrap behind every verdict interval (rgr.results.replication.seed_bootstrap)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results.seed_bootstrap import cell_noise, fit_stats, noise, seed_draws
+from rgr.results.replication.seed_bootstrap import cell_noise, fit_stats, noise, seed_draws
 from rgr.results.stats import fit_line
 
 

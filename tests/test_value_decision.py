@@ -1,4 +1,4 @@
-"""The decision run value_long and the verdict value_d32_best it settles (rgr.results.value_decision)."""
+"""The decision run value_long and the verdict value_d32_best it settles (rgr.results.replication.value_decision)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from rgr.experiments.registry import get_experiment
-from rgr.results.replication_claims import Source
-from rgr.results.replication_table import evaluate
-from rgr.results.value_decision import LONG, complete, deciding_runs, long_source
+from rgr.results.replication.rows import Source
+from rgr.results.replication.table import evaluate
+from rgr.results.replication.value_decision import LONG, complete, deciding_runs, long_source
 
 LONG_EXP = get_experiment(LONG)
 
@@ -40,9 +40,9 @@ def _long(best: dict[int, tuple[int, float]], cut_at_top: bool = False, preset: 
 
 
 def _row(long: Source | None):
-    from rgr.results.replication_table import _value_rows
+    from rgr.results.replication.extensions import value_rows
 
-    rows = {r.key: r for r in _value_rows(Source("value", "paper", _value()), long)}
+    rows = {r.key: r for r in value_rows(Source("value", "paper", _value()), long)}
     return rows["value_d32_best"]
 
 

@@ -26,7 +26,6 @@ __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size"
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-HEADS = HEAD_COUNTS
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column

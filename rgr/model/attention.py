@@ -20,13 +20,11 @@ An edge p -> q is predicted iff the aggregated score exceeds ``tau``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-__all__ = ["Aggregation", "QKWeights", "head_scores", "aggregate", "scores"]
+__all__ = ["QKWeights", "head_scores", "aggregate", "scores"]
 
-Aggregation = Literal["max", "softmax", "sum"]
 AGGREGATIONS: tuple[str, ...] = ("max", "softmax", "sum")
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import get, load, resolve_preset, table_path
-from ..store import TableError
-from .replication_claims import Source, basis
+from ...catalog import get, load, resolve_preset, table_path
+from ...store import TableError
+from .rows import Source, basis
 
 __all__ = ["LONG", "complete", "deciding_runs", "long_basis", "long_source"]
 
@@ -43,7 +43,8 @@ def deciding_runs(long: Source | None, d_model: int = 32) -> pd.DataFrame | None
 
 
 def long_basis(long: Source, rows: pd.DataFrame) -> str:
-    """What decided the row, for its basis: table, preset, seeds, heads, budgets and the cutoff, named as a deviation."""
+    """What decided the row, for its basis: table, preset, seeds, heads, budgets and the cutoff, named as a
+    deviation."""
     dks = f"D_K {int(rows.D_K.min())}–{int(rows.D_K.max())}"
     return (f"{LONG} {basis(Source('value', long.preset, rows))}, {dks}, {len(rows)} runs at d_model = "
             f"{int(rows.d_model.iloc[0])} (the protocol's cutoff is 20k: a longer one, declared before the run, to "

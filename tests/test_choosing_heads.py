@@ -1,4 +1,4 @@
-"""The design rule (rgr.results.design): fit, intervals, monotonicity, refusals, the preregistered prediction."""
+"""The design rule (rgr.results.choosing_heads.design): fit, intervals, monotonicity, refusals, the preregistered prediction."""
 
 import dataclasses
 import math
@@ -12,9 +12,9 @@ matplotlib.use("Agg")
 
 from rgr.catalog import load as load_results  # noqa: E402
 from rgr.experiments.registry import get_experiment  # noqa: E402
-from rgr.results.design import DomainError, fit_from_runs, lookup, recommend  # noqa: E402
-from rgr.results.design_checks import PREREGISTERED, capacity, real_layers, refit_note, validation  # noqa: E402
-from rgr.results.design_checks import f1_check as design_f1_check  # noqa: E402
+from rgr.results.choosing_heads.checks import PREREGISTERED, capacity, real_layers, refit_note, validation  # noqa: E402
+from rgr.results.choosing_heads.checks import f1_check as design_f1_check  # noqa: E402
+from rgr.results.choosing_heads.design import DomainError, fit_from_runs, lookup, recommend  # noqa: E402
 from rgr.results.thresholds import thresholds  # noqa: E402
 from rgr.theory.laws import scaling_x  # noqa: E402
 
@@ -168,7 +168,7 @@ def test_the_preregistered_cell_keeps_its_committed_prediction_under_a_refit(boo
 
 
 def test_a_head_count_interval_that_holds_every_run_head_count_is_called_a_sanity_check():
-    from rgr.results.design_checks import head_count_reading
+    from rgr.results.choosing_heads.checks import head_count_reading
 
     assert head_count_reading(1, 16, 4, [1, 2, 4, 8, 16]).startswith("inside the interval, a sanity check only")
     assert head_count_reading(2, 8, 4, [1, 2, 4, 8, 16]) == "inside the interval"  # it could have failed

@@ -1,7 +1,7 @@
 """The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
 
 One interval convention decides every verdict (:data:`CONVENTION`): the measurement's own noise on the cells the
-claim names (:mod:`rgr.results.seed_bootstrap`); the bootstrap over cells is only shown beside it.
+claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over cells is only shown beside it.
 
 - :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
@@ -13,8 +13,8 @@ claim names (:mod:`rgr.results.seed_bootstrap`); the bootstrap over cells is onl
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
 - :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
-The per-claim readings are in :mod:`rgr.results.replication_claims`; the paper's numbers only
-in :mod:`rgr.results.reported`.
+The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
+in :mod:`rgr.results.replication.reported`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..stats import Fit, fit_line
 from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
-from .stats import Fit, fit_line
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
@@ -36,10 +36,11 @@ __all__ = [
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
-LAW_BASE = "ln"  # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+# the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+LAW_BASE = "ln"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
-# NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication_causes.cause_of), the
+# NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
 # reader naming only what it alone knows ("thin", "paper_table1", "paper_text"); "measured" is what remains.
 CAUSES: dict[str, str] = {
     "log_base": "the logarithm's base",
@@ -100,7 +101,7 @@ DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION
 
 def other_base_reading(row):
     """The reading of a law-slope row under the base the verdict does not use (a
-    :class:`~rgr.results.replication_claims.Reading` named "with <base>"), or None for any other row."""
+    :class:`~rgr.results.replication.rows.Reading` named "with <base>"), or None for any other row."""
     names = {f"with {b}" for b in LOG_BASES if b != LAW_BASE}
     found = [x for x in getattr(row, "readings", ()) if x.name in names]
     return found[0] if found else None
@@ -168,14 +169,18 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
     units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
     v = interval_verdict(paper, value, lo, hi)
     if v.status != "deviates":
-        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"), cause=v.cause)
+        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
+                       cause=v.cause)
     near = lo99 <= paper <= hi99
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
         "the interval has no width (every replicate gave the same value)"
-    prec = ("; the paper gives its value without an interval, so only the book's noise measures the difference"
-            if paper_precision is None else
-            f"; against the paper's own precision (±{_g(paper_precision)}) it is {abs(value - paper) / paper_precision:.1f} of it")
+    prec = (
+        "; the paper gives its value without an interval, so only the book's noise measures the difference"
+        if paper_precision is None
+        else f"; against the paper's own precision (±{_g(paper_precision)}) it is "
+             f"{abs(value - paper) / paper_precision:.1f} of it"
+    )
     where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
              f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
     text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
@@ -191,7 +196,8 @@ def combined(verdicts: list[Verdict], why: str) -> Verdict:
     return Verdict("not testable", why, cause=open_[0].cause) if open_ else Verdict("agrees", why)
 
 
-def side_verdict(lo: float, hi: float, level: float, above: bool, what: str, label: str = "95% noise interval") -> Verdict:
+def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
+                 label: str = "95% noise interval") -> Verdict:
     """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
     [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
     is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
@@ -257,7 +263,7 @@ def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
 
 def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
-    :func:`rgr.results.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
+    :func:`rgr.results.replication.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
     iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
     base = cells.drop(columns=[c for c in ("d_k_lo", "d_k_hi") if c in cells])
     if "r" not in base:
@@ -284,8 +290,11 @@ def table1_basis_words(runs: pd.DataFrame) -> str:
     it say what that costs (a less sharply determined h*)."""
     h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
     paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
-    said = f"The base rows read here reach h = {h_max} with {seeds} seeds per point (the paper: {paper_h} and {paper_seeds})"
-    step = "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
+    said = (f"The base rows read here reach h = {h_max} with {seeds} seeds per point "
+            f"(the paper: {paper_h} and {paper_seeds})")
+    step = (
+        "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
+    )
     if h_max >= paper_h and seeds >= paper_seeds:
         return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
     return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"

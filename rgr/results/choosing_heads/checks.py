@@ -1,7 +1,7 @@
 """The design rule checked (chapter *choosing heads*): the preregistered held-out cell, validation on
 cells the rule was not fitted on, the law read backwards at real layer shapes, and a summary.
 
-The rule itself is :mod:`rgr.results.design`.
+The rule itself is :mod:`rgr.results.choosing_heads.design`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..task.metrics import F1_TARGET
+from ...task.metrics import F1_TARGET
+from ..thresholds import curves
 from .design import DesignRule, DomainError, recommend
-from .thresholds import curves
 
 __all__ = ["Preregistration", "PREREGISTERED", "validation", "Layer", "REAL_LAYERS", "capacity", "real_layers",
            "f1_check", "RuleSummary", "summarize_rule", "refit_note"]
@@ -189,11 +189,14 @@ class RuleSummary:
 
 
 def summarize_rule(rule: DesignRule | None) -> RuleSummary:
+    nan = math.nan
     if rule is None:
-        return RuleSummary(*([math.nan] * 5), 0, *([math.nan] * 7))
+        return RuleSummary(c=nan, factor=nan, a=nan, b=nan, h_r2=nan, n=0, d_model_lo=nan, d_model_hi=nan, lam_lo=nan,
+                           lam_hi=nan, c0=nan, dk_per_log=nan, h_max=nan)
     d = rule.domain
-    return RuleSummary(rule.c(), rule.factor(), rule.a, rule.b, rule.h_r2, rule.n, *d.d_model, *d.lam, d.c0,
-                       rule.c() / rule.a, float(max(rule.heads)))
+    return RuleSummary(c=rule.c(), factor=rule.factor(), a=rule.a, b=rule.b, h_r2=rule.h_r2, n=rule.n,
+                       d_model_lo=d.d_model[0], d_model_hi=d.d_model[1], lam_lo=d.lam[0], lam_hi=d.lam[1], c0=d.c0,
+                       dk_per_log=rule.c() / rule.a, h_max=float(max(rule.heads)))
 
 
 def refit_note(val: pd.DataFrame) -> str:

@@ -33,7 +33,7 @@ outside, unless ``extrapolate=True``: then it answers with ``flags`` saying why
 the answer is an extrapolation.
 
 The rule's checks (the preregistered held-out cell, validation, real layer shapes) live in
-:mod:`rgr.results.design_checks`.
+:mod:`rgr.results.choosing_heads.checks`.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..task.metrics import F1_TARGET, reaches_target
-from ..theory.laws import scaling_x
-from .thresholds import curves, meets_precondition
+from ...task.metrics import F1_TARGET, reaches_target
+from ...theory.laws import scaling_x
+from ..thresholds import curves, meets_precondition
 
 __all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
            "fit_from_runs"]
@@ -78,7 +78,9 @@ class Domain:
         lam = m_prime / d_model
         lo, hi = self.lam
         if not lo <= lam <= hi:
-            out.append(f"m_prime / d_model = {lam:.3g} is outside the fitted range [{lo:g}, {hi:g}] ({_how_far(lam, lo, hi)})")
+            out.append(
+                f"m_prime / d_model = {lam:.3g} is outside the fitted range [{lo:g}, {hi:g}] ({_how_far(lam, lo, hi)})"
+            )
         ratio = d_model / math.log(m_prime)
         if ratio < self.c0 - 1e-12:
             out.append(f"d_model / ln(m_prime) = {ratio:.3g} is below {self.c0:.3g}, the smallest fitted value "
@@ -234,7 +236,9 @@ def _check_inputs(m_prime: object, d_model: object, D_K: object, target_f1: obje
             raise ValueError(f"{name} = {v!r}; expected an integer in [2, 2^{MAX_SIZE.bit_length() - 1}]")
     if (D_K is None) == (target_f1 is None):
         raise ValueError("give exactly one of D_K (a key budget) and target_f1 (a target micro-F1)")
-    if D_K is not None and (isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or not 1 <= D_K <= MAX_SIZE):
+    if D_K is not None and (
+        isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or not 1 <= D_K <= MAX_SIZE
+    ):
         raise ValueError(f"D_K = {D_K!r}; expected an integer in [1, 2^{MAX_SIZE.bit_length() - 1}]")
     if target_f1 is not None:
         lo, hi = F1_RANGE
@@ -269,8 +273,9 @@ def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = No
         if not extrapolate:
             raise DomainError(msg)
         flags += (msg,)
-    return Design(int(m_prime), int(d_model), x, target_f1, budget, lo, hi, h, _pow2_floor(lo_h), _pow2_ceil(hi_h),
-                  budget / h, f1, f1_lo, f1_hi, n, flags)
+    return Design(m_prime=int(m_prime), d_model=int(d_model), x=x, target_f1=target_f1, D_K=budget, D_K_lo=lo,
+                  D_K_hi=hi, h=h, h_lo=_pow2_floor(lo_h), h_hi=_pow2_ceil(hi_h),
+                  d_k=budget / h, f1=f1, f1_lo=f1_lo, f1_hi=f1_hi, n_f1=n, flags=flags)
 
 
 def _pow2_floor(v: float) -> int:
@@ -302,7 +307,7 @@ def lookup(rule: DesignRule, m_primes: list[int], d_models: list[int], target_f1
 
 def fit_from_runs(runs: pd.DataFrame, preset: str) -> DesignRule | None:
     """:func:`fit_rule` on one preset's base-grid runs; None when fewer than 3 cells reached D_K* (smoke)."""
-    from .thresholds import thresholds
+    from ..thresholds import thresholds
 
     try:
         return fit_rule(thresholds(runs), runs, preset, tuple(int(h) for h in sorted(runs["h"].unique())))

@@ -1,4 +1,5 @@
-"""Can the paper's fits come from its own Table 1? Pure arithmetic on the paper's numbers (chapter *Does it replicate?*).
+"""Can the paper's fits come from its own Table 1? Pure arithmetic on the paper's numbers (chapter *Does it
+replicate?*).
 
 Table 1 gives d_k at D_K* per base cell; D_K* = h* d_k for the head count h* the paper found there, one of
 its head counts 1, 2, 4, ..., 64. Every such assignment of head counts to the twelve cells gives one set of
@@ -21,12 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..theory.laws import scaling_x
+from ...theory.laws import scaling_x
+from ..thresholds import meets_precondition
 from . import reported as rep
-from .replication import LOG_BASES
-from .thresholds import meets_precondition
+from .verdicts import LOG_BASES
 
-__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced", "reproduced_with",
+__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
+           "reproduced_with",
            "arithmetic_summary"]
 
 
@@ -68,7 +70,8 @@ class ArithmeticCheck:
 
 
 def _half(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every assignment of one half of the cells (rows of ``y``: a cell's values, one per choice): sum w y, sum y, sum y²."""
+    """Every assignment of one half of the cells (rows of ``y``: a cell's values, one per choice): sum w y, sum y, sum
+    y²."""
     grids = np.meshgrid(*[np.arange(y.shape[1])] * y.shape[0], indexing="ij")
     pick = np.stack([g.ravel() for g in grids], axis=1)
     vals = y[np.arange(y.shape[0]), pick]
@@ -94,7 +97,8 @@ class _Tally:
 def _search(x: np.ndarray, y: np.ndarray, intercept: bool, slope_win: tuple[float, float],
             icpt_win: tuple[float, float] | None, r2_target: float, r2_tol: float, chunk: int = 4096):
     """Assignments (``y[i, j]``: cell i's value under choice j) whose slope lies in ``slope_win`` (and intercept in
-    ``icpt_win``): their number, and per R² kind a :class:`_Tally` of those whose R² is within ``r2_tol`` of ``r2_target``."""
+    ``icpt_win``): their number, and per R² kind a :class:`_Tally` of those whose R² is within ``r2_tol`` of
+    ``r2_target``."""
     n = x.size
     w = x - x.mean() if intercept else x
     sww = float(w @ w)
@@ -154,13 +158,19 @@ def table1_checks() -> list[ArithmeticCheck]:
                                    printed_half_unit(r2.paper))
             for kind, t in tallies.items():
                 near = None if t.nearest is None else (t.nearest[0] / factor, 0.0, t.nearest[2])
-                out.append(ArithmeticCheck(f"law_{fit}", base, kind, int(mask.sum()), len(heads) ** int(mask.sum()),
-                                           n_s, t.matches, near))
+                out.append(
+                    ArithmeticCheck(fit=f"law_{fit}", base=base, r2_kind=kind, cells=int(mask.sum()),
+                                    assignments=len(heads) ** int(mask.sum()), slope_matches=n_s, matches=t.matches,
+                                    nearest=near)
+                )
     r2 = rep.claim("heads_r2")
     n_s, tallies = _search(m / d, np.outer(np.ones(len(cells)), heads), True, _window("heads_slope"),
                            _window("heads_intercept"), r2.value, printed_half_unit(r2.paper))
     t = tallies["centred"]
-    out.append(ArithmeticCheck("heads", "—", "centred", len(cells), len(heads) ** len(cells), n_s, t.matches, t.nearest))
+    out.append(
+        ArithmeticCheck(fit="heads", base="—", r2_kind="centred", cells=len(cells),
+                        assignments=len(heads) ** len(cells), slope_matches=n_s, matches=t.matches, nearest=t.nearest)
+    )
     return out
 
 
@@ -181,8 +191,10 @@ def check_words(checks: list[ArithmeticCheck], fit: str) -> str:
         else:
             s, i, r2 = c.nearest
             line = f"{s:.3g} λ {i:+.3g}" if fit == "heads" else f"slope {s:.3g}"
-            parts.append(f"none reproduces it{where} ({c.slope_matches:,} give its {'line' if fit == 'heads' else 'slope'}; "
-                         f"nearest R² {r2:.3f}, {line})")
+            parts.append(
+                f"none reproduces it{where} ({c.slope_matches:,} give its {'line' if fit == 'heads' else 'slope'}; "
+                f"nearest R² {r2:.3f}, {line})"
+            )
     uncentred = [c for c in checks if c.fit == fit and c.r2_kind == "uncentred"]
     alt = ("" if not uncentred else "; with the uncentred R² of a fit through the origin "
            + ("some do" if any(c.reproduced for c in uncentred) else "none does either"))
@@ -222,11 +234,17 @@ def arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
         said = []
         for c in found:
             where = "" if c.base == "—" else f" with {c.base}"
-            near = "" if c.reproduced or c.nearest is None else f" (the nearest R² with its {'line' if fit == 'heads' else 'slope'}: {c.nearest[2]:.3f})"
+            near = (
+                ""
+                if c.reproduced or c.nearest is None
+                else f" (the nearest R² with its {'line' if fit == 'heads' else 'slope'}: {c.nearest[2]:.3f})"
+            )
             said.append(f"{f'{c.matches:,} assignments' if c.reproduced else 'none'}{where}{near}")
         parts.append(f"{name} is reproduced by " + " and ".join(said))
     lead = "Of every power-of-two head assignment at the paper's own Table 1 d_k, " + "; ".join(parts) + "."
     if all_reproduced(checks):
         return lead + " Each fit can come from the twelve base cells at their Table 1 values."
-    return (lead + " So the paper's fits cannot all come from its twelve base cells at their Table 1 values: they may span "
-            "other configurations, or Table 1, the fits or their transcription differ.")
+    return (
+        lead + " So the paper's fits cannot all come from its twelve base cells at their Table 1 values: they may span "
+        "other configurations, or Table 1, the fits or their transcription differ."
+    )

@@ -1,11 +1,11 @@
 """The tables the chapter *Does it replicate?* shows besides the verdict table, and how it gathers its rows.
 
 - :data:`GROUPS` and :func:`sources_of` — every experiment on its own preset, and each comparison of
-  :data:`rgr.results.replication_table.JOINT` at one preset;
+  :data:`rgr.results.replication.table.JOINT` at one preset;
 - :func:`used_frame` — the rows behind every number: per comparison, experiment, preset, runs and seeds;
 - :func:`table1_view` — the paper's Table 1 beside the book's d_k* and its noise interval;
 - :func:`readings_frame` — a reading of every fit row (every configuration tested, the other log base);
-- :func:`arithmetic_frame` — the Table 1 arithmetic (:mod:`rgr.results.paper_arithmetic`), one line per fit.
+- :func:`arithmetic_frame` — the Table 1 arithmetic (:mod:`rgr.results.replication.paper_arithmetic`), one line per fit.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..catalog import preset_completeness
+from ...catalog import preset_completeness
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck
-from .replication import table1
-from .replication_claims import ClaimRow, Source, reached
-from .replication_table import JOINT
+from .rows import ClaimRow, Source, reached
 from .seed_bootstrap import cell_noise, seed_draws
+from .table import JOINT
 from .value_decision import LONG, long_source
+from .verdicts import table1
 
-__all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame", "arithmetic_frame"]
+__all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame",
+           "arithmetic_frame"]
 
 OWN = ("base", "lambda8", "regular", "softmax", "value", "gpt2")  # each read on its own preset
 GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in OWN}, **JOINT}
@@ -37,7 +38,7 @@ def sources_of(loaded: Mapping[str, Mapping[str, object]],
     """From the loaded :data:`GROUPS` (objects with ``name``, ``preset`` and ``runs``, e.g.
     :class:`rgr.chapters.loading.ExperimentData`): the sources each on its own preset, and the joint comparisons.
     With ``value`` loaded, the decision run ``value_long`` is read from data/ (under ``root``) too, at the preset the
-    chapter asked for and without a smoke fallback (:func:`rgr.results.value_decision.long_source`)."""
+    chapter asked for and without a smoke fallback (:func:`rgr.results.replication.value_decision.long_source`)."""
     src = lambda d: Source(d.name, d.preset, d.runs)  # noqa: E731
     own = {k: src(g[k]) for k, g in loaded.items() if k not in JOINT}
     joint = {k: {n: src(d) for n, d in g.items()} for k, g in loaded.items() if k in JOINT}
@@ -60,7 +61,8 @@ def used_frame(loaded: Mapping[str, Mapping[str, object]], smoke: bool = False) 
 
 
 def table1_view(base: Source) -> pd.DataFrame:
-    """:func:`rgr.results.replication.table1` of the base grid's runs, with each cell's 95% noise interval of d_k*."""
+    """:func:`rgr.results.replication.verdicts.table1` of the base grid's runs, with each cell's 95% noise interval of
+    d_k*."""
     if not len(base.runs):
         return table1(pd.DataFrame(columns=["m", "d_model", "r", "D_K_star", "h_star", "d_k_star"]),
                       pd.DataFrame(columns=["m", "d_model", "r", "lo", "hi"]))
@@ -78,10 +80,14 @@ def readings_frame(rows: list[ClaimRow], name: str) -> pd.DataFrame:
             continue
         x, paper = got[0], rep.claim(r.key).value
         iv = lambda lo, hi: f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) and math.isfinite(hi) else "—"  # noqa: E731
-        out.append(dict(key=r.key, claim=rep.claim(r.key).claim, paper=rep.claim(r.key).paper, verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}",
-                        paper_inside=r.lo <= paper <= r.hi, reading=f"{x.value:.3g} {iv(x.lo, x.hi)}", reading_inside=x.holds,
-                        what=x.name))
-    return pd.DataFrame(out, columns=["key", "claim", "paper", "verdict_reading", "paper_inside", "reading", "reading_inside", "what"])
+        out.append(
+            dict(key=r.key, claim=rep.claim(r.key).claim, paper=rep.claim(r.key).paper,
+                 verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}", paper_inside=r.lo <= paper <= r.hi,
+                 reading=f"{x.value:.3g} {iv(x.lo, x.hi)}", reading_inside=x.holds, what=x.name)
+        )
+    return pd.DataFrame(
+        out, columns=["key", "claim", "paper", "verdict_reading", "paper_inside", "reading", "reading_inside", "what"]
+    )
 
 
 def arithmetic_frame(checks: tuple[ArithmeticCheck, ...] | list[ArithmeticCheck]) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from rgr.results.softmax import (  # noqa: E402
     algorithm2_reading,
     best_f1_by_cell,
     linear_sum_check,
+    shift_words,
     threshold_shift,
 )
 
@@ -90,3 +91,12 @@ def test_softmax_figures_say_when_empty():
     for fig in (plot_threshold_shift(empty, empty.assign(m=128)), plot_linear_ablation(_runs((1,)).iloc[:0], _runs((1,))),
                 plot_softmax_construction(pd.DataFrame(columns=["m", "d_model"]))):
         assert any(t.get_text().startswith("no ") for t in fig.axes[0].texts)
+
+
+def test_shift_words_count_the_softmax_tables_own_cells():
+    mx = _cells([(64, 16, 20, 2, 0.9), (64, 32, 6, 1, 1.0)])
+    soft = _cells([(64, 16, 32, 4, 0.67), (64, 32, None, 4, 1.0), (256, 32, 40, 4, 1.0)])
+    soft["D_K_star"] = soft["D_K_star"].astype("Int64")
+    w = shift_words(threshold_shift(mx, soft), soft)
+    assert (w.n_cells, w.n_both, w.n_soft_reach, w.n_soft_cells) == (2, 1, 2, 3)
+    assert w.ratio_min == w.ratio_max == pytest.approx(1.6)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..task.metrics import F1_TARGET, reaches_target
-from .thresholds import CELL, thresholds
+from ...task.metrics import F1_TARGET, reaches_target
+from ..thresholds import CELL, thresholds
 
 __all__ = ["N_BOOT", "BOOT_SEED", "Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise"]
 
@@ -119,7 +119,8 @@ class Noise:
         return f"[{self.lo:.{digits}g}, {self.hi:.{digits}g}]"
 
     def parts(self, digits: int = 3) -> str:
-        """Where the interval comes from: the seed bootstrap's 95% interval and the values at the E3 ends (a missing end: "—")."""
+        """Where the interval comes from: the seed bootstrap's 95% interval and the values at the E3 ends (a missing
+        end: "—")."""
         g = lambda v: f"{v:.{digits}g}" if math.isfinite(v) else "—"  # noqa: E731
         seeds = f"seed bootstrap [{g(self.boot[0])}, {g(self.boot[1])}]"
         if all(e == self.value for e in self.ends):
@@ -139,22 +140,26 @@ def noise(draws: Draws, stat: Stat) -> Noise:
     dk0, h0 = c["D_K_star"].to_numpy(float)[:, None], c["h_star"].to_numpy(float)[:, None]
     value = float(stat(dk0, h0)[0])
     if not math.isfinite(value):
-        return Noise(value, math.nan, math.nan, math.nan, math.nan, (math.nan, math.nan), 0, draws.n_boot)
+        return Noise(value=value, lo=math.nan, hi=math.nan, lo99=math.nan, hi99=math.nan, ends=(math.nan, math.nan),
+                     used=0, n_boot=draws.n_boot)
     ends = tuple(float(stat(c[col].to_numpy(float)[:, None], h0)[0]) for col in ("D_K_opt", "D_K_cons"))
     full = ~np.isnan(draws.dk).any(0)
     reps = stat(draws.dk[:, full], draws.h[:, full]) if full.any() else np.array([])
     reps = reps[np.isfinite(reps)]
     hull = [value, *(e for e in ends if math.isfinite(e))]
     if reps.size < 0.5 * draws.n_boot:  # too few complete replicates: no interval
-        return Noise(value, math.nan, math.nan, math.nan, math.nan, ends, int(reps.size), draws.n_boot)
+        return Noise(value=value, lo=math.nan, hi=math.nan, lo99=math.nan, hi99=math.nan, ends=ends,
+                     used=int(reps.size), n_boot=draws.n_boot)
     lo, hi, lo99, hi99 = np.percentile(reps, [2.5, 97.5, 0.5, 99.5])
     missing = tuple(int(c[col].isna().sum()) for col in ("D_K_opt", "D_K_cons"))
-    return Noise(value, float(min(lo, *hull)), float(max(hi, *hull)), float(min(lo99, *hull)), float(max(hi99, *hull)),
-                 ends, int(reps.size), draws.n_boot, (float(lo), float(hi)), missing)
+    return Noise(value=value, lo=float(min(lo, *hull)), hi=float(max(hi, *hull)), lo99=float(min(lo99, *hull)),
+                 hi99=float(max(hi99, *hull)),
+                 ends=ends, used=int(reps.size), n_boot=draws.n_boot, boot=(float(lo), float(hi)), missing_ends=missing)
 
 
 def fit_stats(x: np.ndarray, y: np.ndarray, intercept: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Least squares of every column of ``y`` (cells, k) on ``x`` (cells,): slope, intercept and centred R², each (k,)."""
+    """Least squares of every column of ``y`` (cells, k) on ``x`` (cells,): slope, intercept and centred R², each
+    (k,)."""
     x = np.asarray(x, float)[:, None]
     if intercept:
         xm, ym = x.mean(0), y.mean(0)

@@ -1,8 +1,9 @@
 """The answer first (chapter *Does it replicate?*, pasted into the introduction): where the paper replicates, where
 not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
 
-Everything here is rendered from the verdict rows (:func:`rgr.results.replication_table.evaluate`): the names come
-from :data:`rgr.results.reported.CLAIMS`, the causes from :func:`rgr.results.replication.cause_of`, the numbers from
+Everything here is rendered from the verdict rows (:func:`rgr.results.replication.table.evaluate`): the names come
+from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
+the numbers from
 the rows; no claim, cause or number is typed here.
 
 - :func:`by_cause` — the rows that do not agree, grouped by cause in a fixed order;
@@ -20,7 +21,10 @@ import re
 from html import escape
 
 from . import reported as rep
-from .replication import (
+from .fig4 import THIN_SEEDS
+from .rows import ClaimRow
+from .table import CHAPTER_TITLES, complete_rows
+from .verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
     LAW_BASE,
@@ -29,9 +33,6 @@ from .replication import (
     other_base_reading,
     verdict_label,
 )
-from .replication_claims import ClaimRow
-from .replication_fig4 import THIN_SEEDS
-from .replication_table import CHAPTER_TITLES, complete_rows
 
 __all__ = ["by_cause", "EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 
@@ -39,15 +40,22 @@ VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdi
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
 
 EXPLAIN: dict[str, str] = {
-    "log_base": ("The paper writes m log m without a base. The verdict reads it as {law}, the protocol's choice made "
-                 "before the paper's numbers were released; read {other}, the paper's constant lies inside the book's "
-                 "noise interval."),
+    "log_base": (
+        "The paper writes m log m without a base. The verdict reads it as {law}, the protocol's choice made "
+        "before the paper's numbers were released; read {other}, the paper's constant lies inside the book's "
+        "noise interval."
+    ),
     "near_miss": "The paper's value lies outside the book's 95% noise interval but inside its 99% one.",
-    "thin": ("The deviation rests on a point measured with fewer than {thin} seeds, whose noise interval a seed "
-             "bootstrap can hardly estimate."),
-    "paper_table1": ("No assignment of power-of-two head counts to the paper's own Table 1 reproduces the paper's fit, "
-                     "so where its number comes from is open (the Table 1 arithmetic in the chapter)."),
-    "paper_text": "The paper's text gives one value and its own Table 1 another; the book's interval holds the Table 1 one.",
+    "thin": (
+        "The deviation rests on a point measured with fewer than {thin} seeds, whose noise interval a seed "
+        "bootstrap can hardly estimate."
+    ),
+    "paper_table1": (
+        "No assignment of power-of-two head counts to the paper's own Table 1 reproduces the paper's fit, "
+        "so where its number comes from is open (the Table 1 arithmetic in the chapter)."
+    ),
+    "paper_text": "The paper's text gives one value and its own Table 1 another; the book's interval holds the Table "
+                  "1 one.",
     "measured": "The book measures another value, outside its noise interval; the verdict table says by how much.",
     "undecided": "The book's noise interval reaches both sides of what the paper claims.",
     "unsettled": "The runs that would decide it hit the step cutoff while their error was still falling.",
@@ -67,8 +75,10 @@ def explain(cause: str, rows: list[ClaimRow]) -> str:
 
 
 def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
-    """The rows that do not agree, per cause (:data:`rgr.results.replication.CAUSES`): deviations first, in the order
-    of :data:`rgr.results.replication.DEVIATION_CAUSES`, then the untestable ones; causes without rows left out."""
+    """The rows that do not agree, per cause (:data:`rgr.results.replication.verdicts.CAUSES`): deviations first, in
+    the order
+    of :data:`rgr.results.replication.verdicts.DEVIATION_CAUSES`,
+    then the untestable ones; causes without rows left out."""
     out: dict[str, list[ClaimRow]] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
     for r in rows:
         c = cause_of(r)
@@ -90,7 +100,9 @@ def _item(r: ClaimRow) -> str:
     said = []
     if math.isfinite(r.value) and isinstance(c.value, float):
         other = other_base_reading(r)
-        book = f"{_num(r.value)} with {LAW_BASE}, {_num(other.value)} {other.name}" if other is not None else _num(r.value)
+        book = (
+            f"{_num(r.value)} with {LAW_BASE}, {_num(other.value)} {other.name}" if other is not None else _num(r.value)
+        )
         said.append(f"book {book}, paper {escape(c.paper)}")
     if r.preset and r.preset != "paper":
         said.append(f"{escape(r.preset)} preset")
@@ -99,7 +111,8 @@ def _item(r: ClaimRow) -> str:
 
 def summary_causes(html: str) -> dict[str, set[str]]:
     """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
-    checked to be shown under its name from :data:`rgr.results.reported.CLAIMS` (for tests and the site check)."""
+    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS` (for tests and the site
+    check)."""
     out: dict[str, set[str]] = {}
     for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
         for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):
@@ -121,14 +134,18 @@ def summary_html(rows: list[ClaimRow]) -> str:
     n_open = sum(len(rs) for rs in untested.values())
     li = lambda c, rs: (f'<li data-cause="{c}"><strong>{escape(_cap(CAUSES[c]))}</strong> ({len(rs)}). '  # noqa: E731
                         f"{escape(explain(c, rs))} " + "; ".join(_item(r) for r in rs) + ".</li>")
-    out = ['<div class="rgr-verdict-summary">',
-           f'<p data-cause="agrees"><strong>Where it replicates.</strong> {len(agree)} of {len(rows)} claims agree with '
-           "the paper within the book's noise intervals: " + ("; ".join(_item(r) for r in agree) or "none") + ".</p>",
-           f"<p><strong>Where it does not, and why.</strong> {_claims(n_dev)} deviate"
-           + (", grouped by cause:</p>" if n_dev else ".</p>")]
+    out = [
+        '<div class="rgr-verdict-summary">',
+        f'<p data-cause="agrees"><strong>Where it replicates.</strong> {len(agree)} of {len(rows)} claims agree with '
+        "the paper within the book's noise intervals: " + ("; ".join(_item(r) for r in agree) or "none") + ".</p>",
+        f"<p><strong>Where it does not, and why.</strong> {_claims(n_dev)} deviate"
+        + (", grouped by cause:</p>" if n_dev else ".</p>"),
+    ]
     if dev:
         out.append("<ul>" + "".join(li(c, rs) for c, rs in dev.items()) + "</ul>")
-    out.append(f"<p><strong>Not testable here.</strong> {_claims(n_open)}" + (", by reason:</p>" if n_open else ".</p>"))
+    out.append(
+        f"<p><strong>Not testable here.</strong> {_claims(n_open)}" + (", by reason:</p>" if n_open else ".</p>")
+    )
     if untested:
         out.append("<ul>" + "".join(li(c, rs) for c, rs in untested.items()) + "</ul>")
     out.append("</div>")
@@ -148,7 +165,9 @@ def _book_cell(r: ClaimRow) -> str:
     """The book's value and its interval; for a law slope both readings of the logarithm."""
     other = other_base_reading(r)
     if other is not None and math.isfinite(r.value):
-        iv = lambda lo, hi: f" [{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""  # noqa: E731
+        def iv(lo: float, hi: float) -> str:
+            return f" [{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+
         return (f"{escape(LAW_BASE)}: {_num(r.value)}{iv(r.lo, r.hi)}<br>{escape(other.name.removeprefix('with '))}: "
                 f"{_num(other.value)}{iv(other.lo, other.hi)}")
     book = escape(r.book)
@@ -183,12 +202,18 @@ def verdict_table_html(rows: list[ClaimRow], caption: str) -> str:
         status, cause = r.verdict.status, cause_of(r)
         why = f'<span class="rgr-verdict-cause">{escape(CAUSES[cause])}</span>' if cause else ""
         body.append(
-            f'<tr class="rgr-vrow" id="verdict-{r.key}"><td class="rgr-vclaim" data-label="Claim">{escape(_cap(c.name))}</td>'
+            f'<tr class="rgr-vrow" id="verdict-{r.key}"><td class="rgr-vclaim" '
+            f'data-label="Claim">{escape(_cap(c.name))}</td>'
             f'<td class="rgr-vpaper" data-label="Paper">{escape(c.paper)}</td>'
             f'<td class="rgr-vbook" data-label="Book">{_book_cell(r)}</td>'
             f'<td class="{VERDICT_CLASS} {VERDICT_CLASS}--{status.replace(" ", "-")}" data-label="Verdict">'
-            f'<span class="rgr-verdict-label"><span aria-hidden="true">{_MARK[status]} </span>{escape(verdict_label(r))}'
-            f"</span>{why}</td></tr>")
+            f'<span class="rgr-verdict-label"><span aria-hidden="true">{_MARK[status]} '
+            f'</span>{escape(verdict_label(r))}'
+            f"</span>{why}</td></tr>"
+        )
         body.append(_detail(r))
-    return (f'<div class="rgr-verdicts-wrap"><table class="rgr-verdicts" id="rgr-verdict-table"><caption>{escape(caption)}</caption>'
-            f"<colgroup>{cols}</colgroup>{head}<tbody>{''.join(body)}</tbody></table></div>")
+    return (
+        f'<div class="rgr-verdicts-wrap"><table class="rgr-verdicts" '
+        f'id="rgr-verdict-table"><caption>{escape(caption)}</caption>'
+        f"<colgroup>{cols}</colgroup>{head}<tbody>{''.join(body)}</tbody></table></div>"
+    )
