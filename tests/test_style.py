@@ -21,10 +21,6 @@ _WING_OF = {"store": "ground", "paths": "ground", "__init__": "ground", "catalog
 LONG_ALLOWED: set[str] = set()
 # `from x import _y` across modules still in the package, fixed on other branches of issue 31 (the lead empties
 # this at merge; test_no_private_name_crosses_a_module_anywhere reports them until then)
-PRIVATE_IMPORTS_PENDING = {"rgr/results/replication_fig4.py", "rgr/results/replication_table.py", "rgr/store/write.py",
-                           "rgr/store/read.py"}
-
-
 def _module(path: Path, root: Path = ROOT) -> str:
     rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
@@ -138,16 +134,7 @@ def private_imports(path: Path, root: Path = ROOT) -> list[str]:
 
 
 def test_no_private_name_crosses_a_module():
-    """Modules meet through public names only; the files of PRIVATE_IMPORTS_PENDING are reported apart."""
-    found = [f for p in MODULES.values() for f in private_imports(p)
-             if str(p.relative_to(ROOT)) not in PRIVATE_IMPORTS_PENDING]
-    assert not found, "\n".join(found)
-
-
-@pytest.mark.xfail(bool(PRIVATE_IMPORTS_PENDING), strict=False,
-                   reason=f"private imports pending on other branches: {', '.join(sorted(PRIVATE_IMPORTS_PENDING))}")
-def test_no_private_name_crosses_a_module_anywhere():
-    """The strict form: no exception at all (XFAIL lists the pending ones until PRIVATE_IMPORTS_PENDING is empty)."""
+    """Modules meet through public names only: no ``from x import _y`` between modules of the package."""
     found = [f for p in MODULES.values() for f in private_imports(p)]
     assert not found, "\n".join(found)
 

@@ -61,7 +61,7 @@ def bench(argv: Sequence[str]) -> int:
     from ..experiments import bench
     from ..experiments.engine.config import RunConfig
 
-    ap = bench._parser()
+    ap = bench.parser()
     ap.error = Parser.error.__get__(ap)  # one-line errors here too
     a = ap.parse_args(list(argv))
     try:
