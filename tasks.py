@@ -269,8 +269,8 @@ def print_page(single: Path) -> Path:
 def pdf(args: list[str], out: Path = PDF) -> Path:
     """Build the whole book as one PDF at ``out`` (default _build/pdf/rgr-book.pdf); needs a Chromium. Stale
     chapters are re-executed first, as for ``book`` (``--committed``: not)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from site_check import find_chromium
+    sys.path.insert(0, str(ROOT))
+    from tests.system.site_check import find_chromium
 
     chromium = find_chromium()
     if chromium is None:
@@ -292,8 +292,8 @@ def pdf(args: list[str], out: Path = PDF) -> Path:
 
 
 def check_site(args: list[str]) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from site_check import main as site_main
+    sys.path.insert(0, str(ROOT))
+    from tests.system.site_check import main as site_main
 
     raise SystemExit(site_main(args))
 

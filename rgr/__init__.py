@@ -3,7 +3,7 @@
 The importable package behind the book "A Capacity-Based Rationale for
 Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
 the plumbing in wings that follow the data flow; a module imports only from its own wing or
-one below it (tests/test_style.py checks it):
+one below it (tests/system/test_style.py checks it):
 
 - ground: :mod:`rgr.store` (typed tables: locked atomic writes, the strict loader,
   repair, provenance), :mod:`rgr.paths`;

@@ -25,7 +25,7 @@ Only the last position is read out, and in a single block the last position
 attends to every position with or without a causal mask. So the mask cannot
 change the output, and computing the block at the last position alone is exact;
 training does that (``last_only=True``), the full-sequence path exists for
-checking it (tests/test_transformer.py).
+checking it (tests/gpt2/test_block.py).
 
 Training (stacked runs, the grid of a preset) is in :mod:`rgr.gpt2.training`.
 
