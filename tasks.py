@@ -106,7 +106,8 @@ def test(args: list[str]) -> None:
 VARY_CHAPTERS = ("book/lower_bounds.ipynb", "book/theory.ipynb")
 
 
-def variant_env(env: dict[str, str] | None = None, machine: str | None = None, cores: int | None = None) -> dict[str, str]:
+def variant_env(env: dict[str, str] | None = None, machine: str | None = None,
+                cores: int | None = None) -> dict[str, str]:
     """``env`` (default: this process's) changed so that floating-point results take other paths than a plain run.
 
     Threads: one where a plain run gets several, else two (OpenMP, OpenBLAS, MKL). Kernels, each through its

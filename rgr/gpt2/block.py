@@ -207,7 +207,8 @@ def sample_task(keys: torch.Tensor, pi: torch.Tensor, index: torch.Tensor, ell: 
     """
     R, m = pi.shape
     if keys.shape != (R,) or index.dim() != 2 or index.shape[0] != R:
-        raise ValueError(f"keys must be (R,) and index (R, n) with R={R}; got {tuple(keys.shape)}, {tuple(index.shape)}")
+        raise ValueError(f"keys must be (R,) and index (R, n) with R={R}; got {tuple(keys.shape)}, "
+                         f"{tuple(index.shape)}")
     if 2 * ell + 1 > m:
         raise ValueError(f"ell must satisfy 2*ell + 1 <= m (ell={ell}, m={m})")
     n = index.shape[1]

@@ -121,7 +121,8 @@ def test_bad_input_names_the_parameter(figures):
 
 def test_f1_curves_per_cell_one_figure_per_cell_in_order():
     rows = [dict(m=m, d_model=d, r=r, h=h, D_K=dk, seed=s, test_f1=float(dk >= 8))
-            for m, d, r in [(128, 16, 1), (64, 16, 1), (64, 32, 2)] for h in (1, 2) for dk in (2, 8, 32) for s in (0, 1)]
+            for m, d, r in [(128, 16, 1), (64, 16, 1), (64, 32, 2)]
+            for h in (1, 2) for dk in (2, 8, 32) for s in (0, 1)]
     figs = f1_curves_per_cell(pd.DataFrame(rows))
     try:
         assert list(figs) == ["m = 64, d_model = 16", "m = 64, d_model = 32, r = 2", "m = 128, d_model = 16"]

@@ -62,7 +62,8 @@ def test_preset_completeness_on_committed_tables():
 
 
 def _book_rows_only(root, *names):
-    """data/'s book rows of ``names`` alone in ``root``: what auto reads then does not depend on which paper sweeps ran."""
+    """data/'s book rows of ``names`` alone in ``root``: what auto reads then does not depend on which paper sweeps
+    ran."""
     for name in names:
         rows = catalog.load(name, "book")
         write_rows(root / f"{name}.csv", catalog.schema_for_file(catalog.table_path(name)), rows.to_dict("records"))
@@ -94,9 +95,12 @@ def test_load_groups_reads_each_table_once_per_preset(tmp_path, monkeypatch):
     write_rows(tmp_path / "value.csv", catalog.schema_for_file(catalog.table_path("value")), rows.to_dict("records"))
     reads = []
     real = loading._load
-    monkeypatch.setattr(loading, "_load", lambda name, preset, *a: reads.append((name, preset)) or real(name, preset, *a))
-    got = loading.load_groups({"value": ("value",), "linear": ("linear",), "pair": ("value", "linear")}, "auto", root=tmp_path)
+    monkeypatch.setattr(loading, "_load",
+                        lambda name, preset, *a: reads.append((name, preset)) or real(name, preset, *a))
+    got = loading.load_groups({"value": ("value",), "linear": ("linear",), "pair": ("value", "linear")}, "auto",
+                              root=tmp_path)
     alone = "paper" if catalog.preset_completeness("value", "paper", tmp_path) == 1.0 else "book"
     assert got["value"]["value"].preset == alone and got["pair"]["value"].preset == "book"
-    assert "compared with each other" in got["pair"]["linear"].why and got["linear"]["linear"].why.startswith("paper rows")
+    assert "compared with each other" in got["pair"]["linear"].why
+    assert got["linear"]["linear"].why.startswith("paper rows")
     assert sorted(reads) == sorted(set(reads))  # one read per (table, preset)

@@ -99,12 +99,14 @@ def test_mixed_stack_equals_runs_alone(kind):
         S_r = m(X_C[r : r + 1])
         S_r.square().sum().backward()
         torch.testing.assert_close(S[r : r + 1], S_r, rtol=1e-12, atol=1e-12)
-        torch.testing.assert_close(S_tab[r : r + 1], m.scores_from_tables(m.item_tables(X[r : r + 1]), items[r : r + 1]))
+        torch.testing.assert_close(S_tab[r : r + 1],
+                                   m.scores_from_tables(m.item_tables(X[r : r + 1]), items[r : r + 1]))
         if kind != "softmax":
             torch.testing.assert_close(mixed.pair_scores(X)[r : r + 1], m.pair_scores(X[r : r + 1]))
         for name in ("W_Q", "W_K"):
             grad = getattr(mixed, name).grad[r].view(d, H, w)
-            torch.testing.assert_close(grad[:, :h, :k].reshape(d, h * k), getattr(m, name).grad[0], rtol=1e-12, atol=1e-12)
+            torch.testing.assert_close(grad[:, :h, :k].reshape(d, h * k), getattr(m, name).grad[0],
+                                       rtol=1e-12, atol=1e-12)
             padding = torch.ones(d, H, w, dtype=torch.bool)
             padding[:, :h, :k] = False
             assert bool((grad[padding] == 0).all())  # exactly zero, not merely small

@@ -77,7 +77,8 @@ def test_figures_draw():
     assert "preset" not in diag.axes[0].get_xlabel()
     mixed = cells.assign(preset=["paper"] * (len(cells) - 1) + ["book"], n_seeds=[10] * (len(cells) - 1) + [2])
     labels = [t.get_text() for t in figs.plot_diagonal(mixed).axes[0].get_xticklabels()]
-    assert labels[-1].endswith("book\n2 seeds") and labels[0].endswith("paper\n10 seeds")  # each cell's preset and seeds, one per line
+    # each cell's preset and seeds, one per line
+    assert labels[-1].endswith("book\n2 seeds") and labels[0].endswith("paper\n10 seeds")
 
 
 def test_extension_figures_draw():
@@ -108,7 +109,8 @@ def test_figures_say_when_there_is_nothing_to_draw():
     cells = thresholds(never)
     for fig in (figs.plot_h_star(cells), figs.plot_scaling_law(cells, None), figs.plot_heads_law(cells, None),
                 figs.plot_diagonal(cells), dense.plot_regular_law(cells), dense.plot_regular_forms(cells),
-                dense.plot_h_star_vs_r(cells), figs.plot_f1_curves(df.iloc[:0]), figs.plot_dk_star_grid(cells.iloc[:0])):
+                dense.plot_h_star_vs_r(cells), figs.plot_f1_curves(df.iloc[:0]),
+                figs.plot_dk_star_grid(cells.iloc[:0])):
         texts = [t.get_text() for ax in fig.axes for t in ax.texts]
         assert any("no " in t or "too few" in t for t in texts), texts
 

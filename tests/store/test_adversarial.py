@@ -179,7 +179,8 @@ def test_the_design_rule_names_an_absurd_or_degenerate_input():
     from rgr.results.choosing_heads import design
 
     rule = design.fit_from_runs(catalog.load("base", "paper"), "paper")
-    for kw, says in ((dict(m_prime=10**400, d_model=32, D_K=64), "m_prime"), (dict(m_prime=512, d_model=32, D_K=10**400), "D_K")):
+    for kw, says in ((dict(m_prime=10**400, d_model=32, D_K=64), "m_prime"),
+                     (dict(m_prime=512, d_model=32, D_K=10**400), "D_K")):
         with pytest.raises(ValueError, match=says):
             design.recommend(rule, **kw)
     with pytest.raises(ValueError, match="m_prime = 1"):

@@ -17,8 +17,8 @@ SCHEMA = Schema(
 
 
 def _row(key, m=8, f1=0.5):
-    return dict(run_key=key, m=m, test_f1=f1, stop="cutoff", converged=False, curve=[[500, 0.1], [1000, 0.2]], note=None,
-                **provenance("smoke", "cpu"))
+    return dict(run_key=key, m=m, test_f1=f1, stop="cutoff", converged=False, curve=[[500, 0.1], [1000, 0.2]],
+                note=None, **provenance("smoke", "cpu"))
 
 
 def test_roundtrip_merge_and_types(tmp_path):

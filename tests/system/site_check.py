@@ -340,7 +340,8 @@ PICK = r"""
   sel.selectedIndex = INDEX; sel.dispatchEvent(new Event('change'));
   var shown = Array.prototype.map.call(sel.closest('.rgr-picker').querySelectorAll('img'),
                                        function (im) { return im.clientWidth > 0; });
-  var fig = sel.closest('figure') || sel.closest('.rgr-picker'), top = document.querySelector('article') || document.body;
+  var fig = sel.closest('figure') || sel.closest('.rgr-picker'),
+      top = document.querySelector('article') || document.body;
   top.insertBefore(fig, top.firstChild);  // to the top of the page, where a screenshot sees it
   await new Promise(function (r) { setTimeout(r, 100); });
   return shown;

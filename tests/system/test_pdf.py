@@ -43,7 +43,8 @@ class _Tables(HTMLParser):
             self._cell = []
         elif self._cell is not None:
             self._cell.append(" ")  # an element inside a cell (the verdict's label, its cause) is a word apart
-            if tag not in ("br", "img", "wbr", "hr") and (self._skip or "rgr-verdict-cause" in (dict(attrs).get("class") or "")):
+            if tag not in ("br", "img", "wbr", "hr") and (
+                    self._skip or "rgr-verdict-cause" in (dict(attrs).get("class") or "")):
                 self._skip += 1
 
     def handle_endtag(self, tag):

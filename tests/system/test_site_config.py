@@ -210,7 +210,8 @@ def test_every_listed_reference_is_cited():
     """The bibliography lists what the book cites (no `:all:`), and every entry of references.bib is cited."""
     from pybtex.database import parse_file
 
-    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.*") if p.suffix in (".md", ".ipynb"))
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "book").glob("*.*")
+                     if p.suffix in (".md", ".ipynb"))
     assert ":all:" not in (ROOT / "book" / "bibliography.md").read_text()
     uncited = [k for k in parse_file(str(ROOT / "book" / "references.bib")).entries if k not in text]
     assert uncited == []

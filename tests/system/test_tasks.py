@@ -84,7 +84,8 @@ def test_install_cell_is_short_valid_python_and_inert_in_a_checkout():
 
 
 def test_repository_url_is_read_from_the_config(tmp_path):
-    (tmp_path / "_config.yml").write_text('title: x\nrepository:\n  url: "https://github.com/o/r"  # c\n  branch: main\n')
+    (tmp_path / "_config.yml").write_text('title: x\nrepository:\n  url: "https://github.com/o/r"  # c\n'
+                                          '  branch: main\n')
     assert tasks.repository_url(tmp_path) == "https://github.com/o/r"
     (tmp_path / "_config.yml").write_text('repository:\n  url: ""\n')
     assert tasks.repository_url(tmp_path) == ""

@@ -115,8 +115,8 @@ def test_table_command_writes_csv_with_provenance(tmp_path):
     out = tmp_path / "c.csv"
     assert cli(["constructions", "--preset", "smoke", "--out", str(out), "--no-progress"]) == 0
     df = load_table(out, CONSTRUCTIONS)  # the strict loader, the same provenance as every table
-    for col in ("construction", "m", "d_model", "r", "m_edges", "rule", "criterion", "h", "d_k", "D_K",
-                "found", "note", "C_eff", "rgr_version", "git_commit", "torch_version", "device_name", "date", "preset"):
+    for col in ("construction", "m", "d_model", "r", "m_edges", "rule", "criterion", "h", "d_k", "D_K", "found",
+                "note", "C_eff", "rgr_version", "git_commit", "torch_version", "device_name", "date", "preset"):
         assert col in df.columns
     assert (df.preset == "smoke").all()
     ok = df[df.found]
@@ -129,7 +129,8 @@ def test_context_check_from_all_pairs_equals_rescoring():
     c, g = build("compressive", 64, 16, 2, d_k=10)
     a = evaluate_contexts(c, g, n=50, seed=2)
     b = evaluate_contexts(c, g, n=50, seed=2, S_all=all_pair_scores(c))
-    assert a.f1 == pytest.approx(b.f1) and a.separation.max_non_edge == pytest.approx(b.separation.max_non_edge, abs=1e-4)
+    assert a.f1 == pytest.approx(b.f1)
+    assert a.separation.max_non_edge == pytest.approx(b.separation.max_non_edge, abs=1e-4)
     cs, gs = build("softmax-one-hot", 32, 32, 0)
     with pytest.raises(ValueError, match="max-over-heads"):
         evaluate_contexts(cs, gs, S_all=torch.zeros(32, 32))
