@@ -20,7 +20,8 @@ def test_missing_values_and_rounding():
 def test_column_labels_are_words():
     from rgr.chapters.display import COLUMN_LABELS, column_label
 
-    assert column_label("best_f1_one_soft_head") == COLUMN_LABELS["best_f1_one_soft_head"] == "best F1, one softmax head"
+    assert column_label("best_f1_one_soft_head") == COLUMN_LABELS["best_f1_one_soft_head"]
+    assert COLUMN_LABELS["best_f1_one_soft_head"] == "best F1, one softmax head"
     assert column_label("present_rate") != "present_rate" and column_label("a_new_column") == "a new column"
     assert column_label(3) == "3"  # a pivoted column (a head count)
     assert all("_" not in label.replace("<sub>", "").replace("</sub>", "") for label in COLUMN_LABELS.values())

@@ -1,4 +1,5 @@
-"""The design rule (rgr.results.choosing_heads.design): fit, intervals, monotonicity, refusals, the preregistered prediction."""
+"""The design rule (rgr.results.choosing_heads.design): fit, intervals, monotonicity, refusals, the preregistered
+prediction."""
 
 import dataclasses
 import math

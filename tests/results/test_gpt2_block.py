@@ -9,8 +9,8 @@ from tests import ROOT
 
 
 def _runs(acc, m=256, d_model=768, source=STAND_IN_SOURCE, steps=2000):
-    return pd.DataFrame([dict(m=m, d_model=d_model, D_K=dk, h=h, seed=s, test_acc=acc(dk, h, s), embedding_source=source,
-                              best_step=steps if s else steps // 2, steps_done=steps)
+    return pd.DataFrame([dict(m=m, d_model=d_model, D_K=dk, h=h, seed=s, test_acc=acc(dk, h, s),
+                              embedding_source=source, best_step=steps if s else steps // 2, steps_done=steps)
                          for dk in (64, 128, 256) for h in (1, 2, 4) for s in (0, 1, 2)])
 
 

@@ -71,8 +71,8 @@ def test_findings_of_a_step_table():
     diag = _runs([(512, 64), (1024, 128)], lambda m, d: 40.0)  # flat along the diagonal, law would rise
     extreme = _runs([(512, 16)], law)
     cells = chapter_cells(base, diag, extreme)
-    cons = pd.DataFrame(dict(construction="compressive", m=[m for m, _ in BASE] * 2, d_model=[d for _, d in BASE] * 2, r=1,
-                             rule=["best-split"] * 5 + ["prescribed"] * 5, criterion="margin",
+    cons = pd.DataFrame(dict(construction="compressive", m=[m for m, _ in BASE] * 2, d_model=[d for _, d in BASE] * 2,
+                             r=1, rule=["best-split"] * 5 + ["prescribed"] * 5, criterion="margin",
                              D_K=[m for m, _ in BASE] + [None] * 5, found=[True] * 5 + [False] * 5, preset="book",
                              note=[""] * 5 + ["limit fails"] * 4 + ["searched up to d_k=4096"]))
     f = permutation_findings(base, cells, cons)
@@ -80,13 +80,15 @@ def test_findings_of_a_step_table():
     assert f.heads.n_multi == 5 and f.heads.n_single_never == f.heads.n_cells and math.isnan(f.heads.penalty_min)
     assert f.heads.h_max == 8 and f.heads.n_top == 0  # h = 4 and 8 tie everywhere: the smaller h is h*
     b = f.bracket
-    assert b.n_cells == 5 and b.n_rank_one == b.n_rank_one_is_m == 5 and b.n_alg1_tested == 5 and b.n_alg1_separated == 0
+    assert b.n_cells == 5 and b.n_rank_one == b.n_rank_one_is_m == 5
+    assert b.n_alg1_tested == 5 and b.n_alg1_separated == 0
     assert b.n_alg1_limit_fails == 4
     want = [bit_budget_DK(m, m, d, 32.0) / bit_budget_DK_derangements(m, d, 32.0) for m, d in BASE]
     assert b.lower_ratio_min == pytest.approx(min(want)) and b.lower_ratio_max == pytest.approx(max(want))
     assert b.n_above_lower == 5
-    assert b.lower_gap_min == pytest.approx(min(float(c.D_K_star) / bit_budget_DK_derangements(int(c.m), int(c.d_model), 32.0)
-                                                for c in cells.base.itertuples()))
+    assert b.lower_gap_min == pytest.approx(
+        min(float(c.D_K_star) / bit_budget_DK_derangements(int(c.m), int(c.d_model), 32.0)
+            for c in cells.base.itertuples()))
     d = f.diagonal  # (128, 16) from the base grid, then 512 and 1024 at 64
     assert (d.m_first, d.m_last, d.dk_last) == (128, 1024, 64)
     assert d.grows == "does not grow" and d.law_rise == pytest.approx(math.log(1024) / math.log(128))
@@ -172,7 +174,8 @@ def test_the_diagonal_says_whether_its_cells_were_measured_alike():
     base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
     diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
     mixed = chapter_cells(base, diag, diag.iloc[:0]).diagonal
-    assert diagonal_trend(mixed).basis == "paper with 10 seeds at m = 128–256, book with 2 at m = 1024: not all measured alike"
+    assert diagonal_trend(mixed).basis == ("paper with 10 seeds at m = 128–256, book with 2 at m = 1024: "
+                                           "not all measured alike")
     alike = chapter_cells(base, base.iloc[:0], base.iloc[:0]).diagonal
     assert cells_basis(alike) == "all from the paper preset, 10 seeds"
     assert cells_basis(thresholds(base)) == "all with 10 seeds" and cells_basis(alike.iloc[:0]) == "—"

@@ -88,7 +88,8 @@ def test_softmax_figures_say_when_empty():
     from rgr.chapters.figures.softmax import plot_linear_ablation, plot_softmax_construction, plot_threshold_shift
 
     empty = _cells([(64, 16, 20, 2, 0.9)])
-    for fig in (plot_threshold_shift(empty, empty.assign(m=128)), plot_linear_ablation(_runs((1,)).iloc[:0], _runs((1,))),
+    for fig in (plot_threshold_shift(empty, empty.assign(m=128)),
+                plot_linear_ablation(_runs((1,)).iloc[:0], _runs((1,))),
                 plot_softmax_construction(pd.DataFrame(columns=["m", "d_model"]))):
         assert any(t.get_text().startswith("no ") for t in fig.axes[0].texts)
 

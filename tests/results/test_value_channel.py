@@ -97,7 +97,8 @@ def test_one_head_with_and_without_early_stopping():
     assert set(compare.stopping) == {"early stop", "to the cutoff"} and set(compare.mean_steps) == {500, 2000}
     e = stopping_effect(compare)
     assert e.d_model == (16, 32) and e.n_min_at_d_model == 0  # ties: the minimum is the first D_K tested
-    assert e.n_rise_without_stop == 2 and e.largest_gain == pytest.approx(0.005 * 64 / 0.5)  # d_model = 32: mean predictor 0.05
+    assert e.n_rise_without_stop == 2
+    assert e.largest_gain == pytest.approx(0.005 * 64 / 0.5)  # d_model = 32: mean predictor 0.05
     assert e.best_gain == 0 and e.floor_kept(0.01)
     lower = stopping_effect(one_head_stopping(stopped, full.assign(test_mse=full.test_mse * 0.5), BASE))
     assert lower.best_gain == pytest.approx(0.6) and not lower.floor_kept(0.01)

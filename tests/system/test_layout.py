@@ -46,7 +46,8 @@ def mirror(module: str, root: Path = ROOT) -> Path:
 def importers(module: str, tests: dict[Path, str]) -> list[Path]:
     parent, name = module.rsplit(".", 1)
     pat = re.compile(rf"(from {re.escape(module)} import|import {re.escape(module)}\b|"
-                     rf"from {re.escape(parent)} import [^\n]*\b{name}\b|from {re.escape(parent)} import \([^)]*\b{name}\b)")
+                     rf"from {re.escape(parent)} import [^\n]*\b{name}\b|"
+                     rf"from {re.escape(parent)} import \([^)]*\b{name}\b)")
     return [p for p, text in tests.items() if pat.search(text)]
 
 

@@ -47,5 +47,6 @@ def test_each_row_comes_from_its_registered_reader(monkeypatch):
     names = ("base", "lambda8", "lambda32", "regular", "softmax", "value", "gpt2")
     rows = evaluate({n: Source(n, "book", catalog.load(n, "book")) for n in names})
     assert {r.key for r in rows} == set(registry.READERS)
-    wrong = {k: (made_by.get(k), f.__qualname__) for k, f in registry.READERS.items() if made_by.get(k) != f.__qualname__}
+    wrong = {k: (made_by.get(k), f.__qualname__) for k, f in registry.READERS.items()
+             if made_by.get(k) != f.__qualname__}
     assert not wrong, f"rows made by another reader than the registry names (made by, registered): {wrong}"

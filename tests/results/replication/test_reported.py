@@ -1,4 +1,5 @@
-"""The appendix page *What the paper reports* (book/reported.md) is generated from rgr.results.replication.reported (issue 30)."""
+"""The appendix page *What the paper reports* (book/reported.md) is generated from
+rgr.results.replication.reported (issue 30)."""
 
 
 from rgr.results.replication import reported
@@ -7,7 +8,8 @@ from tests import ROOT
 
 def test_the_committed_page_is_current():
     page = (ROOT / reported.PAGE).read_text(encoding="utf-8")
-    assert page == reported.page_markdown(), "book/reported.md is stale: run `python -m rgr.results.replication.reported`"
+    assert page == reported.page_markdown(), (
+        "book/reported.md is stale: run `python -m rgr.results.replication.reported`")
 
 
 def test_every_claim_is_on_the_page_under_its_section():

@@ -44,7 +44,8 @@ def _synthetic() -> list[ClaimRow]:
     log2_holds = Reading("with log2", 1.2, 1.1, 1.3, True)
     return [_row("law_slope_all", "deviates", value=1.8, readings=[log2_holds]),
             _row("law_r2_all", "agrees", value=0.95),
-            _row("law_slope_pre", "deviates", near=True, value=1.3, readings=[Reading("with log2", 0.9, 0.8, 0.95, False)]),
+            _row("law_slope_pre", "deviates", near=True, value=1.3,
+                 readings=[Reading("with log2", 0.9, 0.8, 0.95, False)]),
             _row("heads_slope", "deviates", "paper_table1", value=1.9),
             _row("diag_growth", "deviates", "thin", value=0.7, preset="book"),
             _row("dk_range", "deviates"),
@@ -104,7 +105,8 @@ def test_the_verdict_table_has_one_labelled_verdict_per_claim():
     rows = _synthetic()
     html = verdict_table_html(rows, "caption")
     cells = re.findall(rf'<tr class="rgr-vrow" id="verdict-([a-z0-9_]+)">.*?<td class="{VERDICT_CLASS} '
-                       rf'{VERDICT_CLASS}--([a-z-]+)"[^>]*><span class="rgr-verdict-label">(.*?)</span>(?=<span|</td>)', html)
+                       rf'{VERDICT_CLASS}--([a-z-]+)"[^>]*><span class="rgr-verdict-label">(.*?)</span>'
+                       r'(?=<span|</td>)', html)
     assert [k for k, _, _ in cells] == [c.key for c in rep.CLAIMS]
     by = {r.key: r for r in complete_rows(rows)}
     for key, status, label in cells:
@@ -145,7 +147,8 @@ def test_the_committed_summary_names_exactly_the_claims_the_committed_table_make
     assert sorted(status) == sorted(c.key for c in rep.CLAIMS)
     deviating = {k for k, s in status.items() if s == "deviates"}
     assert set().union(*(got.get(c, set()) for c in DEVIATION_CAUSES)) == deviating
-    assert set().union(*(got.get(c, set()) for c in NOT_TESTABLE_CAUSES)) == {k for k, s in status.items() if s == "not-testable"}
+    assert (set().union(*(got.get(c, set()) for c in NOT_TESTABLE_CAUSES))
+            == {k for k, s in status.items() if s == "not-testable"})
     assert got.get("agrees", set()) == {k for k, s in status.items() if s == "agrees"}
     assert int(glued["n_deviates"]) == len(deviating)
 
@@ -163,7 +166,8 @@ def data_rows():
 
 
 def test_the_committed_summary_is_what_the_verdict_data_give_now(data_rows):
-    """The committed outputs list exactly the deviating claims of the verdict data (data/ read as the chapter reads it)."""
+    """The committed outputs list exactly the deviating claims of the verdict data (data/ read as the chapter
+    reads it)."""
     rows, _ = data_rows
     summary, _, _ = _committed_chapter()
     assert summary_causes(summary) == summary_causes(summary_html(rows)), "data/ changed: re-execute replication.ipynb"

@@ -1,4 +1,5 @@
-"""The replication chapter's comparisons (rgr.results.replication.reported, replication, replication_claims, replication_table)."""
+"""The replication chapter's comparisons (rgr.results.replication.reported, replication, replication_claims,
+replication_table)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def test_table1_covers_the_base_grid():
     assert set(rep.TABLE1) == {(m, d) for m in (64, 128, 256, 512) for d in (16, 32, 64)}
     lo, hi = rep.claim("dk_range").value
     assert min(rep.TABLE1.values()) == lo and max(rep.TABLE1.values()) == hi
-    # note: the median of Table 1's twelve entries is 8, while the paper's text reports 11; both are transcribed as printed
+    # note: the median of Table 1's twelve entries is 8, while the paper's text reports 11; both are transcribed
+    # as printed
     assert float(np.median(list(rep.TABLE1.values()))) == 8.0
 
 
@@ -191,7 +193,8 @@ def test_a_slope_far_from_the_papers_deviates():
     assert by["law_slope_all"].value == pytest.approx(5.0, rel=0.02)
     assert by["law_slope_pre"].verdict.status == "deviates"
     assert by["fig2_more_heads"].verdict.status == "agrees"  # h* = 2 everywhere: never falls
-    assert base_words(rows, "law_slope_all") == "outside the book's noise interval with ln (the verdict's base), outside it with log2"
+    assert base_words(rows, "law_slope_all") == ("outside the book's noise interval with ln (the verdict's base), "
+                                                 "outside it with log2")
 
 
 def test_a_slope_at_the_papers_value_agrees_in_the_verdicts_base_only():
@@ -222,7 +225,8 @@ def test_the_verdict_follows_the_seed_noise_not_the_spread_over_cells():
 
     cells = [(m, d) for m in (64, 128, 256, 512) for d in (32, 64)]
     stars = {c: int(round((0.6 if i % 2 else 2.0) * float(scaling_x(*c)))) for i, c in enumerate(cells)}
-    row = {r.key: r for r in evaluate(_sources(_runs(stars, seeds=tuple(range(10)), noise=1e-4)), checks=NO_CHECKS)}["law_slope_pre"]
+    row = {r.key: r for r in evaluate(_sources(_runs(stars, seeds=tuple(range(10)), noise=1e-4)),
+                                      checks=NO_CHECKS)}["law_slope_pre"]
     lo_c, hi_c = (float(v) for v in row.cells.strip("[]").split(", "))
     paper = rep.claim("law_slope_pre").value
     assert lo_c <= paper <= hi_c  # another choice of cells could give the paper's constant ...
@@ -282,7 +286,8 @@ def test_row_value_wording():
 
 def test_fit_words_follow_the_verdict_and_the_side():
     paper = rep.claim("law_r2_pre").value
-    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "", Verdict(status, "", cause="no_data" if status == "not testable" else ""),
+    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "",
+                                      Verdict(status, "", cause="no_data" if status == "not testable" else ""),
                                       v, v - 0.1, v + 0.1)]
     assert fit_words(row("agrees", paper)) == "The line itself replicates"
     assert fit_words(row("deviates", paper - 0.2)) == "The line is looser than the paper's"
@@ -368,7 +373,8 @@ def test_committed_book_tables_give_every_status_a_reason():
     # every fit row carries the Table 1 arithmetic and the fit over every configuration tested
     for k in ("law_slope_all", "law_r2_pre", "heads_slope"):
         assert "Table 1 arithmetic" in by[k].verdict.detail
-        assert any(x.name.startswith("every configuration tested (book: base, lambda8, lambda32") for x in by[k].readings)
+        assert any(x.name.startswith("every configuration tested (book: base, lambda8, lambda32")
+                   for x in by[k].readings)
     # a verdict never contradicts its own numbers
     for r in rows:
         if math.isfinite(r.lo) and math.isfinite(r.hi) and r.key.startswith(("law_", "heads_", "regular_slope")):
