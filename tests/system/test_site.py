@@ -22,7 +22,8 @@ pytestmark = [
 
 # the pages with the most maths, a chapter whose display maths sat mid-paragraph, the reference pages, and
 # chapters with figures and wide tables (issue 30: figures >= 70% of their drawn size at a true 390 px)
-PAGES = ["intro", "constructions", "glossary", "bibliography", "reported", "gpt2_block", "softmax", "choosing_heads"]
+PAGES = ["intro", "constructions", "glossary", "bibliography", "reported", "gpt2_block", "softmax", "choosing_heads",
+         "peers"]
 
 
 @pytest.fixture(scope="module")
