@@ -21,11 +21,13 @@ import struct
 import matplotlib as mpl
 import seaborn as sns
 
+from ..experiments.registry import HEADS_ALL
+
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
            "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
