@@ -106,7 +106,8 @@ def test(args: list[str]) -> None:
 VARY_CHAPTERS = ("book/lower_bounds.ipynb", "book/theory.ipynb")
 
 
-def variant_env(env: dict[str, str] | None = None, machine: str | None = None, cores: int | None = None) -> dict[str, str]:
+def variant_env(env: dict[str, str] | None = None, machine: str | None = None,
+                cores: int | None = None) -> dict[str, str]:
     """``env`` (default: this process's) changed so that floating-point results take other paths than a plain run.
 
     Threads: one where a plain run gets several, else two (OpenMP, OpenBLAS, MKL). Kernels, each through its
@@ -269,8 +270,8 @@ def print_page(single: Path) -> Path:
 def pdf(args: list[str], out: Path = PDF) -> Path:
     """Build the whole book as one PDF at ``out`` (default _build/pdf/rgr-book.pdf); needs a Chromium. Stale
     chapters are re-executed first, as for ``book`` (``--committed``: not)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from site_check import find_chromium
+    sys.path.insert(0, str(ROOT))
+    from tests.system.site_check import find_chromium
 
     chromium = find_chromium()
     if chromium is None:
@@ -292,8 +293,8 @@ def pdf(args: list[str], out: Path = PDF) -> Path:
 
 
 def check_site(args: list[str]) -> None:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from site_check import main as site_main
+    sys.path.insert(0, str(ROOT))
+    from tests.system.site_check import main as site_main
 
     raise SystemExit(site_main(args))
 

@@ -3,7 +3,7 @@
 The importable package behind the book "A Capacity-Based Rationale for
 Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
 the plumbing in wings that follow the data flow; a module imports only from its own wing or
-one below it (tests/test_style.py checks it):
+one below it (tests/system/test_style.py checks it):
 
 - ground: :mod:`rgr.store` (typed tables: locked atomic writes, the strict loader,
   repair, provenance), :mod:`rgr.paths`;
@@ -28,12 +28,16 @@ one below it (tests/test_style.py checks it):
   items (building, saving, loading GPT-2's table), block (the E7 task and model), training (grid, stacked
   runs), experiment (E7 for the runner);
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
-- :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds), each chapter's findings as a
-  frozen result (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax, value_channel,
-  gpt2_block; it reads tables and never trains), the replication
-  verdicts (seed_bootstrap: their noise intervals; paper_arithmetic: the paper's Table 1 against its fits);
-- :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, and one figure module per
-  chapter (``figures.softmax`` for book/softmax.ipynb, ...);
+- :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds); per chapter X its findings as a frozen
+  result in ``results.X`` (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax,
+  value_channel, gpt2_block), packages where a chapter needs several modules: choosing_heads (design rule,
+  checks), peers (dana, refit, sweep, aot, pal) and replication (reported: the paper's numbers; registry: claim
+  key -> reader; readers sec61 / fig4 / extensions on shared rows; table (``evaluate``), verdicts,
+  seed_bootstrap (noise intervals), paper_arithmetic (Table 1 against its fits), summary, views,
+  value_decision); it reads tables and never trains;
+- :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, prose (``glue_finding``: a
+  chapter glues its finding by field name), and one figure module per chapter (``figures.softmax`` for
+  book/softmax.ipynb, ...);
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """
 

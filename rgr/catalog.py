@@ -46,7 +46,8 @@ def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.D
     """data/<name>.csv (shards merged) through the strict loader, optionally one preset's rows."""
     sweep = get(name)
     if preset is not None and (not isinstance(preset, str) or preset not in sweep.presets):
-        raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, got {preset!r}")
+        raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, "
+                         f"got {preset!r}")
     return load_results(sweep.schema, preset, root)
 
 

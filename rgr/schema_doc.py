@@ -55,7 +55,8 @@ rule out (a run with or without it fills the same place of its sweep); `config_k
 
 ## Experiments and presets
 
-| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | D_K ladder: factor, top's range (from: bottom), refinement rounds | futility rule | reuses runs of |
+| experiment | protocol | model | cells (m, d_model[, r]) per preset | heads | seeds | step cutoff | \
+D_K ladder: factor, top's range (from: bottom), refinement rounds | futility rule | reuses runs of |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {experiments}
 
@@ -77,7 +78,8 @@ def _experiment_rows() -> str:
             cells = ", ".join(f"({c.m}, {c.d_model}{', r=' + str(c.r) if c.r > 1 else ''})" for c in g.cells)
             steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x " + (
                 f"{e.fixed_cutoff:,} (every cell)" if e.fixed_cutoff else "protocol")
-            seeds = f"{len(g.seeds)}" + (f" ({g.few_seeds} for m >= {g.few_seeds_from_m})" if g.few_seeds_from_m else "")
+            seeds = f"{len(g.seeds)}" + (f" ({g.few_seeds} for m >= {g.few_seeds_from_m})"
+                                         if g.few_seeds_from_m else "")
             bottom = f" from {g.dk_from}" if g.dk_from != 2 else ""
             ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}{bottom}, {g.refine_rounds if e.refine else 0}"
             reuse = ", ".join([f"{e.name} (other presets)", *e.reuse_from])
@@ -113,13 +115,14 @@ def render() -> str:
              "`rgr.studies.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head sweep is a "
-             "row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) it trains)."
+             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head "
+             "sweep is a row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) "
+             "it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     text += ("\n## pal's associative memory, re-implemented (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.pal_sweep.PRESETS`): one row "
-             "per trained memory; the rows of one line (d, seed, steps, lr) are the steps of a bisection over N for "
-             "the largest N whose accuracy over the N inputs reaches 0.99, planned round by round from the table."
+             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.pal_sweep.PRESETS`): "
+             "one row per trained memory; the rows of one line (d, seed, steps, lr) are the steps of a bisection over "
+             "N for the largest N whose accuracy over the N inputs reaches 0.99, planned round by round from the table."
              "\n\n" + PAL_SCHEMA.markdown())
     text += ("\n## Dana et al.'s tables, reduced (chapter the law beside other capacity results)\n\n"
              "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`): the statistics the chapter "

@@ -48,8 +48,8 @@ def run(experiment: str, preset: str, shards: int, work: Path) -> list[str]:
               for _, err in [p.communicate()] if p.returncode != 0]  # fmt: skip
     if errors:
         return errors
-    subprocess.run([sys.executable, "-m", "rgr", "sweep", experiment, "--data", str(data), "--merge"], cwd=ROOT, env=env,
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "rgr", "sweep", experiment, "--data", str(data), "--merge"], cwd=ROOT,
+                   env=env, check=True, capture_output=True)
     if list(data.glob(f"{experiment}.shard-*")):
         return ["--merge left shard files behind"]
     a = load_results(experiment, preset, root=data).drop(columns=VOLATILE).sort_values("run_key").reset_index(drop=True)

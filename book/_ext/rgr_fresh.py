@@ -68,7 +68,8 @@ def _rgr_audit(event, args):
     try:
         if event == "open" and not isinstance(args[0], int):
             mode, flags = args[1], args[2] or 0
-            if (mode is None and not flags & (_rgr_os.O_WRONLY | _rgr_os.O_RDWR)) or (mode and not set(mode) & set("wax+")):
+            if ((mode is None and not flags & (_rgr_os.O_WRONLY | _rgr_os.O_RDWR))
+                    or (mode and not set(mode) & set("wax+"))):
                 _rgr_seen.add(_rgr_os.path.abspath(_rgr_os.fsdecode(args[0])))
         elif event in ("os.listdir", "os.scandir") and not isinstance(args[0], int):
             _rgr_listed.add(_rgr_os.path.abspath(_rgr_os.fsdecode(args[0] if args[0] is not None else ".")))
@@ -79,14 +80,16 @@ _rgr_sys.addaudithook(_rgr_audit)
 # ...and after its last cell: what it read, and the modules it imported (transitively: all of sys.modules)
 REPORT_CELL = """\
 import json as _rgr_json
-print(_rgr_json.dumps({"files": sorted(_rgr_seen), "folders": sorted(_rgr_listed), "path": [_rgr_os.path.abspath(x or ".") for x in _rgr_sys.path], "modules": {
+print(_rgr_json.dumps({"files": sorted(_rgr_seen), "folders": sorted(_rgr_listed),
+                       "path": [_rgr_os.path.abspath(x or ".") for x in _rgr_sys.path], "modules": {
     n: m.__file__ for n, m in list(_rgr_sys.modules.items()) if isinstance(getattr(m, "__file__", None), str)}}))
 """
 
 
 def _code_of(nb: dict) -> list[str]:
     """The chapter's code cells, but the install cell (it does nothing in a checkout)."""
-    return [cell_source(c) for c in nb["cells"] if c["cell_type"] == "code" and not cell_source(c).startswith(INSTALL_MARKER)]
+    return [cell_source(c) for c in nb["cells"]
+            if c["cell_type"] == "code" and not cell_source(c).startswith(INSTALL_MARKER)]
 
 
 def _listing(folder: Path) -> list[str]:
@@ -104,7 +107,8 @@ def inputs_digest(nb: dict, files: list[str], folders: list[str], root: Path = R
         h.update(b"file\0" + f.encode() + b"\0" + (p.read_bytes() if p.is_file() else b"\0missing") + b"\0")
     for d in sorted(folders):
         p = root / d
-        h.update(b"folder\0" + d.encode() + b"\0" + "\0".join(_listing(p) if p.is_dir() else ["\0missing"]).encode() + b"\0")
+        h.update(b"folder\0" + d.encode() + b"\0"
+                 + "\0".join(_listing(p) if p.is_dir() else ["\0missing"]).encode() + b"\0")
     return h.hexdigest()
 
 

@@ -75,7 +75,8 @@ def source_bundle(root: Path, out: Path) -> Path:
     name = bundle_name(root)
     top = name.removesuffix(".zip")
     out.mkdir(parents=True, exist_ok=True)
-    note = (f"{top}: the rgr package, the book's chapters and data/ (rgr {rgr_version(root)}, commit {_commit(root)}).\n"
+    note = (f"{top}: the rgr package, the book's chapters and data/ (rgr {rgr_version(root)}, "
+            f"commit {_commit(root)}).\n"
             "Run a chapter: pip install -e . in this folder, then open book/<chapter>.ipynb (Jupyter's working folder\n"
             "book/). Build the book: python3 tasks.py book; run the tests: python3 tasks.py test (README.md).\n")
     tmp = out / (name + ".tmp")

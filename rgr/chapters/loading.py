@@ -52,7 +52,8 @@ def _resolve(names: Sequence[str], preset: str, root: Path | None) -> tuple[str,
     if preset != "auto":
         return resolve_preset(names, preset, root), ""
     found = {n: completeness(n, root) for n in names}
-    said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in f.items()) or "no rows") for n, f in found.items())
+    said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in f.items()) or "no rows")
+                     for n, f in found.items())
     return resolve_preset(names, preset, root, found), said
 
 
@@ -82,14 +83,15 @@ def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", devic
     out: dict[str, dict[str, ExperimentData]] = {}
     for key, group in groups.items():
         chosen = resolve_preset(group, preset, root, found or None)
-        said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in found.get(n, {}).items()) or "no rows") for n in group)
+        said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in found.get(n, {}).items()) or "no rows")
+                         for n in group)
         if preset != "auto":
             why = ""
         elif len(group) == 1:
             why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
         else:
-            why = (f"one preset for {', '.join(f'`{n}`' for n in group)}, compared with each other: paper only where all "
-                   f"their paper sweeps are complete. Planned runs present: {said}")
+            why = (f"one preset for {', '.join(f'`{n}`' for n in group)}, compared with each other: "
+                   f"paper only where all their paper sweeps are complete. Planned runs present: {said}")
         for n in group:
             if (n, chosen) not in cache:
                 cache[(n, chosen)] = _load(n, chosen, device, root, preset, why)
@@ -98,7 +100,8 @@ def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", devic
 
 
 def load_experiment(name: str, preset: str = "auto", device: str = "cpu", root: Path | None = None) -> ExperimentData:
-    """Rows of ``preset`` from data/<name>.csv ("auto": paper where complete, else book); smoke, run now, when missing."""
+    """Rows of ``preset`` from data/<name>.csv ("auto": paper where complete, else book); smoke, run now, when
+    missing."""
     chosen, said = _resolve([name], preset, root)
     why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
     return _load(name, chosen, device, root, preset, why if preset == "auto" else "")
@@ -153,8 +156,8 @@ def provenance_note(data: ExperimentData) -> Markdown:
                      f"`python -m rgr sweep {data.name} --preset book` (CPU) or `--preset paper --device cuda` (GPU).")
     elif data.preset == "book":
         what = get(data.name).book_scope
-        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: {what} (see `data/SCHEMA.md`) so that a "
-                     f"2-core CPU finishes them. The paper-scale protocol is "
+        lines.append(f"\n\n> **Reduced grid.** These are the `book` preset's runs: {what} (see `data/SCHEMA.md`) "
+                     f"so that a 2-core CPU finishes them. The paper-scale protocol is "
                      f"`python -m rgr sweep {data.name} --preset paper --device cuda`.")
     return Markdown("".join(lines))
 

@@ -11,7 +11,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range", "one_of"]
+__all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range",
+           "one_of"]
 
 PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md)
 CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book

@@ -5,7 +5,7 @@ pixels wide; the book's text column is about 750 CSS pixels at desktop width and
 where a figure is shrunk to the column and its fonts with it. Drawn at most :data:`MAX_WIDTH_IN` wide
 (:func:`fig_size` caps a width; :func:`panel_grid` lays ``n`` panels within it, two a row, wrapping
 into rows), a figure shows on a phone at >= 70% of its drawn size, and text of at least
-:data:`MIN_FONT_PT` at >= 8 CSS px (the site check, tests/site_check.py, measures both). In a notebook,
+:data:`MIN_FONT_PT` at >= 8 CSS px (the site check, tests/system/site_check.py, measures both). In a notebook,
 :func:`set_style` asks for high-DPI ("retina") PNGs (twice the pixels, shown at the same size) that
 record their smallest text (:func:`png_metadata`); nbval compares text, not PNG, so outputs stay
 deterministic.
@@ -21,18 +21,19 @@ import struct
 import matplotlib as mpl
 import seaborn as sns
 
+from ..experiments.registry import HEADS_ALL
+
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
            "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
-HEADS = HEAD_COUNTS
+HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
 MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
-TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/site_check.py)
+TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
 MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 

@@ -25,10 +25,13 @@ COMMANDS: dict[str, tuple[Callable[[Sequence[str]], int], str]] = {
     "sweep": (sweep, "run an experiment's grid, resumably, into data/ (--list to see them)"),
     "schema": (others.schema, "write data/SCHEMA.md from the tables' schemas (--check to compare)"),
     "constructions": (others.constructions, "smallest D_K of the explicit constructions -> data/constructions.csv"),
-    "gpt2": (others.gpt2, "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
+    "gpt2": (others.gpt2,
+             "build data/gpt2_items.npz: GPT-2 embeddings of the E7 items (needs the hub or RGR_GPT2_DIR)"),
     "repair": (others.repair, "cut a damaged table back to its intact rows; check or record its seal (--seal)"),
-    "peers-refit": (others.peers_refit, "reduce Dana et al.'s fetched tables to data/peers_refit.csv (the peers chapter)"),
-    "replay-stopping": (others.replay_stopping, "replay a futility-stopping rule on a table: steps saved, answers changed"),
+    "peers-refit": (others.peers_refit,
+                    "reduce Dana et al.'s fetched tables to data/peers_refit.csv (the peers chapter)"),
+    "replay-stopping": (others.replay_stopping,
+                        "replay a futility-stopping rule on a table: steps saved, answers changed"),
 }
 
 

@@ -61,7 +61,7 @@ def bench(argv: Sequence[str]) -> int:
     from ..experiments import bench
     from ..experiments.engine.config import RunConfig
 
-    ap = bench._parser()
+    ap = bench.parser()
     ap.error = Parser.error.__get__(ap)  # one-line errors here too
     a = ap.parse_args(list(argv))
     try:
@@ -181,7 +181,8 @@ def _repair_report(table: Path, done) -> str:
                 f"{table}.damaged; sealed at {done.kept:,} rows{lost}; rerun the sweep to train what is missing")
     if done.sealed:
         state = done.before.state
-        before = ("its seal was unreadable" if state == "unreadable" else "it had no seal" if was is None else f"its seal recorded the first {was:,}" if state == "appended"
+        before = ("its seal was unreadable" if state == "unreadable" else "it had no seal" if was is None
+                  else f"its seal recorded the first {was:,}" if state == "appended"
                   else f"its seal recorded {was:,}: the {was - done.kept:,} lost are accepted" if state == "cut"
                   else f"its seal, of {was:,} rows, no longer matched")
         return f"{table}: intact; sealed at {done.kept:,} rows ({before})"

@@ -19,7 +19,8 @@ def _sweep_parser() -> argparse.ArgumentParser:
     ap = Parser(prog="rgr sweep", description="Run an experiment's grid, resumably, into data/.")
     ap.add_argument("experiment", nargs="?", help="experiment name (see --list)")
     ap.add_argument("--preset", default="book", help="smoke | book | paper (constructions: smoke | book)")
-    ap.add_argument("--device", default="auto", help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
+    ap.add_argument("--device", default="auto",
+                    help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
     ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
     ap.add_argument("--max-stack", type=int, default=None, help="most runs per tensor program")
     ap.add_argument("--list", action="store_true", help="list the experiments and their presets")
@@ -35,10 +36,13 @@ def _sweep_parser() -> argparse.ArgumentParser:
                     help="local: train in this process (default); dask: send the stacks to a Dask cluster")
     dk.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="connect to this scheduler (e.g. tcp://host:8786); without it a LocalCluster starts here")
-    dk.add_argument("--workers", type=int, default=None, help="worker processes of the LocalCluster (default: one per core)")
+    dk.add_argument("--workers", type=int, default=None,
+                    help="worker processes of the LocalCluster (default: one per core)")
     dk.add_argument("--gpu-per-stack", action=argparse.BooleanOptionalAction, default=None,
-                    help="give each stack one GPU (Dask resource GPU=1); default: when the cluster's workers declare GPU")
-    dk.add_argument("--retries", type=int, default=2, help="times a stack that raised on a worker is tried again (default 2)")
+                    help="give each stack one GPU (Dask resource GPU=1); default: when the cluster's workers "
+                         "declare GPU")
+    dk.add_argument("--retries", type=int, default=2,
+                    help="times a stack that raised on a worker is tried again (default 2)")
     return ap
 
 
@@ -108,7 +112,8 @@ def sweep(argv: Sequence[str]) -> int:
             return 0
         if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
             print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
-                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done)]), flush=True)
+                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done)]),
+                  flush=True)
     except (UsageError, TableError) as e:
         return fail(prog, str(e))
     except TableBusy as e:

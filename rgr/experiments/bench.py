@@ -49,7 +49,7 @@ from .engine.groups import MAX_PADDING, stack_groups
 from .engine.train import train
 
 __all__ = ["step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
-           "CELLS", "cell_stack", "CellBench", "bench_cell", "main"]
+           "CELLS", "cell_stack", "CellBench", "bench_cell", "parser", "main"]
 
 
 def step_flops(cfg: RunConfig) -> int:
@@ -203,7 +203,7 @@ def bench_cell(
                      baseline_seconds=b_secs, flops_per_run_step=flops)
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m rgr bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--m", type=int, default=256, help="items (default 256)")
     p.add_argument("--d-model", type=int, default=32, help="embedding width (default 32)")
@@ -294,7 +294,7 @@ def _report_cell(args: argparse.Namespace, cfgs: list[RunConfig], dev: torch.dev
 def main(argv: list[str] | None = None) -> int:
     import sys
 
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         base, dev, sweep, cell = _checked(args)
     except ValueError as e:

@@ -25,7 +25,7 @@ Only the last position is read out, and in a single block the last position
 attends to every position with or without a causal mask. So the mask cannot
 change the output, and computing the block at the last position alone is exact;
 training does that (``last_only=True``), the full-sequence path exists for
-checking it (tests/test_transformer.py).
+checking it (tests/gpt2/test_block.py).
 
 Training (stacked runs, the grid of a preset) is in :mod:`rgr.gpt2.training`.
 
@@ -207,7 +207,8 @@ def sample_task(keys: torch.Tensor, pi: torch.Tensor, index: torch.Tensor, ell: 
     """
     R, m = pi.shape
     if keys.shape != (R,) or index.dim() != 2 or index.shape[0] != R:
-        raise ValueError(f"keys must be (R,) and index (R, n) with R={R}; got {tuple(keys.shape)}, {tuple(index.shape)}")
+        raise ValueError(f"keys must be (R,) and index (R, n) with R={R}; got {tuple(keys.shape)}, "
+                         f"{tuple(index.shape)}")
     if 2 * ell + 1 > m:
         raise ValueError(f"ell must satisfy 2*ell + 1 <= m (ell={ell}, m={m})")
     n = index.shape[1]

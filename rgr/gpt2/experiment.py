@@ -51,7 +51,8 @@ def _schema() -> Schema:
         Column("best_step", "int", "step of the best validation check", low=0),
         Column("steps_done", "int", "optimisation steps taken", low=0),
         Column("final_train_loss", "float", "mean training loss over the last 100 steps", low=0),
-        Column("embedding_source", "str", "where the frozen table came from; 'stand-in (not GPT-2)' when it is not GPT-2"),
+        Column("embedding_source", "str",
+               "where the frozen table came from; 'stand-in (not GPT-2)' when it is not GPT-2"),
         Column("precision", "str", "float32, or bf16 autocast on a GPU"),
         Column("stack_size", "int", "runs trained together in the stack that held this run", low=1),
         Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
@@ -86,7 +87,8 @@ class GPT2Sweep:
     def schema(self) -> Schema:
         return SCHEMA
 
-    def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Config]:
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[Config]:
         return experiment_grid(preset, embeddings=self.embeddings)
 
     def run_key(self, cfg: Config, preset: str) -> str:
@@ -140,9 +142,10 @@ def embeddings_banner(root: Path | None = None) -> str:
     real_here = items_available()
     if len(stand_in):
         presets = ", ".join(f"`{p}`" for p in sorted(stand_in["preset"].unique()))
-        return (f"> **These are not GPT-2's embeddings.** {len(stand_in)} of the {len(rows)} rows in `data/{path.name}` "
-                f"(preset {presets}) were trained on a seeded *stand-in* table with GPT-2-like geometry, because neither "
-                f"the model hub nor a local GPT-2 checkpoint was reachable where they ran"
+        return (f"> **These are not GPT-2's embeddings.** {len(stand_in)} of the {len(rows)} rows in "
+                f"`data/{path.name}` (preset {presets}) were trained on a seeded *stand-in* table with GPT-2-like "
+                f"geometry, because neither the model hub nor a local GPT-2 checkpoint was reachable where they ran"
                 + ("" if real_here else " (nor is one on this machine)")
                 + f". Every figure below says so in its title. {how}")
-    return f"> **Embeddings:** every row in `data/{path.name}` used {', '.join(sorted(rows['embedding_source'].unique()))}."
+    return (f"> **Embeddings:** every row in `data/{path.name}` used "
+            f"{', '.join(sorted(rows['embedding_source'].unique()))}.")

@@ -46,7 +46,8 @@ def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides)
         raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
     allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}
     if set(overrides) - allowed:
-        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, got {sorted(set(overrides) - allowed)}")
+        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, "
+                         f"got {sorted(set(overrides) - allowed)}")
     if embeddings == "auto":
         embeddings = "gpt2" if items_available() else "stand-in"
     p = PRESETS[preset]
@@ -131,7 +132,8 @@ def _train_stack(
     for step in range(1, c.steps + 1):
         if (step - 1) % block == 0:
             n = min(block, c.steps - step + 1) * B
-            drawn = sample_task(keys["train"], pi, ((step - 1) * B + torch.arange(n, device=device)).expand(R, n), c.ell)
+            drawn = sample_task(keys["train"], pi, ((step - 1) * B + torch.arange(n, device=device)).expand(R, n),
+                                c.ell)
         j = (step - 1) % block * B
         batch = drawn.take(j, j + B)
         with _autocast(device):

@@ -20,13 +20,11 @@ An edge p -> q is predicted iff the aggregated score exceeds ``tau``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-__all__ = ["Aggregation", "QKWeights", "head_scores", "aggregate", "scores"]
+__all__ = ["QKWeights", "head_scores", "aggregate", "scores"]
 
-Aggregation = Literal["max", "softmax", "sum"]
 AGGREGATIONS: tuple[str, ...] = ("max", "softmax", "sum")
 
 
@@ -41,7 +39,8 @@ class QKWeights:
     def __post_init__(self) -> None:
         if self.W_Q.dim() != 4 or self.W_Q.shape != self.W_K.shape:
             raise ValueError(
-                f"W_Q and W_K must both have shape (R, h, d_model, d_k), got {tuple(self.W_Q.shape)} and {tuple(self.W_K.shape)}"
+                f"W_Q and W_K must both have shape (R, h, d_model, d_k), got {tuple(self.W_Q.shape)} and "
+                f"{tuple(self.W_K.shape)}"
             )
         if self.tau.shape != self.W_Q.shape[:1]:
             raise ValueError(f"tau must have shape (R,), got {tuple(self.tau.shape)}")

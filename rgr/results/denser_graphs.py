@@ -81,15 +81,20 @@ def form_fit(cells: pd.DataFrame, form: str, r_max: int | None = None) -> FormFi
     ok = ok if r_max is None else ok[ok["r"] <= r_max]
     top = int(r_max if r_max is not None else (ok["r"].max() if len(ok) else 0))
     if not len(ok):
-        return FormFit(form, top, 0, *[math.nan] * 7, "—")
+        nan = math.nan
+        return FormFit(form=form, r_max=top, n=0, c=nan, r2=nan, ratio_min=nan, ratio_max=nan, spread=nan, c_lo=nan,
+                       c_hi=nan, one_constant="—")
     x, y = _x(form, ok).to_numpy(float), ok["D_K_star"].to_numpy(float)
     f = fit_line(x, y, intercept=False)
     ratio = y / x
     c_lo = float((ok["D_K_opt"].astype(float).to_numpy() / x).max())
     c_hi = float((ok["D_K_cons"].astype(float).to_numpy() / x).min())
-    word = "one constant fits inside every interval" if c_lo <= c_hi else "no single constant fits inside every interval"
-    return FormFit(form, top, f.n, f.slope, f.r2, float(ratio.min()), float(ratio.max()), float(ratio.max() / ratio.min()),
-                   c_lo, c_hi, word)
+    word = (
+        "one constant fits inside every interval" if c_lo <= c_hi else "no single constant fits inside every interval"
+    )
+    return FormFit(form=form, r_max=top, n=f.n, c=f.slope, r2=f.r2, ratio_min=float(ratio.min()),
+                   ratio_max=float(ratio.max()), spread=float(ratio.max() / ratio.min()), c_lo=c_lo, c_hi=c_hi,
+                   one_constant=word)
 
 
 def _flatter(a: FormFit, b: FormFit) -> str:
@@ -117,13 +122,13 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> Denser
     else:
         heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan)
     note = "" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
-    return DenserFindings(
-        cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0,
-        fits["log2m", "16"], fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
-        _flatter(fits["log2m", "16"], fits["bound", "16"]), _flatter(fits["log2m", "all"], fits["bound", "all"]),
-        fits["log2m", "16"].spread / fits["bound", "16"].spread, fits["log2m", "all"].spread / fits["bound", "all"].spread,
-        *heads, int(cells["n_seeds"].max()) if len(cells) else 0, int(n_heads), note,
-    )
+    return DenserFindings(cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
+                          fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
+                          _flatter(fits["log2m", "16"], fits["bound", "16"]),
+                          _flatter(fits["log2m", "all"], fits["bound", "all"]),
+                          fits["log2m", "16"].spread / fits["bound", "16"].spread,
+                          fits["log2m", "all"].spread / fits["bound", "all"].spread, *heads,
+                          int(cells["n_seeds"].max()) if len(cells) else 0, int(n_heads), note)
 
 
 def forms_table(cells: pd.DataFrame) -> pd.DataFrame:

@@ -1,19 +1,20 @@
 """What the findings modules share: turning a frozen result into the flat name -> value pairs a chapter glues.
 
 A chapter words its findings in Markdown with myst-nb's ``{glue:text}`name:.2f```; the numbers come from
-one frozen dataclass per chapter (:mod:`rgr.results.permutation_sweeps`, :mod:`rgr.results.denser_graphs`),
-flattened here so the notebook glues them in one loop.
+frozen dataclasses of ``rgr.results.<chapter>``, flattened here by field name (:func:`entries`, :func:`flatten`)
+so that the chapter glues each in one call (:func:`rgr.chapters.prose.glue_finding`).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGITS", "Text", "flatten", "glued", "nan_if_none"]
+__all__ = ["DIGITS", "Text", "entries", "flatten", "glued", "nan_if_none", "pastes_as_itself"]
 
 DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 
@@ -31,7 +32,7 @@ class Text(str):
 
 def glued(value: Any, digits: int = DIGITS) -> Any:
     """``value`` as a chapter glues it: a finite float rounded to ``digits`` decimals, a string as
-    :class:`Text` (no quotes), anything else as it is.
+    :class:`Text` (no quotes) where it pastes as itself (:func:`pastes_as_itself`), anything else as it is.
 
     myst-nb stores a glued value's repr, which nbval compares digit for digit; the last bits of a float that
     went through a BLAS kernel, a SIMD ``log`` or a thread-split sum differ between machines, so they are
@@ -39,10 +40,20 @@ def glued(value: Any, digits: int = DIGITS) -> Any:
     noisier: a trained model's).
     """
     if isinstance(value, str):
-        return Text(value)
+        return Text(value) if pastes_as_itself(value) else value
     if isinstance(value, (bool, np.bool_, int, np.integer)) or not isinstance(value, (float, np.floating)):
         return value
     return round(float(value), digits) if math.isfinite(value) else float(value)
+
+
+def pastes_as_itself(text: str) -> bool:
+    """Whether ``{glue:text}`` shows ``text`` unchanged when it is glued without quotes: myst-nb reads a glued
+    text with ``ast.literal_eval`` first, so "8, 8" would show as the tuple "(8, 8)"; such a string is glued as a
+    plain ``str`` (its quotes are then what the reader evaluates away)."""
+    try:
+        return str(ast.literal_eval(text)) == text
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return True
 
 
 def nan_if_none(v: Any) -> float:
@@ -61,31 +72,30 @@ def _scalar(v: Any) -> Any:
     if isinstance(v, (float, np.floating)):
         return glued(v)
     if isinstance(v, str):
-        return Text(v)
+        return glued(v)
     return None
+
+
+def entries(key: str, value: Any) -> dict[str, Any]:
+    """One field of a finding as the name -> value pairs a chapter glues: a scalar under ``key``, a nested dataclass
+    as its fields (``key_field``), a tuple of scalars as ``key_0``, ``key_1``, ...; anything else (None) as nothing."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return flatten(value, prefix=f"{key}_")
+    if isinstance(value, tuple):
+        return {f"{key}_{i}": s for i, s in enumerate(map(_scalar, value)) if s is not None}
+    s = _scalar(value)
+    return {} if s is None else {key: s}
 
 
 def flatten(result: Any, prefix: str = "") -> dict[str, Any]:
     """Scalar fields (int, float, bool, str) of a dataclass, nested ones joined by ``_``; others skipped.
 
     Floats are rounded to :data:`DIGITS` decimals; a tuple field of scalars gives one entry per element
-    (``name_0``, ``name_1``, ...).
+    (``name_0``, ``name_1``, ...); see :func:`entries`.
     """
     if not dataclasses.is_dataclass(result) or isinstance(result, type):
         raise TypeError(f"result must be a dataclass instance, got {type(result).__name__}")
     out: dict[str, Any] = {}
     for f in dataclasses.fields(result):
-        v = getattr(result, f.name)
-        key = f"{prefix}{f.name}"
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            out.update(flatten(v, prefix=f"{key}_"))
-        elif isinstance(v, tuple):
-            for i, e in enumerate(v):
-                s = _scalar(e)
-                if s is not None:
-                    out[f"{key}_{i}"] = s
-        else:
-            s = _scalar(v)
-            if s is not None:
-                out[key] = s
+        out.update(entries(f"{prefix}{f.name}", getattr(result, f.name)))
     return out

@@ -1,4 +1,5 @@
-"""Replay a futility rule on a finished table: what it saves and whether it changes any answer (chapter *permutation sweeps*).
+"""Replay a futility rule on a finished table: what it saves and whether it changes any answer
+(chapter *permutation sweeps*).
 
 Every row keeps its validation curve (``val_curve``), so a rule
 (:class:`rgr.experiments.futility.FutilityRule`) can be replayed exactly: a run

@@ -16,7 +16,9 @@ import pandas as pd
 from ..gpt2.table import STAND_IN_SOURCE
 from .stats import summarize
 
-__all__ = ["GPT2Reading", "embedding_label", "gpt2_reading", "is_stand_in"]
+__all__ = ["COMPRESSIVE", "GPT2Reading", "GPT2Words", "embedding_label", "gpt2_reading", "gpt2_words", "is_stand_in"]
+
+COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
 
 
 def is_stand_in(sources: pd.Series | list[str]) -> bool:
@@ -70,13 +72,49 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
     one = s[s.h == 1].set_index("D_K")["mean"]
     mono = s.groupby("h")["mean"].apply(lambda g: bool(g.is_monotonic_increasing))  # s is sorted by D_K
     spread = runs.groupby(["D_K", "h"])["test_acc"].agg(lambda a: a.max() - a.min())
-    return GPT2Reading(
-        m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]),
-        n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
-        best_h=tuple(int(h) for h in best.h), best_acc=tuple(float(a) for a in best["mean"]),
-        one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K),
-        n_heads=len(mono), n_monotone=int(mono.sum()),
-        frac_best_last=float((runs.best_step == runs.steps_done).mean()),
-        n_settings=len(spread), n_split=int((spread > split).sum()),
-        stand_in=is_stand_in(runs["embedding_source"]),
-    )
+    return GPT2Reading(m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]), n_budgets=len(best),
+                       multi_head_best=int((best.h > 1).sum()), best_h=tuple(int(h) for h in best.h),
+                       best_acc=tuple(float(a) for a in best["mean"]),
+                       one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K), n_heads=len(mono),
+                       n_monotone=int(mono.sum()), frac_best_last=float((runs.best_step == runs.steps_done).mean()),
+                       n_settings=len(spread), n_split=int((spread > split).sum()),
+                       stand_in=is_stand_in(runs["embedding_source"]))
+
+
+@dataclass(frozen=True)
+class GPT2Words:
+    """What the chapter's prose pastes, by field name (see :func:`gpt2_words`)."""
+
+    m: int
+    d_model: int
+    lam: float  # m / d_model
+    m_needed: int  # the smallest compressive m for this d_model (:data:`COMPRESSIVE`)
+    regime: str  # "above" or "at or below" (1)
+    multi_head_best: int
+    n_budgets: int
+    best_h: str  # per budget, ascending D_K
+    n_monotone: int
+    n_heads: int
+    pct_best_last: float  # percent of runs whose best validation check is their last
+    split: float
+    n_split: int
+    n_settings: int
+    embeddings: str  # :func:`embedding_label`
+    wall_min: float  # the table's wall time in minutes
+    n_runs: int
+    times_more: float  # m_needed over the book preset's m
+
+
+def gpt2_words(runs: pd.DataFrame, book_m: int, split: float = 0.3) -> GPT2Words:
+    """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
+    preset's m, against which a compressive table's size is put."""
+    if book_m < 1:
+        raise ValueError(f"book_m must be positive, got {book_m}")
+    r = gpt2_reading(runs, split=split)
+    return GPT2Words(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
+                     regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
+                     n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
+                     n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
+                     n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
+                     wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
+                     times_more=COMPRESSIVE * r.d_model / book_m)

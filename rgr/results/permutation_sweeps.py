@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import catalog
 from ..store import load_table
+from ..task.metrics import F1_TARGET
 from .findings import nan_if_none
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
@@ -31,9 +32,6 @@ __all__ = [
     "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs", "transition_widths",
     "with_cells_of",
 ]
-
-CONSTRUCTION_COLUMNS = ("construction", "m", "d_model", "r", "rule", "criterion", "D_K", "found", "preset")
-
 
 @dataclass(frozen=True)
 class TransitionWidths:
@@ -129,7 +127,8 @@ class DiagonalTrend:
     grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
     # "rises within the intervals"
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
-    basis: str = "—"  # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
+    # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
+    basis: str = "—"
 
 
 @dataclass(frozen=True)
@@ -185,32 +184,35 @@ def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
     try:
         f = law_fits(cells)
     except ValueError as e:
-        return LawReading(len(cells), n_reached, nan, nan, nan, nan, nan, nan, nan, 0, 0, 0, "", nan, nan, nan, str(e)), None
+        return LawReading(n_cells=len(cells), n_reached=n_reached, c_all=nan, r2_all=nan, slope_icpt=nan, intercept=nan,
+                          r2_icpt=nan, c_pre=nan, r2_pre=nan, n_pre=0, n_excluded=0, n_excluded_above=0, tightens="",
+                          heads_slope=nan, heads_intercept=nan, heads_r2=nan, note=str(e)), None
     pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
     ok = cells[cells["D_K_star"].notna()]
     excluded = ok[~meets_precondition(ok)]
     above = int((excluded["D_K_star"].astype(float) > pre(excluded["x_law"].astype(float))).sum()) if pre else 0
     tight = "tightens" if pre is not None and f.n_excluded and pre.r2 > f.origin_all.r2 else "does not tighten"
-    return LawReading(
-        len(cells), n_reached, f.origin_all.slope, f.origin_all.r2, icpt.slope, icpt.intercept, icpt.r2,
-        pre.slope if pre else nan, pre.r2 if pre else nan, pre.n if pre else 0, f.n_excluded, above, tight,
-        heads.slope if heads else nan, heads.intercept if heads else nan, heads.r2 if heads else nan,
-        "" if heads else f"need h* in at least 2 cells to fit the head count, got {int(ok['h_star'].notna().sum())}",
-    ), f
+    note = "" if heads else f"need h* in at least 2 cells to fit the head count, got {int(ok['h_star'].notna().sum())}"
+    return LawReading(n_cells=len(cells), n_reached=n_reached, c_all=f.origin_all.slope, r2_all=f.origin_all.r2,
+                      slope_icpt=icpt.slope, intercept=icpt.intercept, r2_icpt=icpt.r2,
+                      c_pre=pre.slope if pre else nan, r2_pre=pre.r2 if pre else nan, n_pre=pre.n if pre else 0,
+                      n_excluded=f.n_excluded, n_excluded_above=above, tightens=tight,
+                      heads_slope=heads.slope if heads else nan, heads_intercept=heads.intercept if heads else nan,
+                      heads_r2=heads.r2 if heads else nan, note=note), f
 
 
 def head_counts(base_cells: pd.DataFrame, all_cells: pd.DataFrame, h_max: int) -> HeadCounts:
-    """``all_cells``: every cell of the chapter (one row per (m, d_model)); ``h_max``: largest h tried on the base grid."""
+    """``all_cells``: every cell of the chapter (one row per (m, d_model)); ``h_max``: largest h tried on the base
+    grid."""
     pen = single_head_penalty(all_cells).astype(float)
     has = pen.dropna()
-    return HeadCounts(
-        int((base_cells["h_star"] > 1).sum()), int(base_cells["h_star"].notna().sum()),
-        int((base_cells["h_star"] == h_max).sum()), int(h_max), len(all_cells), int(pen.isna().sum()),
-        float(has.min()) if len(has) else math.nan, float(has.max()) if len(has) else math.nan,
-    )
+    return HeadCounts(n_multi=int((base_cells["h_star"] > 1).sum()), n_with_h=int(base_cells["h_star"].notna().sum()),
+                      n_top=int((base_cells["h_star"] == h_max).sum()), h_max=int(h_max), n_cells=len(all_cells),
+                      n_single_never=int(pen.isna().sum()), penalty_min=float(has.min()) if len(has) else math.nan,
+                      penalty_max=float(has.max()) if len(has) else math.nan)
 
 
-def rank_ceiling(runs: pd.DataFrame, target: float = 0.99) -> RankCeiling:
+def rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> RankCeiling:
     """Per cell, best mean F1 of one head at D_K > d_model minus that at D_K <= d_model, where the latter < target."""
     one = runs[runs["h"] == 1].groupby(["m", "d_model", "D_K"])["test_f1"].mean().reset_index()
     gains = []
@@ -235,13 +237,14 @@ def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Brack
     gap = gap[np.isfinite(gap)]
     ratio = (b["lower"] / b["lower_sampled"]).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
-    return Bracketing(
-        int(ok.sum()), int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
-        float(gap.min()) if gap.size else math.nan,
-        float(ratio.min()) if ratio.size else math.nan, float(ratio.max()) if ratio.size else math.nan,
-        int(np.isfinite(rank_one).sum()), int((rank_one == m_edges).sum()), int((ok & (dk <= rank_one)).sum()),
-        int(tested.sum()), int((tested & np.isfinite(alg1)).sum()), _limit_fails(cells, constructions),
-    )
+    return Bracketing(n_cells=int(ok.sum()), n_above_lower=int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
+                      lower_gap_min=float(gap.min()) if gap.size else math.nan,
+                      lower_ratio_min=float(ratio.min()) if ratio.size else math.nan,
+                      lower_ratio_max=float(ratio.max()) if ratio.size else math.nan,
+                      n_rank_one=int(np.isfinite(rank_one).sum()), n_rank_one_is_m=int((rank_one == m_edges).sum()),
+                      n_below_rank_one=int((ok & (dk <= rank_one)).sum()), n_alg1_tested=int(tested.sum()),
+                      n_alg1_separated=int((tested & np.isfinite(alg1)).sum()),
+                      n_alg1_limit_fails=_limit_fails(cells, constructions))
 
 
 def _limit_fails(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> int:
@@ -260,7 +263,9 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     ok = cells[cells["D_K_star"].notna()].sort_values("m")
     nan = math.nan
     if len(ok) < 2:
-        return DiagonalTrend(lam, len(ok), 0, 0, nan, nan, nan, nan, nan, nan, nan, nan, nan, "—", "—")
+        return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=0, m_last=0, dk_first=nan, dk_first_opt=nan,
+                             dk_first_cons=nan, dk_last=nan, dk_last_opt=nan, dk_last_cons=nan, law_rise=nan,
+                             measured_rise=nan, law_last=nan, grows="—", law_outside="—")
     a, z = ok.iloc[0], ok.iloc[-1]
     v = {k: (nan_if_none(a[c]), nan_if_none(z[c])) for k, c in (("c", "D_K_star"), ("o", "D_K_opt"), ("k", "D_K_cons"))}
     law_rise = math.log(z["m"]) / math.log(a["m"])
@@ -268,8 +273,10 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     grows = ("grows" if v["o"][1] > v["k"][0] else "does not grow" if v["c"][1] <= v["c"][0]
              else "rises within the intervals")
     where = "above" if law_last > v["k"][1] else "below" if law_last < v["o"][1] else "inside"
-    return DiagonalTrend(lam, len(ok), int(a["m"]), int(z["m"]), v["c"][0], v["o"][0], v["k"][0], v["c"][1], v["o"][1],
-                         v["k"][1], law_rise, v["c"][1] / v["c"][0], law_last, grows, where, cells_basis(ok))
+    return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=int(a["m"]), m_last=int(z["m"]), dk_first=v["c"][0],
+                         dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
+                         dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
+                         law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok))
 
 
 def cells_basis(cells: pd.DataFrame) -> str:
@@ -329,7 +336,8 @@ def with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cells(runs: pd.DataFrame) -> pd.DataFrame:
-    """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have one)."""
+    """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
+    one)."""
     t = thresholds(runs)
     if "preset" in runs and len(t):
         p = runs.groupby(["m", "d_model"])["preset"].agg(lambda s: "+".join(sorted(set(s)))).rename("preset")
@@ -348,22 +356,28 @@ def every_cell(cells: ChapterCells) -> pd.DataFrame:
     return pd.concat(list(cells)).drop_duplicates(["m", "d_model"]).reset_index(drop=True)
 
 
-def permutation_findings(base: pd.DataFrame, cells: ChapterCells, constructions: pd.DataFrame | None) -> PermutationFindings:
+def permutation_findings(base: pd.DataFrame, cells: ChapterCells,
+                         constructions: pd.DataFrame | None) -> PermutationFindings:
     """Every number the chapter states, from the base grid's runs, the chapter's cells and the constructions."""
     everything = every_cell(cells)
     law, _ = law_reading(cells.base)
     diagonal = diagonal_trend(cells.diagonal, 8)
     notes = [law.note] if law.note else []
     if diagonal.n_cells < 2:
-        notes.append(f"need D_K* in at least 2 cells of the diagonal m / d_model = 8 to read its trend, got {diagonal.n_cells}")
+        notes.append(
+            f"need D_K* in at least 2 cells of the diagonal m / d_model = 8 to read its trend, got {diagonal.n_cells}"
+        )
     if constructions is None:
         notes.append("data/constructions.csv is missing, so the bracket has no construction side "
                      "(produce it with `python -m rgr constructions`)")
     h_max = int(base["h"].max()) if len(base) else 0
-    return PermutationFindings(transition_widths(base), law, head_counts(cells.base, everything, h_max), rank_ceiling(base),
-                               bracketing(cells.base, constructions), diagonal, cutoff_share(base),
-                               int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
-                               int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0, tuple(notes))
+    return PermutationFindings(transitions=transition_widths(base), law=law,
+                               heads=head_counts(cells.base, everything, h_max), rank=rank_ceiling(base),
+                               bracket=bracketing(cells.base, constructions), diagonal=diagonal,
+                               cutoffs=cutoff_share(base),
+                               seeds_base=int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
+                               seeds_diagonal=int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0,
+                               notes=tuple(notes))
 
 
 def penalty_table(cells: pd.DataFrame) -> pd.DataFrame:

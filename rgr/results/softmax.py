@@ -24,8 +24,10 @@ __all__ = [
     "Algorithm2Reading",
     "LinearSumCheck",
     "ShiftCell",
+    "ShiftWords",
     "ThresholdShift",
     "algorithm2_reading",
+    "shift_words",
     "best_f1_by_cell",
     "linear_sum_check",
     "threshold_shift",
@@ -132,6 +134,31 @@ def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Thresh
         ShiftCell(int(r.m), int(r.d_model), _int_or_none(r.D_K_star_max), _int_or_none(r.D_K_star_soft),
                   _int_or_none(r.h_star_max), _int_or_none(r.h_star_soft), float(r.max_f1_h1_soft))
         for r in both.itertuples()))
+
+
+@dataclass(frozen=True)
+class ShiftWords:
+    """The chapter's reading of :class:`ThresholdShift`, by the names its prose pastes (see :func:`shift_words`)."""
+
+    n_both: int  # cells where both models reach the target
+    n_cells: int  # cells both tables have
+    ratio_min: float  # D_K*(softmax) / D_K*(max), smallest over n_both
+    ratio_max: float
+    n_costly: int
+    n_below_ln_m: int
+    n_more_heads: int
+    n_one_head_soft: int
+    n_soft_reach: int  # cells of the softmax table whose D_K* was reached
+    n_soft_cells: int  # cells of the softmax table
+
+
+def shift_words(shift: ThresholdShift, soft_cells: pd.DataFrame) -> ShiftWords:
+    """Word ``shift`` beside the softmax table's own cells (``soft_cells``: its
+    :func:`rgr.results.thresholds.thresholds`)."""
+    return ShiftWords(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
+                      ratio_max=shift.ratio_max, n_costly=shift.n_costly, n_below_ln_m=shift.n_below_ln_m,
+                      n_more_heads=shift.n_more_heads, n_one_head_soft=shift.n_one_head_soft,
+                      n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 
 @dataclass(frozen=True)

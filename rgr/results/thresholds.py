@@ -47,17 +47,12 @@ def thresholds(df: pd.DataFrame, law: str = "permutation") -> pd.DataFrame:
         interval = h_star_interval(cell_runs, star)
         single = dk_star(s[s.h == 1]).central if (s.h == 1).any() else None
         rows.append(
-            dict(
-                m=m, d_model=d_model, r=r,
-                D_K_star=star.central, D_K_opt=star.optimistic, D_K_cons=star.conservative,
-                h_star=star.h_star, h_lo=None if interval is None else interval[0],
-                h_hi=None if interval is None else interval[1],
-                d_k_star=star.d_k_star, D_K_star_h1=single,
-                max_f1_h1=float(s[s.h == 1]["mean"].max()) if (s.h == 1).any() else math.nan,
-                x_law=float(scaling_x(m, d_model) if law == "permutation" else regular_x(r, m, d_model)),
-                lam=m / d_model,
-                n_seeds=int(s["n"].max()),
-            )
+            dict(m=m, d_model=d_model, r=r, D_K_star=star.central, D_K_opt=star.optimistic, D_K_cons=star.conservative,
+                 h_star=star.h_star, h_lo=None if interval is None else interval[0],
+                 h_hi=None if interval is None else interval[1], d_k_star=star.d_k_star, D_K_star_h1=single,
+                 max_f1_h1=float(s[s.h == 1]["mean"].max()) if (s.h == 1).any() else math.nan,
+                 x_law=float(scaling_x(m, d_model) if law == "permutation" else regular_x(r, m, d_model)),
+                 lam=m / d_model, n_seeds=int(s["n"].max()))
         )
     columns = ["m", "d_model", "r", "D_K_star", "D_K_opt", "D_K_cons", "h_star", "h_lo", "h_hi", "d_k_star",
                "D_K_star_h1", "max_f1_h1", "x_law", "lam", "n_seeds"]
@@ -97,7 +92,8 @@ def single_head_penalty(cells: pd.DataFrame) -> pd.Series:
 
 @dataclass(frozen=True)
 class LawFits:
-    """The fits of protocol E2: D_K* on m ln m / d_model (origin / intercept; all / precondition) and h* on m / d_model."""
+    """The fits of protocol E2: D_K* on m ln m / d_model (origin / intercept; all / precondition) and h* on m /
+    d_model."""
 
     origin_all: Fit
     intercept_all: Fit
@@ -128,7 +124,8 @@ def law_fits(cells: pd.DataFrame) -> LawFits:
         intercept_all=fit_line(x, y, intercept=True),
         origin_pre=fit_line(xp, yp, intercept=False) if len(pre) >= 1 else None,
         intercept_pre=fit_line(xp, yp, intercept=True) if len(pre) >= 2 else None,
-        heads=fit_line(hh["lam"].to_numpy(float), hh["h_star"].to_numpy(float), intercept=True) if len(hh) >= 2 else None,
+        heads=fit_line(hh["lam"].to_numpy(float), hh["h_star"].to_numpy(float),
+                       intercept=True) if len(hh) >= 2 else None,
         n_excluded=int(len(ok) - len(pre)),
     )
 
@@ -151,7 +148,9 @@ def bracket(cells: pd.DataFrame, constructions: pd.DataFrame | None, bits: float
     if constructions is not None and len(constructions):
         out = out.merge(_smallest(constructions, "best-split", "construction"), on=CELL, how="left")
         out = out.merge(_smallest(constructions, "prescribed", "algorithm1"), on=CELL, how="left")
-        tried = constructions[constructions["rule"] == "prescribed"][CELL].drop_duplicates().assign(algorithm1_tested=True)
+        tried = (
+            constructions[constructions["rule"] == "prescribed"][CELL].drop_duplicates().assign(algorithm1_tested=True)
+        )
         out = out.merge(tried, on=CELL, how="left")
         out["algorithm1_tested"] = out["algorithm1_tested"].fillna(False).astype(bool)
     return out

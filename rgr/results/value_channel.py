@@ -25,7 +25,9 @@ from .stats import summarize
 __all__ = [
     "StoppingEffect",
     "ValueCell",
+    "ValueSetup",
     "ValueSummary",
+    "ValueWords",
     "cells_table",
     "error_ratios",
     "one_head_stopping",
@@ -33,7 +35,9 @@ __all__ = [
     "rank_floor",
     "stopping_effect",
     "value_cells",
+    "value_setup",
     "value_summary",
+    "value_words",
 ]
 
 
@@ -103,17 +107,16 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
         best = g.loc[g.groupby("D_K")["ratio"].idxmin()]
         ok, one = g[g.ratio <= solved].sort_values(["D_K", "ratio"]), g[g.h == 1].sort_values("D_K")
         one_ok, ref = one[one.ratio <= solved], f1.get((int(m), int(d)))
-        out.append(ValueCell(
-            m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
-            lowest_ratio=float(g.ratio.min()),
-            first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
-            first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
-            one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
-            one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
-            one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
-            one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
-            f1_D_K_star=_opt(getattr(ref, "D_K_star", None)), f1_h_star=_opt(getattr(ref, "h_star", None)),
-        ))
+        out.append(ValueCell(m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
+                             lowest_ratio=float(g.ratio.min()),
+                             first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
+                             first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
+                             one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
+                             one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
+                             one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
+                             one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
+                             f1_D_K_star=_opt(getattr(ref, "D_K_star", None)),
+                             f1_h_star=_opt(getattr(ref, "h_star", None))))
     return tuple(out)
 
 
@@ -141,15 +144,14 @@ def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
     """Sum up :func:`value_cells` (see :class:`ValueSummary`)."""
     solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
     one = [c for c in cells if c.f1_h_star == 1]
-    return ValueSummary(
-        n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
-        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
-        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
-        closest_cell=solved[0] if solved else None,
-        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
-        multi_head_best=sum(c.multi_head_best for c in cells), n_budgets=sum(c.n_budgets for c in cells),
-        n_f1_one_head_cells=len(one), n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one),
-    )
+    return ValueSummary(n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
+                        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
+                        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
+                        closest_cell=solved[0] if solved else None,
+                        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
+                        multi_head_best=sum(c.multi_head_best for c in cells),
+                        n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
+                        n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one))
 
 
 def cells_table(cells: tuple[ValueCell, ...]) -> pd.DataFrame:
@@ -227,3 +229,66 @@ def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
             rows.append((int(d), float(s.min()), float(s.iloc[-1]), float(f.min()), float(f.iloc[-1]), int(f.idxmin())))
     cols = list(zip(*rows)) if rows else [()] * 6
     return StoppingEffect(*(tuple(c) for c in cols))
+
+
+@dataclass(frozen=True)
+class ValueSetup:
+    """How the E6 table was trained, as the chapter's prose pastes it (see :func:`value_setup`)."""
+
+    n_runs: int
+    n_dmsg: int  # runs whose message width d_msg equals d_model
+    patience: int
+    check_every: int
+    mse_tol: str  # the stopping rule's improvement tolerance, as "%g"
+
+
+def value_setup(runs: pd.DataFrame) -> ValueSetup:
+    """The training settings of an E6 table (``runs``: one preset's rows; the settings are the first row's)."""
+    if runs.empty:
+        raise ValueError("runs has no rows")
+    return ValueSetup(n_runs=len(runs), n_dmsg=int((runs.d_msg == runs.d_model).sum()),
+                      patience=int(runs.patience.iloc[0]), check_every=int(runs.check_every.iloc[0]),
+                      mse_tol=f"{runs.mse_tol.iloc[0]:g}")
+
+
+@dataclass(frozen=True)
+class ValueWords:
+    """The chapter's readings of :class:`ValueSummary` and :class:`StoppingEffect`, by the names its prose pastes
+    (see :func:`value_words`); a missing number is None (no cell reached the level)."""
+
+    solved: float  # the level: a fraction of the mean predictor's MSE
+    n_cells: int
+    n_solved: int
+    tracks: str  # "does" / "does not": every cell within 2x its F1 threshold
+    closest_to_f1: float
+    closest_d_model: int | None
+    closest_first_D_K: int | None
+    closest_f1_D_K: int | None
+    n_one_head_solved: int
+    multi_head_best: int
+    n_budgets: int
+    n_f1_one_head_cells: int
+    n_f1_one_head_multi: int
+    n_d_model: int  # d_model compared with and without early stopping
+    n_min_at_d_model: int
+    n_rise_without_stop: int
+    largest_gain: float
+    best_gain: float
+    floor: str  # "is not" / "may be": one head's floor moved by early stopping
+
+
+def value_words(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: float,
+                tracks_factor: float = 2.0, floor_tol: float = 0.01) -> ValueWords:
+    """Word :func:`value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
+    (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
+    s = value_summary(cells)
+    c = s.closest_cell
+    return ValueWords(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
+                      tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
+                      closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
+                      closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
+                      multi_head_best=s.multi_head_best, n_budgets=s.n_budgets,
+                      n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
+                      n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
+                      n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
+                      best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")

@@ -98,7 +98,8 @@ class Schema:
 
     @property
     def all_columns(self) -> tuple[Column, ...]:
-        return (Column("run_key", "str", "hash of the run's config and preset; unique per row"), *self.columns, *PROVENANCE)
+        return (Column("run_key", "str", "hash of the run's config and preset; unique per row"), *self.columns,
+                *PROVENANCE)
 
     def markdown(self) -> str:
         """The schema as a markdown table, for data/'s schema doc."""
@@ -116,10 +117,12 @@ def code_version() -> str:
     """
     try:
         root = repo_root()
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10)
         if head.returncode != 0:
             return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rgr"], cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "rgr"], cwd=root, capture_output=True, text=True,
+                               timeout=10)
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError, FileNotFoundError):
         return "unknown"

@@ -4,7 +4,8 @@ A table cut at a line boundary (its last lines gone whole: a copy or a download 
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
 count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.write_rows`,
-:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal. The loader compares (:func:`compare`):
+:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal.
+The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
 - fewer rows than sealed: ``cut``, refused with one line naming the file, both counts and the fix;
@@ -37,8 +38,8 @@ from typing import NamedTuple
 from .files import open_own, replace_whole
 from .schema import TableError
 
-__all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal", "drop_seal",
-           "compare", "enforce"]
+__all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal",
+           "drop_seal", "compare", "enforce"]
 
 SUFFIX = ".seal"
 FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
@@ -88,7 +89,8 @@ def seal_of(data: bytes, rows: int) -> Seal:
 
 
 def read_seal(table: str | Path) -> Seal | None:
-    """The seal beside ``table`` (None when there is none); a :class:`TableError` naming it if it is not one rgr wrote."""
+    """The seal beside ``table`` (None when there is none); a :class:`TableError` naming it if it is not one rgr
+    wrote."""
     path = seal_path(table)
     try:
         fh = open_own(path, "rb")
@@ -116,7 +118,8 @@ def write_seal(table: str | Path, seal: Seal) -> Path:
     """Write ``table``'s seal through a temporary file and a rename (never through a symbolic link at its name)."""
     path = seal_path(table)
     if path.is_symlink():
-        raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files (remove it)")
+        raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
+                         "(remove it)")
     replace_whole(path, seal.text().encode())
     return path
 
@@ -144,8 +147,8 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
     if rows < seal.rows:
         return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
                                 f"{_rows(seal.rows - rows)} cut off its end at a line boundary; restore the table (git "
-                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and rerun "
-                                "the sweep to train the missing runs", seal.rows)
+                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and "
+                                "rerun the sweep to train the missing runs", seal.rows)
     if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
         return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "
                                      f"intact, and {_rows(rows - seal.rows)} appended after it by a writer that does "

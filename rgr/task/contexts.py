@@ -12,8 +12,9 @@ then stops being a source); when neither exists the source itself is dropped.
 (Protocol E1 leaves the eviction order open; this order never breaks a served
 source, so every source in the returned ``sources`` mask has a target in
 context. The realised source rate is a little below ``rho`` when ``ell`` is
-small against the demand, since each source needs a second slot.) For a permutation graph (r = 1) this is E1's sampler; for r-regular
-graphs it is E4's source-based rule.
+small against the demand, since each source needs a second slot.) For a
+permutation graph (r = 1) this is E1's sampler; for r-regular graphs it is
+E4's source-based rule.
 
 Labels are exactly the in-context edges: ``labels[p, q] = (item_p -> item_q)``.
 All ordered pairs are labelled, including the diagonal (always 0: graphs have

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["F1_TARGET", "reaches_target", "Counts", "counts", "micro_f1"]
+__all__ = ["F1_TARGET", "reaches_target", "Counts", "counts"]
 
 F1_TARGET = 0.99
 """The success level of protocol E2: a setting succeeds when its mean micro-F1 over seeds reaches it.
@@ -55,7 +55,3 @@ def counts(pred: torch.Tensor, labels: torch.Tensor) -> Counts:
         tp=(p & y).sum(1).double(), fp=(p & ~y).sum(1).double(), fn=(~p & y).sum(1).double()
     )
 
-
-def micro_f1(pred: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Micro-F1 per run (R,)."""
-    return counts(pred, labels).f1

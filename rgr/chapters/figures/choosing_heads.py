@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...results.design import DesignRule, recommend
+from ...results.choosing_heads.design import DesignRule, recommend
 from ...task.metrics import F1_TARGET
 from ..style import fig_size, head_color, panel_grid, set_style
 
@@ -32,7 +32,8 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     held_out = held_out.drop_duplicates(["m", "d_model"])  # a cell predicted twice is measured once
     cells = pd.DataFrame(rule.cells, columns=["m", "d_model", "x", "lam", "D_K_star", "h_star"])
     xs = np.geomspace(min(cells.x.min(), held_out.get("x", cells.x).min()) / 1.5,
-                      max(cells.x.max(), (held_out.m * np.log(held_out.m) / held_out.d_model).max() if len(held_out) else 0) * 1.5, 50)
+                      max(cells.x.max(),
+                          (held_out.m * np.log(held_out.m) / held_out.d_model).max() if len(held_out) else 0) * 1.5, 50)
     c, f = rule.c(), rule.factor()
     a1.fill_between(xs, c * xs / f, c * xs * f, color="0.85", label="95% prediction band")
     a1.plot(xs, c * xs, color="k", lw=1.2, label=f"rule: $D_K^* = c\\,x$, c = {c:.2f}")
@@ -56,7 +57,8 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     a2.scatter(cells.lam, cells.h_star, color="tab:blue", zorder=3, label="fitted cells: $h^*$")
     for r in held_out.itertuples(index=False):
         if pd.notna(r.h_star):
-            a2.scatter([r.lam], [r.h_star], marker="D", s=45, color="tab:red", facecolor="tab:red" if r.in_domain else "white", zorder=4)
+            a2.scatter([r.lam], [r.h_star], marker="D", s=45, color="tab:red",
+                       facecolor="tab:red" if r.in_domain else "white", zorder=4)
     a2.axvspan(rule.domain.lam[1], lam.max() + 1, color="tab:red", alpha=0.06, label="outside the fitted range")
     a2.set(yscale="log", xlabel=r"$m' / d_{model}$", ylabel="heads")
     a2.set_yticks([1, 2, 4, 8, 16, 32, 64], labels=["1", "2", "4", "8", "16", "32", "64"])
@@ -66,7 +68,8 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48, 64), target_f1: float = F1_TARGET) -> Figure:
+def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48, 64),
+               target_f1: float = F1_TARGET) -> Figure:
     """The rule as a chart: the budget D_K needed for ``target_f1`` against m', one line per d_model over its
     domain, with the 95% band; markers coloured by the head count the rule picks."""
     set_style()

@@ -42,7 +42,8 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     err = np.vstack([y - ok["D_K_opt"].astype(float), ok["D_K_cons"].astype(float) - y])
     ax.errorbar(ok["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3, color="tab:blue")
     for _, row in ok.iterrows():
-        ax.annotate(f"r={row['r']}", (row["x_law"], row["D_K_star"]), textcoords="offset points", xytext=(5, -10), fontsize=MIN_FONT_PT)
+        ax.annotate(f"r={row['r']}", (row["x_law"], row["D_K_star"]), textcoords="offset points", xytext=(5, -10),
+                    fontsize=MIN_FONT_PT)
     xs = np.linspace(0, ok["x_law"].max() * 1.05, 20)
     for f in fits:
         if f.form != "log2m" or not f.n:
@@ -72,11 +73,13 @@ def plot_regular_forms(cells: pd.DataFrame) -> Figure:
     lo, hi = ok["D_K_opt"].astype(float), ok["D_K_cons"].astype(float)
     forms = [
         (regular_x(ok["r"], ok["m"], ok["d_model"]), r"$D_K^* \,/\, [(r m/d_{model}) \log_2 m]$", "tab:blue"),
-        (regular_x_bound(ok["r"], ok["m"], ok["d_model"]), r"$D_K^* \,/\, [(m'/d_{model}) \log_2(m^2/m')]$", "tab:green"),
+        (regular_x_bound(ok["r"], ok["m"], ok["d_model"]), r"$D_K^* \,/\, [(m'/d_{model}) \log_2(m^2/m')]$",
+         "tab:green"),
     ]
     for x, label, colour in forms:
         err = np.vstack([(y - lo) / x, (hi - y) / x])
-        ax.errorbar(ok["r"], y / x, yerr=np.nan_to_num(np.clip(err, 0, None)), marker="o", capsize=3, color=colour, label=label)
+        ax.errorbar(ok["r"], y / x, yerr=np.nan_to_num(np.clip(err, 0, None)), marker="o", capsize=3, color=colour,
+                    label=label)
     if ok["r"].max() > PAPER_R_MAX:
         ax.axvline(PAPER_R_MAX, color="gray", ls=":", lw=1)
     ax.set_xscale("log", base=2)
@@ -98,7 +101,8 @@ def plot_h_star_vs_r(cells: pd.DataFrame) -> Figure:
         return fig
     lo, hi = ok["h_lo"].astype(float), ok["h_hi"].astype(float)
     hs = ok["h_star"].astype(float)
-    ax.errorbar(ok["r"], hs, yerr=np.vstack([hs - lo, hi - hs]), fmt="o", capsize=3, color="tab:blue", label="$h^*$ (tied range)")
+    ax.errorbar(ok["r"], hs, yerr=np.vstack([hs - lo, hi - hs]), fmt="o", capsize=3, color="tab:blue",
+                label="$h^*$ (tied range)")
     trend = ok["r"] * ok["m"] / ok["d_model"]
     scale = hs.iloc[0] / trend.iloc[0]
     ax.plot(ok["r"], trend * scale, "k--", lw=1, label=r"$\propto r\,m / d_{model}$")

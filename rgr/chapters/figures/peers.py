@@ -13,25 +13,25 @@ from matplotlib.ticker import NullFormatter
 from ...results.peers.dana import POWERS, PowerRefit, power_rss
 from ...results.peers.pal import PalReading
 from ...results.peers.sweep import LEVELS
-from ..style import panel_grid, set_style
+from ..style import MIN_FONT_PT, fig_size, panel_grid, set_style
 
 __all__ = ["plot_power_refit", "plot_head_sweep", "plot_pal_capacity"]
 
 
 def _empty(message: str) -> Figure:
     set_style()
-    fig, ax = plt.subplots(figsize=(6, 1.6))
+    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10)
     return fig
 
 
 def plot_power_refit(fit: PowerRefit) -> Figure:
-    """Left: their slope of accuracy in H per width d, with their fits a d^p + b at p = 2 (the law's form) and
-    p = 3 (their claim). Right: the residual sum of squares of that fit against p."""
+    """Top: their slope of accuracy in H per width d, with their fits a d^p + b at p = 2 (the law's form) and
+    p = 3 (their claim). Bottom: the residual sum of squares of that fit against p."""
     set_style()
     d, y = np.array(fit.d, float), np.array(fit.slope)
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7.6, 3.3))
+    fig, (a, b) = plt.subplots(2, 1, figsize=fig_size(4.8, 6.4))  # stacked: readable on a phone
     a.plot(d, y, "o", color="k", ms=4, label="their slope per d")
     dd = np.linspace(d.min(), d.max(), 200)
     for p, ls, name in ((2.0, "-", "p = 2 (law)"), (3.0, "--", "p = 3 (their claim)")):
@@ -39,7 +39,7 @@ def plot_power_refit(fit: PowerRefit) -> Figure:
         a.plot(dd, ca * dd**p + cb, ls=ls, lw=1.4, label=name)
     a.set_xlabel(r"$d = d_{head} = d_{model}$")
     a.set_ylabel("accuracy per head (slope in H)")
-    a.legend(fontsize=9, frameon=False)
+    a.legend(fontsize=MIN_FONT_PT, frameon=False)
     rss = [power_rss(d, y, p)[2] for p in POWERS]
     b.plot(POWERS, rss, color="k", lw=1.4)
     for p, ls in ((2.0, "-"), (3.0, "--")):
@@ -48,7 +48,7 @@ def plot_power_refit(fit: PowerRefit) -> Figure:
     b.set_yscale("log")
     b.set_xlabel("power p in slope = a d^p + b")
     b.set_ylabel("residual sum of squares")
-    b.legend(fontsize=9, frameon=False)
+    b.legend(fontsize=MIN_FONT_PT, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -76,8 +76,8 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(r"$x = h\,d_k\,d_{model} / (m \ln m)$, $d_k = d_{model} = d$")
         ax.set_ylabel("test F1 (mean over seeds)")
-        ax.set_title(name, fontsize=10)
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
+        ax.set_title(name, fontsize=max(10, MIN_FONT_PT))
+        ax.legend(fontsize=MIN_FONT_PT, frameon=False, loc="lower right")
     for ax in list(axes.flat)[len(series):]:
         ax.axis("off")
     fig.tight_layout()
@@ -95,11 +95,11 @@ def _law_n(d: np.ndarray, x: float) -> np.ndarray:
 
 
 def plot_pal_capacity(caps: pd.DataFrame, reading: PalReading) -> Figure:
-    """Left: x at capacity per line against d (bars: from x(N_fail) up to x(N_pass)), one marker per budget; the
-    law's form is a horizontal line. Right: the capacity N against d in log-log, with the law's form at the
+    """Top: x at capacity per line against d (bars: from x(N_fail) up to x(N_pass)), one marker per budget; the
+    law's form is a horizontal line. Bottom: the capacity N against d in log-log, with the law's form at the
     smallest width's x and the line N = d^2."""
     set_style()
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7.6, 3.3))
+    fig, (a, b) = plt.subplots(2, 1, figsize=fig_size(4.8, 6.4))  # stacked: readable on a phone
     for i, (steps, g) in enumerate(sorted(caps.dropna(subset=["N_pass"]).groupby("steps"))):
         jitter = g.d * (1 + 0.04 * (g.seed - g.seed.mean()) + 0.1 * i)
         err = np.vstack([g.x_pass - g.x_fail.fillna(g.x_pass), np.zeros(len(g))])
@@ -114,7 +114,7 @@ def plot_pal_capacity(caps: pd.DataFrame, reading: PalReading) -> Figure:
     for ax in (a, b):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("embedding width d (W is d x d)")
-        ax.legend(fontsize=8, frameon=False)
+        ax.legend(fontsize=MIN_FONT_PT, frameon=False)
     a.set_ylabel(r"$x^* = d^2 / (N \ln N)$ at capacity")
     b.set_yscale("log")
     b.set_ylabel("capacity N (largest N stored)")

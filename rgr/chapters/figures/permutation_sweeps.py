@@ -126,7 +126,8 @@ def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
         c = row["D_K_star"]
         grid[i, j] = np.log2(float(c)) if pd.notna(c) else np.nan
         fmt = lambda v: "-" if pd.isna(v) else str(int(v))
-        ax.text(j, i, f"{fmt(c)}\n[{fmt(row['D_K_opt'])}, {fmt(row['D_K_cons'])}]", ha="center", va="center", fontsize=9)
+        ax.text(j, i, f"{fmt(c)}\n[{fmt(row['D_K_opt'])}, {fmt(row['D_K_cons'])}]", ha="center", va="center",
+                fontsize=9)
     ax.imshow(grid, cmap="Blues", alpha=0.6, aspect="auto")
     ax.set_xticks(range(len(ds)), [str(d) for d in ds])
     ax.set_yticks(range(len(ms)), [str(m) for m in ms])
@@ -209,7 +210,8 @@ def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:
 
 
 def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -> None:
-    b = bounds.merge(cells[["m", "d_model", "r", "D_K_star"]], on=["m", "d_model", "r"], how="left").sort_values("x_law")
+    b = bounds.merge(cells[["m", "d_model", "r", "D_K_star"]], on=["m", "d_model", "r"],
+                     how="left").sort_values("x_law")
     lower = "lower_sampled" if "lower_sampled" in b and b["lower_sampled"].notna().any() else "lower"
     for _, row in b.iterrows():
         ys = [float(v) for v in (row.get(lower), row["D_K_star"], row.get("construction")) if pd.notna(v)]
@@ -242,7 +244,8 @@ def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
     if not len(ok):
         no_data(ax, f"no cell reached mean F1 {F1_TARGET}: no h* to plot")
         return fig
-    ax.scatter(ok["lam"], ok["h_star"].astype(float), c=[head_color(int(h)) for h in ok["h_star"]], s=55, edgecolors="k")
+    ax.scatter(ok["lam"], ok["h_star"].astype(float), c=[head_color(int(h)) for h in ok["h_star"]], s=55,
+               edgecolors="k")
     if fit is not None:
         xs = np.linspace(0, ok["lam"].max() * 1.05, 20)
         ax.plot(xs, fit(xs), "k--", lw=1, label=_fit_label("fit", fit))
@@ -265,7 +268,8 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
         return fig
     x = np.arange(len(c))
     ax2 = ax.twinx()
-    ax2.bar(x, c["h_star"].astype(float).fillna(0), color=[head_color(int(h)) if pd.notna(h) else "w" for h in c["h_star"]],
+    ax2.bar(x, c["h_star"].astype(float).fillna(0),
+            color=[head_color(int(h)) if pd.notna(h) else "w" for h in c["h_star"]],
             alpha=0.45, width=0.5)
     for i, h in enumerate(c["h_star"]):
         if pd.notna(h):

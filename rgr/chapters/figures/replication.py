@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...results.replication import LOG_BASES
+from ...results.replication.verdicts import LOG_BASES
 from ..style import MIN_FONT_PT, fig_size, set_style
 
 __all__ = ["plot_law_vs_paper"]
@@ -28,9 +28,11 @@ def plot_law_vs_paper(cells: pd.DataFrame, paper_slope: float, label: str = "pap
         y = g["D_K_star"].astype(float).to_numpy()
         lo = g["D_K_opt"].astype(float).to_numpy()
         hi = g["D_K_cons"].astype(float).fillna(g["D_K_star"].astype(float)).to_numpy()
-        ax.errorbar(g["x_law"], y, yerr=np.vstack([y - lo, hi - y]), fmt="o", capsize=3, label=f"book, $d_{{model}}$={int(d)}")
+        ax.errorbar(g["x_law"], y, yerr=np.vstack([y - lo, hi - y]), fmt="o", capsize=3,
+                    label=f"book, $d_{{model}}$={int(d)}")
         for x_, y_, m in zip(g["x_law"], y, g["m"]):
-            ax.annotate(f"{int(m)}", (x_, y_), textcoords="offset points", xytext=(4, -10), fontsize=MIN_FONT_PT, color="gray")
+            ax.annotate(f"{int(m)}", (x_, y_), textcoords="offset points", xytext=(4, -10), fontsize=MIN_FONT_PT,
+                        color="gray")
     xs = np.linspace(0, float(cells["x_law"].max()) * 1.05, 50)
     for base, ls in (("ln", "-"), ("log2", "--")):
         ax.plot(xs, paper_slope * LOG_BASES[base] * xs, "k", ls=ls, lw=1,

@@ -119,9 +119,11 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
         s = cell.groupby(["inputs", "d_k", "ell"])["f1"].mean().reset_index()
         for colour, d_k in zip(greys, d_ks):
             g = s[(s.inputs == "gaussian") & (s.d_k == d_k)]
-            ax.plot(g["ell"], g["f1"], color=colour, ls="--", marker="o", ms=3, label=f"Gaussian inputs, $d_k$={int(d_k)}")
+            ax.plot(g["ell"], g["f1"], color=colour, ls="--", marker="o", ms=3,
+                    label=f"Gaussian inputs, $d_k$={int(d_k)}")
         g = s[s.inputs == "one-hot"]
-        ax.plot(g["ell"], g["f1"], color="k", marker="o", ms=3.5, lw=1.8, label=r"one-hot inputs, $d_k=\lceil 2 \ln^2 m \rceil$")
+        ax.plot(g["ell"], g["f1"], color="k", marker="o", ms=3.5, lw=1.8,
+                label=r"one-hot inputs, $d_k=\lceil 2 \ln^2 m \rceil$")
         h = int(cell["h"].iloc[0])
         lo = cell["ell"].min() / 1.3
         if 2 * (h - 1) > lo:

@@ -1,0 +1,158 @@
+"""What every reader of the verdict table shares (chapter *Does it replicate?*): one experiment's runs
+(:class:`Source`), one claim's row (:class:`ClaimRow`) and a reading beside it (:class:`Reading`), the basis of a
+number (:func:`basis`), a row that cannot be read (:func:`untestable`) and one fitted constant's row (:func:`fit_row`).
+
+The readers themselves are listed per claim key in :data:`rgr.results.replication.registry.READERS`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from . import reported as rep
+from .seed_bootstrap import Draws, Noise, fit_stats, noise
+from .verdicts import Verdict, fit_interval, noise_verdict
+
+__all__ = ["Source", "Reading", "ClaimRow", "basis", "cutoffs", "fit_noise", "fit_row", "fmt_iv", "reached",
+           "seeds_per_point", "untestable"]
+
+NAN = math.nan
+_FIT = {"slope": 0, "intercept": 1, "r2": 2}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One experiment's runs and the preset they belong to."""
+
+    name: str
+    preset: str
+    runs: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A reading of a claim shown beside the verdict, deciding nothing: its name, the book's value, its 95% noise
+    interval and whether the paper's value lies in it (None where there is no interval)."""
+
+    name: str
+    value: float
+    lo: float
+    hi: float
+    holds: bool | None
+
+    def words(self, paper: float) -> str:
+        if self.holds is None:
+            return f"{self.name}: {self.value:.3g} (no interval)"
+        return (f"{self.name}: {self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}], the paper's {paper:.3g} "
+                + ("inside" if self.holds else "outside"))
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
+    the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
+    of the rows read (set by :func:`rgr.results.replication.table.evaluate`)."""
+
+    key: str
+    book: str
+    interval: str
+    basis: str
+    verdict: Verdict
+    value: float = NAN
+    lo: float = NAN
+    hi: float = NAN
+    cells: str = "—"
+    readings: tuple[Reading, ...] = ()
+    preset: str = ""
+
+
+def seeds_per_point(runs: pd.DataFrame) -> int:
+    """The most seeds behind one (cell, h, D_K) point of ``runs`` (0 without rows)."""
+    if not len(runs):
+        return 0
+    return int(runs.groupby([c for c in ("m", "d_model", "r", "h", "D_K") if c in runs])["seed"].nunique().max())
+
+
+def cutoffs(runs: pd.DataFrame) -> str:
+    """The step cutoffs of ``runs``: "20k" or "20k–80k" (what a threshold was trained to)."""
+    if not len(runs) or "max_steps" not in runs:
+        return "?"
+    lo, hi = int(runs["max_steps"].min()), int(runs["max_steps"].max())
+    k = lambda v: f"{v / 1000:g}k"  # noqa: E731
+    return k(lo) if lo == hi else f"{k(lo)}–{k(hi)}"
+
+
+def basis(src: Source) -> str:
+    """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7)."""
+    r = src.runs
+    text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
+    if src.name != "gpt2" and len(r):
+        text += (
+            f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
+        )
+        text += f", cutoff {cutoffs(r)} steps"
+    return text
+
+
+def untestable(key: str, why: str, b: str, cause: str = "no_data") -> ClaimRow:
+    """The row of a claim these data cannot read: ``why`` in words, ``cause`` one of the causes of
+    :func:`rgr.results.replication.verdicts.cause_of`."""
+    return ClaimRow(key, "—", "—", b, Verdict("not testable", why, cause=cause))
+
+
+def fmt_iv(lo: float, hi: float, nd: int = 2) -> str:
+    """An interval as "[lo, hi]" to ``nd`` decimals, "—" when either end is missing."""
+    return "—" if not (math.isfinite(lo) and math.isfinite(hi)) else f"[{lo:.{nd}f}, {hi:.{nd}f}]"
+
+
+def reached(draws: Draws) -> Draws:
+    """The draws of the cells whose D_K* the book reached."""
+    return draws.subset(draws.cells["D_K_star"].notna().to_numpy())
+
+
+def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
+    """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column
+    ``x`` of the
+    cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
+    xs = draws.cells[x].to_numpy(float) * factor
+    k = _FIT[what]
+    return noise(draws, lambda dk, h: fit_stats(xs, dk if on == "dk" else h, intercept)[k])
+
+
+def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> str:
+    y = draws.cells["D_K_star" if on == "dk" else "h_star"].astype(float)
+    fi = fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)
+    lo, hi = {"slope": fi.slope, "intercept": fi.intercept, "r2": fi.r2}[what]
+    return fmt_iv(lo, hi)
+
+
+def _reading(name: str, n: Noise, paper: float) -> Reading:
+    ok = math.isfinite(n.lo) and math.isfinite(n.hi)
+    return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None)
+
+
+def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
+            arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None) -> ClaimRow:
+    """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
+    interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
+    appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
+    Table 1 gives its fit) makes that the cause of a deviation."""
+    x, on, intercept, what, factor = spec
+    paper = rep.claim(key).value
+    n = fit_noise(d, x, on, intercept, what, factor)
+    if not math.isfinite(n.value):
+        return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
+    v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
+    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od,
+                     f in others if len(od.cells) >= 3)
+    said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
+    said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
+    cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause
+    return ClaimRow(key=key, book=f"{n.value:.3g} (n = {len(d.cells)})", interval=n.words(), basis=b,
+                    verdict=Verdict(v.status, said, v.near_miss, cause), value=n.value, lo=n.lo, hi=n.hi,
+                    cells=_cells_iv(d, x, on, intercept, what, factor), readings=readings)
+
+

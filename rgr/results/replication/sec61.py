@@ -1,0 +1,295 @@
+"""One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
+
+:func:`rgr.results.replication.table.evaluate` turns the runs of each experiment (:class:`Source`) into one
+:class:`ClaimRow`
+per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval (the convention of
+:data:`rgr.results.replication.verdicts.CONVENTION`), the preset and seeds behind it, and a
+:class:`~rgr.results.replication.verdicts.Verdict`.
+Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
+Every rule is stated in the docstring of its reader; the paper's numbers come from
+:mod:`rgr.results.replication.reported` only.
+The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication.fig4`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ...task.metrics import F1_TARGET
+from ..thresholds import curves, meets_precondition
+from . import reported as rep
+from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
+from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
+from .seed_bootstrap import Draws, cell_noise, noise
+from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
+
+__all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",
+           "law_rows",
+           "sec61_rows", "single_head_never"]
+
+
+@dataclass(frozen=True)
+class SharedBase:
+    """What the Sec. 6.1 readers share: the base grid's runs and seed draws, the draws of every configuration the
+    book tested at one preset (None without them) and what they are, and the arithmetic on the paper's Table 1."""
+
+    src: Source
+    draws: Draws
+    every: Draws | None
+    every_basis: str
+    arithmetic: list[ArithmeticCheck]
+
+
+def _missing(cells: pd.DataFrame, wanted) -> list:
+    have = set() if not len(cells) else {(int(m), int(d)) for m, d in cells[["m", "d_model"]].itertuples(index=False)}
+    return [c for c in wanted if tuple(c) not in have]
+
+
+def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
+    """Why a fitted slope could sit off the paper's: head counts at the grid's cap, and the ladder's resolution."""
+    paper_seeds = rep.PAPER_SEEDS["base"]
+    step = (f"with {seeds} seeds (paper {paper_seeds}) a threshold moves by a refinement step" if seeds < paper_seeds
+            else f"with {seeds} seeds, as the paper's, a threshold is still known only to one refinement step")
+    if not len(capped):
+        return step[0].upper() + step[1:]
+    where = ", ".join(f"({r.m}, {r.d_model})" for r in capped.itertuples())
+    also = " (the paper's grid stops there too)" if top_h >= rep.PAPER_MAX_HEADS else ""
+    return (f"h* is the book's largest head count {top_h} (paper: {rep.PAPER_MAX_HEADS}) at {where}{also}: "
+            f"more heads could lower those D_K*; {step}")
+
+
+def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+    """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
+    base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base and every configuration tested ride
+    along."""
+    ok = reached(sb.draws)
+    top_h, seeds = int(sb.src.runs["h"].max()), seeds_per_point(sb.src.runs)
+    every = reached(sb.every) if sb.every is not None else None
+    other = [k for k in LOG_BASES if k != LAW_BASE][0]
+    rows = []
+    for tag in ("all", "pre"):
+        d = ok if tag == "all" else ok.subset(meets_precondition(ok.cells))
+        e = None if every is None else (every if tag == "all" else every.subset(meets_precondition(every.cells)))
+        if len(d.cells) < 2:
+            rows += [
+                untestable(f"law_{k}_{tag}", f"D_K* reached in {len(d.cells)} cells; a fit needs 2", b)
+                for k in ("slope", "r2")
+            ]
+            continue
+        words = check_words(sb.arithmetic, f"law_{tag}")
+        ev = (
+            []
+            if e is None
+            else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
+        )
+        caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
+        f = LOG_BASES[LAW_BASE]
+        ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
+        rows.append(
+            fit_row(key=f"law_slope_{tag}", d=d, spec=("x_law", "dk", False, "slope", f), b=b + f"; log = {LAW_BASE}",
+                    others=[(f"with {other}", d, LOG_BASES[other])] + ev, arithmetic=words, caveat=caveat,
+                    paper_reproduced=ok_t1)
+        )
+        rows.append(fit_row(f"law_r2_{tag}", d, ("x_law", "dk", False, "r2", f), b, ev, words, paper_reproduced=ok_t1))
+    return rows
+
+
+def excluded_above(sb: SharedBase, b: str) -> ClaimRow:
+    """Each d_model = 16, m > 64 cell lies above the precondition line: D_K* / (c x) > 1, the line refitted on every
+    seed replicate, across the ratio's 95% noise interval."""
+    key, wanted = "excluded_above", rep.claim("excluded_above").value
+    ok = reached(sb.draws)
+    miss = _missing(ok.cells, wanted)
+    pre = meets_precondition(ok.cells).to_numpy()
+    if miss or not pre.any():
+        return untestable(key, f"cells {miss} not reached in these data" if miss else "no precondition cells with D_K*",
+                          b)
+    x = ok.cells["x_law"].to_numpy(float)
+    at = {c: int(np.flatnonzero((ok.cells["m"] == c[0]) & (ok.cells["d_model"] == c[1]))[0]) for c in wanted}
+
+    def ratio(j: int):
+        return lambda dk, h: dk[j] / ((x[pre, None] * dk[pre]).sum(0) / (x[pre] ** 2).sum() * x[j])
+
+    ns = {c: noise(ok, ratio(j)) for c, j in at.items()}
+    vs = [side_verdict(n.lo, n.hi, 1.0, True, f"D_K* / line at {c}") for c, n in ns.items()]
+    txt = ", ".join(f"({m}, {d}): {n.value:.2f}x" for (m, d), n in ns.items())
+    ivs = ", ".join(f"[{n.lo:.2f}, {n.hi:.2f}]" for n in ns.values())
+    n_above = sum(v.status == "agrees" for v in vs)
+    why = f"above the precondition line across the ratio's 95% noise interval in {n_above} of {len(vs)} cells"
+    why += "".join(f"; {v.detail}" for v in vs if v.status != "agrees")
+    return ClaimRow(key, f"D_K* / line: {txt}", ivs, b, combined(vs, why), min(n.value for n in ns.values()))
+
+
+def heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+    """h* = a m/d_model + b with intercept; a deviation notes how many cells sit at the book's largest head count."""
+    d = reached(sb.draws)
+    if len(d.cells) < 3:
+        return [
+            untestable(k, f"h* found in {len(d.cells)} cells; the line needs 3", b)
+            for k in ("heads_slope", "heads_intercept", "heads_r2")
+        ]
+    top = int(sb.src.runs["h"].max())
+    capped = d.cells[d.cells["h_star"] >= top]
+    caveat = (
+        f"In {len(capped)} cell(s) h* is the book's largest head count {top} (paper: up to {rep.PAPER_MAX_HEADS}); "
+        "a larger grid could only raise those h*, i.e. steepen the line"
+        if len(capped)
+        else ""
+    )
+    ev = (
+        []
+        if sb.every is None
+        else [
+            (
+                f"every configuration tested ({sb.every_basis}; {len(reached(sb.every).cells)} cells)",
+                reached(sb.every),
+                1.0,
+            )
+        ]
+    )
+    words = check_words(sb.arithmetic, "heads")
+    ok_t1 = reproduced_with(sb.arithmetic, "heads", "—")
+    return [
+        fit_row(key=k, d=d, spec=("lam", "h", True, w, 1.0), b=b, others=ev, arithmetic=words, caveat=caveat,
+                paper_reproduced=ok_t1)
+        for k, w in (("heads_slope", "slope"), ("heads_intercept", "intercept"), ("heads_r2", "r2"))
+    ]
+
+
+def _table1_median_inside(lo: float, hi: float) -> bool:
+    """Whether the median of the paper's own Table 1 lies in [lo, hi]."""
+    return bool(lo <= float(pd.Series(list(rep.TABLE1.values())).median()) <= hi)
+
+
+def _table1_median_note(lo: float, hi: float) -> str:
+    """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
+    t1 = float(pd.Series(list(rep.TABLE1.values())).median())
+    where = "inside" if _table1_median_inside(lo, hi) else "outside"
+    return (f"; the paper's own Table 1 has median {t1:g} (its text says {rep.claim('dk_median').value:g}), "
+            f"{where} the book's interval")
+
+
+def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
+    """Median and range of d_k* = D_K*/h*, and Table 1 per cell, each on d_k*'s noise interval."""
+    d = reached(sb.draws)
+    if not len(d.cells):
+        return [untestable(k, "no cell reached D_K*", b) for k in ("dk_median", "dk_range", "table1")]
+    n = noise(d, lambda dk, h: np.median(dk / h, axis=0))
+    v = noise_verdict(rep.claim("dk_median").value, n.value, n.lo, n.hi, n.lo99, n.hi99)
+    rows = [
+        ClaimRow(
+            key="dk_median",
+            book=f"{n.value:.3g} (n = {len(d.cells)})",
+            interval=fmt_iv(n.lo, n.hi, 1),
+            basis=b,
+            verdict=Verdict(
+                v.status,
+                v.detail + _table1_median_note(n.lo, n.hi),
+                v.near_miss,
+                "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause,
+            ),
+            value=n.value,
+            lo=n.lo,
+            hi=n.hi,
+        )
+    ]
+    per = cell_noise(d, "d_k_star")
+    p_lo, p_hi = rep.claim("dk_range").value
+    out = per[(per["hi"] < p_lo) | (per["lo"] > p_hi)]
+    v = (
+        Verdict("agrees", f"every cell's d_k* noise interval meets the paper's [{p_lo}, {p_hi}]")
+        if not len(out)
+        else Verdict(
+            "deviates",
+            f"{len(out)} of {len(per)} cells lie outside [{p_lo}, {p_hi}] across their noise interval: "
+            + ", ".join(f"({r.m}, {r.d_model}): {r.value:.3g} [{r.lo:.3g}, {r.hi:.3g}]" for r in out.itertuples()),
+        )
+    )
+    rows.append(ClaimRow("dk_range", f"[{per['value'].min():.3g}, {per['value'].max():.3g}]",
+                         f"[{per['lo'].min():.3g}, {per['hi'].max():.3g}]", b, v))
+    t = table1(d.cells, per).dropna(subset=["agrees"])
+    n_in = int(t["agrees"].astype(bool).sum())
+    v = Verdict(
+        "agrees" if n_in == len(t) else "deviates",
+        f"the paper's d_k* lies in the book's per-cell noise interval in {n_in} of {len(t)} cells (Table 1 below)",
+    )
+    rows.append(
+        ClaimRow("table1", f"{n_in} of {len(t)} cells match", "per cell: 95% noise interval of d_k*", b, v, float(n_in))
+    )
+    return rows
+
+
+def single_head_never(sb: SharedBase, b: str) -> ClaimRow:
+    """One head stays below mean F1 0.99 at the named cells: at its best tested budget, across the 95% t-interval."""
+    key, wanted = "single_head_never", rep.claim("single_head_never").value
+    s = curves(sb.src.runs[sb.src.runs["h"] == 1])
+    have = {(int(m), int(d)) for m, d in s[["m", "d_model"]].itertuples(index=False)}
+    miss = [c for c in wanted if tuple(c) not in have]
+    if miss:
+        return untestable(key, f"cells {miss} with one head not in these data", b)
+    best = {c: s[(s.m == c[0]) & (s.d_model == c[1])].sort_values("mean").iloc[-1] for c in wanted}
+    vs = [side_verdict(r["lo"], r["hi"], F1_TARGET, False, f"one head's best mean F1 at {c}", "95% t-interval")
+          for c, r in best.items()]
+    txt = ", ".join(
+        f"({m}, {d}): best mean F1 {r['mean']:.2f} up to D_K = {int(s[(s.m == m) & (s.d_model == d)].D_K.max())}"
+        for (m, d), r in best.items()
+    )
+    return ClaimRow(key, txt, ", ".join(f"[{r['lo']:.2f}, {r['hi']:.2f}]" for r in best.values()), b,
+                    combined(vs, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
+
+
+def fig1_one_head_worse(sb: SharedBase, b: str) -> ClaimRow:
+    """At the Fig. 1 cell: one head's mean F1 below the best multi-head mean at every budget both tested."""
+    key, (m, d) = "fig1_one_head_worse", rep.claim("fig1_one_head_worse").value
+    runs = sb.src.runs
+    s = curves(runs[(runs.m == m) & (runs.d_model == d)]) if len(runs) else pd.DataFrame()
+    if not len(s) or not (s.h == 1).any():
+        return untestable(key, f"cell ({m}, {d}) with one head not in these data", b)
+    one = s[s.h == 1].set_index("D_K")
+    multi = s[s.h > 1].sort_values("mean").groupby("D_K").last()
+    shared = one.index.intersection(multi.index)
+    worse = int((one.loc[shared, "mean"] < multi.loc[shared, "mean"]).sum())
+    apart = int((one.loc[shared, "hi"] < multi.loc[shared, "lo"]).sum())
+    gap = (multi.loc[shared, "mean"] - one.loc[shared, "mean"])
+    exc = [d for d in shared if one.loc[d, "mean"] >= multi.loc[d, "mean"]]
+    v = Verdict("agrees" if worse == len(shared) else "deviates",
+                f"one head is below the best multi-head mean at {worse} of {len(shared)} shared budgets; "
+                f"the 95% t-intervals separate at {apart}"
+                + ("; not below at " + ", ".join(f"D_K = {int(d)} (one head {one.loc[d, 'mean']:.2f}, best multi-head "
+                                                 f"{multi.loc[d, 'mean']:.2f})" for d in exc) if exc else ""))
+    return ClaimRow(key, f"largest gap {gap.max():.2f} F1 (D_K = {int(gap.idxmax())})",
+                    f"separated at {apart} of {len(shared)}", b, v,
+                    float(gap.max()))
+
+
+def fig2_more_heads(sb: SharedBase, b: str) -> ClaimRow:
+    """h* never falls with m (d_model fixed) nor rises with d_model (m fixed) beyond the cells' h* noise intervals."""
+    d = reached(sb.draws)
+    h = cell_noise(d, "h_star").set_index(["m", "d_model"]).sort_index()
+    pairs = []
+    for (m, dm) in h.index:
+        for nxt in ((m * 2, dm), (m, dm // 2)):
+            if nxt in h.index:  # nxt should need at least as many heads
+                pairs.append((h.loc[(m, dm), "value"], h.loc[nxt, "value"], h.loc[(m, dm), "lo"], h.loc[nxt, "hi"]))
+    if not pairs:
+        return untestable("fig2_more_heads", "no neighbouring cells with h*", b)
+    down = sum(a > z for a, z, _, _ in pairs)
+    sig = sum(lo > hi for _, _, lo, hi in pairs)
+    v = Verdict(
+        "agrees" if sig == 0 else "deviates",
+        f"h* falls against the trend in {down} of {len(pairs)} neighbouring pairs, beyond the h* noise intervals in "
+        f"{sig}",
+    )
+    return ClaimRow("fig2_more_heads", f"monotone in {len(pairs) - down} of {len(pairs)} pairs",
+                    "95% noise intervals of h*", b, v,
+                    float(len(pairs) - down))
+
+
+def sec61_rows(sb: SharedBase) -> list[ClaimRow]:
+    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.replication.reported.CLAIMS`."""
+    b = basis(sb.src)
+    return (law_rows(sb, b) + [excluded_above(sb, b)] + heads_rows(sb, b) + dk_rows(sb, b)
+            + [single_head_never(sb, b), fig1_one_head_worse(sb, b), fig2_more_heads(sb, b)])

@@ -1,0 +1,219 @@
+"""The answer first (chapter *Does it replicate?*, pasted into the introduction): where the paper replicates, where
+not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
+
+Everything here is rendered from the verdict rows (:func:`rgr.results.replication.table.evaluate`): the names come
+from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
+the numbers from
+the rows; no claim, cause or number is typed here.
+
+- :func:`by_cause` — the rows that do not agree, grouped by cause in a fixed order;
+- :data:`EXPLAIN` and :func:`explain` — one sentence per cause;
+- :func:`summary_html` — the short "where it replicates, where not, and why";
+- :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
+  and why folded into a detail row (``<details>``); styled by ``book/_static/verdict.css``, whose verdict cells
+  carry the class :data:`VERDICT_CLASS`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from html import escape
+
+from . import reported as rep
+from .fig4 import THIN_SEEDS
+from .rows import ClaimRow
+from .table import CHAPTER_TITLES, complete_rows
+from .verdicts import (
+    CAUSES,
+    DEVIATION_CAUSES,
+    LAW_BASE,
+    NOT_TESTABLE_CAUSES,
+    cause_of,
+    other_base_reading,
+    verdict_label,
+)
+
+__all__ = ["by_cause", "EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
+
+VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
+_MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
+
+EXPLAIN: dict[str, str] = {
+    "log_base": (
+        "The paper writes m log m without a base. The verdict reads it as {law}, the protocol's choice made "
+        "before the paper's numbers were released; read {other}, the paper's constant lies inside the book's "
+        "noise interval."
+    ),
+    "near_miss": "The paper's value lies outside the book's 95% noise interval but inside its 99% one.",
+    "thin": (
+        "The deviation rests on a point measured with fewer than {thin} seeds, whose noise interval a seed "
+        "bootstrap can hardly estimate."
+    ),
+    "paper_table1": (
+        "No assignment of power-of-two head counts to the paper's own Table 1 reproduces the paper's fit, "
+        "so where its number comes from is open (the Table 1 arithmetic in the chapter)."
+    ),
+    "paper_text": "The paper's text gives one value and its own Table 1 another; the book's interval holds the Table "
+                  "1 one.",
+    "measured": "The book measures another value, outside its noise interval; the verdict table says by how much.",
+    "undecided": "The book's noise interval reaches both sides of what the paper claims.",
+    "unsettled": "The runs that would decide it hit the step cutoff while their error was still falling.",
+    "presets": "The tables compared are at different presets; the row is read once both are at one preset.",
+    "not_the_task": "The book's runs are not the paper's task (stand-in embeddings, a size that does not compress).",
+    "no_number": "The paper states no number the book could hold its measurement against.",
+    "no_data": "The book's tables lack the cells or runs the claim needs.",
+}
+
+
+def explain(cause: str, rows: list[ClaimRow]) -> str:
+    """:data:`EXPLAIN` of ``cause``, with the log bases named from the rows' readings."""
+    if cause not in EXPLAIN:
+        raise ValueError(f"cause must be one of {sorted(EXPLAIN)}, got {cause!r}")
+    other = next((other_base_reading(r).name for r in rows if other_base_reading(r) is not None), "in the other base")
+    return EXPLAIN[cause].format(law=LAW_BASE, other=other, thin=THIN_SEEDS)
+
+
+def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
+    """The rows that do not agree, per cause (:data:`rgr.results.replication.verdicts.CAUSES`): deviations first, in
+    the order
+    of :data:`rgr.results.replication.verdicts.DEVIATION_CAUSES`,
+    then the untestable ones; causes without rows left out."""
+    out: dict[str, list[ClaimRow]] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
+    for r in rows:
+        c = cause_of(r)
+        if c:
+            out[c].append(r)
+    return {c: rs for c, rs in out.items() if rs}
+
+
+def _num(x: float) -> str:
+    """Three significant digits, with a true minus sign (as the paper's numbers are typed)."""
+    return f"{x:.3g}".replace("-", "−")
+
+
+def _item(r: ClaimRow) -> str:
+    """One claim in the summary: its name linked to its chapter, the book's number beside the paper's where both are
+    numbers, and the preset when it is not the paper's."""
+    c = rep.claim(r.key)
+    name = f'<a href="{c.chapter}.html" data-claim="{r.key}">{escape(c.name)}</a>'
+    said = []
+    if math.isfinite(r.value) and isinstance(c.value, float):
+        other = other_base_reading(r)
+        book = (
+            f"{_num(r.value)} with {LAW_BASE}, {_num(other.value)} {other.name}" if other is not None else _num(r.value)
+        )
+        said.append(f"book {book}, paper {escape(c.paper)}")
+    if r.preset and r.preset != "paper":
+        said.append(f"{escape(r.preset)} preset")
+    return name + (f" ({'; '.join(said)})" if said else "")
+
+
+def summary_causes(html: str) -> dict[str, set[str]]:
+    """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
+    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS` (for tests and the site
+    check)."""
+    out: dict[str, set[str]] = {}
+    for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
+        for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):
+            if name != escape(rep.claim(key).name):
+                raise ValueError(f"claim {key!r} shown as {name!r}, not as its name")
+            out.setdefault(cause, set()).add(key)
+    return out
+
+
+def summary_html(rows: list[ClaimRow]) -> str:
+    """Where the paper replicates (the claims that agree), where it does not and why (the deviations per cause) and
+    what the book cannot test (per cause), as one HTML block."""
+    rows = complete_rows(rows)
+    agree = [r for r in rows if r.verdict.status == "agrees"]
+    groups = by_cause(rows)
+    dev = {c: rs for c, rs in groups.items() if c in DEVIATION_CAUSES}
+    untested = {c: rs for c, rs in groups.items() if c in NOT_TESTABLE_CAUSES}
+    n_dev = sum(len(rs) for rs in dev.values())
+    n_open = sum(len(rs) for rs in untested.values())
+    li = lambda c, rs: (f'<li data-cause="{c}"><strong>{escape(_cap(CAUSES[c]))}</strong> ({len(rs)}). '  # noqa: E731
+                        f"{escape(explain(c, rs))} " + "; ".join(_item(r) for r in rs) + ".</li>")
+    out = [
+        '<div class="rgr-verdict-summary">',
+        f'<p data-cause="agrees"><strong>Where it replicates.</strong> {len(agree)} of {len(rows)} claims agree with '
+        "the paper within the book's noise intervals: " + ("; ".join(_item(r) for r in agree) or "none") + ".</p>",
+        f"<p><strong>Where it does not, and why.</strong> {_claims(n_dev)} deviate"
+        + (", grouped by cause:</p>" if n_dev else ".</p>"),
+    ]
+    if dev:
+        out.append("<ul>" + "".join(li(c, rs) for c, rs in dev.items()) + "</ul>")
+    out.append(
+        f"<p><strong>Not testable here.</strong> {_claims(n_open)}" + (", by reason:</p>" if n_open else ".</p>")
+    )
+    if untested:
+        out.append("<ul>" + "".join(li(c, rs) for c, rs in untested.items()) + "</ul>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _claims(n: int) -> str:
+    return f"{n} claim" + ("" if n == 1 else "s")
+
+
+def _cap(s: str) -> str:
+    """``s`` with a first Latin letter in upper case (a Greek symbol such as λ keeps its case)."""
+    return s[:1].upper() + s[1:] if s[:1].isascii() else s
+
+
+def _book_cell(r: ClaimRow) -> str:
+    """The book's value and its interval; for a law slope both readings of the logarithm."""
+    other = other_base_reading(r)
+    if other is not None and math.isfinite(r.value):
+        def iv(lo: float, hi: float) -> str:
+            return f" [{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+
+        return (f"{escape(LAW_BASE)}: {_num(r.value)}{iv(r.lo, r.hi)}<br>{escape(other.name.removeprefix('with '))}: "
+                f"{_num(other.value)}{iv(other.lo, other.hi)}")
+    book = escape(r.book)
+    return book if r.interval in ("—", "") else f'{book}<br><span class="rgr-vinterval">{escape(r.interval)}</span>'
+
+
+def _detail(r: ClaimRow) -> str:
+    c = rep.claim(r.key)
+    title = CHAPTER_TITLES.get(c.chapter, c.chapter)
+    items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
+    if r.cells not in ("—", ""):
+        items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
+    items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+    return (f'<tr class="rgr-vdetail"><td colspan="4"><details><summary>Basis and why</summary><dl>{body}</dl>'
+            "</details></td></tr>")
+
+
+def verdict_table_html(rows: list[ClaimRow], caption: str) -> str:
+    """The verdict table: per section of the paper, one row per claim (claim, paper, book [95% noise interval],
+    verdict with its mark, label and cause), then a folded detail row with the paper's wording, why, basis, the
+    bootstrap over cells and the chapter."""
+    head = ("<thead><tr><th scope='col'>Claim</th><th scope='col'>Paper</th>"
+            "<th scope='col'>Book [95% noise interval]</th><th scope='col'>Verdict</th></tr></thead>")
+    cols = "".join(f'<col class="rgr-vcol-{k}">' for k in ("claim", "paper", "book", "verdict"))
+    body, section = [], None
+    for r in complete_rows(rows):
+        c = rep.claim(r.key)
+        if c.section != section:
+            section = c.section
+            body.append(f'<tr class="rgr-vsection"><th colspan="4" scope="colgroup">{escape(section)}</th></tr>')
+        status, cause = r.verdict.status, cause_of(r)
+        why = f'<span class="rgr-verdict-cause">{escape(CAUSES[cause])}</span>' if cause else ""
+        body.append(
+            f'<tr class="rgr-vrow" id="verdict-{r.key}"><td class="rgr-vclaim" '
+            f'data-label="Claim">{escape(_cap(c.name))}</td>'
+            f'<td class="rgr-vpaper" data-label="Paper">{escape(c.paper)}</td>'
+            f'<td class="rgr-vbook" data-label="Book">{_book_cell(r)}</td>'
+            f'<td class="{VERDICT_CLASS} {VERDICT_CLASS}--{status.replace(" ", "-")}" data-label="Verdict">'
+            f'<span class="rgr-verdict-label"><span aria-hidden="true">{_MARK[status]} '
+            f'</span>{escape(verdict_label(r))}'
+            f"</span>{why}</td></tr>"
+        )
+        body.append(_detail(r))
+    return (
+        f'<div class="rgr-verdicts-wrap"><table class="rgr-verdicts" '
+        f'id="rgr-verdict-table"><caption>{escape(caption)}</caption>'
+        f"<colgroup>{cols}</colgroup>{head}<tbody>{''.join(body)}</tbody></table></div>"
+    )

@@ -1,0 +1,300 @@
+"""The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
+
+One interval convention decides every verdict (:data:`CONVENTION`): the measurement's own noise on the cells the
+claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over cells is only shown beside it.
+
+- :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
+  saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
+  paper's own precision; "not testable" when the book has no interval;
+- :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
+- :func:`interval_verdict` — the comparison both rest on;
+- :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
+  intercept and R² (how a constant depends on the cells chosen);
+- :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
+- :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
+
+The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
+in :mod:`rgr.results.replication.reported`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..stats import Fit, fit_line
+from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
+
+__all__ = [
+    "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
+    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
+]
+
+STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
+LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
+# the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
+LAW_BASE = "ln"
+
+# Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
+# NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text"); "measured" is what remains.
+CAUSES: dict[str, str] = {
+    "log_base": "the logarithm's base",
+    "near_miss": "a near miss",
+    "thin": "rests on a point with few seeds",
+    "paper_table1": "the paper's fit is not reproduced by its own Table 1",
+    "paper_text": "the paper's text and its own Table 1 disagree",
+    "measured": "the book measures another value",
+    "undecided": "the noise cannot decide",
+    "unsettled": "runs cut while still improving",
+    "presets": "tables at different presets",
+    "not_the_task": "not the paper's task",
+    "no_number": "the paper gives no number",
+    "no_data": "the cells are not in the data",
+}
+NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text")
+
+CONVENTION = (
+    "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
+    "resampling each cell's seeds with replacement (a seed's runs at every h and D_K together; D_K* and h* recomputed "
+    "per cell, then the number), widened to hold the book's own value and its value with every cell at its optimistic, "
+    "then its conservative D_K* (protocol E3, the ends the ladder allows). A statement about F1 or MSE curves is read "
+    "on their 95% t-intervals across seeds. The paper's value inside: agrees; outside: deviates, a near miss when it "
+    "lies inside the 99% interval. A fitted constant's bootstrap over cells is shown beside it, as how the constant "
+    "depends on the cells chosen; it decides nothing."
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one claim fares: ``status`` in :data:`STATUSES`, a sentence saying why (with numbers), whether a
+    deviation is a near miss (the paper's value outside the 95% interval, inside the 99% one), and ``cause``, a key of
+    :data:`CAUSES`: required for "not testable" (one of :data:`NOT_TESTABLE_CAUSES`), optional for a deviation (what
+    only its reader knows), empty for an agreement."""
+
+    status: str
+    detail: str
+    near_miss: bool = False
+    cause: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.near_miss and self.status != "deviates":
+            raise ValueError("only a deviation can be a near miss")
+        allowed = {"agrees": ("",), "deviates": ("", *_READER_DEVIATION_CAUSES),
+                   "not testable": NOT_TESTABLE_CAUSES}[self.status]
+        if self.cause not in allowed:
+            raise ValueError(f"cause of a verdict {self.status!r} must be one of {allowed}, got {self.cause!r}")
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.detail}" if self.detail else self.status
+
+
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "measured")  # in this order
+
+
+def other_base_reading(row):
+    """The reading of a law-slope row under the base the verdict does not use (a
+    :class:`~rgr.results.replication.rows.Reading` named "with <base>"), or None for any other row."""
+    names = {f"with {b}" for b in LOG_BASES if b != LAW_BASE}
+    found = [x for x in getattr(row, "readings", ()) if x.name in names]
+    return found[0] if found else None
+
+
+def cause_of(row) -> str:
+    """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
+    "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
+    other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
+    reader found ("thin", "paper_table1", "paper_text"); otherwise "measured"."""
+    v = row.verdict
+    if v.status == "agrees":
+        return ""
+    if v.status == "not testable":
+        return v.cause
+    other = other_base_reading(row)
+    if other is not None and other.holds:
+        return "log_base"
+    return "near_miss" if v.near_miss else (v.cause or "measured")
+
+
+def verdict_label(row) -> str:
+    """The verdict in words, as the table shows it: "agrees", "not testable", "deviates", "deviates (near miss)", or
+    for a law slope "deviates with ln; agrees with log2" (one claim, both readings, one verdict)."""
+    v = row.verdict
+    if v.status != "deviates":
+        return v.status
+    if cause_of(row) == "log_base":
+        return f"deviates with {LAW_BASE}; agrees {other_base_reading(row).name}"
+    return "deviates (near miss)" if v.near_miss else "deviates"
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
+    """Compare the paper's number with the book's ``value`` and its interval [lo, hi].
+
+    Agrees when lo <= paper <= hi; deviates otherwise, saying by how much (the difference, the
+    ratio, and the distance from the nearer end of the interval). ``caveat`` (a preset
+    difference that could explain a deviation) is appended to a deviation.
+    """
+    if not all(math.isfinite(float(v)) for v in (paper, value)):
+        raise ValueError(f"paper and value must be finite, got {paper} and {value}")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return Verdict("not testable", f"the book has no interval for this value ({_g(value)}): too few seeds or cells",
+                       cause="undecided")
+    if lo > hi:
+        raise ValueError(f"interval must have lo <= hi, got [{lo}, {hi}]")
+    if lo <= paper <= hi:
+        return Verdict("agrees", f"the paper's {_g(paper)} lies in the book's interval [{_g(lo)}, {_g(hi)}]")
+    gap = lo - paper if paper < lo else paper - hi
+    ratio = f", {value / paper:.2f}x the paper's" if paper != 0 else ""
+    text = (f"book {_g(value)} vs paper {_g(paper)} (difference {value - paper:+.3g}{ratio}); the paper's value lies "
+            f"{_g(gap)} {'below' if paper < lo else 'above'} the book's interval [{_g(lo)}, {_g(hi)}]")
+    return Verdict("deviates", text + (f". {caveat}" if caveat else ""))
+
+
+def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float, hi99: float,
+                  paper_precision: float | None = None, caveat: str = "", cause: str = "") -> Verdict:
+    """:func:`interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
+    (the paper's value inside the 99% interval [lo99, hi99]), the difference in half-widths of the 95% interval, and,
+    where the paper states its own precision (the half-width of its interval for this number), the difference in
+    units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
+    v = interval_verdict(paper, value, lo, hi)
+    if v.status != "deviates":
+        return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
+                       cause=v.cause)
+    near = lo99 <= paper <= hi99
+    half = (hi - lo) / 2
+    size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
+        "the interval has no width (every replicate gave the same value)"
+    prec = (
+        "; the paper gives its value without an interval, so only the book's noise measures the difference"
+        if paper_precision is None
+        else f"; against the paper's own precision (±{_g(paper_precision)}) it is "
+             f"{abs(value - paper) / paper_precision:.1f} of it"
+    )
+    where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
+             f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
+    text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
+    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near, cause=cause)
+
+
+def combined(verdicts: list[Verdict], why: str) -> Verdict:
+    """One verdict from per-item verdicts of one claim: deviates if any item does, agrees if all do, otherwise not
+    testable with the first undecided item's cause; ``why`` is its detail."""
+    if any(v.status == "deviates" for v in verdicts):
+        return Verdict("deviates", why)
+    open_ = [v for v in verdicts if v.status != "agrees"]
+    return Verdict("not testable", why, cause=open_[0].cause) if open_ else Verdict("agrees", why)
+
+
+def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
+                 label: str = "95% noise interval") -> Verdict:
+    """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
+    [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
+    is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return Verdict("not testable", f"the book has no interval for {what}", cause="no_data")
+    side = "above" if above else "below"
+    iv = f"[{_g(lo)}, {_g(hi)}]"
+    if (lo > level) if above else (hi < level):
+        return Verdict("agrees", f"{what} lies {side} {_g(level)} across its {label} {iv}")
+    if (hi < level) if above else (lo > level):
+        return Verdict("deviates", f"{what} lies {'below' if above else 'above'} {_g(level)} across its {label} {iv}")
+    return Verdict("not testable", f"undecided: the {label} of {what}, {iv}, reaches {_g(level)}", cause="undecided")
+
+
+# ----------------------------------------------------------------------------- fits with intervals
+
+
+@dataclass(frozen=True)
+class FitInterval:
+    """A line fitted to all points, with 95% percentile-bootstrap intervals (resampling points)."""
+
+    fit: Fit
+    slope: tuple[float, float]
+    intercept: tuple[float, float]
+    r2: tuple[float, float]
+    n_boot: int
+
+
+def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> FitInterval:
+    """:func:`rgr.results.stats.fit_line` and bootstrap intervals over the points (cells).
+
+    Each replicate draws len(x) points with replacement and refits; replicates whose x are all
+    equal (no line) or whose y are all equal (no R²) are dropped. Deterministic for a given ``seed``.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    fit = fit_line(x, y, intercept=intercept)
+    if n_boot < 100:
+        raise ValueError(f"n_boot must be at least 100, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    reps = []
+    for _ in range(n_boot):
+        i = rng.integers(0, x.size, x.size)
+        xs, ys = x[i], y[i]
+        if np.ptp(xs) == 0 or np.ptp(ys) == 0:
+            continue
+        f = fit_line(xs, ys, intercept=intercept)
+        reps.append((f.slope, f.intercept, f.r2))
+    a = np.array(reps) if reps else np.full((1, 3), np.nan)
+    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
+    lo_hi = [tuple(float(v) for v in np.percentile(a[:, k], q)) for k in range(3)]
+    return FitInterval(fit, lo_hi[0], lo_hi[1], lo_hi[2], len(reps))
+
+
+def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
+    """The thresholds table with ``x_law`` = m log_base m / d_model (``base`` "ln" or "log2")."""
+    if base not in LOG_BASES:
+        raise ValueError(f"base must be one of {sorted(LOG_BASES)}, got {base!r}")
+    return cells.assign(x_law=cells["x_law"] * LOG_BASES[base])
+
+
+# ----------------------------------------------------------------------------- Table 1
+
+
+def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
+    :func:`rgr.results.replication.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
+    iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
+    base = cells.drop(columns=[c for c in ("d_k_lo", "d_k_hi") if c in cells])
+    if "r" not in base:
+        base = base.assign(r=1)
+    return base.merge(iv, on=["m", "d_model", "r"], how="left")
+
+
+def table1(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
+    """The paper's Table 1 beside the book's d_k* and its 95% noise interval per (m, d_model); cells missing on
+    either side are kept with NaN. ``agrees``: the paper's d_k* lies in the book's interval."""
+    book = dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells, dk_noise)
+    paper = pd.DataFrame([(m, d, v) for (m, d), v in TABLE1.items()], columns=["m", "d_model", "paper_d_k"])
+    out = paper.merge(book[["m", "d_model", "D_K_star", "h_star", "d_k_star", "d_k_lo", "d_k_hi"]],
+                      on=["m", "d_model"], how="outer").sort_values(["m", "d_model"]).reset_index(drop=True)
+    inside = (out["d_k_lo"] <= out["paper_d_k"]) & (out["paper_d_k"] <= out["d_k_hi"])
+    out["agrees"] = inside.where(out["d_k_star"].notna() & out["paper_d_k"].notna())
+    return out
+
+
+def table1_basis_words(runs: pd.DataFrame) -> str:
+    """What the base rows behind Table 1 are, against the paper's head counts and seeds, as one or two sentences.
+
+    Says whether the rows reach the paper's largest head count and seed count; only where they fall short does
+    it say what that costs (a less sharply determined h*)."""
+    h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
+    paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
+    said = (f"The base rows read here reach h = {h_max} with {seeds} seeds per point "
+            f"(the paper: {paper_h} and {paper_seeds})")
+    step = (
+        "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
+    )
+    if h_max >= paper_h and seeds >= paper_seeds:
+        return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
+    return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"

@@ -1,0 +1,26 @@
+"""The appendix page *What the paper reports* (book/reported.md) is generated from
+rgr.results.replication.reported (issue 30)."""
+
+
+from rgr.results.replication import reported
+from tests import ROOT
+
+
+def test_the_committed_page_is_current():
+    page = (ROOT / reported.PAGE).read_text(encoding="utf-8")
+    assert page == reported.page_markdown(), (
+        "book/reported.md is stale: run `python -m rgr.results.replication.reported`")
+
+
+def test_every_claim_is_on_the_page_under_its_section():
+    page = reported.page_markdown()
+    for c in reported.CLAIMS:
+        heading = page.index(f"## {reported.SECTION_TITLES[c.section]}")
+        row = page.index(reported._md(c.claim))
+        later = [page.index(f"## {t}") for t in reported.SECTION_TITLES.values() if page.index(f"## {t}") > heading]
+        assert heading < row < min(later, default=len(page))
+    assert all(f"| {m} |" in page for m, _ in reported.TABLE1)
+
+
+def test_the_page_is_in_the_book():
+    assert "file: book/reported" in (ROOT / "_toc.yml").read_text()

@@ -1,0 +1,81 @@
+"""Findings of the chapter *GPT-2 block* (rgr.results.gpt2_block) on synthetic E7 tables."""
+
+import pandas as pd
+import pytest
+
+from rgr.gpt2.table import STAND_IN_SOURCE
+from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_reading, gpt2_words, is_stand_in
+from tests import ROOT
+
+
+def _runs(acc, m=256, d_model=768, source=STAND_IN_SOURCE, steps=2000):
+    return pd.DataFrame([dict(m=m, d_model=d_model, D_K=dk, h=h, seed=s, test_acc=acc(dk, h, s),
+                              embedding_source=source, best_step=steps if s else steps // 2, steps_done=steps)
+                         for dk in (64, 128, 256) for h in (1, 2, 4) for s in (0, 1, 2)])
+
+
+def test_reading_of_a_known_table():
+    # more heads better; accuracy rises with D_K except h = 1 at 256; seed 2 of h = 2, D_K = 64 far ahead
+    def acc(dk, h, s):
+        if (dk, h, s) == (64, 2, 2):
+            return 1.0
+        return 0.2 * h / 4 + dk / 1000 - (0.2 if (h, dk) == (1, 256) else 0)
+
+    r = gpt2_reading(_runs(acc))
+    assert r.best_h == (2, 4, 4) and r.multi_head_best == 3 == r.n_budgets
+    assert r.one_head_acc == pytest.approx((0.05 + 0.064, 0.05 + 0.128, 0.05 + 0.256 - 0.2))
+    assert (r.n_monotone, r.n_heads) == (1, 3)  # h = 2 falls after its lucky seed, h = 1 at 256
+    assert r.frac_best_last == pytest.approx(2 / 3)
+    assert (r.n_split, r.n_settings) == (1, 9)
+    assert r.stand_in and not r.compressive and r.lam == pytest.approx(1 / 3)
+
+
+def test_compressive_and_real_embeddings():
+    r = gpt2_reading(_runs(lambda dk, h, s: 0.5, m=6144, source="gpt2 (openai-community/gpt2)"))
+    assert r.compressive and r.lam == 8 and not r.stand_in and r.n_split == 0
+
+
+def test_bad_tables():
+    with pytest.raises(ValueError, match="no rows"):
+        gpt2_reading(_runs(lambda dk, h, s: 0.5).iloc[:0])
+    mixed = pd.concat([_runs(lambda dk, h, s: 0.5), _runs(lambda dk, h, s: 0.5, m=512)])
+    with pytest.raises(ValueError, match="one m"):
+        gpt2_reading(mixed)
+
+
+def test_embedding_label():
+    assert is_stand_in([STAND_IN_SOURCE, "gpt2"]) and embedding_label([STAND_IN_SOURCE]).startswith("STAND-IN")
+    assert not is_stand_in(["gpt2"]) and embedding_label(["gpt2", "gpt2"]) == "frozen embeddings: gpt2"
+
+
+def test_titles_say_which_embeddings_the_table_used():
+    """Issue 30: the chapter's title (and sidebar) and *Choosing heads* name the embeddings data/gpt2.csv used."""
+    import json
+
+    root = ROOT
+    sources = pd.read_csv(root / "data" / "gpt2.csv")["embedding_source"]
+
+    def text(name: str, first_only: bool = False) -> str:
+        cells = [c for c in json.loads((root / "book" / name).read_text())["cells"] if c["cell_type"] == "markdown"]
+        return "\n".join("".join(c["source"]) for c in (cells[:1] if first_only else cells))
+
+    title = text("gpt2_block.ipynb", first_only=True).splitlines()[0]
+    where = [s for s in text("choosing_heads.ipynb").split(". ") if "gpt2_block" in s]
+    if is_stand_in(sources):
+        assert "stand-in" in title and "frozen GPT-2" not in title
+        assert where and all("stand-in" in s and "frozen GPT-2" not in s for s in where)
+    else:
+        assert "stand-in" not in title and "GPT-2" in title
+
+
+def test_words_of_a_table_are_its_reading():
+    runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
+    w = gpt2_words(runs, book_m=256, split=0.3)
+    r = gpt2_reading(runs, split=0.3)
+    assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone) == (r.m, r.d_model, 3, 3, r.n_monotone)
+    assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
+    assert w.pct_best_last == pytest.approx(100 * 2 / 3) and w.wall_min == pytest.approx(len(runs))
+    assert w.m_needed == COMPRESSIVE * 768 and w.times_more == pytest.approx(COMPRESSIVE * 768 / 256)
+    assert w.embeddings.startswith("STAND-IN")
+    with pytest.raises(ValueError, match="book_m"):
+        gpt2_words(runs, book_m=0)

@@ -1,0 +1,183 @@
+"""Findings of chapter *permutation sweeps* on synthetic tables whose answers are known by construction."""
+
+import math
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from rgr.results.findings import flatten
+from rgr.results.permutation_sweeps import (
+    chapter_cells,
+    cutoff_share,
+    diagonal_trend,
+    dk_table,
+    law_reading,
+    penalty_table,
+    permutation_findings,
+    rank_ceiling,
+    read_constructions,
+    transition_widths,
+)
+from rgr.results.thresholds import thresholds
+from rgr.store import TableError
+from rgr.theory.bounds import bit_budget_DK, bit_budget_DK_derangements
+
+LADDER = [2**k for k in range(1, 12)]
+
+
+def _runs(cells, threshold, heads=(1, 4, 8), seeds=3, h1_factor=None, max_steps=20000):
+    """F1 = 1 at D_K >= threshold(m, d, h), 0.1 below; one head never passes when h1_factor is None."""
+    rows = []
+    for m, d in cells:
+        for h in heads:
+            thr = threshold(m, d) * (h1_factor or math.inf if h == 1 else 1.0)
+            for dk in [x for x in LADDER if x >= h]:
+                for s in range(seeds):
+                    rows.append(dict(m=m, d_model=d, r=1, h=h, D_K=dk, seed=s, test_f1=1.0 if dk >= thr else 0.1,
+                                     max_steps=max_steps))
+    return pd.DataFrame(rows)
+
+
+BASE = [(64, 16), (128, 16), (128, 32), (256, 32), (256, 64)]
+
+
+def law(m, d):
+    return 2.0 * m * math.log(m) / d
+
+
+def test_transitions_are_one_step_on_a_step_table():
+    t = transition_widths(_runs(BASE, law))
+    assert t.n_curves == len(BASE) * 3 and t.n_reach == len(BASE) * 2  # one head never passes
+    assert t.n_sharp == t.n_reach and t.median_width == 2 and t.min_width == t.max_width == 2
+
+
+def test_law_reading_and_the_excluded_cells():
+    cells = thresholds(_runs(BASE, law))
+    reading, fits = law_reading(cells)
+    assert reading.note == "" and fits is not None
+    assert reading.n_excluded == 1 and reading.n_pre == 4  # (128, 16)
+    # D_K* is the next power of two above 2 m ln m / d: the fitted constant lies in [2, 4]
+    assert 2 <= reading.c_all <= 4 and 2 <= reading.c_pre <= 4
+    empty, none = law_reading(cells.assign(D_K_star=pd.array([pd.NA] * len(cells), dtype="Int64")))
+    assert none is None and "at least 2 cells" in empty.note and math.isnan(empty.c_all)
+
+
+def test_findings_of_a_step_table():
+    base = _runs(BASE, law)
+    diag = _runs([(512, 64), (1024, 128)], lambda m, d: 40.0)  # flat along the diagonal, law would rise
+    extreme = _runs([(512, 16)], law)
+    cells = chapter_cells(base, diag, extreme)
+    cons = pd.DataFrame(dict(construction="compressive", m=[m for m, _ in BASE] * 2, d_model=[d for _, d in BASE] * 2,
+                             r=1, rule=["best-split"] * 5 + ["prescribed"] * 5, criterion="margin",
+                             D_K=[m for m, _ in BASE] + [None] * 5, found=[True] * 5 + [False] * 5, preset="book",
+                             note=[""] * 5 + ["limit fails"] * 4 + ["searched up to d_k=4096"]))
+    f = permutation_findings(base, cells, cons)
+    assert f.notes == () and f.seeds_base == f.seeds_diagonal == 3
+    assert f.heads.n_multi == 5 and f.heads.n_single_never == f.heads.n_cells and math.isnan(f.heads.penalty_min)
+    assert f.heads.h_max == 8 and f.heads.n_top == 0  # h = 4 and 8 tie everywhere: the smaller h is h*
+    b = f.bracket
+    assert b.n_cells == 5 and b.n_rank_one == b.n_rank_one_is_m == 5
+    assert b.n_alg1_tested == 5 and b.n_alg1_separated == 0
+    assert b.n_alg1_limit_fails == 4
+    want = [bit_budget_DK(m, m, d, 32.0) / bit_budget_DK_derangements(m, d, 32.0) for m, d in BASE]
+    assert b.lower_ratio_min == pytest.approx(min(want)) and b.lower_ratio_max == pytest.approx(max(want))
+    assert b.n_above_lower == 5
+    assert b.lower_gap_min == pytest.approx(
+        min(float(c.D_K_star) / bit_budget_DK_derangements(int(c.m), int(c.d_model), 32.0)
+            for c in cells.base.itertuples()))
+    d = f.diagonal  # (128, 16) from the base grid, then 512 and 1024 at 64
+    assert (d.m_first, d.m_last, d.dk_last) == (128, 1024, 64)
+    assert d.grows == "does not grow" and d.law_rise == pytest.approx(math.log(1024) / math.log(128))
+    flat = flatten(f)
+    assert flat["diagonal_grows"] == "does not grow" and flat["bracket_n_alg1_separated"] == 0
+
+
+def test_diagonal_that_grows_and_too_few_cells():
+    cells = thresholds(_runs([(128, 16), (1024, 128)], lambda m, d: 8 * math.log(m)))
+    d = diagonal_trend(cells)
+    assert (d.dk_first, d.dk_last) == (64, 64)  # 8 ln 128 = 38.8 and 8 ln 1024 = 55.5 both round up to 64
+    rising = thresholds(_runs([(128, 16), (1024, 128)], lambda m, d: m / 4))
+    assert diagonal_trend(rising).grows == "grows" and diagonal_trend(rising).law_outside == "below"
+    assert diagonal_trend(cells.iloc[:1]).n_cells == 1
+    up = thresholds(_runs([(128, 16), (1024, 128)], lambda m, d: 30 if m == 128 else 40))  # 32 -> 64, seeds agree
+    assert diagonal_trend(up).grows == "grows"
+    noisy = _runs([(128, 16), (1024, 128)], lambda m, d: 30 if m == 128 else 40)
+    noisy.loc[(noisy.m == 128) & (noisy.D_K == 32) & (noisy.seed == 0), "test_f1"] = 0.98  # D_K* 32, interval [32, 64]
+    assert diagonal_trend(thresholds(noisy)).grows == "rises within the intervals"
+
+
+def test_rank_ceiling_measures_one_heads_gain_past_d_model():
+    runs = _runs([(64, 16)], law)  # one head stuck at 0.1 everywhere: no gain
+    assert rank_ceiling(runs) == type(rank_ceiling(runs))(1, 0.0, 0.0, 0.0, 0.0)
+    runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.6
+    assert rank_ceiling(runs).max_gain == pytest.approx(0.5) == rank_ceiling(runs).max_abs
+    runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.05
+    assert rank_ceiling(runs).max_gain == pytest.approx(-0.05) and rank_ceiling(runs).max_abs == pytest.approx(0.05)
+
+
+def test_cutoff_share_names_its_extreme_cells():
+    runs = _runs(BASE, law)
+    runs["stop_reason"] = ["cutoff" if m >= 256 else "converged" for m in runs.m]
+    runs.loc[(runs.m == 128) & (runs.d_model == 16), "stop_reason"] = "cutoff"
+    runs.loc[(runs.m == 128) & (runs.d_model == 16) & (runs.h == 1), "stop_reason"] = "converged"
+    c = cutoff_share(runs)
+    assert (c.low, c.low_m, c.low_d_model) == (0.0, 64, 16) and (c.high, c.high_m, c.high_d_model) == (1.0, 256, 32)
+
+
+def test_too_little_data_gives_notes_not_errors():
+    base = _runs([(16, 8), (32, 8)], lambda m, d: math.inf)
+    f = permutation_findings(base, chapter_cells(base, base.iloc[:0], base.iloc[:0]), None)
+    assert len(f.notes) == 3 and "got 0" in f.notes[0]
+    assert math.isnan(f.law.c_all) and f.bracket.n_cells == 0
+
+
+def test_tables(tmp_path):
+    runs = _runs(BASE, law)
+    cells = thresholds(runs)
+    t1 = dk_table(cells)
+    assert list(t1.columns) == ["m", "d_model=16", "d_model=32", "d_model=64"] and t1["m"].tolist() == [64, 128, 256]
+    assert np.isnan(t1.loc[t1.m == 64, "d_model=64"]).all()
+    assert "D_K*(h=1) / D_K*" in penalty_table(cells)
+    assert read_constructions(tmp_path / "none.csv", "book") is None
+    (tmp_path / "bad.csv").write_text("m,d_model\n1,2\n")
+    with pytest.raises(TableError, match="missing"):
+        read_constructions(tmp_path / "bad.csv", "book")
+
+
+def test_a_cell_in_two_tables_takes_its_runs_from_the_diagonal_table_only():
+    # the paper's lambda = 8 grid repeats base cells: the cell's threshold must come from one table, not a pool
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10)
+    diag = _runs([(256, 32), (1024, 128)], lambda m, d: 16.0, seeds=2)
+    cells = chapter_cells(base, diag, diag.iloc[:0]).diagonal.set_index("m")
+    assert cells.loc[256, "D_K_star"] == 16 and cells.loc[256, "n_seeds"] == 2  # the diagonal table's runs
+    assert cells.loc[128, "D_K_star"] == 64 and cells.loc[128, "n_seeds"] == 10  # only in base: base's runs
+
+
+def test_the_diagonal_table_names_each_cells_preset():
+    from rgr.results.permutation_sweeps import diagonal_table, extreme_table
+
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
+    diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
+    cells = chapter_cells(base, diag, diag.iloc[:0])
+    t = diagonal_table(cells.diagonal, 1.0).set_index("m")
+    assert t.loc[128, "preset"] == "paper" and t.loc[1024, "preset"] == "book" and t.loc[1024, "seeds"] == 2
+    assert "preset" in extreme_table(cells.diagonal) and "preset" not in diagonal_table(thresholds(base), 1.0)
+
+
+def test_the_diagonal_says_whether_its_cells_were_measured_alike():
+    from rgr.results.permutation_sweeps import cells_basis
+
+    base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
+    diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
+    mixed = chapter_cells(base, diag, diag.iloc[:0]).diagonal
+    assert diagonal_trend(mixed).basis == ("paper with 10 seeds at m = 128–256, book with 2 at m = 1024: "
+                                           "not all measured alike")
+    alike = chapter_cells(base, base.iloc[:0], base.iloc[:0]).diagonal
+    assert cells_basis(alike) == "all from the paper preset, 10 seeds"
+    assert cells_basis(thresholds(base)) == "all with 10 seeds" and cells_basis(alike.iloc[:0]) == "—"
+    fewer = chapter_cells(base.assign(preset="book"), diag, diag.iloc[:0]).diagonal
+    assert cells_basis(fewer) == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"

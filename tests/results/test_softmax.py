@@ -1,0 +1,103 @@
+"""Findings of the chapter *softmax* (rgr.results.softmax) on synthetic tables with known answers."""
+
+import math
+
+import matplotlib
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from rgr.results.softmax import (  # noqa: E402
+    algorithm2_reading,
+    best_f1_by_cell,
+    linear_sum_check,
+    shift_words,
+    threshold_shift,
+)
+
+
+def _cells(rows):
+    return pd.DataFrame([dict(m=m, d_model=d, r=1, D_K_star=dk, h_star=h, max_f1_h1=f1) for m, d, dk, h, f1 in rows])
+
+
+def test_threshold_shift_ratios_and_counts():
+    mx = _cells([(64, 16, 20, 2, 0.9), (64, 32, 6, 1, 1.0), (128, 32, 20, 1, 1.0), (512, 16, 100, 8, 0.3)])
+    soft = _cells([(64, 16, 32, 4, 0.67), (64, 32, 6, 4, 1.0), (128, 32, 200, 4, 0.99), (256, 32, 40, 4, 1.0)])
+    s = threshold_shift(mx, soft)
+    assert [(c.m, c.d_model) for c in s.cells] == [(64, 16), (64, 32), (128, 32)]  # cells in both tables only
+    assert [c.ratio for c in s.cells] == pytest.approx([1.6, 1.0, 10.0])
+    assert s.ratio_min == pytest.approx(1.0) and s.ratio_max == pytest.approx(10.0)
+    assert s.n_costly == 3 and s.all_costly
+    assert s.n_below_ln_m == 2 and not s.all_below_ln_m  # 10 > ln 128
+    assert s.n_more_heads == 3 and s.n_one_head_soft == 2  # 0.99 reaches the target, 0.67 does not
+    t = s.table()
+    assert list(t.ratio.round(2)) == [1.6, 1.0, 10.0] and t.ln_m.iloc[0] == pytest.approx(math.log(64))
+
+
+def test_threshold_shift_missing_thresholds():
+    mx = _cells([(64, 16, 20, 2, 0.9)])
+    soft = _cells([(64, 16, None, None, 0.5)])
+    soft["D_K_star"] = soft["D_K_star"].astype("Int64")
+    s = threshold_shift(mx, soft)
+    assert len(s.cells) == 1 and not s.both and math.isnan(s.ratio_min)
+    assert s.n_costly == 0 and not s.all_costly and not s.all_below_ln_m and s.n_more_heads == 0
+
+
+def test_algorithm2_reading():
+    summary = pd.DataFrame(dict(m=[64, 128, 64], d_model=[16, 32, 32], h=[4, 4, 2], ln_m=0.0,
+                                one_hot_min_ell=[32.0, math.nan, 16.0], gaussian_best_f1=[0.5, 0.7, 0.6]))
+    a = algorithm2_reading(summary)
+    assert (a.n_cells, a.n_one_hot) == (3, 2) and a.gaussian_best_f1 == 0.7
+    assert a.ell_scale_min == pytest.approx(16 / math.log(64)) and a.ell_scale_max == pytest.approx(32 / math.log(64))
+    empty = algorithm2_reading(summary.iloc[:0])
+    assert empty.n_cells == 0 and math.isnan(empty.ell_scale_min) and math.isnan(empty.gaussian_best_f1)
+
+
+def _runs(heads, f1=lambda dk, s: dk / 64, tau=0.5):
+    return pd.DataFrame([dict(m=64, d_model=16, r=1, h=h, D_K=dk, seed=s, max_steps=100, test_f1=f1(dk, s), tau=tau)
+                         for h in heads for dk in (4, 8, 16, 32, 64) if dk >= h for s in (0, 1)])
+
+
+def test_linear_sum_check_identical_and_not():
+    maxed = _runs((1, 2, 4), f1=lambda dk, s: 1.0 if dk >= 16 else 0.5)
+    linear = _runs((1, 4), f1=lambda dk, s: 1.0 if dk >= 16 else 0.5, tau=0.5 + 1e-7)
+    c = linear_sum_check(linear, maxed)
+    assert c.n_runs == len(linear) == c.n_matched and c.f1_gap == 0 and c.h_spread == 0
+    assert c.tau_gap == pytest.approx(1e-7) and c.identical
+    assert c.n_same_f1 == c.n_matched and math.isnan(c.f1_differing)
+    bad = linear.copy()
+    bad.loc[(bad.h == 4) & (bad.D_K == 8), "test_f1"] = 0.7  # one head count learns differently
+    c = linear_sum_check(bad, maxed)
+    assert c.f1_gap == pytest.approx(0.2) and c.h_spread == pytest.approx(0.2) and not c.identical
+    assert c.n_same_f1 == c.n_matched - 2 and c.f1_differing == pytest.approx(0.7)  # two seeds at (h=4, D_K=8)
+    other = linear_sum_check(linear.assign(max_steps=200), maxed)  # a different cutoff is not the same run
+    assert other.n_matched == 0 and math.isnan(other.f1_gap) and not other.identical
+
+
+def test_best_f1_by_cell():
+    maxed = _runs((1, 4), f1=lambda dk, s: min(1.0, dk / 32) if True else 0)
+    maxed.loc[maxed.h == 1, "test_f1"] = 0.4
+    linear = _runs((1, 4), f1=lambda dk, s: 0.4)
+    b = best_f1_by_cell(linear, maxed).iloc[0]
+    assert (b.linear, b.max_one_head, b.max_best_h) == pytest.approx((0.4, 0.4, 1.0))
+    assert math.isnan(best_f1_by_cell(linear.assign(m=128), maxed).iloc[0].max_one_head)
+
+
+def test_softmax_figures_say_when_empty():
+    from rgr.chapters.figures.softmax import plot_linear_ablation, plot_softmax_construction, plot_threshold_shift
+
+    empty = _cells([(64, 16, 20, 2, 0.9)])
+    for fig in (plot_threshold_shift(empty, empty.assign(m=128)),
+                plot_linear_ablation(_runs((1,)).iloc[:0], _runs((1,))),
+                plot_softmax_construction(pd.DataFrame(columns=["m", "d_model"]))):
+        assert any(t.get_text().startswith("no ") for t in fig.axes[0].texts)
+
+
+def test_shift_words_count_the_softmax_tables_own_cells():
+    mx = _cells([(64, 16, 20, 2, 0.9), (64, 32, 6, 1, 1.0)])
+    soft = _cells([(64, 16, 32, 4, 0.67), (64, 32, None, 4, 1.0), (256, 32, 40, 4, 1.0)])
+    soft["D_K_star"] = soft["D_K_star"].astype("Int64")
+    w = shift_words(threshold_shift(mx, soft), soft)
+    assert (w.n_cells, w.n_both, w.n_soft_reach, w.n_soft_cells) == (2, 1, 2, 3)
+    assert w.ratio_min == w.ratio_max == pytest.approx(1.6)
