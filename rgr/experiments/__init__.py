@@ -10,7 +10,8 @@
 - :mod:`.tables` — where tables live, loading (shards merged), merging shards;
 - :mod:`.runner` — the one resumable runner of every table, and its local executor;
   :mod:`.cluster` — the Dask executor;
-- :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts;
+- :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts; :mod:`.calibration` — the
+  cost model behind it, timed here or fitted to a table's finished stacks;
 - :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
 - :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
   peers' AoT model and its table; :mod:`.pal`, :mod:`.pal_sweep` — pal's associative memory and its table

@@ -202,7 +202,8 @@ def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
 
 
 def test_the_projection_scales_only_the_runs_that_have_the_rule():
-    from rgr.experiments.projection import Calibration, project
+    from rgr.experiments.calibration import Calibration
+    from rgr.experiments.projection import project
 
     cal = Calibration(a=1e-3, b=1e-9, c=1e-2, e=1e-9, device="cpu", points=1)
     off = [RunConfig(m=64, d_model=16, h=1, d_k=d, seed=s) for d in (2, 4) for s in (0, 1)]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rgr.experiments.calibration import Calibration
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.projection import (
-    Calibration,
     dry_run_report,
     format_seconds,
     model_steps_bound,
@@ -114,13 +114,13 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
     """Steps cost a + r R + b F (r: what a run costs beyond its FLOPs). Stacks of many tiny runs and of few wide
     ones: the calibration, timing whole stacks at all and half their runs, must predict every stack's step within
     2%; the former a + b F on 16-run slices put a 40-run stack of tiny heads about 2x short."""
-    from rgr.experiments import projection as P
+    from rgr.experiments import calibration as P
 
     a, r, b = 1e-4, 5e-5, 2e-10
     clock = _FakeClock()
 
     def steps(st, t0, t1, block):
-        clock.now += (t1 - t0) * (a + r * st.R + b * P._features(st.cfgs, st.R)[0])
+        clock.now += (t1 - t0) * (a + r * st.R + b * P.features(st.cfgs, st.R)[0])
 
     def check(st, due, elems):
         clock.now += 1e-3
@@ -135,7 +135,7 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
     for d, h, k, n in shapes:
         g = [c for c in cfgs if c.d_model == d]
         for R in (n, max(1, n // 4)):
-            true = a + r * R + b * P._features(g, R)[0]
+            true = a + r * R + b * P.features(g, R)[0]
             assert cal.step_seconds(g, R) == pytest.approx(true, rel=0.02), (d, R)
     assert cal.source == "timed" and cal.c == pytest.approx(1e-3) and cal.e == pytest.approx(0.0, abs=1e-15)
 
@@ -157,10 +157,12 @@ def _history_rows(cal, stacks, date0=0):
 def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
     reused stacks are not measurements; too few stacks: no history calibration; the dry run says which it used."""
-    from rgr.experiments.projection import MIN_HISTORY_STACKS, _stack_seconds, calibrate_from_history, history_stacks
+    from rgr.experiments.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
+    from rgr.experiments.projection import _stack_seconds
 
     true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
-    shape = lambda d, h, k, s, n: (RunConfig(m=16, seed=s, max_steps=400, **{**TINY, "d_model": d, "h": h, "d_k": k}), n)
+    shape = lambda d, h, k, s, n: (
+        RunConfig(m=16, seed=s, max_steps=400, **{**TINY, "d_model": d, "h": h, "d_k": k}), n)
     stacks = [[shape(8 * (1 + j % 3), 2, 1 + j % 4, s, 100 + 30 * ((s + j) % 4)) for s in range(2 + j % 5)]
               for j in range(10)]
     rows = _history_rows(true, stacks)
