@@ -13,12 +13,13 @@ one below it (tests/system/test_style.py checks it):
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
   colouring, bounds, checks, scaling laws;
-- :mod:`rgr.experiments` — train (the stacked engine: config, stacking of mixed runs, step, adam,
-  evaluate, graphed (the CUDA-graph step), baselines (one-run loops)), projection (runs, model-steps and
-  wall time of a sweep before it starts), registry (E1-E6 as grids with
-  presets), planner (D_K ladder, refinement rounds, shards), tables (where tables
-  live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
-  experiment), cluster (Dask), bench;
+- :mod:`rgr.experiments` — engine (the stacked engine as one unit: config, device, groups, adam, graphed,
+  stack, step, evaluate, train), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets), planner
+  (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
+  tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
+  experiment), cluster (Dask), projection and calibration (a sweep's runs, model-steps and time before it
+  starts), baselines (one-run loops), bench, and the peers' experiments (head_sweep, aot, aot_sweep, pal,
+  pal_sweep);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
   (``data/constructions.csv``), construction_sweeps, theorem81 (Algorithm 2 against d_k), theory_checks,
