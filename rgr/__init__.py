@@ -5,7 +5,7 @@ Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
 the plumbing in wings that follow the data flow; a module imports only from its own wing or
 one below it (tests/system/test_style.py checks it):
 
-- ground: :mod:`rgr.store` (typed tables: locked atomic writes, the strict loader,
+- ground: :mod:`rgr.store` (typed tables: locked atomic writes, seals (a cut table is refused), the strict loader,
   repair, provenance), :mod:`rgr.paths`;
 - :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
   depend on its seed alone, never on its stack), metrics (the F1 target);
