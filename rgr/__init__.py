@@ -31,11 +31,12 @@ one below it (tests/system/test_style.py checks it):
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds); per chapter X its findings as a frozen
   result in ``results.X`` (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax,
-  value_channel, gpt2_block), packages where a chapter needs several modules: choosing_heads (design rule,
-  checks), peers (dana, refit, sweep, aot, pal) and replication (reported: the paper's numbers; registry: claim
-  key -> reader; readers sec61 / fig4 / extensions on shared rows; table (``evaluate``), verdicts,
-  seed_bootstrap (noise intervals), paper_arithmetic (Table 1 against its fits), summary, views,
-  value_decision); it reads tables and never trains;
+  value_channel, gpt2_block; ``shown``: which cells a figure shows), packages where a chapter needs several
+  modules: choosing_heads (design rule, checks, readings: what its prose pastes), peers (dana, refit, sweep,
+  aot, pal) and replication (reported: the paper's numbers; registry: claim key -> reader; readers sec61 /
+  fig4 / extensions on shared rows; table (``evaluate``, chapter_words), verdicts, seed_bootstrap (noise
+  intervals), paper_arithmetic (Table 1 against its fits), summary, views, value_decision);
+  it reads tables and never trains;
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, prose (``glue_finding``: a
   chapter glues its finding by field name), and one figure module per chapter (``figures.softmax`` for
   book/softmax.ipynb, ...);

@@ -64,7 +64,7 @@ class DenserFindings:
     h_ratio_max: float
     n_seeds: int  # most seeds behind one (r, h, D_K) point
     n_heads: int  # head counts tried
-    note: str  # "" or what the table is too thin for
+    notes: str  # "none" or what the table is too thin for (the chapter pastes it)
 
 
 def _x(form: str, cells: pd.DataFrame) -> pd.Series:
@@ -121,14 +121,14 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> Denser
                  float(h_ratio.min()), float(h_ratio.max()))
     else:
         heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan)
-    note = "" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
+    notes = "none" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
     return DenserFindings(cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
                           fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
                           _flatter(fits["log2m", "16"], fits["bound", "16"]),
                           _flatter(fits["log2m", "all"], fits["bound", "all"]),
                           fits["log2m", "16"].spread / fits["bound", "16"].spread,
                           fits["log2m", "all"].spread / fits["bound", "all"].spread, *heads,
-                          int(cells["n_seeds"].max()) if len(cells) else 0, int(n_heads), note)
+                          int(cells["n_seeds"].max()) if len(cells) else 0, int(n_heads), notes)
 
 
 def forms_table(cells: pd.DataFrame) -> pd.DataFrame:

@@ -162,7 +162,7 @@ class PermutationFindings:
     cutoffs: CutoffShare  # on the base grid
     seeds_base: int  # most seeds behind one (cell, h, D_K) point of the base grid
     seeds_diagonal: int  # fewest on the diagonal's cells beyond the base grid
-    notes: tuple[str, ...]  # what could not be computed from these tables, and why
+    notes: str  # "none" or what could not be computed from these tables, and why (the chapter pastes it)
 
 
 def _median(s: pd.Series) -> float:
@@ -377,7 +377,7 @@ def permutation_findings(base: pd.DataFrame, cells: ChapterCells,
                                cutoffs=cutoff_share(base),
                                seeds_base=int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
                                seeds_diagonal=int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0,
-                               notes=tuple(notes))
+                               notes="; ".join(notes) or "none")
 
 
 def penalty_table(cells: pd.DataFrame) -> pd.DataFrame:

@@ -56,5 +56,5 @@ def test_heads_and_the_ratio_to_the_trend():
 def test_no_threshold_gives_a_note():
     cells = thresholds(_runs(lambda r: math.inf, rs=(1, 2)), law="regular")
     f = denser_findings(cells, 16)
-    assert f.n_reached == 0 and "got 0" in f.note and math.isnan(f.log2m_16.c)
+    assert f.n_reached == 0 and "got 0" in f.notes and math.isnan(f.log2m_16.c)
     assert flatten(f)["flatter_16"].startswith("neither")

@@ -20,16 +20,16 @@ from ..permutation_sweeps import with_cells_of
 from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows, regular_rows
-from .paper_arithmetic import ArithmeticCheck, table1_checks
+from .paper_arithmetic import ArithmeticCheck, arithmetic_summary, table1_checks
 from .rows import ClaimRow, Source, cutoffs
 from .sec61 import SharedBase, sec61_rows
 from .seed_bootstrap import Draws, seed_draws
 from .value_decision import deciding_runs
-from .verdicts import LAW_BASE, STATUSES, Verdict, cause_of, verdict_label
+from .verdicts import CONVENTION, LAW_BASE, STATUSES, Verdict, cause_of, table1_basis_words, verdict_label
 
 __all__ = ["evaluate", "complete_rows", "claims_frame", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
            "fit_words", "base_words", "JOINT", "every_configuration", "arithmetic", "Headline", "headline",
-           "LawWords", "law_words"]
+           "LawWords", "law_words", "ChapterWords", "chapter_words"]
 
 CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
@@ -209,6 +209,25 @@ def headline(rows: list[ClaimRow]) -> Headline:
     n = verdict_counts(rows)
     return Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
                     n_not_testable=n["not testable"], n_near_miss=near_misses(rows))
+
+
+@dataclass(frozen=True)
+class ChapterWords:
+    """The chapter's sentences that belong to no one row (see :func:`chapter_words`): the interval convention, the
+    law's log base, what the base rows behind Table 1 are, and what the paper's fits' arithmetic shows."""
+
+    convention: str
+    law_base: str
+    t1_basis: str
+    arith_summary: str
+
+
+def chapter_words(base_runs: pd.DataFrame, checks: tuple[ArithmeticCheck, ...]) -> ChapterWords:
+    """The sentences of :class:`ChapterWords` from the base rows ``base_runs`` (columns h, seed; may be empty) and the
+    paper-arithmetic ``checks`` (:func:`arithmetic`); chapter ``replication.ipynb``."""
+    t1_basis = table1_basis_words(base_runs) if len(base_runs) else "No base rows are read here."
+    return ChapterWords(convention=CONVENTION, law_base=LAW_BASE, t1_basis=t1_basis,
+                        arith_summary=arithmetic_summary(list(checks)))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""What the chapter *Choosing heads* pastes into its prose, as frozen findings glued by field name
+(:func:`rgr.chapters.prose.glue_finding`): the rows behind the rule, the held-out cells, the F1 check and the
+real layers (the tables themselves come from :mod:`.checks`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+import pandas as pd
+
+from ..findings import nan_if_none
+from ..thresholds import law_fits, thresholds
+from .checks import REAL_LAYERS, head_count_reading, refit_note
+
+__all__ = ["EXPERIMENTS", "RuleBasis", "rule_basis", "HeldOut", "ValidationReading", "validation_reading",
+           "F1Reading", "f1_reading", "RealLayer", "RealLayersReading", "real_layers_reading"]
+
+EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's sweeps: the rule's rows, then held out
+
+
+@dataclass(frozen=True)
+class RuleBasis:
+    """The rows behind the rule: the law's slope through the origin on the precondition cells of the base grid
+    (NaN with fewer than 2 thresholds), the preset the rule was fitted on, and the seeds of each sweep."""
+
+    ls_slope: float
+    rule_preset: str
+    seeds_base: int
+    seeds_lambda32: int
+    seeds_lambda8: int
+    seeds_design_check: int
+
+
+def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> RuleBasis:
+    """:class:`RuleBasis` from the runs of each of :data:`EXPERIMENTS` (chapter ``choosing_heads.ipynb``)."""
+    if set(runs) != set(EXPERIMENTS):
+        raise ValueError(f"runs must name exactly {EXPERIMENTS}, got {sorted(runs)}")
+    cells = thresholds(runs["base"])
+    ls = law_fits(cells).origin_pre if cells["D_K_star"].notna().sum() >= 2 else None
+    seeds = {f"seeds_{name}": int(r["seed"].nunique()) for name, r in runs.items()}
+    return RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds)
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """One held-out cell's prediction against its measurement (NaN and "—" where its table is too thin)."""
+
+    D_K_pred: float
+    D_K_lo: float
+    D_K_hi: float
+    D_K_star: float
+    ratio: float
+    h: float
+    h_lo: float
+    h_hi: float
+    h_star: float
+    inside: str  # "inside" / "outside": the measured D_K* against the predicted interval
+    h_inside: str  # the measured h* against the predicted interval (:func:`.checks.head_count_reading`)
+
+
+@dataclass(frozen=True)
+class ValidationReading:
+    """The held-out cells as the chapter words them (fields ``lambda32_D_K_pred``, ... once glued)."""
+
+    refit_note: str  # the preregistered cell under a rule refitted after the fact ("" when there is none)
+    lambda32: HeldOut
+    lambda8: HeldOut
+    design_check: HeldOut
+
+
+def _held_out(r, heads_run: pd.Series) -> HeldOut:
+    nums = ("D_K_pred", "D_K_lo", "D_K_hi", "D_K_star", "ratio", "h", "h_lo", "h_hi", "h_star")
+    if r is None:
+        return HeldOut(**{k: math.nan for k in nums}, inside="—", h_inside="—")
+    return HeldOut(**{k: nan_if_none(getattr(r, k)) for k in nums}, inside="inside" if r.inside else "outside",
+                   h_inside=head_count_reading(r.h_lo, r.h_hi, r.h_star, heads_run))
+
+
+def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> ValidationReading:
+    """:class:`ValidationReading` from the table of :func:`.checks.validation` (a cell's row made before its result:
+    rows predicted "after the fact" are left out) and each held-out sweep's runs (its head counts)."""
+    held = {r.experiment: r for r in val.itertuples() if not r.prediction.endswith("after the fact")}
+    cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in ("lambda32", "lambda8", "design_check")}
+    return ValidationReading(refit_note=refit_note(val), **cells)
+
+
+@dataclass(frozen=True)
+class F1Reading:
+    """How many of the preregistered F1 predictions the measurement falls inside."""
+
+    f1_n_inside: int
+    f1_n: int
+
+
+def f1_reading(f1: pd.DataFrame) -> F1Reading:
+    """:class:`F1Reading` from the table of :func:`.checks.f1_check`."""
+    return F1Reading(f1_n_inside=int(f1["inside"].sum()), f1_n=len(f1))
+
+
+@dataclass(frozen=True)
+class RealLayer:
+    """One real layer's row of :func:`.checks.real_layers` (NaN where the rule could not be fitted)."""
+
+    m_cap: float
+    lam_cap: float
+    h_rule: float
+    d_k_rule: float
+    h: float
+    d_k: float
+
+
+@dataclass(frozen=True)
+class RealLayersReading:
+    """The layers of :data:`.checks.REAL_LAYERS` in order (fields ``real0_m_cap``, ... once glued)."""
+
+    real0: RealLayer
+    real1: RealLayer
+    real2: RealLayer
+
+
+def real_layers_reading(real: pd.DataFrame) -> RealLayersReading:
+    """:class:`RealLayersReading` from the table of :func:`.checks.real_layers` (empty: every number NaN)."""
+    names = [f.name for f in fields(RealLayersReading)]
+    if len(names) != len(REAL_LAYERS) or len(real) not in (0, len(REAL_LAYERS)):
+        raise ValueError(f"real must have 0 or {len(names)} rows (one per REAL_LAYERS), got {len(real)}")
+    rows = list(real.itertuples())
+    keys = [f.name for f in fields(RealLayer)]
+    return RealLayersReading(**{name: RealLayer(**{k: float(getattr(rows[i], k)) if rows else math.nan for k in keys})
+                                for i, name in enumerate(names)})

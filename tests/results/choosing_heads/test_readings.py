@@ -1,0 +1,75 @@
+"""The prose findings of chapter *Choosing heads* (rgr.results.choosing_heads.readings) on small known tables."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from rgr.chapters.prose import finding_values
+from rgr.results.choosing_heads.checks import REAL_LAYERS
+from rgr.results.choosing_heads.readings import (
+    f1_reading,
+    real_layers_reading,
+    rule_basis,
+    validation_reading,
+)
+
+
+def _runs(slope: float, seeds=(0, 1)) -> pd.DataFrame:
+    """F1 = 1 at D_K >= slope * m ln m / d_model, 0.3 below; h = 1 only."""
+    rows = []
+    for m, d in [(64, 16), (64, 32), (128, 32), (256, 64)]:
+        thr = slope * m * math.log(m) / d
+        for dk in range(2, int(3 * thr)):
+            rows += [dict(m=m, d_model=d, r=1, h=1, D_K=dk, seed=s, test_f1=1.0 if dk >= thr else 0.3) for s in seeds]
+    return pd.DataFrame(rows)
+
+
+def test_rule_basis_reads_the_law_slope_and_the_seeds():
+    runs = {"base": _runs(2.0), "lambda32": _runs(2.0, (0,)), "lambda8": _runs(2.0, (0, 1, 2)),
+            "design_check": _runs(2.0)}
+    b = rule_basis(runs, "book")
+    assert b.ls_slope == pytest.approx(2.0, rel=0.05) and b.rule_preset == "book"
+    assert (b.seeds_base, b.seeds_lambda32, b.seeds_lambda8, b.seeds_design_check) == (2, 1, 3, 2)
+    never = rule_basis({**runs, "base": _runs(2.0).assign(test_f1=0.3)}, "smoke")
+    assert math.isnan(never.ls_slope)
+    with pytest.raises(ValueError, match="runs must name"):
+        rule_basis({"base": runs["base"]}, "book")
+
+
+def _val_row(experiment, prediction, D_K_star, inside):
+    return dict(experiment=experiment, prediction=prediction, D_K_pred=100.0, D_K_lo=80.0, D_K_hi=120.0,
+                D_K_star=D_K_star, ratio=D_K_star / 100.0, inside=inside, h=4, h_lo=2, h_hi=8, h_star=4,
+                h_inside=True)
+
+
+def test_validation_reading_keeps_the_rows_made_before_the_result():
+    val = pd.DataFrame([_val_row("lambda32", "book fit", 90, True),
+                        _val_row("design_check", "preregistered", 150, False),
+                        _val_row("design_check", "paper fit, after the fact", 110, True)])
+    heads = pd.DataFrame(dict(h=[1, 2, 4, 8, 16]))
+    r = validation_reading(val, {"lambda32": heads, "lambda8": heads, "design_check": heads})
+    assert r.lambda32.D_K_star == 90 and r.lambda32.inside == "inside" and r.lambda32.h_inside == "inside the interval"
+    assert r.design_check.D_K_star == 150 and r.design_check.inside == "outside"  # the preregistered row, not the refit
+    assert math.isnan(r.lambda8.D_K_pred) and r.lambda8.inside == r.lambda8.h_inside == "—"
+    assert r.refit_note.startswith("Refitted on the paper rows")
+    glued = finding_values(r)
+    assert "lambda32_D_K_pred" in glued and "design_check_h_inside" in glued and "refit_note" in glued
+
+
+def test_f1_reading_counts_the_predictions_met():
+    assert f1_reading(pd.DataFrame(dict(inside=[True, False, True]))) == f1_reading(
+        pd.DataFrame(dict(inside=[True, True, False])))
+    r = f1_reading(pd.DataFrame(dict(inside=[True, False, True])))
+    assert (r.f1_n_inside, r.f1_n) == (2, 3)
+
+
+def test_real_layers_reading_is_nan_without_a_rule_and_names_every_layer():
+    cols = ["m_cap", "lam_cap", "h_rule", "d_k_rule", "h", "d_k"]
+    empty = real_layers_reading(pd.DataFrame(columns=cols))
+    assert all(math.isnan(v) for v in finding_values(empty).values())
+    assert len(finding_values(empty)) == 6 * len(REAL_LAYERS)
+    full = real_layers_reading(pd.DataFrame([dict(zip(cols, range(i, i + 6))) for i in range(len(REAL_LAYERS))]))
+    assert (full.real0.m_cap, full.real2.d_k) == (0.0, 7.0) and finding_values(full)["real1_h_rule"] == 3.0
+    with pytest.raises(ValueError, match="0 or 3 rows"):
+        real_layers_reading(pd.DataFrame([dict(zip(cols, range(6)))]))
