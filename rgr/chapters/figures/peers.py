@@ -13,7 +13,7 @@ from matplotlib.ticker import NullFormatter
 from ...results.peers.dana import POWERS, PowerRefit, power_rss
 from ...results.peers.pal import PalReading
 from ...results.peers.sweep import LEVELS
-from ..style import MIN_FONT_PT, fig_size, panel_grid, set_style
+from ..style import MIN_FONT_PT, fig_size, set_style
 
 __all__ = ["plot_power_refit", "plot_head_sweep", "plot_pal_capacity"]
 
@@ -59,8 +59,8 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
     if curve.empty:
         return _empty("no head-sweep runs in this table")
     set_style()
-    nrows, ncols, size = panel_grid(len(series), (3.9, 3.4))
-    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
+    n = len(series)  # one panel a row: their long x labels and legends need the column's width
+    fig, axes = plt.subplots(n, 1, figsize=fig_size(4.8, 3.4 * n), squeeze=False)
     for ax, (name, cells) in zip(axes.flat, series.items()):
         colours = plt.get_cmap("viridis")(np.linspace(0, 0.85, max(len(cells), 1)))
         for colour, (m, d) in zip(colours, cells):
@@ -74,7 +74,7 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
             ax.axhline(level, color="grey", ls=":", lw=1)
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel(r"$x = h\,d_k\,d_{model} / (m \ln m)$, $d_k = d_{model} = d$")
+        ax.set_xlabel(r"$x = h\,d_k\,d_{model} / (m \ln m)$ with $d_k = d_{model} = d$")
         ax.set_ylabel("test F1 (mean over seeds)")
         ax.set_title(name, fontsize=max(10, MIN_FONT_PT))
         ax.legend(fontsize=MIN_FONT_PT, frameon=False, loc="lower right")
