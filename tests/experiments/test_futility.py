@@ -14,6 +14,7 @@ from rgr.experiments.grid import FUTILITY_MIN_SEEDS, Cell
 from rgr.experiments.planner import run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
+from rgr.store.seal import UnsealedTable
 
 RULE = RULES["trend-v1"]
 
@@ -191,7 +192,8 @@ def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
     path = tmp_path / "base.csv"
     new = pd.read_csv(path, dtype=str)
     new.drop(columns=["futility", "reused_from"]).to_csv(path, index=False)  # as a table written before them
-    df = catalog.load("base", root=tmp_path)
+    with pytest.warns(UnsealedTable):  # rewritten by hand, not by the store
+        df = catalog.load("base", root=tmp_path)
     assert len(df) == len(new) and df["futility"].isna().all() and df["reused_from"].isna().all()
     with pytest.raises(Exception, match="columns missing"):
         new.drop(columns=["steps"]).to_csv(path, index=False)

@@ -14,6 +14,10 @@ from rgr.store import TableError, load_table, repair_table, sweep_lock, write_ro
 from rgr.store.read import FIELD_LIMIT
 from tests import ROOT
 
+# These tests damage or hand-edit tables on purpose, so a table read here often has no matching seal: the
+# UnsealedTable warning is expected (tests/store/test_seal.py tests the warning itself).
+pytestmark = pytest.mark.filterwarnings("ignore::rgr.store.seal.UnsealedTable")
+
 BASE = get_experiment("base").schema
 
 
