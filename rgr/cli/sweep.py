@@ -22,6 +22,9 @@ def _sweep_parser() -> argparse.ArgumentParser:
     ap.add_argument("--device", default="auto",
                     help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
     ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
+    ap.add_argument("--cells", default=None, metavar="MxD[,MxD...]",
+                    help="train only these (m, d_model) cells of the preset (e.g. 4096x512): the same runs and "
+                         "rounds as the whole sweep's there, so several machines can share one sweep by cells")
     ap.add_argument("--max-stack", type=int, default=None, help="most runs per tensor program")
     ap.add_argument("--list", action="store_true", help="list the experiments and their presets")
     ap.add_argument("--merge", action="store_true", help="fold shard files into data/<experiment>.csv")
@@ -57,8 +60,8 @@ def _list_sweeps() -> int:
 
 def sweep(argv: Sequence[str]) -> int:
     from ..catalog import get
-    from ..experiments.planner import parse_shard
-    from ..experiments.runner import SweepError, check_shard, run_sweep
+    from ..experiments.planner import parse_cells, parse_shard
+    from ..experiments.runner import SweepError, cell_filter, check_shard, run_sweep
     from ..experiments.tables import merge_shards, table_path
     from ..paths import data_dir
     from ..store import TableBusy, TableError
@@ -87,6 +90,12 @@ def sweep(argv: Sequence[str]) -> int:
         try:
             shard = parse_shard(a.shard)
             check_shard(sweep, shard)
+        except ValueError as e:
+            raise UsageError(f"--{e}") from None
+        try:
+            cells = None if a.cells is None else parse_cells(a.cells)
+            if cells is not None:
+                cell_filter(sweep, a.preset, cells)
         except ValueError as e:
             raise UsageError(f"--{e}") from None
         if a.executor == "local":
@@ -122,7 +131,7 @@ def sweep(argv: Sequence[str]) -> int:
     out = table_path(sweep.name, shard, root)
     try:
         args = dict(preset=a.preset, device=device, shard=shard, root=root, progress=not a.no_progress,
-                    max_stack=a.max_stack)
+                    max_stack=a.max_stack, cells=cells)
         if a.executor == "local":
             run_sweep(sweep, **args)
         else:

@@ -31,7 +31,7 @@ from ..task.metrics import reaches_target
 from .engine.config import RunConfig
 from .grid import Cell, Grid, base_cutoff
 
-__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_shard", "parse_shard"]
+__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_shard", "parse_shard", "parse_cells"]
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
@@ -160,3 +160,18 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not (n >= 1 and 0 <= i < n):
         raise ValueError(f"shard must be i/n with 0 <= i < n, got {text!r}")
     return i, n
+
+
+def parse_cells(text: str) -> tuple[tuple[int, int], ...]:
+    """``"4096x512,2048x256"`` -> ((4096, 512), (2048, 256)): the (m, d_model) cells a sweep is limited to
+    (``rgr sweep --cells``); a ValueError naming ``cells`` otherwise."""
+    out = []
+    for part in text.split(","):
+        try:
+            m, d = (int(x) for x in part.strip().lower().split("x"))
+        except ValueError:
+            raise ValueError(f"cells must look like MxD[,MxD...] (e.g. 4096x512,2048x256), got {text!r}") from None
+        if m < 1 or d < 1:
+            raise ValueError(f"cells: m and d_model must be positive, got {part.strip()!r}")
+        out.append((m, d))
+    return tuple(dict.fromkeys(out))

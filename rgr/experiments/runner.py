@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Collection, Iterator, Protocol, Sequence
 
 import pandas as pd
 import torch
@@ -34,7 +34,7 @@ from .engine.device import resolve_device
 from .tables import load_results, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "run_sweep",
-           "check_shard"]
+           "check_shard", "cell_filter"]
 
 
 class Sweepable(Protocol):
@@ -182,6 +182,7 @@ def run_sweep(
     log: Callable[[str], None] = print,
     executor: Executor | None = None,
     path: Path | None = None,
+    cells: Collection[tuple[int, int]] | None = None,
 ) -> pd.DataFrame:
     """Train every pending run of a sweep's preset; rows go to data/ as jobs finish.
 
@@ -191,6 +192,9 @@ def run_sweep(
     A run that fails is not tried again in later rounds; once nothing else is
     left, :class:`SweepError` lists the failures (the table holds the rest).
     ``path`` overrides the table's file (default: data/<name>.csv, or the shard's file under ``root``).
+    ``cells``, when given, limits the sweep to the runs of those (m, d_model) cells (the same runs, keys and
+    rounds as the whole sweep's there: a GPU can take the widest cells while a CPU runs the rest elsewhere);
+    a ValueError names a cell the preset does not have.
     Raises :class:`rgr.store.TableBusy` when another sweep holds the table.
     """
     check_preset(sweep, preset)
@@ -201,15 +205,18 @@ def run_sweep(
         raise TableError(f"{out}: is not a file (a folder?); move it away, then rerun")
     schema = sweep.schema
     failed: dict[str, Failure] = {}
+    wanted = cell_filter(sweep, preset, cells)
     with sweep_lock(out, f"{sweep.name}/{preset}"):
         for rnd in range(max_rounds):
             done = _finished(out, schema, shard, path is None)
             done_p = None if done is None else done[done["preset"] == preset]
             skip = set(failed) | (set() if done is None else set(done["run_key"]))
-            todo = [c for c in sweep.planned_runs(preset, done_p, shard) if sweep.run_key(c, preset) not in skip]
+            todo = [c for c in sweep.planned_runs(preset, done_p, shard)
+                    if sweep.run_key(c, preset) not in skip and wanted(c)]
             if not todo:
                 n_done = 0 if done_p is None else len(done_p)
                 state = "complete" if not failed else f"{len(failed)} failed"
+                state += "" if cells is None else f" in cells {', '.join(f'{m}x{d}' for m, d in cells)}"
                 log(f"{sweep.name}/{preset}: {state} ({n_done} runs in {out.name})")
                 break
             todo = _reuse(sweep, preset, todo, out, schema, log)
@@ -221,6 +228,19 @@ def run_sweep(
     if failed:
         raise SweepError(sweep.name, preset, list(failed.values()))
     return load_table(out, schema) if out.is_file() else pd.DataFrame()
+
+
+def cell_filter(sweep: Sweepable, preset: str, cells: Collection[tuple[int, int]] | None) -> Callable[[Any], bool]:
+    """A predicate on configs: in one of ``cells`` (every config when None), each cell checked against the preset."""
+    if cells is None:
+        return lambda c: True
+    wanted = {(int(m), int(d)) for m, d in cells}
+    have = {(getattr(c, "m", None), getattr(c, "d_model", None)) for c in sweep.planned_runs(preset, None, (0, 1))}
+    missing = sorted(wanted - have)
+    if missing:
+        raise ValueError(f"cells: {sweep.name}/{preset} has no cell {', '.join(f'{m}x{d}' for m, d in missing)}; "
+                         f"its cells: {', '.join(f'{m}x{d}' for m, d in sorted(c for c in have if None not in c))}")
+    return lambda c: (getattr(c, "m", None), getattr(c, "d_model", None)) in wanted
 
 
 def _finished(out: Path, schema: Schema, shard: tuple[int, int], default_path: bool) -> pd.DataFrame | None:

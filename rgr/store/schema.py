@@ -113,19 +113,21 @@ def code_version() -> str:
     """The commit (``+dirty`` when rgr/ had uncommitted changes) of the code this process loaded.
 
     Read once, when rgr.store is imported: a long sweep's rows keep naming the code that trains them
-    even if the checkout changes under the running process.
+    even if the checkout changes under the running process. Where git cannot answer (a copy of the tree
+    without .git, as a rented GPU machine gets), ``RGR_GIT_COMMIT`` names the commit the copy was made from.
     """
+    fallback = os.environ.get("RGR_GIT_COMMIT", "unknown")
     try:
         root = repo_root()
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10)
         if head.returncode != 0:
-            return "unknown"
+            return fallback
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "rgr"], cwd=root, capture_output=True, text=True,
                                timeout=10)
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError, FileNotFoundError):
-        return "unknown"
+        return fallback
 
 
 code_version()  # pin the version at import time (see the docstring)

@@ -13,7 +13,7 @@ import pytest
 from rgr import catalog
 from rgr.experiments import runner
 from rgr.experiments.grid import Cell, Grid
-from rgr.experiments.planner import ladder, run_key
+from rgr.experiments.planner import ladder, parse_cells, run_key
 from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
 from rgr.experiments.tables import merge_shards
 from rgr.store import TableError
@@ -151,6 +151,27 @@ def test_shards_merge_into_the_same_table(tmp_path, reference):
     assert not list(tmp_path.glob("base.shard-*"))
     pd.testing.assert_frame_equal(_stable(load_results("base", root=tmp_path)),
                                   _stable(load_results("base", root=reference)), check_exact=False, rtol=1e-5)
+
+
+def test_cells_split_a_sweep_between_machines(tmp_path, reference):
+    """--cells: each part trains only its cells (every round); the parts together are the whole sweep."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_sweep("base", "smoke", "cpu", root=a, progress=False, log=lambda s: None, cells=[(16, 8)])
+    run_sweep("base", "smoke", "cpu", root=b, progress=False, log=lambda s: None, cells=[(32, 8)])
+    ta, tb = load_results("base", root=a), load_results("base", root=b)
+    assert set(ta["m"]) == {16} and set(tb["m"]) == {32}
+    both = pd.concat([ta, tb], ignore_index=True)
+    pd.testing.assert_frame_equal(_stable(both), _stable(load_results("base", root=reference)), check_exact=False,
+                                  rtol=1e-5)
+    with pytest.raises(ValueError, match="cells: base/smoke has no cell 64x8"):
+        run_sweep("base", "smoke", "cpu", root=a, progress=False, log=lambda s: None, cells=[(64, 8)])
+
+
+def test_parse_cells():
+    assert parse_cells("4096x512, 2048X256,4096x512") == ((4096, 512), (2048, 256))
+    for bad in ("4096", "4096x", "ax512", "0x8"):
+        with pytest.raises(ValueError, match="cells"):
+            parse_cells(bad)
 
 
 def test_corrupt_table_gives_a_clear_error(tmp_path, reference):

@@ -76,3 +76,19 @@ def test_schema_markdown_lists_every_column():
     md = SCHEMA.markdown()
     for c in SCHEMA.all_columns:
         assert f"`{c.name}`" in md
+
+
+def test_code_version_without_git_names_the_copy(monkeypatch):
+    """A tree copied without .git (a rented GPU machine) names its commit by RGR_GIT_COMMIT, else "unknown"."""
+    import subprocess
+
+    from rgr.store import schema
+
+    def no_git(*a, **kw):
+        return subprocess.CompletedProcess(a, 128, "", "fatal: not a git repository")
+
+    monkeypatch.setattr(schema.subprocess, "run", no_git)
+    monkeypatch.delenv("RGR_GIT_COMMIT", raising=False)
+    assert schema.code_version.__wrapped__() == "unknown"
+    monkeypatch.setenv("RGR_GIT_COMMIT", "abc123def456")
+    assert schema.code_version.__wrapped__() == "abc123def456"

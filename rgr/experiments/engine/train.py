@@ -44,6 +44,7 @@ the step and losses in :mod:`rgr.experiments.engine.step`, the checks and test i
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Callable, Sequence
 
@@ -146,7 +147,8 @@ def train(
     progress bar in model-steps (:func:`rgr.experiments.projection.model_steps_bound`
     gives its total). ``cuda_graphs`` (default: on CUDA) replays each stack's
     step from a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`); True on a
-    CPU runs its eager twin through the same static buffers.
+    CPU runs its eager twin through the same static buffers. Left at None, the environment variable
+    ``RGR_CUDA_GRAPHS=0`` turns the graphs off (a sweep's escape hatch should a GPU's graph capture fail).
     """
     configs = list(configs)
     for c in configs:
@@ -161,7 +163,7 @@ def train(
     out: list[RunResult | None] = [None] * len(configs)
     for group in stack_groups(configs, max_stack, dev):
         t = _Clock()
-        graphed = dev.type == "cuda" if cuda_graphs is None else bool(cuda_graphs)
+        graphed = _graphs_default(dev) if cuda_graphs is None else bool(cuda_graphs)
         st = build_stack([configs[i] for i in group], group, dev, block_elems, graphed)
         sync(dev)
         t.lap(clock, "setup")
@@ -171,6 +173,11 @@ def train(
         for k, v in clock.items():
             timings[k] = timings.get(k, 0.0) + v
     return out  # type: ignore[return-value]
+
+
+def _graphs_default(dev: torch.device) -> bool:
+    """CUDA graphs on a GPU unless ``RGR_CUDA_GRAPHS=0``; never on a CPU by default."""
+    return dev.type == "cuda" and os.environ.get("RGR_CUDA_GRAPHS", "1") != "0"
 
 
 def train_run(cfg: RunConfig, device: str | torch.device = "cpu", progress: bool = True,
