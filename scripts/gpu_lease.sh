@@ -9,7 +9,8 @@
 #    (scripts/device_check.py -> $OUT/device_check.json);
 # 3. the wide-cell bench at (4096, 512) on the GPU (stacked against the one-run loop, share of matmul peak);
 # 4. lambda8's paper preset in the cells given (default 4096x512, the cell a CPU cannot finish), split into
-#    shards that share the GPU, until BUDGET seconds from the start; a stack's rows are written when it ends,
+#    shards that share the GPU (shards split (cell, h) units by a hash: one cell's seven head counts left the
+#    third of three shards empty in the first lease, so use two for one cell), until BUDGET seconds from the start; a stack's rows are written when it ends,
 #    so a stack cut by the deadline is lost and trained again by the next lease or CPU (resumable).
 #    The shard files come back under $OUT (merge: python -m rgr sweep lambda8 --merge --data DIR).
 #

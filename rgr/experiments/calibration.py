@@ -179,10 +179,13 @@ def _representatives(cfgs: Sequence[RunConfig], k: int) -> list[RunConfig]:
 
 
 def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
-    """The whole stacks among a table's trained rows (not reused; rows sharing date and stack size), each as its
-    runs' configs at the steps they actually took and the stack's measured wall seconds (the sum of its rows')."""
+    """The whole stacks among a table's trained rows (not reused; trained on a CPU; rows sharing date and stack
+    size), each as its runs' configs at the steps they actually took and the stack's measured wall seconds (the
+    sum of its rows'). A GPU's rows (``device_name`` not a CPU's) are left out: they would not time a CPU."""
     if "reused_from" in rows:
         rows = rows[rows["reused_from"].isna() | (rows["reused_from"].astype(str) == "")]
+    if "device_name" in rows:
+        rows = rows[rows["device_name"].astype(str).str.startswith("cpu")]
     names = [f.name for f in dataclasses.fields(RunConfig)]
     out = []
     for (_, size), g in rows.groupby(["date", "stack_size"], sort=True):
@@ -199,7 +202,11 @@ def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
 def calibrate_from_history(rows: pd.DataFrame, min_stacks: int = MIN_HISTORY_STACKS) -> Calibration | None:
     """The cost model fitted to the wall times of a table's finished stacks (:func:`history_stacks`), each at its
     runs' actual steps; None with fewer than ``min_stacks`` of them. Wall seconds of the machine as it was."""
-    stacks = history_stacks(rows)
+    return _fit_history(history_stacks(rows), min_stacks)
+
+
+def _fit_history(stacks: list[tuple[list[RunConfig], float]], min_stacks: int) -> Calibration | None:
+    """:func:`calibrate_from_history` on stacks already read from the table."""
     if len(stacks) < min_stacks:
         return None
     w = _fit_relative(np.array([cost_terms(c) for c, _ in stacks]), np.array([max(t, 1e-9) for _, t in stacks]))
@@ -216,8 +223,8 @@ def pick_calibration(configs: Sequence[RunConfig], device: str | torch.device = 
         stacks = history_stacks(history)
         seen = max((features([c], 1)[0] for cfgs, _ in stacks for c in cfgs), default=0.0)
         need = max(features([c], 1)[0] for c in configs)
-        if len(stacks) >= MIN_HISTORY_STACKS and seen >= need / 2:
-            cal = calibrate_from_history(history)
+        if seen >= need / 2:
+            cal = _fit_history(stacks, MIN_HISTORY_STACKS)
             if cal is not None:
                 return cal
     return calibrate(configs, device)

@@ -113,10 +113,13 @@ def code_version() -> str:
     """The commit (``+dirty`` when rgr/ had uncommitted changes) of the code this process loaded.
 
     Read once, when rgr.store is imported: a long sweep's rows keep naming the code that trains them
-    even if the checkout changes under the running process. Where git cannot answer (a copy of the tree
-    without .git, as a rented GPU machine gets), ``RGR_GIT_COMMIT`` names the commit the copy was made from.
+    even if the checkout changes under the running process. ``RGR_GIT_COMMIT``, when set, names the commit
+    instead: for a copy of the tree whose .git is missing or stale (a rented GPU machine's copy once carried an
+    older .git, so its rows named that commit ``+dirty``); ``scripts/gpu_lease.sh`` is run with it.
     """
-    fallback = os.environ.get("RGR_GIT_COMMIT", "unknown")
+    if os.environ.get("RGR_GIT_COMMIT"):
+        return os.environ["RGR_GIT_COMMIT"]
+    fallback = "unknown"
     try:
         root = repo_root()
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,

@@ -156,7 +156,7 @@ def _history_rows(cal, stacks, date0=0):
 
 def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
-    reused stacks are not measurements; too few stacks: no history calibration; the dry run says which it used."""
+    reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry run says which it used."""
     from rgr.experiments.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
     from rgr.experiments.projection import _stack_seconds
 
@@ -168,8 +168,10 @@ def test_calibration_from_a_tables_history():
     rows = _history_rows(true, stacks)
     partial = _history_rows(true, stacks[:1], date0=30).iloc[:1]  # one row of a two-run stack
     reused = _history_rows(true, stacks[1:2], date0=31).assign(reused_from="base", wall_time_s=1e6)
-    table = pd.concat([rows, partial, reused])
-    assert len(history_stacks(table)) == 10
+    gpu = _history_rows(true, stacks[2:3], date0=32).assign(device_name="NVIDIA H100 80GB HBM3", wall_time_s=1e-6)
+    rows = rows.assign(device_name="cpu (x86_64, 2 cores)")
+    table = pd.concat([rows, partial, reused, gpu])
+    assert len(history_stacks(table)) == 10  # a GPU's stacks do not time a CPU
     cal = calibrate_from_history(table)
     assert cal.source == "history" and cal.points == 10
     unseen = [c.replace(max_steps=n) for c, n in [shape(16, 2, 3, s, 250 + 50 * s) for s in range(6)]]

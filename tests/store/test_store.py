@@ -79,7 +79,8 @@ def test_schema_markdown_lists_every_column():
 
 
 def test_code_version_without_git_names_the_copy(monkeypatch):
-    """A tree copied without .git (a rented GPU machine) names its commit by RGR_GIT_COMMIT, else "unknown"."""
+    """A tree copied without .git, or with a stale one (a rented GPU machine), names its commit by RGR_GIT_COMMIT;
+    with neither git nor the variable, "unknown"."""
     import subprocess
 
     from rgr.store import schema
