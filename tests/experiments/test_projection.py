@@ -156,7 +156,8 @@ def _history_rows(cal, stacks, date0=0):
 
 def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
-    reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry run says which it used."""
+    reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry
+    run says which it used."""
     from rgr.experiments.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
     from rgr.experiments.projection import _stack_seconds
 
