@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What one short GPU lease runs (issue 28), in one call, from the repository root:
 #
-#   OUT=/some/folder BUDGET=540 bash scripts/gpu_lease.sh [cells] [shards]
+#   OUT=/some/folder BUDGET=540 RGR_GIT_COMMIT=<commit> [CHECKS=0] bash scripts/gpu_lease.sh [cells] [shards]
 #
 # 1. the engine on this GPU: the CUDA tests (graph == eager, GPU == CPU on float64 stacks); should a graph
 #    capture fail, the sweep runs eagerly (RGR_CUDA_GRAPHS=0) and the log says so;
@@ -14,6 +14,7 @@
 #    so a stack cut by the deadline is lost and trained again by the next lease or CPU (resumable).
 #    The shard files come back under $OUT (merge: python -m rgr sweep lambda8 --merge --data DIR).
 #
+# CHECKS=0 skips steps 1-3 (about 50 s; recorded on an H100 on 2026-11-26, README 'Performance').
 # Everything it prints goes to $OUT/log.txt. Python packages: the machine's own, except pandas, pinned
 # like the project (a wheel carried in .whl/, when present).
 set -u
@@ -36,6 +37,7 @@ nvidia-smi -L || echo "no nvidia-smi"
 python3 -c "import torch, pandas, numpy; print('torch', torch.__version__, 'pandas', pandas.__version__, 'numpy',
 numpy.__version__, torch.cuda.get_device_name())"
 
+if [ "${CHECKS:-1}" != 0 ]; then
 echo "== 1. CUDA tests ($(left) s left)"
 if ! timeout 90 python3 -m pytest -q -o addopts="" -p no:cacheprovider tests/experiments/engine/test_graphed.py; then
   echo "CUDA graph tests failed: the sweep runs eagerly (RGR_CUDA_GRAPHS=0)"
@@ -47,6 +49,7 @@ timeout 90 python3 scripts/device_check.py --out "$OUT/device_check.json"
 
 echo "== 3. bench (4096, 512) ($(left) s left)"
 timeout 60 python3 -m rgr bench --cell 4096x512 --heads 8 --cell-steps 2000 --cell-repeats 1 --device "$DEVICE"
+fi
 
 echo "== 4. lambda8 paper, cells $CELLS, $SHARDS shards ($(left) s left)"
 D=/tmp/lease-data
