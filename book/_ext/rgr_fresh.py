@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -187,6 +188,7 @@ def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> d
     rgr = str((root / "rgr").resolve()) + os.sep
     nb.cells.insert(0, nbformat.v4.new_code_cell(RECORD_CELL.format(rgr=rgr, root=root.resolve())))
     nb.cells.append(nbformat.v4.new_code_cell(REPORT_CELL))
+    started = time.time_ns()
     nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(nb_path.parent)}}).execute()
     report = nb.cells.pop()
@@ -194,10 +196,20 @@ def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> d
     _renumber(nb, 1)
     text = "".join(o.get("text", "") for o in report.outputs if o.get("name") == "stdout")
     inputs = chapter_inputs(json.loads(text.strip().splitlines()[-1]), nb_path, root)
+    changed_while_running(inputs["files"], started, root)
     plain = json.loads(nbformat.writes(nb))
     stamp(plain, inputs, root)
     write_nb(plain, nb_path)
     return inputs
+
+
+def changed_while_running(files: list[str], started_ns: int, root: Path = ROOT) -> None:
+    """Refuse to stamp a chapter whose input files changed after its execution began (a sweep's rows copied into
+    data/ meanwhile, an edit): the stamp would record the new content against outputs computed from the old."""
+    late = [f for f in files if (root / f).stat().st_mtime_ns > started_ns]
+    if late:
+        raise RuntimeError(f"{', '.join(late)} changed while the chapter ran, so its outputs may come from the old "
+                           "content: execute it again (nothing was written)")
 
 
 def refresh(notebooks: list[Path], root: Path = ROOT, run: bool = True) -> dict[Path, str]:

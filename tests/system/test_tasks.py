@@ -192,6 +192,19 @@ def test_rgr_imported_from_another_tree_is_refused(book, tmp_path, monkeypatch):
     assert (book / "book" / "a.ipynb").read_text() == before
 
 
+def test_a_table_changed_while_its_chapter_runs_is_not_stamped(book):
+    """Rows copied into data/ while a chapter executes: the stamp would pair the new table with outputs of the old,
+    so execution refuses to write (found when a sweep's rows landed mid-run)."""
+    nb = book / "book" / "e.ipynb"
+    _write(_nb(("code", "from rgr.loader import load\nprint(load('base'))\n"
+                        "import pathlib, time\ntime.sleep(0.05)\n"
+                        "pathlib.Path('../data/base.csv').write_text('a\\n3\\n')")), nb)
+    before = nb.read_text()
+    with pytest.raises(RuntimeError, match="data/base.csv changed while the chapter ran"):
+        tasks.execute_recorded(nb, book)
+    assert nb.read_text() == before
+
+
 def test_book_and_pdf_refresh_then_render_with_execution_off():
     src = (ROOT / "tasks.py").read_text()
     for name, end in (("def book(", "def test("), ("def pdf(", "def check_site(")):
