@@ -38,15 +38,16 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     a1.fill_between(xs, c * xs / f, c * xs * f, color="0.85", label="95% prediction band")
     a1.plot(xs, c * xs, color="k", lw=1.2, label=f"rule: $D_K^* = c\\,x$, c = {c:.2f}")
     a1.scatter(cells.x, cells.D_K_star, color="tab:blue", zorder=3, label="fitted cells (base)")
-    for r in held_out.itertuples(index=False):
-        if pd.isna(r.D_K_star):
-            continue
-        x = r.m * np.log(r.m) / r.d_model
+    shown = held_out[held_out["D_K_star"].notna()].assign(x=lambda t: t.m * np.log(t.m) / t.d_model).sort_values("x")
+    near = np.diff(np.log10(shown["x"].to_numpy(float)), append=np.inf) < 0.3  # a label would meet the next one's
+    for r, left in zip(shown.itertuples(index=False), near):
+        x = r.x
         lo = r.D_K_opt if pd.notna(r.D_K_opt) else r.D_K_star
         hi = r.D_K_cons if pd.notna(r.D_K_cons) else r.D_K_star
         a1.errorbar([x], [r.D_K_star], yerr=[[r.D_K_star - lo], [hi - r.D_K_star]], fmt="D", ms=7, capsize=3,
                     color="tab:red", mfc="tab:red" if r.in_domain else "white", zorder=4)
-        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", xytext=(6, -12), fontsize=9)
+        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", fontsize=9,
+                    xytext=(-6, 6) if left else (6, -12), ha="right" if left else "left")
     a1.scatter([], [], marker="D", color="tab:red", label="held-out (hollow: outside the domain)")
     a1.set(xscale="log", yscale="log", xlabel=r"$x = m' \ln m' / d_{model}$", ylabel=r"$D_K^*$ (F1 $\geq$ 0.99)")
     lam = np.linspace(1, max(rule.domain.lam[1], held_out["lam"].max() if len(held_out) else 1), 100)
@@ -63,8 +64,8 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     a2.set(yscale="log", xlabel=r"$m' / d_{model}$", ylabel="heads")
     a2.set_yticks([1, 2, 4, 8, 16, 32, 64], labels=["1", "2", "4", "8", "16", "32", "64"])
     fig.tight_layout()
-    a1.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    a2.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    a1.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.42))  # below the x label
+    a2.legend(frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.42))
     return fig
 
 

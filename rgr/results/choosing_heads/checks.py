@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 import pandas as pd
 
 from ...task.metrics import F1_TARGET
-from ..thresholds import curves
+from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 
-__all__ = ["Preregistration", "PREREGISTERED", "validation", "Layer", "REAL_LAYERS", "capacity", "real_layers",
-           "f1_check", "RuleSummary", "summarize_rule", "refit_note"]
+__all__ = ["Preregistration", "PREREGISTERED", "held_out_cells", "validation", "Layer", "REAL_LAYERS", "capacity",
+           "real_layers", "f1_check", "RuleSummary", "summarize_rule", "refit_note"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,20 @@ def _row(name: str, c, prediction: str, in_domain: bool, pred: tuple[float, floa
                 D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
                 ratio=math.nan if star is None else star / D_K, inside=star is not None and lo <= star <= hi,
                 h=h, h_lo=h_lo, h_hi=h_hi, h_star=hs, h_inside=hs is not None and h_lo <= hs <= h_hi)
+
+
+def held_out_cells(runs: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Per experiment, the threshold rows (:func:`rgr.results.thresholds.thresholds`) of its cells that are not
+    cells of ``fitted`` (the runs the rule was fitted on). A paper preset repeats base-grid cells (lambda32's
+    (512, 16), lambda8's m <= 512): those runs are the rule's own table, read again, so they are no test of it,
+    even where its fit left a cell out (d_model = 16 with m > 64)."""
+    seen = set(zip(fitted["m"], fitted["d_model"]))
+    out = {}
+    for name, r in runs.items():
+        t = thresholds(r)
+        keep = [(m, d) not in seen for m, d in zip(t["m"], t["d_model"])]
+        out[name] = t[keep].reset_index(drop=True)
+    return out
 
 
 def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],

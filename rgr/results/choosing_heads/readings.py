@@ -15,8 +15,8 @@ from ..findings import nan_if_none
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
-__all__ = ["EXPERIMENTS", "RuleBasis", "rule_basis", "HeldOut", "ValidationReading", "validation_reading",
-           "F1Reading", "f1_reading", "RealLayer", "RealLayersReading", "real_layers_reading"]
+__all__ = ["EXPERIMENTS", "RuleBasis", "rule_basis", "HeldOut", "NAMED_CELLS", "ValidationReading",
+           "validation_reading", "F1Reading", "f1_reading", "RealLayer", "RealLayersReading", "real_layers_reading"]
 
 EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's sweeps: the rule's rows, then held out
 
@@ -61,14 +61,22 @@ class HeldOut:
     h_inside: str  # the measured h* against the predicted interval (:func:`.checks.head_count_reading`)
 
 
+# the cell of each held-out sweep the chapter's prose names (a paper preset holds more; the table shows them all)
+NAMED_CELLS: dict[str, tuple[int, int]] = {"lambda32": (1024, 32), "lambda8": (1024, 128), "design_check": (384, 48)}
+
+
 @dataclass(frozen=True)
 class ValidationReading:
-    """The held-out cells as the chapter words them (fields ``lambda32_D_K_pred``, ... once glued)."""
+    """The held-out cells as the chapter words them (fields ``lambda32_D_K_pred``, ... once glued): each sweep's
+    named cell (:data:`NAMED_CELLS`), and how many of all the held-out rows made before their result there are
+    and how many of them hold the measured D_K* inside the predicted interval."""
 
     refit_note: str  # the preregistered cell under a rule refitted after the fact ("" when there is none)
     lambda32: HeldOut
     lambda8: HeldOut
     design_check: HeldOut
+    n_held: int
+    n_held_inside: int
 
 
 def _held_out(r, heads_run: pd.Series) -> HeldOut:
@@ -82,9 +90,11 @@ def _held_out(r, heads_run: pd.Series) -> HeldOut:
 def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> ValidationReading:
     """:class:`ValidationReading` from the table of :func:`.checks.validation` (a cell's row made before its result:
     rows predicted "after the fact" are left out) and each held-out sweep's runs (its head counts)."""
-    held = {r.experiment: r for r in val.itertuples() if not r.prediction.endswith("after the fact")}
-    cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in ("lambda32", "lambda8", "design_check")}
-    return ValidationReading(refit_note=refit_note(val), **cells)
+    before = [r for r in val.itertuples() if not r.prediction.endswith("after the fact")]
+    held = {r.experiment: r for r in before if (int(r.m), int(r.d_model)) == NAMED_CELLS.get(r.experiment)}
+    cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in NAMED_CELLS}
+    return ValidationReading(refit_note=refit_note(val), **cells, n_held=len(before),
+                             n_held_inside=sum(bool(r.inside) for r in before))
 
 
 @dataclass(frozen=True)

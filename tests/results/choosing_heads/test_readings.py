@@ -37,14 +37,16 @@ def test_rule_basis_reads_the_law_slope_and_the_seeds():
         rule_basis({"base": runs["base"]}, "book")
 
 
-def _val_row(experiment, prediction, D_K_star, inside):
-    return dict(experiment=experiment, prediction=prediction, D_K_pred=100.0, D_K_lo=80.0, D_K_hi=120.0,
+def _val_row(experiment, prediction, D_K_star, inside, cell=None):
+    m, d = cell or {"lambda32": (1024, 32), "lambda8": (1024, 128), "design_check": (384, 48)}[experiment]
+    return dict(experiment=experiment, prediction=prediction, m=m, d_model=d, D_K_pred=100.0, D_K_lo=80.0, D_K_hi=120.0,
                 D_K_star=D_K_star, ratio=D_K_star / 100.0, inside=inside, h=4, h_lo=2, h_hi=8, h_star=4,
                 h_inside=True)
 
 
 def test_validation_reading_keeps_the_rows_made_before_the_result():
     val = pd.DataFrame([_val_row("lambda32", "book fit", 90, True),
+                        _val_row("lambda32", "paper fit", 400, False, cell=(2048, 64)),  # not the named cell
                         _val_row("design_check", "preregistered", 150, False),
                         _val_row("design_check", "paper fit, after the fact", 110, True)])
     heads = pd.DataFrame(dict(h=[1, 2, 4, 8, 16]))
@@ -53,6 +55,7 @@ def test_validation_reading_keeps_the_rows_made_before_the_result():
     assert r.design_check.D_K_star == 150 and r.design_check.inside == "outside"  # the preregistered row, not the refit
     assert math.isnan(r.lambda8.D_K_pred) and r.lambda8.inside == r.lambda8.h_inside == "—"
     assert r.refit_note.startswith("Refitted on the paper rows")
+    assert (r.n_held, r.n_held_inside) == (3, 1)  # every row made before its result, the named cells or not
     glued = finding_values(r)
     assert "lambda32_D_K_pred" in glued and "design_check_h_inside" in glued and "refit_note" in glued
 
@@ -73,3 +76,14 @@ def test_real_layers_reading_is_nan_without_a_rule_and_names_every_layer():
     assert (full.real0.m_cap, full.real2.d_k) == (0.0, 7.0) and finding_values(full)["real1_h_rule"] == 3.0
     with pytest.raises(ValueError, match="0 or 3 rows"):
         real_layers_reading(pd.DataFrame([dict(zip(cols, range(6)))]))
+
+
+def test_held_out_cells_leave_out_the_fitted_grid():
+    """A paper preset's repeat of a base-grid cell is the rule's own table, not a held-out test."""
+    from rgr.results.choosing_heads.checks import held_out_cells
+
+    base = _runs(2.0)  # cells (64, 16), (64, 32), (128, 32), (256, 64)
+    extra = pd.concat([_runs(2.0), _runs(2.0).assign(m=lambda t: t.m * 8)])
+    held = held_out_cells({"lambda32": extra, "lambda8": base}, base)
+    assert sorted(zip(held["lambda32"].m, held["lambda32"].d_model)) == [(512, 16), (512, 32), (1024, 32), (2048, 64)]
+    assert len(held["lambda8"]) == 0
