@@ -286,13 +286,13 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     ax.set_ylim(0, None)
     ticks, xlabel = [f"{m}\n({d})" for m, d in zip(c["m"], c["d_model"])], r"m  ($d_{model}$)"
     kinds = c[["preset", "n_seeds"]].drop_duplicates() if {"preset", "n_seeds"} <= set(c) else c.iloc[:0]
-    if len(kinds) > 1:  # cells from several presets (the base grid's and the lambda8 table's): say which is which
-        ticks = [f"{t}\n{p}\n{int(n)} seeds" for t, p, n in zip(ticks, c["preset"], c["n_seeds"])]
-        xlabel = r"m  ($d_{model}$), preset, seeds"
+    if len(kinds) > 1:  # cells from several presets or seed counts: say which is which, compactly (six ticks fit)
+        ticks = [f"{t}\n{p}\nn={int(n)}" for t, p, n in zip(ticks, c["preset"], c["n_seeds"])]
+        xlabel = r"m  ($d_{model}$), preset, seeds n"
     ax.set_xticks(x, ticks)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$ (line)")
-    ax.legend(fontsize=9, loc="lower right", frameon=True, framealpha=0.9)
+    ax.legend(fontsize=9, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)  # off the bars
     ax.set_zorder(ax2.get_zorder() + 1)
     ax.patch.set_visible(False)
     fig.tight_layout()
