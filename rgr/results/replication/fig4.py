@@ -33,8 +33,8 @@ def diagonal_runs(base: Source, lam: Source) -> pd.DataFrame:
 
 
 def diagonal_basis(base: Source, lam: Source) -> str:
-    """Preset, then seeds and step cutoff per diagonal cell (paper: 10 seeds, its Table 2 cutoffs); both presets
-    named when they differ."""
+    """Preset, then seeds and step cutoff per diagonal cell (paper: 10 seeds, 3 at the largest points, its Table 2
+    cutoffs); both presets named when they differ."""
     runs = diagonal_runs(base, lam)
     if not len(runs):
         return basis(lam)
@@ -44,7 +44,8 @@ def diagonal_basis(base: Source, lam: Source) -> str:
         if base.preset == lam.preset or not len(lam.runs)
         else f"base cells {base.preset}, lambda8 cells {lam.preset}"
     )
-    return f"{presets}: {per} (paper {rep.PAPER_SEEDS['lambda8']} seeds)"
+    m_few, few = rep.PAPER_FEW_SEEDS["lambda8"]
+    return f"{presets}: {per} (paper {rep.PAPER_SEEDS['lambda8']} seeds, {few} at m >= {m_few})"
 
 
 def diag_rows(base: Source, lam: Source) -> list[ClaimRow]:

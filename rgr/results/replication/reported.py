@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
-           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS"]
+           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS",
+           "PAPER_FEW_SEEDS"]
 
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
@@ -160,6 +161,8 @@ GPT2_M, GPT2_D_MODEL, GPT2_ELL = 6144, 768, 16
 PAPER_SEEDS = {"base": 10, "lambda8": 10, "regular": 10, "softmax": 3, "value": 3, "gpt2": 7, "linear": 10,
                "lambda32": 10}
 PAPER_MAX_HEADS = 64
+# protocol E2: "3 seeds for the largest points" of the lambda = 8 diagonal (the paper preset reads them as m >= 2048)
+PAPER_FEW_SEEDS = {"lambda8": (2048, 3)}  # experiment -> (from m, seeds)
 
 
 def claim(key: str) -> Reported:

@@ -24,3 +24,16 @@ def test_every_claim_is_on_the_page_under_its_section():
 
 def test_the_page_is_in_the_book():
     assert "file: book/reported" in (ROOT / "_toc.yml").read_text()
+
+
+def test_the_papers_seed_counts_match_the_paper_preset():
+    """The seeds the replication chapter says the paper used are the ones the `paper` preset runs (E2: 10 seeds, 3 at
+    the diagonal's largest points)."""
+    from rgr.experiments.grid import Cell
+    from rgr.experiments.registry import EXPERIMENTS
+    from rgr.results.replication.reported import PAPER_FEW_SEEDS, PAPER_SEEDS
+
+    grid = EXPERIMENTS["lambda8"].presets["paper"]
+    m_few, few = PAPER_FEW_SEEDS["lambda8"]
+    assert len(grid.seeds_for(Cell(m_few // 2, m_few // 16))) == PAPER_SEEDS["lambda8"]
+    assert len(grid.seeds_for(Cell(m_few, m_few // 8))) == few
