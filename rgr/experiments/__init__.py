@@ -13,6 +13,7 @@
 - :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts; :mod:`.calibration` — the
   cost model behind it, timed here or fitted to a table's finished stacks;
 - :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
+  :mod:`.device_check` — one stack trained on two devices (CPU, GPU) and compared;
 - :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
   peers' AoT model and its table; :mod:`.pal`, :mod:`.pal_sweep` — pal's associative memory and its table
   (chapter *the law beside other capacity results*). The constructions' searches live in :mod:`rgr.studies`.
