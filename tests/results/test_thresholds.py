@@ -78,7 +78,7 @@ def test_figures_draw():
     mixed = cells.assign(preset=["paper"] * (len(cells) - 1) + ["book"], n_seeds=[10] * (len(cells) - 1) + [2])
     labels = [t.get_text() for t in figs.plot_diagonal(mixed).axes[0].get_xticklabels()]
     # each cell's preset and seeds, one per line
-    assert labels[-1].endswith("book\n2 seeds") and labels[0].endswith("paper\n10 seeds")
+    assert labels[-1].endswith("book\nn=2") and labels[0].endswith("paper\nn=10")
 
 
 def test_extension_figures_draw():
