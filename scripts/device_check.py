@@ -5,12 +5,13 @@
 Issue 28's check that a table's GPU rows and its CPU rows are the same results up to float rounding
 (:func:`rgr.experiments.device_check.compare_devices`): the stack is the ``paper`` preset's first-round stack of
 the cell with ``--heads`` heads at its largest D_K (:func:`rgr.experiments.bench.cell_stack`), each run cut at
-``--steps``. Prints the record as JSON (also to ``--out``); needs CUDA.
+``--steps``. Prints the record as JSON (also to ``--out``), with the commit it ran at and the date; needs CUDA.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ import torch
 
 from rgr.experiments.bench import CELLS, cell_stack
 from rgr.experiments.device_check import compare_devices
+from rgr.store import code_version
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +37,8 @@ def main(argv: list[str]) -> int:
     cfgs = cell_stack(a.cell, a.heads, "cpu")
     rec = compare_devices(cfgs, "cpu", "cuda", early_steps=a.early_steps, steps=a.steps).as_dict()
     rec.update(cell=a.cell, heads=a.heads, gpu=torch.cuda.get_device_name(), torch=torch.__version__,
-               dtype=cfgs[0].dtype, cuda_graphs="on unless RGR_CUDA_GRAPHS=0")
+               dtype=cfgs[0].dtype, cuda_graphs="on unless RGR_CUDA_GRAPHS=0",
+               git_commit=code_version(), date=datetime.date.today().isoformat())
     text = json.dumps(rec, indent=1)
     print(text)
     if a.out is not None:
