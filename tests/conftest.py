@@ -1,6 +1,7 @@
 """Shared test settings: hypothesis profiles (CI runs the same examples every time)."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,15 @@ settings.register_profile("dev", max_examples=40, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # one thread: the stacked tiny matmuls gain nothing from more, and a shared 2-core CI box loses a lot
 torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every pyplot figure a test drew (they pile up across tests: matplotlib warns past 20)."""
+    yield
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        plt.close("all")
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def client():
     # a stack is declared failed after its second dead worker (default: fourth), to keep the test short
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"GPU": 1},
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR)
     c = Client(cluster)
     try:
         yield c

@@ -9,6 +9,7 @@ from rgr.catalog import load_complete, produce_command
 from rgr.chapters.loading import ExperimentData, load_experiment, provenance_note, reproduce_note, scope_words
 from rgr.paths import data_dir
 from rgr.store import TableError
+from rgr.store.seal import seal_of, write_seal
 
 
 def test_missing_table_falls_back_to_labelled_smoke(tmp_path):
@@ -66,15 +67,21 @@ def constructions_lines() -> list[str]:
     return (data_dir() / "constructions.csv").read_text().splitlines(keepends=True)
 
 
+def _write_sealed(path, lines: list[str]) -> None:
+    """A table as a sweep leaves it, seal included (a table without one reads with an UnsealedTable warning)."""
+    path.write_text("".join(lines))
+    write_seal(path, seal_of(path.read_bytes(), len(lines) - 1))
+
+
 def test_load_complete_reads_every_planned_run(constructions_lines, tmp_path):
-    (tmp_path / "constructions.csv").write_text("".join(constructions_lines))
+    _write_sealed(tmp_path / "constructions.csv", constructions_lines)
     assert len(load_complete("constructions", "book", tmp_path)) == len(constructions_lines) - 1
 
 
 def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_path):
     """Issue 33: a constructions.csv cut to half its rows ran with no warning."""
     kept = (len(constructions_lines) - 1) // 2
-    (tmp_path / "constructions.csv").write_text("".join(constructions_lines[: kept + 1]))
+    _write_sealed(tmp_path / "constructions.csv", constructions_lines[: kept + 1])
     with pytest.raises(TableError, match=rf"constructions.csv holds {kept} of the {len(constructions_lines) - 1} "
                                          r"planned runs of preset 'book'") as e:
         load_complete("constructions", "book", tmp_path)
@@ -84,7 +91,7 @@ def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_
 def test_load_complete_refuses_a_table_without_the_presets_rows(constructions_lines, tmp_path):
     """Issue 33: a constructions.csv with only smoke rows gave `KeyError: 0` deep in the chapter."""
     smoke = [constructions_lines[0]] + [line.replace(",book,", ",smoke,") for line in constructions_lines[1:]]
-    (tmp_path / "constructions.csv").write_text("".join(smoke))
+    _write_sealed(tmp_path / "constructions.csv", smoke)
     with pytest.raises(TableError, match="constructions.csv holds no rows of preset 'book'; complete it with "
                                          "`python -m rgr constructions --preset book`"):
         load_complete("constructions", "book", tmp_path)
