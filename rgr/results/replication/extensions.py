@@ -16,7 +16,7 @@ from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, untestable
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .value_decision import deciding_runs, long_basis
-from .verdicts import Verdict
+from .verdicts import Verdict, within
 
 __all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
            "value_rows"]
@@ -291,7 +291,7 @@ def gpt2_rows(g: Source) -> list[ClaimRow]:
             "—" if not len(up) else f"[{lo:.2f}, {hi:.2f}]",
             b,
             Verdict(
-                "agrees" if split and lo <= rep.claim("gpt2_single").value <= hi else "deviates",
+                "agrees" if split and within(rep.claim("gpt2_single").value, lo, hi) else "deviates",
                 "split " + ("seen" if split else "not seen") + "; the non-collapsed mean against the paper's 0.81",
             ),
         )

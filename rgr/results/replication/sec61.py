@@ -24,7 +24,7 @@ from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
 from .seed_bootstrap import Draws, cell_noise, noise
-from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
+from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1, within
 
 __all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",
            "law_rows",
@@ -161,7 +161,7 @@ def heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
 
 def _table1_median_inside(lo: float, hi: float) -> bool:
     """Whether the median of the paper's own Table 1 lies in [lo, hi]."""
-    return bool(lo <= float(pd.Series(list(rep.TABLE1.values())).median()) <= hi)
+    return within(float(pd.Series(list(rep.TABLE1.values())).median()), lo, hi)
 
 
 def _table1_median_note(lo: float, hi: float) -> str:

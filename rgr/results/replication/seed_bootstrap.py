@@ -26,6 +26,7 @@ import pandas as pd
 
 from ...task.metrics import F1_TARGET, reaches_target
 from ..thresholds import CELL, thresholds
+from .verdicts import within
 
 __all__ = ["N_BOOT", "BOOT_SEED", "Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise"]
 
@@ -113,7 +114,7 @@ class Noise:
     missing_ends: tuple[int, int] = (0, 0)  # cells without an optimistic / a conservative D_K* (beyond the ladder)
 
     def holds(self, x: float) -> bool:
-        return self.lo <= x <= self.hi
+        return within(x, self.lo, self.hi)
 
     def words(self, digits: int = 3) -> str:
         return f"[{self.lo:.{digits}g}, {self.hi:.{digits}g}]"

@@ -7,7 +7,8 @@ claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over 
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
   paper's own precision; "not testable" when the book has no interval;
 - :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
-- :func:`interval_verdict` — the comparison both rest on;
+- :func:`interval_verdict` — the comparison both rest on; :func:`within`, the one test of a number against an
+  interval's ends, with a margin for float round-off (:data:`TIE_REL`);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
   intercept and R² (how a constant depends on the cells chosen);
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
@@ -30,12 +31,16 @@ from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "other_base_reading", "TIE_REL", "within", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
     "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
+# Ends and levels are compared with this relative margin: a law's ratio such as ln 4096 / ln 512 = 4/3 can equal a
+# ratio of ladder budgets (512 / 384) exactly, and which side of the tie one ulp of a machine's log lands on must not
+# decide a verdict. A value within the margin of an end counts as on it (inside a closed interval; reaching a level).
+TIE_REL = 1e-9
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
 
@@ -138,10 +143,20 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _margin(*xs: float) -> float:
+    return TIE_REL * max([1.0, *(abs(float(x)) for x in xs if math.isfinite(float(x)))])
+
+
+def within(x: float, lo: float, hi: float) -> bool:
+    """lo <= x <= hi, an end within :data:`TIE_REL` (relative) of ``x`` counting as equal to it (closed interval)."""
+    tol = _margin(x, lo, hi)
+    return bool(lo - tol <= x <= hi + tol)
+
+
 def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
     """Compare the paper's number with the book's ``value`` and its interval [lo, hi].
 
-    Agrees when lo <= paper <= hi; deviates otherwise, saying by how much (the difference, the
+    Agrees when lo <= paper <= hi (:func:`within`); deviates otherwise, saying by how much (the difference, the
     ratio, and the distance from the nearer end of the interval). ``caveat`` (a preset
     difference that could explain a deviation) is appended to a deviation.
     """
@@ -152,7 +167,7 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
                        cause="undecided")
     if lo > hi:
         raise ValueError(f"interval must have lo <= hi, got [{lo}, {hi}]")
-    if lo <= paper <= hi:
+    if within(paper, lo, hi):
         return Verdict("agrees", f"the paper's {_g(paper)} lies in the book's interval [{_g(lo)}, {_g(hi)}]")
     gap = lo - paper if paper < lo else paper - hi
     ratio = f", {value / paper:.2f}x the paper's" if paper != 0 else ""
@@ -171,7 +186,7 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
     if v.status != "deviates":
         return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
                        cause=v.cause)
-    near = lo99 <= paper <= hi99
+    near = within(paper, lo99, hi99)
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
         "the interval has no width (every replicate gave the same value)"
@@ -200,14 +215,15 @@ def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
                  label: str = "95% noise interval") -> Verdict:
     """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
     [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
-    is all on the other, not testable (the noise cannot decide) when it reaches ``level``."""
+    is all on the other, not testable (the noise cannot decide) when it reaches ``level`` (within :data:`TIE_REL`)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return Verdict("not testable", f"the book has no interval for {what}", cause="no_data")
     side = "above" if above else "below"
     iv = f"[{_g(lo)}, {_g(hi)}]"
-    if (lo > level) if above else (hi < level):
+    tol = _margin(lo, hi, level)
+    if (lo > level + tol) if above else (hi < level - tol):
         return Verdict("agrees", f"{what} lies {side} {_g(level)} across its {label} {iv}")
-    if (hi < level) if above else (lo > level):
+    if (hi < level - tol) if above else (lo > level + tol):
         return Verdict("deviates", f"{what} lies {'below' if above else 'above'} {_g(level)} across its {label} {iv}")
     return Verdict("not testable", f"undecided: the {label} of {what}, {iv}, reaches {_g(level)}", cause="undecided")
 

@@ -23,7 +23,7 @@ from .rows import ClaimRow, Source, reached
 from .seed_bootstrap import cell_noise, seed_draws
 from .table import JOINT
 from .value_decision import LONG, long_source
-from .verdicts import table1
+from .verdicts import table1, within
 
 __all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame",
            "arithmetic_frame"]
@@ -82,7 +82,7 @@ def readings_frame(rows: list[ClaimRow], name: str) -> pd.DataFrame:
         iv = lambda lo, hi: f"[{lo:.3g}, {hi:.3g}]" if math.isfinite(lo) and math.isfinite(hi) else "—"  # noqa: E731
         out.append(
             dict(key=r.key, claim=rep.claim(r.key).claim, paper=rep.claim(r.key).paper,
-                 verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}", paper_inside=r.lo <= paper <= r.hi,
+                 verdict_reading=f"{r.value:.3g} {iv(r.lo, r.hi)}", paper_inside=within(paper, r.lo, r.hi),
                  reading=f"{x.value:.3g} {iv(x.lo, x.hi)}", reading_inside=x.holds, what=x.name)
         )
     return pd.DataFrame(

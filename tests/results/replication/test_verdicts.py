@@ -31,6 +31,7 @@ from rgr.results.replication.verdicts import (
     side_verdict,
     table1,
     with_log_base,
+    within,
 )
 
 NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is about (tests/test_paper_arithmetic.py)
@@ -102,6 +103,28 @@ def test_side_verdict_follows_the_whole_interval():
     v = side_verdict(0.9, 1.1, 1.0, True, "x", "95% t-interval")
     assert v.status == "not testable" and "undecided" in v.detail and "t-interval" in v.detail
     assert side_verdict(0.5, 0.9, 1.0, False, "x").status == "agrees"
+
+
+@pytest.mark.parametrize("ulps", [-2, -1, 0, 1, 2])
+def test_a_tie_with_an_end_decides_the_same_on_every_machine(ulps):
+    """The lambda = 8 diagonal's law ratio ln 4096 / ln 512 is 4/3, as is a ratio of ladder budgets (512 / 384): which
+    side of the end one machine's log lands on (an ulp or two) must not flip a verdict."""
+    law = math.log(4096) / math.log(512)
+    paper = float(law)
+    for _ in range(abs(ulps)):
+        paper = float(np.nextafter(paper, math.inf if ulps > 0 else -math.inf))
+    assert within(paper, 1.0, 512 / 384) and within(paper, 512 / 384, 2.0)
+    assert interval_verdict(paper, 1.0, 1.0, 512 / 384).status == "agrees"
+    assert side_verdict(512 / 384, 2.0, paper, True, "x").status == "not testable"  # the interval reaches the level
+    assert side_verdict(1.0, 512 / 384, paper, False, "x").status == "not testable"
+
+
+def test_the_tie_margin_is_only_round_off():
+    hi = 512 / 384
+    assert not within(hi * (1 + 1e-6), 1.0, hi) and not within(1.0 - 1e-6, 1.0, hi)
+    assert interval_verdict(hi * (1 + 1e-6), 1.0, 1.0, hi).status == "deviates"
+    assert side_verdict(hi * (1 + 1e-6), 2.0, hi, True, "x").status == "agrees"
+    assert within(0.0, 0.0, 0.0) and not within(1e-6, 0.0, 0.0)
 
 
 # ----------------------------------------------------------------------------- fits and Table 1
