@@ -23,6 +23,7 @@ from .. import catalog
 from ..store import load_table
 from ..task.metrics import F1_TARGET
 from .findings import nan_if_none
+from .stats import tie_margin
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 __all__ = [
@@ -272,7 +273,8 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     law_last = v["c"][0] * law_rise
     grows = ("grows" if v["o"][1] > v["k"][0] else "does not grow" if v["c"][1] <= v["c"][0]
              else "rises within the intervals")
-    where = "above" if law_last > v["k"][1] else "below" if law_last < v["o"][1] else "inside"
+    tol = tie_margin(law_last, v["o"][1], v["k"][1])  # law_last can equal a ladder budget (56 * 12/7 = 96)
+    where = "above" if law_last > v["k"][1] + tol else "below" if law_last < v["o"][1] - tol else "inside"
     return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=int(a["m"]), m_last=int(z["m"]), dk_first=v["c"][0],
                          dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
                          dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],

@@ -110,6 +110,17 @@ def test_diagonal_that_grows_and_too_few_cells():
     assert diagonal_trend(thresholds(noisy)).grows == "rises within the intervals"
 
 
+@pytest.mark.parametrize(("opt", "cons", "where"), [(64, 88, "inside"), (88, 96, "inside"), (89, 128, "below"),
+                                                    (48, 87, "above")])
+def test_the_law_at_an_end_of_the_last_interval_is_inside(opt, cons, where):
+    """56 * ln 2048 / ln 128 is 88, a ladder budget, but 88.00000000000001 in floats here: the tie must not hang on
+    the last ulp of the machine's log (it read "above" an interval ending at 88)."""
+    cells = pd.DataFrame(dict(m=[128, 2048], d_model=[16, 256], D_K_star=[56, cons], D_K_opt=[56, opt],
+                              D_K_cons=[56, cons], preset="paper", n_seeds=[10, 3]))
+    d = diagonal_trend(cells)
+    assert d.law_last == pytest.approx(88, rel=1e-12) and d.law_outside == where
+
+
 def test_rank_ceiling_measures_one_heads_gain_past_d_model():
     runs = _runs([(64, 16)], law)  # one head stuck at 0.1 everywhere: no gain
     assert rank_ceiling(runs) == type(rank_ceiling(runs))(1, 0.0, 0.0, 0.0, 0.0)

@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 
 from ..gpt2_block import COMPRESSIVE
-from ..stats import summarize, t_interval
+from ..stats import summarize, t_interval, within
 from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, untestable
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .value_decision import deciding_runs, long_basis
-from .verdicts import Verdict, within
+from .verdicts import Verdict
 
 __all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
            "value_rows"]

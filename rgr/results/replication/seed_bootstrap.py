@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from ...task.metrics import F1_TARGET, reaches_target
+from ..stats import within
 from ..thresholds import CELL, thresholds
-from .verdicts import within
 
 __all__ = ["N_BOOT", "BOOT_SEED", "Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise"]
 

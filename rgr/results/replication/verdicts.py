@@ -7,8 +7,8 @@ claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over 
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
   paper's own precision; "not testable" when the book has no interval;
 - :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
-- :func:`interval_verdict` — the comparison both rest on; :func:`within`, the one test of a number against an
-  interval's ends, with a margin for float round-off (:data:`TIE_REL`);
+- :func:`interval_verdict` — the comparison both rest on (ends and levels up to float round-off:
+  :func:`rgr.results.stats.within`);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
   intercept and R² (how a constant depends on the cells chosen);
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
@@ -26,21 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..stats import Fit, fit_line
+from ..stats import Fit, fit_line, tie_margin, within
 from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "TIE_REL", "within", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
     "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
-# Ends and levels are compared with this relative margin: a law's ratio such as ln 4096 / ln 512 = 4/3 can equal a
-# ratio of ladder budgets (512 / 384) exactly, and which side of the tie one ulp of a machine's log lands on must not
-# decide a verdict. A value within the margin of an end counts as on it (inside a closed interval; reaching a level).
-TIE_REL = 1e-9
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
 
@@ -143,21 +139,11 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _margin(*xs: float) -> float:
-    return TIE_REL * max([1.0, *(abs(float(x)) for x in xs if math.isfinite(float(x)))])
-
-
-def within(x: float, lo: float, hi: float) -> bool:
-    """lo <= x <= hi, an end within :data:`TIE_REL` (relative) of ``x`` counting as equal to it (closed interval)."""
-    tol = _margin(x, lo, hi)
-    return bool(lo - tol <= x <= hi + tol)
-
-
 def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
     """Compare the paper's number with the book's ``value`` and its interval [lo, hi].
 
-    Agrees when lo <= paper <= hi (:func:`within`); deviates otherwise, saying by how much (the difference, the
-    ratio, and the distance from the nearer end of the interval). ``caveat`` (a preset
+    Agrees when lo <= paper <= hi (up to round-off: :func:`rgr.results.stats.within`); deviates otherwise, saying by
+    how much (the difference, the ratio, and the distance from the nearer end of the interval). ``caveat`` (a preset
     difference that could explain a deviation) is appended to a deviation.
     """
     if not all(math.isfinite(float(v)) for v in (paper, value)):
@@ -215,12 +201,13 @@ def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
                  label: str = "95% noise interval") -> Verdict:
     """A claimed direction ("``what`` lies above ``level``", or below with ``above=False``) against the book's interval
     [lo, hi] of it (``label`` names its kind): agrees when the whole interval is on the claimed side, deviates when it
-    is all on the other, not testable (the noise cannot decide) when it reaches ``level`` (within :data:`TIE_REL`)."""
+    is all on the other, not testable (the noise cannot decide) when it reaches ``level`` (up to round-off:
+    :func:`rgr.results.stats.tie_margin`)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return Verdict("not testable", f"the book has no interval for {what}", cause="no_data")
     side = "above" if above else "below"
     iv = f"[{_g(lo)}, {_g(hi)}]"
-    tol = _margin(lo, hi, level)
+    tol = tie_margin(lo, hi, level)
     if (lo > level + tol) if above else (hi < level - tol):
         return Verdict("agrees", f"{what} lies {side} {_g(level)} across its {label} {iv}")
     if (hi < level - tol) if above else (lo > level + tol):

@@ -17,13 +17,14 @@ from pathlib import Path
 import pandas as pd
 
 from ...catalog import preset_completeness
+from ..stats import within
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck
 from .rows import ClaimRow, Source, reached
 from .seed_bootstrap import cell_noise, seed_draws
 from .table import JOINT
 from .value_decision import LONG, long_source
-from .verdicts import table1, within
+from .verdicts import table1
 
 __all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame",
            "arithmetic_frame"]

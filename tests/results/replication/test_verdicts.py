@@ -31,8 +31,8 @@ from rgr.results.replication.verdicts import (
     side_verdict,
     table1,
     with_log_base,
-    within,
 )
+from rgr.results.stats import within
 
 NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is about (tests/test_paper_arithmetic.py)
 
