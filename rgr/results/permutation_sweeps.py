@@ -5,8 +5,8 @@ m / d_model = 8 and the extreme compression m / d_model = 32) and the constructi
 every number the chapter's readings state: transition widths, the law fits, head counts and the single-head
 penalty, the rank ceiling, the bracket, the diagonal trend. Where the data are too thin for a quantity it
 is NaN and ``notes`` says why, so a chapter run on the smoke preset words that instead of failing.
-The tables the chapter shows come from :func:`penalty_table`, :func:`dk_table`, :func:`step_cutoffs`,
-:func:`diagonal_table` and :func:`extreme_table`.
+The tables the chapter shows come from :func:`penalty_table`, :func:`dk_table`, :func:`step_cutoffs` and,
+for the diagonals, :mod:`rgr.results.diagonals`.
 """
 
 from __future__ import annotations
@@ -22,16 +22,14 @@ import pandas as pd
 from .. import catalog
 from ..store import load_table
 from ..task.metrics import F1_TARGET
-from .findings import nan_if_none
-from .stats import tie_margin
+from .diagonals import DiagonalTrend, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 __all__ = [
-    "Bracketing", "ChapterCells", "CutoffShare", "DiagonalTrend", "HeadCounts", "LawReading", "PermutationFindings",
-    "RankCeiling", "TransitionWidths", "bracketing", "cells_basis", "chapter_cells", "cutoff_share", "diagonal_table",
-    "diagonal_trend", "dk_table", "every_cell", "extreme_table", "head_counts", "law_reading", "on_diagonal",
-    "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs", "transition_widths",
-    "with_cells_of",
+    "Bracketing", "ChapterCells", "CutoffShare", "HeadCounts", "LawReading", "PermutationFindings", "RankCeiling",
+    "TransitionWidths", "bracketing", "chapter_cells", "cutoff_share", "dk_table", "every_cell", "head_counts",
+    "law_reading", "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs",
+    "transition_widths",
 ]
 
 @dataclass(frozen=True)
@@ -106,30 +104,6 @@ class Bracketing:
     n_alg1_tested: int  # cells where the table tried the paper's split (Algorithm 1)
     n_alg1_separated: int  # ... and it separated every pair with a margin
     n_alg1_limit_fails: int  # ... and did not, because its d_k -> infinity limit already fails (note "limit fails")
-
-
-@dataclass(frozen=True)
-class DiagonalTrend:
-    """D_K* along m / d_model = lam against the law's ln m growth (the intervals are [optimistic, conservative])."""
-
-    lam: int
-    n_cells: int  # cells on the diagonal with a D_K*
-    m_first: int
-    m_last: int
-    dk_first: float
-    dk_first_opt: float
-    dk_first_cons: float
-    dk_last: float
-    dk_last_opt: float
-    dk_last_cons: float
-    law_rise: float  # ln m_last / ln m_first: the law's D_K*(last) / D_K*(first)
-    measured_rise: float
-    law_last: float  # D_K*(first) * law_rise
-    grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
-    # "rises within the intervals"
-    law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
-    # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
-    basis: str = "—"
 
 
 @dataclass(frozen=True)
@@ -259,58 +233,6 @@ def _limit_fails(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> int
     return len(cells[["m", "d_model", "r"]].merge(bad, on=["m", "d_model", "r"]))
 
 
-def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
-    """The first and last m of the diagonal cells with a D_K*, against the law's ln m growth."""
-    ok = cells[cells["D_K_star"].notna()].sort_values("m")
-    nan = math.nan
-    if len(ok) < 2:
-        return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=0, m_last=0, dk_first=nan, dk_first_opt=nan,
-                             dk_first_cons=nan, dk_last=nan, dk_last_opt=nan, dk_last_cons=nan, law_rise=nan,
-                             measured_rise=nan, law_last=nan, grows="—", law_outside="—")
-    a, z = ok.iloc[0], ok.iloc[-1]
-    v = {k: (nan_if_none(a[c]), nan_if_none(z[c])) for k, c in (("c", "D_K_star"), ("o", "D_K_opt"), ("k", "D_K_cons"))}
-    law_rise = math.log(z["m"]) / math.log(a["m"])
-    law_last = v["c"][0] * law_rise
-    grows = ("grows" if v["o"][1] > v["k"][0] else "does not grow" if v["c"][1] <= v["c"][0]
-             else "rises within the intervals")
-    tol = tie_margin(law_last, v["o"][1], v["k"][1])  # law_last can equal a ladder budget (56 * 12/7 = 96)
-    where = "above" if law_last > v["k"][1] + tol else "below" if law_last < v["o"][1] - tol else "inside"
-    return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=int(a["m"]), m_last=int(z["m"]), dk_first=v["c"][0],
-                         dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
-                         dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
-                         law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok))
-
-
-def cells_basis(cells: pd.DataFrame) -> str:
-    """Which preset and how many seeds stand behind ``cells`` (rows of :func:`chapter_cells`), for prose.
-
-    One kind of cell: "all from the paper preset, 10 seeds"; one preset, two seed counts: "all from the book
-    preset, seeds 3 at m = 128–512 and 2 at m = 1024"; two presets (the diagonal pools two tables):
-    "paper with 10 seeds at m = 128–512, book with 2 at m = 1024: not all measured alike".
-    """
-    if not len(cells):
-        return "—"
-    preset = cells["preset"] if "preset" in cells else pd.Series("?", index=cells.index)
-    groups = cells.assign(_p=preset).groupby(["_p", "n_seeds"], sort=False)["m"]
-    parts = [(p, int(n), int(ms.min()), int(ms.max())) for (p, n), ms in groups]
-    if len(parts) == 1:
-        p, n, _, _ = parts[0]
-        return f"all from the {p} preset, {n} seeds" if p != "?" else f"all with {n} seeds"
-    parts.sort(key=lambda t: t[2])
-    where = lambda lo, hi: f"m = {lo}" if lo == hi else f"m = {lo}–{hi}"
-    if len({p for p, *_ in parts}) == 1:  # one preset, seeds differing between the tables
-        seeds = " and ".join(f"{n} at {where(lo, hi)}" for _, n, lo, hi in parts)
-        return f"all from the {parts[0][0]} preset, seeds {seeds}"
-    text = ", ".join(f"{p} with {n} seeds at {where(lo, hi)}" if i == 0 else f"{p} with {n} at {where(lo, hi)}"
-                     for i, (p, n, lo, hi) in enumerate(parts))
-    return text + ": not all measured alike"
-
-
-def on_diagonal(runs: pd.DataFrame, lam: int) -> pd.DataFrame:
-    """The rows of ``runs`` with m = lam * d_model."""
-    return runs[runs["m"] == lam * runs["d_model"]]
-
-
 def read_constructions(path: Path, preset: str) -> pd.DataFrame | None:
     """``data/constructions.csv`` for the bracket: None when the file is missing; the smoke preset's rows only
     when the chapter itself runs on smoke data (they cover other cells than the book's)."""
@@ -327,14 +249,6 @@ class ChapterCells(NamedTuple):
     base: pd.DataFrame
     diagonal: pd.DataFrame  # m / d_model = 8: the base grid's diagonal cells and the lambda8 runs
     extreme: pd.DataFrame  # m / d_model = 32: the base grid's and the lambda32 runs
-
-
-def with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
-    """``extra``'s runs and those of ``base`` in cells ``extra`` lacks: a cell's runs always come from one table
-    (the paper's lambda = 8 grid repeats three base cells; their runs are not pooled across presets)."""
-    have = set(zip(extra["m"], extra["d_model"]))
-    keep = [(m, d) not in have for m, d in zip(base["m"], base["d_model"])]
-    return pd.concat([base[keep], extra])
 
 
 def _cells(runs: pd.DataFrame) -> pd.DataFrame:
@@ -400,20 +314,3 @@ def dk_table(cells: pd.DataFrame) -> pd.DataFrame:
 def step_cutoffs(runs: pd.DataFrame) -> pd.DataFrame:
     """Table 2: the step cutoff (max_steps) used per (m, d_model) cell."""
     return runs.groupby(["m", "d_model"], as_index=False)["max_steps"].max()
-
-
-def diagonal_table(cells: pd.DataFrame, c: float) -> pd.DataFrame:
-    """The diagonal's cells with their interval, h* and the law's c (m / d_model) ln m (``c``: its fitted constant)."""
-    keep = ["m", "d_model", *(["preset"] if "preset" in cells else []), "n_seeds", "D_K_star", "D_K_opt", "D_K_cons",
-            "h_star"]
-    d = cells.sort_values("m")[keep].copy()
-    d["law"] = c * d["m"] * np.log(d["m"]) / d["d_model"]
-    return d.rename(columns={"n_seeds": "seeds", "D_K_star": "D_K*", "D_K_opt": "optimistic",
-                             "D_K_cons": "conservative", "h_star": "h*", "law": "law c (m/d_model) ln m"})
-
-
-def extreme_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """The extreme-compression cells: D_K*, h* and one head's best mean F1."""
-    keep = ["m", "d_model", *(["preset"] if "preset" in cells else []), "n_seeds", "D_K_star", "h_star", "max_f1_h1"]
-    return cells.sort_values("m")[keep].rename(
-        columns={"n_seeds": "seeds", "D_K_star": "D_K*", "h_star": "h*", "max_f1_h1": "best F1, h=1"})

@@ -9,11 +9,11 @@ import pytest
 
 matplotlib.use("Agg")
 
+from rgr.results.diagonals import cells_basis, diagonal_table, diagonal_trend, extreme_table
 from rgr.results.findings import flatten
 from rgr.results.permutation_sweeps import (
     chapter_cells,
     cutoff_share,
-    diagonal_trend,
     dk_table,
     law_reading,
     penalty_table,
@@ -169,7 +169,6 @@ def test_a_cell_in_two_tables_takes_its_runs_from_the_diagonal_table_only():
 
 
 def test_the_diagonal_table_names_each_cells_preset():
-    from rgr.results.permutation_sweeps import diagonal_table, extreme_table
 
     base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
     diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")
@@ -180,7 +179,6 @@ def test_the_diagonal_table_names_each_cells_preset():
 
 
 def test_the_diagonal_says_whether_its_cells_were_measured_alike():
-    from rgr.results.permutation_sweeps import cells_basis
 
     base = _runs([(128, 16), (256, 32)], lambda m, d: 64.0, seeds=10).assign(preset="paper")
     diag = _runs([(1024, 128)], lambda m, d: 16.0, seeds=2).assign(preset="book")

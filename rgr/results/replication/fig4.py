@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...task.metrics import F1_TARGET, reaches_target
 from ...theory.laws import regular_x_bound, scaling_x
-from ..permutation_sweeps import on_diagonal, with_cells_of
+from ..diagonals import on_diagonal, with_cells_of
 from ..thresholds import curves
 from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, fit_row, reached, untestable

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ..permutation_sweeps import with_cells_of
+from ..diagonals import with_cells_of
 from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows, regular_rows
