@@ -5,11 +5,11 @@ The theory chapters show data/constructions.csv as it is: rgr.catalog.load_compl
 import pandas as pd
 import pytest
 
+from rgr.catalog import get as get_table
 from rgr.catalog import load_complete, produce_command
 from rgr.chapters.loading import ExperimentData, load_experiment, provenance_note, reproduce_note, scope_words
 from rgr.paths import data_dir
-from rgr.store import TableError
-from rgr.store.seal import seal_of, write_seal
+from rgr.store import TableError, repair_table
 
 
 def test_missing_table_falls_back_to_labelled_smoke(tmp_path):
@@ -70,7 +70,7 @@ def constructions_lines() -> list[str]:
 def _write_sealed(path, lines: list[str]) -> None:
     """A table as a sweep leaves it, seal included (a table without one reads with an UnsealedTable warning)."""
     path.write_text("".join(lines))
-    write_seal(path, seal_of(path.read_bytes(), len(lines) - 1))
+    repair_table(path, get_table("constructions").schema, seal=True)  # as `python -m rgr repair <table> --seal`
 
 
 def test_load_complete_reads_every_planned_run(constructions_lines, tmp_path):
