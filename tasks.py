@@ -86,10 +86,18 @@ def book(args: list[str]) -> None:
     print(f"book written to {ROOT / '_build' / 'html' / 'index.html'}")
 
 
+# the whole suite runs on up to this many cores (pytest-xdist). `--dist loadscope` keeps a file's tests on one
+# worker, in order: a notebook's cells (nbval runs them one after the other in one kernel) and a module's tests
+# (its module fixtures build the site or the PDF once). (`loadgroup` did not group under pytest 9: cells of one
+# notebook ran on two workers, each missing the other's names.)
+TEST_WORKERS = 4
+
+
 def test(args: list[str]) -> None:
     ensure_env()
     env_args = ["-p", "no:cacheprovider"] if os.environ.get("CI") else []
-    _run(PY, "-m", "pytest", *env_args, *args)
+    spread = [] if args else ["-n", "auto", "--maxprocesses", str(TEST_WORKERS), "--dist", "loadscope"]
+    _run(PY, "-m", "pytest", *env_args, *spread, *args)
     if not args:
         vary([])
 

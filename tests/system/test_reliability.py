@@ -190,13 +190,27 @@ def test_ctrl_c_says_what_was_saved_and_how_to_resume(tmp_path):
     (the smoke preset did, on a loaded machine); the first stack of two runs is saved within seconds."""
     cmd = [sys.executable, "-m", "rgr", "sweep", "base", "--preset", "book", "--device", "cpu", "--data", str(tmp_path),
            "--max-stack", "2", "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The sweep gets Ctrl-C's default disposition: a test run started as a shell's background job (`pytest ... &`)
+    # inherits SIGINT *ignored* (POSIX), so would its sweep, which then trained on: the test hung, then failed.
+    # PYTHONFAULTHANDLER: should the sweep still not stop, SIGABRT makes it print where it was.
+    env = {**ENV, "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     table = tmp_path / "base.csv"
     deadline = time.time() + 300
     while time.time() < deadline and not (table.is_file() and len(table.read_text().splitlines()) >= 3):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"no exit within 120 s of SIGINT; where it was:\n{err[-4000:]}")
+    finally:
+        if proc.poll() is None:  # never leave a sweep training behind the test run
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     n = len(catalog.load("base", root=tmp_path))
