@@ -58,6 +58,8 @@ __all__ = [
     "init_params",
     "forward",
     "block_logits",
+    "step_flops",
+    "run_flops",
 ]
 
 EMBEDDINGS = ("gpt2", "stand-in")
@@ -300,3 +302,33 @@ def forward(params: dict[str, torch.Tensor], x: torch.Tensor, cfg: Config, last_
 def block_logits(params: dict[str, torch.Tensor], E: torch.Tensor, batch: TaskBatch, cfg: Config) -> torch.Tensor:
     """(R, n, m + 1) scores of every item and NULL, through the tied frozen table."""
     return forward(params, embed_inputs(E, batch), cfg) @ E.T
+
+
+# ----------------------------------------------------------------------------- cost
+
+
+def _forward_flops(cfg: Config) -> tuple[int, int]:
+    """Matmul FLOPs of one example's forward pass: (the block, the tied read-out); see :func:`step_flops`."""
+    d, D, T = cfg.d_model, cfg.D_K, cfg.ell + 2
+    block = 2 * d * D + 2 * T * d * D + 2 * T * d * d + 2 * T * D + 2 * T * d + 2 * d * d + 4 * d * cfg.d_ff
+    return block, 2 * d * (cfg.m + 1)
+
+
+def step_flops(cfg: Config) -> int:
+    """Matmul FLOPs of one training step of one run (``batch_size`` examples), forward and backward.
+
+    Per example, forward (a multiply-add is 2 FLOPs; T = ell + 2; the query, the attention and the MLP at the last
+    position only, as :func:`forward` computes them): Q 2 d D_K, K 2 T d D_K, V 2 T d^2, scores 2 T D_K, their
+    values 2 T d, W_O 2 d^2, the MLP 4 d d_ff, the tied read-out 2 d (m + 1). Backward: twice the forward, but once
+    for the read-out (the table is frozen: only the block's output needs its gradient). An estimate from the FLOP
+    count, not a measurement; LayerNorms, softmax and AdamW are left out.
+    """
+    block, read_out = _forward_flops(cfg)
+    return cfg.batch_size * (3 * block + 2 * read_out)
+
+
+def run_flops(cfg: Config) -> int:
+    """Matmul FLOPs of one whole run: every step (:func:`step_flops`), then forward passes of the validation set at
+    every check and after the last step, and of the test set once."""
+    checks = cfg.steps // cfg.eval_interval + 1
+    return cfg.steps * step_flops(cfg) + (checks * cfg.n_val + cfg.n_test) * sum(_forward_flops(cfg))

@@ -17,18 +17,30 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 import torch
 import torch.nn.functional as F
 
+from ..experiments.projection import gpu_hours
 from ..task.graphs import permutation_graph
 from ..task.rng import stream_key
-from .block import EMBEDDINGS, GAINS, MATRICES, PRESETS, Config, TaskBatch, block_logits, init_params, sample_task
+from .block import (
+    EMBEDDINGS,
+    GAINS,
+    MATRICES,
+    PRESETS,
+    Config,
+    TaskBatch,
+    block_logits,
+    init_params,
+    run_flops,
+    sample_task,
+)
 from .items import items_available, load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 
-__all__ = ["experiment_grid", "item_table", "train_runs"]
+__all__ = ["experiment_grid", "PresetCost", "preset_cost", "item_table", "train_runs"]
 
 
 def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
@@ -55,6 +67,28 @@ def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides)
                 n_test=p.n_test, lr=p.lr, embeddings=embeddings)
     base.update(overrides)
     return [Config(D_K=dk, h=h, seed=s, **base) for dk in p.D_K for h in p.h for s in range(p.seeds)]
+
+
+@dataclass(frozen=True)
+class PresetCost:
+    """What a preset costs by its matmul FLOP count (:func:`rgr.gpt2.block.run_flops`): an estimate, not a measurement.
+    Shown in the chapters *GPT-2 block* and *Does it replicate?* for the paper preset, which this project never ran."""
+
+    runs: int
+    steps: int  # per run
+    m: int
+    flops: float  # every run to its last step, with its checks and test
+
+    def hours(self, share: float) -> float:
+        """Hours of one H100 at ``share`` of its float32 peak (:func:`rgr.experiments.projection.gpu_hours`)."""
+        return gpu_hours(self.flops, share)
+
+
+def preset_cost(preset: str) -> PresetCost:
+    """The cost of a whole preset; the table's embeddings do not change it."""
+    grid = experiment_grid(preset, "stand-in")
+    p = PRESETS[preset]
+    return PresetCost(runs=len(grid), steps=p.steps, m=p.m, flops=float(sum(run_flops(c) for c in grid)))
 
 
 # ----------------------------------------------------------------------------- embeddings

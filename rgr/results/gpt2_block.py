@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..gpt2.table import STAND_IN_SOURCE
+from ..gpt2.training import PresetCost
 from .stats import summarize
 
 __all__ = ["COMPRESSIVE", "GPT2Reading", "GPT2Words", "embedding_label", "gpt2_reading", "gpt2_words", "is_stand_in"]
@@ -103,11 +104,14 @@ class GPT2Words:
     wall_min: float  # the table's wall time in minutes
     n_runs: int
     times_more: float  # m_needed over the book preset's m
+    paper_eflop: float  # the paper preset's matmul FLOPs / 1e18 (:func:`rgr.gpt2.training.preset_cost`)
+    paper_hours_half: float  # hours of one H100 at half its float32 peak for them
+    paper_hours_tenth: float  # at a tenth
 
 
-def gpt2_words(runs: pd.DataFrame, book_m: int, split: float = 0.3) -> GPT2Words:
+def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3) -> GPT2Words:
     """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
-    preset's m, against which a compressive table's size is put."""
+    preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost."""
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)
@@ -117,4 +121,5 @@ def gpt2_words(runs: pd.DataFrame, book_m: int, split: float = 0.3) -> GPT2Words
                      n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
                      n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
                      wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
-                     times_more=COMPRESSIVE * r.d_model / book_m)
+                     times_more=COMPRESSIVE * r.d_model / book_m, paper_eflop=paper.flops / 1e18,
+                     paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1))

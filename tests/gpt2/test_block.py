@@ -7,11 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
-from rgr.gpt2.block import PRESETS, Config, embed_inputs, forward, init_params, sample_task
+from rgr.gpt2.block import PRESETS, Config, embed_inputs, forward, init_params, run_flops, sample_task, step_flops
 from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
-from rgr.gpt2.training import experiment_grid, train_runs
+from rgr.gpt2.training import experiment_grid, preset_cost, train_runs
 from rgr.results.stats import t_interval
 from rgr.task.graphs import permutation_graph
 from rgr.task.rng import stream_key
@@ -154,3 +155,30 @@ def test_figure_states_the_embedding_source():
     assert mean == pytest.approx(0.4) and hi - mean == pytest.approx(4.302653 * 0.2 / 3**0.5, rel=1e-5)
     with pytest.raises(ValueError, match="missing"):
         plot_accuracy_vs_dk(pd.DataFrame({"D_K": [1]}))
+
+
+@pytest.mark.parametrize("h, D_K, causal", [(1, 8, True), (2, 16, False), (4, 16, True)])
+def test_step_flops_counts_every_matmul_of_a_training_step(h, D_K, causal):
+    """The closed form against torch's own count of a forward and backward pass (the table frozen, as in training)."""
+    cfg = Config(m=40, ell=3, d_model=24, D_K=D_K, h=h, d_ff=8, batch_size=5, causal=causal, embeddings="stand-in")
+    params = {k: v.requires_grad_(True) for k, v in init_params([cfg]).items()}
+    E = torch.randn(cfg.m + 1, cfg.d_model)
+    x = torch.randn(1, cfg.batch_size, cfg.ell + 2, cfg.d_model)
+    with FlopCounterMode(display=False) as counted:
+        (forward(params, x, cfg) @ E.T).logsumexp(-1).sum().backward()
+    assert counted.get_total_flops() == step_flops(cfg)
+
+
+def test_run_flops_adds_the_checks_and_the_test_as_forward_passes():
+    cfg = replace(TINY, steps=30, eval_interval=10, n_val=64, n_test=48)
+    params, E = init_params([cfg]), torch.randn(cfg.m + 1, cfg.d_model)
+    with FlopCounterMode(display=False) as counted, torch.no_grad():
+        forward(params, torch.randn(1, 1, cfg.ell + 2, cfg.d_model), cfg) @ E.T  # one example, forward only
+    checks = 30 // 10 + 1  # every eval_interval steps and after the last
+    assert run_flops(cfg) == 30 * step_flops(cfg) + (checks * 64 + 48) * counted.get_total_flops()
+    smoke = preset_cost("smoke")
+    assert smoke.flops == sum(run_flops(c) for c in experiment_grid("smoke", "stand-in"))
+    assert (smoke.runs, smoke.steps, smoke.m) == (len(experiment_grid("smoke")), PRESETS["smoke"].steps,
+                                                 PRESETS["smoke"].m)
+    paper = preset_cost("paper")
+    assert (paper.runs, paper.steps, paper.m) == (4 * 4 * 7, 100_000, 6144)  # the protocol's E7 grid

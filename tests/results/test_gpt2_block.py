@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from rgr.gpt2.table import STAND_IN_SOURCE
+from rgr.gpt2.training import PresetCost
 from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_reading, gpt2_words, is_stand_in
 from tests import ROOT
 
@@ -70,12 +71,14 @@ def test_titles_say_which_embeddings_the_table_used():
 
 def test_words_of_a_table_are_its_reading():
     runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
-    w = gpt2_words(runs, book_m=256, split=0.3)
+    paper = PresetCost(runs=112, steps=100_000, m=6144, flops=3e17)
+    w = gpt2_words(runs, book_m=256, paper=paper, split=0.3)
     r = gpt2_reading(runs, split=0.3)
     assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone) == (r.m, r.d_model, 3, 3, r.n_monotone)
     assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
     assert w.pct_best_last == pytest.approx(100 * 2 / 3) and w.wall_min == pytest.approx(len(runs))
     assert w.m_needed == COMPRESSIVE * 768 and w.times_more == pytest.approx(COMPRESSIVE * 768 / 256)
     assert w.embeddings.startswith("STAND-IN")
+    assert (w.paper_eflop, w.paper_hours_half, w.paper_hours_tenth) == (0.3, paper.hours(0.5), paper.hours(0.1))
     with pytest.raises(ValueError, match="book_m"):
-        gpt2_words(runs, book_m=0)
+        gpt2_words(runs, book_m=0, paper=paper)

@@ -1,0 +1,68 @@
+"""Where the replication chapter is limited: which experiments are read on a reduced preset, and the GPT-2 block's
+paper preset in FLOPs and GPU hours."""
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from rgr.experiments.projection import GPU_FP32_PEAK, gpu_hours
+from rgr.gpt2.training import PresetCost, preset_cost
+from rgr.results.replication.limits import Reduced, basis_of, chapter_limits, limits
+
+
+def _data(name, preset, seeds=2, h=(1, 32), m=(128, 1024)):
+    runs = pd.DataFrame([dict(seed=s, h=hh, m=mm) for s in range(seeds) for hh in h for mm in m])
+    return SimpleNamespace(name=name, preset=preset, runs=runs)
+
+
+GPT2 = pd.DataFrame(dict(m=[256, 256], d_model=[768, 768], embeddings=["stand-in", "stand-in"]))
+COST = PresetCost(runs=112, steps=100_000, m=6144, flops=3.0e17)
+
+
+def test_basis_names_each_reduced_experiment_once_and_leaves_out_paper_rows_and_gpt2():
+    loaded = {"base": {"base": _data("base", "paper", seeds=10)}, "lambda8": {"lambda8": _data("lambda8", "book")},
+              "gpt2": {"gpt2": _data("gpt2", "book")},
+              "diagonal": {"base": _data("base", "book", seeds=3, m=(64, 512)), "lambda8": _data("lambda8", "book")}}
+    done = {"base": 1.0, "lambda8": 0.99}
+    got = basis_of(loaded, done.get)
+    assert got == (Reduced("lambda8", "book", 2, 32, 1024, 0.99), Reduced("base", "book", 3, 32, 512, 1.0))
+
+
+def test_words_say_which_sweep_is_short_and_which_are_read_along_with_it():
+    reduced = (Reduced("lambda8", "book", 2, 32, 1024, 0.99), Reduced("base", "book", 3, 32, 512, 1.0))
+    words = limits(reduced, "book", GPT2, COST).presets
+    assert "lambda8 (book preset: 2 seeds, h up to 32, m up to 1024; its paper sweep 99% done)" in words
+    assert "base is complete at the paper preset but read on the reduced one" in words
+    assert "With 2 or 3 seeds" in words
+    assert "paper sweep 100%" not in words
+
+
+def test_words_when_every_sweep_but_gpt2_is_read_on_paper():
+    assert limits((), "book", GPT2, COST).presets.startswith("Every experiment but the GPT-2 block is read on its "
+                                                             "paper preset")
+
+
+def test_gpt2_words_give_the_cost_and_vanish_once_its_paper_rows_are_read():
+    words = limits((), "book", GPT2, COST).gpt2
+    assert "m = 256 items against d_model = 768 (m / d_model = 0.33, not compressive" in words
+    assert "112 runs of 100,000 steps at m = 6144" in words and "0.30 EFLOP" in words
+    assert f"{3.0e17 / (0.5 * GPU_FP32_PEAK) / 3600:.1f} h of one H100 at half" in words
+    assert "leases of 15 minutes" in words
+    compressive = GPT2.assign(m=6144, embeddings="gpt2")
+    assert "compressive, but smaller" in limits((), "book", compressive, COST).gpt2
+    assert limits((), "paper", GPT2, COST).gpt2 == "The GPT-2 block is read on its paper preset."
+
+
+def test_gpu_hours_in_closed_form_and_share_checked():
+    assert COST.hours(0.5) == pytest.approx(3.0e17 / (0.5 * GPU_FP32_PEAK) / 3600)
+    assert gpu_hours(3.0e17, 0.1, peak=1e12) == pytest.approx(3.0e17 / 1e11 / 3600)
+    with pytest.raises(ValueError, match="share"):
+        COST.hours(0)
+
+
+def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_preset():
+    gpt2 = SimpleNamespace(name="gpt2", preset="book", runs=GPT2)
+    got = chapter_limits({"diagonal": {"base": _data("base", "book", seeds=3)}, "gpt2": {"gpt2": gpt2}})
+    assert got.presets.startswith("base is complete at the paper preset")  # data/base.csv: the paper sweep is done
+    assert f"{preset_cost('paper').flops / 1e18:.2f} EFLOP" in got.gpt2
