@@ -12,6 +12,7 @@ Nothing here is typed from the data: every name and number comes from the rows, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ class Reduced:
     paper_done: float | None  # the share of the `paper` preset's planned runs in data/ (None: no such rows)
 
     def words(self) -> str:
-        done = "no rows yet" if self.paper_done is None else f"{self.paper_done:.0%} done"
+        done = "no rows yet" if self.paper_done is None else f"{math.floor(100 * self.paper_done)}% done"
         return (f"{self.name} ({self.preset} preset: {self.seeds} seeds, h up to {self.h_max}, m up to {self.m_max}; "
                 f"its paper sweep {done})")
 

@@ -36,6 +36,7 @@ def test_words_say_which_sweep_is_short_and_which_are_read_along_with_it():
     assert "base is complete at the paper preset but read on the reduced one" in words
     assert "With 2 or 3 seeds" in words
     assert "paper sweep 100%" not in words
+    assert "99% done" in Reduced("lambda8", "book", 2, 32, 1024, 0.998).words()  # not rounded up to 100% early
 
 
 def test_words_when_every_sweep_but_gpt2_is_read_on_paper():
