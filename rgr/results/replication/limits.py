@@ -20,6 +20,7 @@ import pandas as pd
 
 from ...catalog import preset_completeness
 from ...gpt2.training import PresetCost, preset_cost
+from ..gpt2_block import COMPRESSIVE, is_stand_in
 
 __all__ = ["Reduced", "Limits", "basis_of", "limits", "chapter_limits"]
 
@@ -88,9 +89,9 @@ def _gpt2_words(preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost, lease_mi
     if preset == "paper":
         return "The GPT-2 block is read on its paper preset."
     m, d = int(gpt2_rows["m"].max()), int(gpt2_rows["d_model"].max())
-    table = "a seeded stand-in table" if set(gpt2_rows["embeddings"]) == {"stand-in"} else "GPT-2's table"
-    reach = ("not compressive, so it tests the pipeline and the block, not the paper's claims" if m <= d else
-             "compressive, but smaller than the paper's")
+    table = "a seeded stand-in table" if is_stand_in(gpt2_rows["embedding_source"]) else "GPT-2's table"
+    reach = ("not compressive, so it tests the pipeline and the block, not the paper's claims"
+             if m < COMPRESSIVE * d else "compressive, but smaller than the paper's")
     return (f"The GPT-2 block is read on its {preset} preset: {table}, m = {m} items against d_model = {d} "
             f"(m / d_model = {m / d:.2f}, {reach}). Its paper preset ({cost.runs} runs of {cost.steps:,} steps at "
             f"m = {cost.m}) is "

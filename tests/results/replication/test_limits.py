@@ -16,7 +16,7 @@ def _data(name, preset, seeds=2, h=(1, 32), m=(128, 1024)):
     return SimpleNamespace(name=name, preset=preset, runs=runs)
 
 
-GPT2 = pd.DataFrame(dict(m=[256, 256], d_model=[768, 768], embeddings=["stand-in", "stand-in"]))
+GPT2 = pd.DataFrame(dict(m=[256, 256], d_model=[768, 768], embedding_source=["stand-in (not GPT-2)"] * 2))
 COST = PresetCost(runs=112, steps=100_000, m=6144, flops=3.0e17)
 
 
@@ -50,7 +50,7 @@ def test_gpt2_words_give_the_cost_and_vanish_once_its_paper_rows_are_read():
     assert "112 runs of 100,000 steps at m = 6144" in words and "0.30 EFLOP" in words
     assert f"{3.0e17 / (0.5 * GPU_FP32_PEAK) / 3600:.1f} h of one H100 at half" in words
     assert "leases of 15 minutes" in words
-    compressive = GPT2.assign(m=6144, embeddings="gpt2")
+    compressive = GPT2.assign(m=6144, embedding_source="openai-community/gpt2")
     assert "compressive, but smaller" in limits((), "book", compressive, COST).gpt2
     assert limits((), "paper", GPT2, COST).gpt2 == "The GPT-2 block is read on its paper preset."
 
