@@ -117,11 +117,13 @@ def sweep(argv: Sequence[str]) -> int:
                 print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
                       "for this experiment)")
             else:
-                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done)))
+                print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done,
+                                        max_stack=a.max_stack)))
             return 0
         if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
             print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
-                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done)]),
+                             "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done,
+                                                        max_stack=a.max_stack)]),
                   flush=True)
     except (UsageError, TableError) as e:
         return fail(prog, str(e))

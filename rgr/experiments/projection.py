@@ -194,7 +194,7 @@ def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median
 def dry_run_report(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", workers: int = 1, refine_rounds: int = 0,
     pending: Sequence[RunConfig] | None = None, dk_max: int | None = None, futility_share: float | None = None,
-    history: pd.DataFrame | None = None,
+    history: pd.DataFrame | None = None, max_stack: int | None = None,
 ) -> list[str]:
     """The lines ``sweep --dry-run`` prints (one calibration for all of them).
 
@@ -202,22 +202,24 @@ def dry_run_report(
     to train (projected exactly, in place of the first round). With refinement rounds, their bound and a range
     of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
     ``history``: the table's rows of this preset; their finished stacks calibrate the projection
-    (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does.
+    (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does. ``max_stack``:
+    the sweep's ``--max-stack`` (None: :func:`rgr.experiments.engine.groups.stack_cap`), so stacks are projected as
+    they will train.
     """
     configs = list(configs)
     todo = configs if pending is None else list(pending)
     cal = pick_calibration([*todo, *configs] if pending is not None else configs, device, history)
     total_lo = total_hi = 0.0
     if todo:
-        now = project(todo, device, workers, cal, futility_share=futility_share)
+        now = project(todo, device, workers, cal, max_stack, futility_share)
         label = "first round" if pending is None else "this round (the runs not yet in the table)"
         lines = [f"{label}: {now.describe()}"]
         total_lo = total_hi = now.seconds
     else:
         lines = ["this round: nothing left to train"]
     if refine_rounds > 0:
-        lo = project(refinement_runs(configs, 1), device, workers, cal, futility_share=futility_share)
-        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal, futility_share=futility_share)
+        lo = project(refinement_runs(configs, 1), device, workers, cal, max_stack, futility_share)
+        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal, max_stack, futility_share)
         total_lo += refine_rounds * lo.seconds
         total_hi += refine_rounds * max(lo.seconds, hi.seconds)
         lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "

@@ -149,10 +149,12 @@ class Experiment:
         return model_steps_bound(configs)
 
     def dry_run_report(self, preset: str, device: str | torch.device, workers: int = 1,
-                       shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None) -> list[str]:
+                       shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None,
+                       max_stack: int | None = None) -> list[str]:
         """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
         from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`). ``done``: this
-        preset's rows already in the table; then the current round's pending runs are what is projected."""
+        preset's rows already in the table; then the current round's pending runs are what is projected.
+        ``max_stack``: the sweep's ``--max-stack``, so its stacks are projected as they will train."""
         runs = self.planned_runs(preset, None, shard)
         grid = self.grid(preset)
         rounds = grid.refine_rounds if self.refine else 0
@@ -177,7 +179,7 @@ class Experiment:
         if not runs:
             return [head, "nothing to train: every run is reused"]
         return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max,
-                                      futility_share=share, history=done)]
+                                      futility_share=share, history=done, max_stack=max_stack)]
 
     def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root: Path | None = None) -> list[dict]:
         """Rows for the runs of ``todo`` that already trained with the same config elsewhere (:mod:`.reuse`)."""

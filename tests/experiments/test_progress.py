@@ -1,5 +1,7 @@
 """Progress that moves and a projection before a long sweep (issue 16 item 7)."""
 
+import re
+
 import torch
 
 from rgr import catalog, cli
@@ -25,6 +27,9 @@ def test_dry_run_prints_a_projection(capsys):
     assert cli.main(["sweep", "base", "--preset", "smoke", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "model-steps" in out and "projected total" in out
+    assert cli.main(["sweep", "base", "--preset", "smoke", "--dry-run", "--max-stack", "1"]) == 0
+    runs, stacks = re.search(r"first round: (\d+) runs in (\d+) stacks", capsys.readouterr().out).groups()
+    assert runs == stacks  # projected as --max-stack will train them: one run a stack
 
 
 def test_paper_on_a_cpu_says_how_long_before_it_starts(monkeypatch, capsys, tmp_path):

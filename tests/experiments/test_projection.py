@@ -49,6 +49,8 @@ def test_calibrated_projection_and_report():
     resumed = dry_run_report(cfgs, "cpu", 1, refine_rounds=0, pending=cfgs[:1])
     assert resumed[0].startswith("this round (the runs not yet in the table): 1 runs")
     assert dry_run_report(cfgs, "cpu", 1, pending=[])[0] == "this round: nothing left to train"
+    alone = dry_run_report(cfgs, "cpu", 1, refine_rounds=1, max_stack=1)  # as `sweep --max-stack 1` will train them
+    assert " in 4 stacks" in alone[0] and " in 2 stacks" in lines[0]  # by default: by shape
 
 
 def test_refinement_stand_ins_at_the_median_or_twice_the_top():

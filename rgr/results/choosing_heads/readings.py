@@ -72,6 +72,8 @@ class ValidationReading:
     and how many of them hold the measured D_K* inside the predicted interval."""
 
     refit_note: str  # the preregistered cell under a rule refitted after the fact ("" when there is none)
+    lambda8_cells: str  # lambda8's held-out cells, "(1024, 128)" or "(1024, 128), (2048, 256) and (4096, 512)"
+    further_cells: str  # a sentence on the held-out cells past the named ones ("" when there are none)
     lambda32: HeldOut
     lambda8: HeldOut
     design_check: HeldOut
@@ -93,8 +95,45 @@ def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> V
     before = [r for r in val.itertuples() if not r.prediction.endswith("after the fact")]
     held = {r.experiment: r for r in before if (int(r.m), int(r.d_model)) == NAMED_CELLS.get(r.experiment)}
     cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in NAMED_CELLS}
-    return ValidationReading(refit_note=refit_note(val), **cells, n_held=len(before),
+    at = {r: (int(r.m), int(r.d_model)) for r in before}
+    lambda8 = sorted({at[r] for r in before if r.experiment == "lambda8"}) or [NAMED_CELLS["lambda8"]]
+    further = [r for r in before if r.experiment in NAMED_CELLS and at[r] != NAMED_CELLS[r.experiment]]
+    return ValidationReading(refit_note=refit_note(val), lambda8_cells=_and([_cell(m, d) for m, d in lambda8]),
+                             further_cells=_further(further, runs), **cells, n_held=len(before),
                              n_held_inside=sum(bool(r.inside) for r in before))
+
+
+def _cell(m: int, d_model: int) -> str:
+    return f"({m}, {d_model})"
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
+    """One sentence per held-out sweep on its cells past the named one: prediction [interval] against the measured
+    D_K*, inside or not, and the seeds each cell ran."""
+    said = []
+    for name in NAMED_CELLS:
+        mine = sorted((r for r in rows if r.experiment == name), key=lambda r: (r.m, r.d_model))
+        if not mine:
+            continue
+        r0 = runs[name]
+        seeds = [int(r0.loc[(r0["m"] == r.m) & (r0["d_model"] == r.d_model), "seed"].nunique()) for r in mine]
+        each = [f"at {_cell(int(r.m), int(r.d_model))} it predicted {r.D_K_pred:.0f} ({r.D_K_lo:.0f}–{r.D_K_hi:.0f}) "
+                f"against " + ("no threshold (no budget tried reached the target)" if pd.isna(r.D_K_star)
+                               else f"a measured {r.D_K_star:.0f}") + f" ({'inside' if r.inside else 'outside'})"
+                for r in mine]
+        if len(mine) == 1:
+            ran = f"this cell ran {seeds[0]} seed{'s' if seeds[0] != 1 else ''}"
+        elif len(set(seeds)) == 1:
+            ran = f"these cells ran {seeds[0]} seed{'s' if seeds[0] != 1 else ''} each"
+        else:
+            ran = "these cells ran " + _and([str(n) for n in seeds]) + " seeds"
+        lam = round(mine[0].m / mine[0].d_model)
+        said.append(f"Further along the m/d_model = {lam} diagonal ({name}), " + _and(each) + f"; {ran}.")
+    return " ".join(said)
 
 
 @dataclass(frozen=True)

@@ -49,13 +49,15 @@ def test_validation_reading_keeps_the_rows_made_before_the_result():
                         _val_row("lambda32", "paper fit", 400, False, cell=(2048, 64)),  # not the named cell
                         _val_row("design_check", "preregistered", 150, False),
                         _val_row("design_check", "paper fit, after the fact", 110, True)])
-    heads = pd.DataFrame(dict(h=[1, 2, 4, 8, 16]))
+    heads = pd.DataFrame(dict(h=[1, 2, 4, 8, 16], m=2048, d_model=64, seed=0))
     r = validation_reading(val, {"lambda32": heads, "lambda8": heads, "design_check": heads})
     assert r.lambda32.D_K_star == 90 and r.lambda32.inside == "inside" and r.lambda32.h_inside == "inside the interval"
     assert r.design_check.D_K_star == 150 and r.design_check.inside == "outside"  # the preregistered row, not the refit
     assert math.isnan(r.lambda8.D_K_pred) and r.lambda8.inside == r.lambda8.h_inside == "—"
     assert r.refit_note.startswith("Refitted on the paper rows")
     assert (r.n_held, r.n_held_inside) == (3, 1)  # every row made before its result, the named cells or not
+    assert r.further_cells == ("Further along the m/d_model = 32 diagonal (lambda32), at (2048, 64) it "
+                                      "predicted 100 (80–120) against a measured 400 (outside); this cell ran 1 seed.")
     glued = finding_values(r)
     assert "lambda32_D_K_pred" in glued and "design_check_h_inside" in glued and "refit_note" in glued
 
@@ -87,3 +89,23 @@ def test_held_out_cells_leave_out_the_fitted_grid():
     held = held_out_cells({"lambda32": extra, "lambda8": base}, base)
     assert sorted(zip(held["lambda32"].m, held["lambda32"].d_model)) == [(512, 16), (512, 32), (1024, 32), (2048, 64)]
     assert len(held["lambda8"]) == 0
+
+
+def test_validation_reading_names_every_held_out_cell_and_words_the_further_ones():
+    val = pd.DataFrame([_val_row("lambda8", "paper fit", 90, True),
+                        _val_row("lambda8", "paper fit", 110, True, cell=(2048, 256)),
+                        _val_row("lambda8", "paper fit", float("nan"), False, cell=(4096, 512))])
+    heads = pd.DataFrame(dict(h=[1, 2, 4]))
+    runs = pd.DataFrame(dict(m=[1024] * 10 + [2048] * 3 + [4096] * 3, d_model=[128] * 10 + [256] * 3 + [512] * 3,
+                             seed=list(range(10)) + [0, 1, 2] * 2, h=1))
+    r = validation_reading(val, {"lambda32": heads, "lambda8": runs, "design_check": heads})
+    assert r.lambda8_cells == "(1024, 128), (2048, 256) and (4096, 512)"
+    assert r.lambda8.D_K_star == 90  # the named cell stays (1024, 128)
+    assert r.further_cells == ("Further along the m/d_model = 8 diagonal (lambda8), at (2048, 256) it predicted 100 "
+                               "(80–120) against a measured 110 (inside) and at (4096, 512) it predicted 100 (80–120) "
+                               "against no threshold (no budget tried reached the target) (outside); "
+                               "these cells ran 3 seeds each.")
+    alone = validation_reading(val.iloc[:1], {"lambda32": heads, "lambda8": runs, "design_check": heads})
+    assert alone.lambda8_cells == "(1024, 128)" and alone.further_cells == ""
+    empty = validation_reading(val.iloc[:0], {"lambda32": heads, "lambda8": runs, "design_check": heads})
+    assert empty.lambda8_cells == "(1024, 128)"  # the sweep's named cell when the table is too thin for a row
