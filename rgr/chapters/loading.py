@@ -28,7 +28,7 @@ from ..experiments.runner import run_sweep
 from ..store import TableError
 
 __all__ = ["ExperimentData", "load_experiment", "load_experiments", "load_groups", "provenance_note", "reproduce_note",
-           "scope_words"]
+           "scope_words", "seeds_words"]
 
 
 @dataclass(frozen=True)
@@ -138,14 +138,24 @@ def _commits(df: pd.DataFrame, most: int = 3) -> str:
     return f"{len(names)} commits, from {names[0]} to {by_date.iloc[-1]}"
 
 
+def seeds_words(df: pd.DataFrame) -> str:
+    """How many seeds the rows train: "10 seeds", or "3–10 seeds a cell" where the (m, d_model) cells differ (the
+    lambda = 8 diagonal's largest points run 3); "" when the rows have no seed."""
+    if "seed" not in df or not len(df):
+        return ""
+    cells = [c for c in ("m", "d_model") if c in df]
+    per = df.groupby(cells)["seed"].nunique() if cells else pd.Series([df["seed"].nunique()])
+    lo, hi = int(per.min()), int(per.max())
+    return f"{lo}–{hi} seeds a cell" if lo != hi else f"{hi} seed{'s' if hi != 1 else ''}"
+
+
 def provenance_note(data: ExperimentData) -> Markdown:
     """A visible note: which preset, device, code version and dates produced the rows."""
     df = data.runs
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)
     dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
-    seeds = df["seed"].nunique() if "seed" in df else None
-    seeds = f" ({seeds} seed{'s' if seeds != 1 else ''})" if seeds else ""
+    seeds = f" ({seeds_words(df)})" if seeds_words(df) else ""
     lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}`{seeds} on {devices}; "
              f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
     if data.requested == "auto":
@@ -168,8 +178,7 @@ def scope_words(data: ExperimentData) -> str:
     Glued as text, so no Markdown in it (backticks would show as such)."""
     df = data.runs
     cells = len(df[["m", "d_model"]].drop_duplicates())
-    seeds, h_max = int(df["seed"].nunique()), int(df["h"].max())
-    said = (f"the {data.preset} preset trains {seeds} seed{'s' if seeds != 1 else ''} and head counts up to {h_max} "
+    said = (f"the {data.preset} preset trains {seeds_words(df)} and head counts up to {int(df['h'].max())} "
             f"at {cells} cell{'s' if cells != 1 else ''}")
     grid = getattr(get(data.name), "grid", None)
     if grid is None:

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .findings import nan_if_none
+from .findings import listed, nan_if_none
 from .stats import tie_margin
+from .thresholds import meets_precondition
 
-__all__ = ["DiagonalTrend", "cells_basis", "diagonal_table", "diagonal_trend", "extreme_table", "on_diagonal",
-           "with_cells_of"]
+__all__ = ["STOP_COLUMNS", "DiagonalTrend", "at_threshold", "cells_basis", "cutoff_reason", "diagonal_table",
+           "diagonal_trend", "extreme_table", "on_diagonal", "trend_reason", "with_cells_of"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class DiagonalTrend:
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
     # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
     basis: str = "—"
+    # likely reasons the measured rise falls short of the law's (:func:`trend_reason`; "" when the data give none)
+    reason: str = ""
 
 
 def on_diagonal(runs: pd.DataFrame, lam: int) -> pd.DataFrame:
@@ -58,7 +61,9 @@ def with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
 
 
 def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
-    """The first and last m of the diagonal cells with a D_K*, against the law's ln m growth."""
+    """The first and last m of the diagonal cells with a D_K*, against the law's ln m growth, and likely reasons
+    where it falls short (:func:`trend_reason`; the step cutoffs only where ``cells`` has the columns of
+    :func:`at_threshold`)."""
     ok = cells[cells["D_K_star"].notna()].sort_values("m")
     nan = math.nan
     if len(ok) < 2:
@@ -76,7 +81,60 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=int(a["m"]), m_last=int(z["m"]), dk_first=v["c"][0],
                          dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
                          dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
-                         law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok))
+                         law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok),
+                         reason=trend_reason(ok.iloc[[0, -1]]) if where == "above" else "")
+
+
+def trend_reason(ends: pd.DataFrame) -> str:
+    """Likely reasons D_K* rises less than the law between the diagonal's first and last cells (``ends``): the first
+    outside the law's precondition (:func:`rgr.results.thresholds.meets_precondition`), and, with the columns of
+    :func:`at_threshold`, the step cutoffs (:func:`cutoff_reason`). Runs cut only at the last cell are no reason:
+    they can only raise its D_K*. "" when neither applies."""
+    a = ends.iloc[0]
+    said = []
+    if not meets_precondition(ends.iloc[:1]).iloc[0]:
+        said.append(f"the first cell, ({int(a.m)}, {int(a.d_model)}), lies outside the law's precondition "
+                    f"d_model ≳ c0 ln m (the law's fit without such cells leaves it out), so the law need not set its "
+                    f"D_K*")
+    if "n_cut" in ends and cutoff_reason(ends):
+        said.append(cutoff_reason(ends))
+    return ("Likely reasons, not measured here: " + "; ".join(said) + ".") if said else ""
+
+
+STOP_COLUMNS = ("stop_reason", "max_steps")  # what :func:`at_threshold` reads of each run
+
+
+def at_threshold(runs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """``cells`` (with m, d_model, h_star, D_K_star) with, at each cell's D_K* point (h*, D_K*): how many runs there
+    are (``n_at_star``), how many the step cutoff stopped (``n_cut``: stop reason "cutoff", short of early
+    stopping) and that cutoff (``cutoff``, steps). Zero runs where a cell has no D_K*."""
+    missing = sorted(set(STOP_COLUMNS) - set(runs))
+    if missing:
+        raise ValueError(f"runs must record how each run stopped: missing column(s) {missing}")
+    at = runs.merge(cells[["m", "d_model", "h_star", "D_K_star"]].dropna(), left_on=["m", "d_model", "h", "D_K"],
+                    right_on=["m", "d_model", "h_star", "D_K_star"])
+    per = at.assign(cut=at["stop_reason"] == "cutoff").groupby(["m", "d_model"]).agg(
+        n_at_star=("seed", "size"), n_cut=("cut", "sum"), cutoff=("max_steps", "max"))
+    out = cells.join(per, on=["m", "d_model"])
+    return out.fillna({"n_at_star": 0, "n_cut": 0}).astype({"n_at_star": int, "n_cut": int})
+
+
+def cutoff_reason(ends: pd.DataFrame) -> str:
+    """A likely reason D_K* rises less than the law between two cells (``ends``: the first and last, rows of
+    :func:`at_threshold`): most runs at both D_K* points were stopped by step cutoffs that differ, so each D_K* is an
+    upper bound on the settled threshold by an amount that depends on its cutoff. Offered as a reason, not measured
+    here; "" unless the last cell's cutoff is the longer and most runs at both points were cut."""
+    a, z = ends.iloc[0], ends.iloc[-1]
+    if min(a["n_at_star"], z["n_at_star"]) == 0 or a["cutoff"] >= z["cutoff"]:
+        return ""
+    if 2 * a["n_cut"] < a["n_at_star"] or 2 * z["n_cut"] < z["n_at_star"]:
+        return ""
+    said = "; ".join(f"m = {int(c.m)}: {int(c.n_cut)} of {int(c.n_at_star)} at {int(c.cutoff):,} steps"
+                     for c in (a, z))
+    return (f"at both ends most runs at D_K* were stopped by the step cutoff ({said}), so each D_K* is an upper "
+            f"bound on the settled threshold the law describes, by an amount that depends on the cutoff, "
+            f"{z['cutoff'] / a['cutoff']:.0f} times longer at m = {int(z.m)}: where the shorter cutoff raises "
+            f"D_K*(m = {int(a.m)}) more, the ratio falls below the law's")
 
 
 def cells_basis(cells: pd.DataFrame) -> str:
@@ -97,7 +155,7 @@ def cells_basis(cells: pd.DataFrame) -> str:
     parts.sort(key=lambda t: t[2])
     where = lambda lo, hi: f"m = {lo}" if lo == hi else f"m = {lo}–{hi}"
     if len({p for p, *_ in parts}) == 1:  # one preset, seeds differing between the tables
-        seeds = " and ".join(f"{n} at {where(lo, hi)}" for _, n, lo, hi in parts)
+        seeds = listed([f"{n} at {where(lo, hi)}" for _, n, lo, hi in parts])
         return f"all from the {parts[0][0]} preset, seeds {seeds}"
     text = ", ".join(f"{p} with {n} seeds at {where(lo, hi)}" if i == 0 else f"{p} with {n} at {where(lo, hi)}"
                      for i, (p, n, lo, hi) in enumerate(parts))

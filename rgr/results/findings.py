@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DIGITS", "Text", "entries", "flatten", "glued", "nan_if_none", "pastes_as_itself"]
+__all__ = ["DIGITS", "Text", "entries", "flatten", "glued", "listed", "nan_if_none", "pastes_as_itself"]
 
 DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 
@@ -54,6 +54,13 @@ def pastes_as_itself(text: str) -> bool:
         return str(ast.literal_eval(text)) == text
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return True
+
+
+def listed(words: list[str]) -> str:
+    """``words`` as prose lists them: "a", "a and b", "a, b and c"."""
+    if not words:
+        raise ValueError("words must name at least one item")
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def nan_if_none(v: Any) -> float:

@@ -22,7 +22,7 @@ import pandas as pd
 from .. import catalog
 from ..store import load_table
 from ..task.metrics import F1_TARGET
-from .diagonals import DiagonalTrend, diagonal_trend, on_diagonal, with_cells_of
+from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 __all__ = [
@@ -253,8 +253,10 @@ class ChapterCells(NamedTuple):
 
 def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
-    one)."""
+    one) and how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it)."""
     t = thresholds(runs)
+    if set(STOP_COLUMNS) <= set(runs) and len(t):
+        t = at_threshold(runs, t)
     if "preset" in runs and len(t):
         p = runs.groupby(["m", "d_model"])["preset"].agg(lambda s: "+".join(sorted(set(s)))).rename("preset")
         t = t.join(p, on=["m", "d_model"])

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .findings import listed
+
 __all__ = ["ShownCell", "shown_cell", "ShownDegrees", "shown_degrees"]
 
 
@@ -43,4 +45,4 @@ def shown_degrees(runs: pd.DataFrame, wanted: tuple[int, ...]) -> ShownDegrees:
         raise ValueError("runs must have a column 'r' (the out-degree)")
     present = sorted({int(r) for r in runs["r"]})
     show = [int(r) for r in wanted if r in present] or present[:2]
-    return ShownDegrees(fig11_r=" and ".join(f"r = {r}" for r in show), degrees=tuple(show))
+    return ShownDegrees(fig11_r=listed([f"r = {r}" for r in show]), degrees=tuple(show))

@@ -7,7 +7,7 @@ import pytest
 
 from rgr.chapters.display import MISSING
 from rgr.chapters.prose import finding_values
-from rgr.results.findings import Text, pastes_as_itself
+from rgr.results.findings import Text, listed, pastes_as_itself
 
 
 @dataclass(frozen=True)
@@ -48,3 +48,9 @@ def test_what_pastes_as_itself():
     assert pastes_as_itself("inside") and pastes_as_itself("0.33") and pastes_as_itself("1.21 (95% noise interval)")
     assert not pastes_as_itself("8, 8") and not pastes_as_itself("0.960") and not pastes_as_itself("[1,2]")
     assert pastes_as_itself("(1, 2)")  # reads back as itself
+
+
+def test_a_list_as_prose_words_it():
+    assert listed(["a"]) == "a" and listed(["a", "b"]) == "a and b" and listed(["a", "b", "c"]) == "a, b and c"
+    with pytest.raises(ValueError, match="words"):
+        listed([])

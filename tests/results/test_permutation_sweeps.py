@@ -9,7 +9,14 @@ import pytest
 
 matplotlib.use("Agg")
 
-from rgr.results.diagonals import cells_basis, diagonal_table, diagonal_trend, extreme_table
+from rgr.results.diagonals import (
+    at_threshold,
+    cells_basis,
+    cutoff_reason,
+    diagonal_table,
+    diagonal_trend,
+    extreme_table,
+)
 from rgr.results.findings import flatten
 from rgr.results.permutation_sweeps import (
     chapter_cells,
@@ -108,6 +115,45 @@ def test_diagonal_that_grows_and_too_few_cells():
     noisy = _runs([(128, 16), (1024, 128)], lambda m, d: 30 if m == 128 else 40)
     noisy.loc[(noisy.m == 128) & (noisy.D_K == 32) & (noisy.seed == 0), "test_f1"] = 0.98  # D_K* 32, interval [32, 64]
     assert diagonal_trend(thresholds(noisy)).grows == "rises within the intervals"
+
+
+def _cut(runs: pd.DataFrame, cut_at: dict[int, int]) -> pd.DataFrame:
+    """``runs`` with a stop reason: the first ``cut_at[m]`` seeds of each point in cell m stopped at the cutoff."""
+    cut = runs["seed"] < runs["m"].map(cut_at)
+    return runs.assign(stop_reason=np.where(cut, "cutoff", "early_stop"))
+
+
+def test_runs_at_each_threshold_and_the_cutoffs_as_a_likely_reason():
+    flat = lambda m, d: 48  # noqa: E731  the same D_K* at both ends: no growth
+    runs = pd.concat([_runs([(512, 64)], flat, seeds=10), _runs([(4096, 512)], flat, max_steps=200000)])
+    at = at_threshold(_cut(runs, {512: 9, 4096: 3}), thresholds(runs)).sort_values("m")
+    assert at[["n_at_star", "n_cut", "cutoff"]].values.tolist() == [[10, 9, 20000], [3, 3, 200000]]
+    why = cutoff_reason(at)
+    assert "m = 512: 9 of 10 at 20,000 steps; m = 4096: 3 of 3 at 200,000 steps" in why and "10 times" in why
+    # no reason where most runs at one end settled, or the cutoffs are equal, or a cell has no threshold
+    assert cutoff_reason(at_threshold(_cut(runs, {512: 4, 4096: 3}), thresholds(runs)).sort_values("m")) == ""
+    same = _runs([(512, 64), (4096, 512)], flat, seeds=3)
+    assert cutoff_reason(at_threshold(_cut(same, {512: 3, 4096: 3}), thresholds(same)).sort_values("m")) == ""
+    t = thresholds(runs).sort_values("m")
+    none = at_threshold(_cut(runs, {512: 9, 4096: 3}), t.assign(D_K_star=[t["D_K_star"].iloc[0], math.nan]))
+    assert none["n_at_star"].tolist() == [10, 0] and cutoff_reason(none) == ""
+    with pytest.raises(ValueError, match="stop_reason"):
+        at_threshold(runs, t)
+
+
+def test_a_shortfall_names_the_precondition_and_the_cutoffs_where_they_apply():
+    flat = lambda m, d: 48  # noqa: E731
+    runs = pd.concat([_runs([(128, 16)], flat, seeds=10), _runs([(4096, 512)], flat, max_steps=200000)])
+    cells = thresholds(runs)
+    d = diagonal_trend(cells)  # no stop reasons: the precondition only
+    assert d.law_outside == "above" and "(128, 16), lies outside the law's precondition" in d.reason
+    assert "cutoff" not in d.reason
+    both = diagonal_trend(at_threshold(_cut(runs, {128: 10, 4096: 3}), cells))
+    assert both.reason.startswith("Likely reasons, not measured here:") and "10 of 10 at 20,000 steps" in both.reason
+    # runs cut only at the last cell can only raise its D_K*: no reason for a shortfall
+    assert "cutoff" not in diagonal_trend(at_threshold(_cut(runs, {128: 0, 4096: 3}), cells)).reason
+    rising = thresholds(_runs([(512, 64), (4096, 512)], lambda m, d: m / 4))
+    assert diagonal_trend(rising).reason == ""  # the law's rise is no shortfall
 
 
 @pytest.mark.parametrize(("opt", "cons", "where"), [(64, 88, "inside"), (88, 96, "inside"), (89, 128, "below"),

@@ -7,7 +7,14 @@ import pytest
 
 from rgr.catalog import get as get_table
 from rgr.catalog import load_complete, produce_command
-from rgr.chapters.loading import ExperimentData, load_experiment, provenance_note, reproduce_note, scope_words
+from rgr.chapters.loading import (
+    ExperimentData,
+    load_experiment,
+    provenance_note,
+    reproduce_note,
+    scope_words,
+    seeds_words,
+)
 from rgr.paths import data_dir
 from rgr.store import TableError, repair_table
 
@@ -59,6 +66,15 @@ def test_scope_words_count_what_the_rows_span_and_the_presets_rounds():
     assert said == "the book preset trains 2 seeds and head counts up to 16 at 2 cells, with 1 refinement round"
     one = scope_words(ExperimentData("value", "paper", rows[rows.seed == 0]))
     assert one.startswith("the paper preset trains 1 seed and") and one.endswith("with 0 refinement rounds")
+
+
+def test_seeds_are_counted_per_cell_and_a_range_named_where_cells_differ():
+    rows = pd.DataFrame([dict(m=m, d_model=m // 8, h=1, seed=s) for m in (512, 4096)
+                         for s in range(10 if m == 512 else 3)])
+    assert seeds_words(rows) == "3–10 seeds a cell" and seeds_words(rows[rows.m == 512]) == "10 seeds"
+    assert seeds_words(rows[rows.seed == 0]) == "1 seed" and seeds_words(rows.drop(columns="seed")) == ""
+    assert "(3–10 seeds a cell)" in provenance_note(ExperimentData("lambda8", "paper", rows.assign(
+        device_name="cpu", git_commit="a", rgr_version="0.1.0", date="2026-11-27T00:00:00Z"))).data
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
-from ..findings import nan_if_none
+from ..findings import listed, nan_if_none
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
@@ -95,20 +95,19 @@ def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> V
     before = [r for r in val.itertuples() if not r.prediction.endswith("after the fact")]
     held = {r.experiment: r for r in before if (int(r.m), int(r.d_model)) == NAMED_CELLS.get(r.experiment)}
     cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in NAMED_CELLS}
-    at = {r: (int(r.m), int(r.d_model)) for r in before}
-    lambda8 = sorted({at[r] for r in before if r.experiment == "lambda8"}) or [NAMED_CELLS["lambda8"]]
-    further = [r for r in before if r.experiment in NAMED_CELLS and at[r] != NAMED_CELLS[r.experiment]]
-    return ValidationReading(refit_note=refit_note(val), lambda8_cells=_and([_cell(m, d) for m, d in lambda8]),
+    lambda8 = sorted({_at(r) for r in before if r.experiment == "lambda8"}) or [NAMED_CELLS["lambda8"]]
+    further = [r for r in before if r.experiment in NAMED_CELLS and _at(r) != NAMED_CELLS[r.experiment]]
+    return ValidationReading(refit_note=refit_note(val), lambda8_cells=listed([_cell(m, d) for m, d in lambda8]),
                              further_cells=_further(further, runs), **cells, n_held=len(before),
                              n_held_inside=sum(bool(r.inside) for r in before))
 
 
+def _at(r) -> tuple[int, int]:
+    return int(r.m), int(r.d_model)
+
+
 def _cell(m: int, d_model: int) -> str:
     return f"({m}, {d_model})"
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
@@ -119,8 +118,8 @@ def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
         mine = sorted((r for r in rows if r.experiment == name), key=lambda r: (r.m, r.d_model))
         if not mine:
             continue
-        r0 = runs[name]
-        seeds = [int(r0.loc[(r0["m"] == r.m) & (r0["d_model"] == r.d_model), "seed"].nunique()) for r in mine]
+        n_seeds = runs[name].groupby(["m", "d_model"])["seed"].nunique()
+        seeds = [int(n_seeds.get(_at(r), 0)) for r in mine]
         each = [f"at {_cell(int(r.m), int(r.d_model))} it predicted {r.D_K_pred:.0f} ({r.D_K_lo:.0f}–{r.D_K_hi:.0f}) "
                 f"against " + ("no threshold (no budget tried reached the target)" if pd.isna(r.D_K_star)
                                else f"a measured {r.D_K_star:.0f}") + f" ({'inside' if r.inside else 'outside'})"
@@ -130,9 +129,9 @@ def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
         elif len(set(seeds)) == 1:
             ran = f"these cells ran {seeds[0]} seed{'s' if seeds[0] != 1 else ''} each"
         else:
-            ran = "these cells ran " + _and([str(n) for n in seeds]) + " seeds"
+            ran = "these cells ran " + listed([str(n) for n in seeds]) + " seeds"
         lam = round(mine[0].m / mine[0].d_model)
-        said.append(f"Further along the m/d_model = {lam} diagonal ({name}), " + _and(each) + f"; {ran}.")
+        said.append(f"Further along the m/d_model = {lam} diagonal ({name}), " + listed(each) + f"; {ran}.")
     return " ".join(said)
 
 

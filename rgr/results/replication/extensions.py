@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
 from ..stats import summarize, t_interval, within
 from . import reported as rep
@@ -118,7 +119,7 @@ def _unsettled(runs: pd.DataFrame, d_model: int, h: int, D_K: int) -> str | None
     cut = int((at["stop_reason"] == "cutoff").sum()) if "stop_reason" in at else 0
     if cut:
         why.append(f"{cut} of {len(at)} runs hit the {int(at['max_steps'].max()):,}-step cutoff still improving")
-    return f"h = {h}: " + " and ".join(why) if why else None
+    return f"h = {h}: " + listed(why) if why else None
 
 
 def value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...task.metrics import F1_TARGET, reaches_target
 from ...theory.laws import regular_x_bound, scaling_x
-from ..diagonals import on_diagonal, with_cells_of
+from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
 from ..thresholds import curves
 from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, fit_row, reached, untestable
@@ -61,16 +61,18 @@ def diag_rows(base: Source, lam: Source) -> list[ClaimRow]:
     d = reached(seed_draws(runs))
     d = d.take(np.argsort(d.cells["m"].to_numpy(), kind="stable"))
     seeds = {int(m): int(g.groupby(["h", "D_K"])["seed"].nunique().max()) for m, g in runs.groupby("m")}
-    return growth_rows(d, b, seeds) + [diag_heads(d, b)]
+    return growth_rows(d, b, seeds, runs) + [diag_heads(d, b)]
 
 
 THIN_SEEDS = 3  # a point measured with fewer seeds has at most 3 distinct seed resamples: its noise interval is thin
 
 
-def growth_rows(d: Draws, b: str, seeds: dict[int, int]) -> list[ClaimRow]:
+def growth_rows(d: Draws, b: str, seeds: dict[int, int], runs: pd.DataFrame | None = None) -> list[ClaimRow]:
     """D_K*(last) / D_K*(first) over m >= 512 against the law's ratio; the cells below 512 against the trend c m ln m /
     d_model fitted on m >= 512, both refitted on every seed replicate. The ratio rests on its two cells: a deviation
-    where one has fewer than :data:`THIN_SEEDS` seeds (``seeds``: per m) has the cause "thin"."""
+    where one has fewer than :data:`THIN_SEEDS` seeds (``seeds``: per m) has the cause "thin"; with their ``runs``,
+    a deviation names the step cutoffs as a likely reason where they apply
+    (:func:`rgr.results.diagonals.cutoff_reason`)."""
     start = rep.claim("diag_growth").value
     late = np.flatnonzero(d.cells["m"].to_numpy() >= start)
     if len(late) < 2:
@@ -80,8 +82,15 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int]) -> list[ClaimRow]:
     law = float(scaling_x(z.m, z.d_model) / scaling_x(a.m, a.d_model))
     n = noise(d, lambda dk, h: dk[late[-1]] / dk[late[0]])
     thin = [f"m = {int(c.m)}: {seeds.get(int(c.m), 0)} seeds" for c in (a, z) if seeds.get(int(c.m), 0) < THIN_SEEDS]
-    cave = f"The book's diagonal stops at m = {int(d.cells.m.max())} (paper: 4096)"
-    cave += f"; the ratio rests on a cell with fewer than {THIN_SEEDS} seeds ({', '.join(thin)})" if thin else ""
+    short = z.m < rep.PAPER_DIAG_M_MAX
+    cave = [f"the book's diagonal stops at m = {int(z.m)} (paper: {rep.PAPER_DIAG_M_MAX})"] if short else []
+    cave += [f"the ratio rests on a cell with fewer than {THIN_SEEDS} seeds ({', '.join(thin)})"] if thin else []
+    stops = runs is not None and set(STOP_COLUMNS) <= set(runs)
+    why = cutoff_reason(at_threshold(runs, d.cells.iloc[[late[0], late[-1]]])) if stops else ""
+    cave += [f"a likely reason, not measured here: {why}; the paper's cutoffs (its Table 2) are the same, so this "
+             f"does not say why its ratio differs"] if why else []
+    cave = "; ".join(cave)
+    cave = cave[:1].upper() + cave[1:]
     v = noise_verdict(law, n.value, n.lo, n.hi, n.lo99, n.hi99, caveat=cave)
     if thin and v.status == "deviates" and not v.near_miss:
         v = Verdict(v.status, v.detail, cause="thin")

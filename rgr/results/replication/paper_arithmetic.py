@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ...theory.laws import scaling_x
+from ..findings import listed
 from ..thresholds import meets_precondition
 from . import reported as rep
 from .verdicts import LOG_BASES
@@ -240,7 +241,7 @@ def arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
                 else f" (the nearest R² with its {'line' if fit == 'heads' else 'slope'}: {c.nearest[2]:.3f})"
             )
             said.append(f"{f'{c.matches:,} assignments' if c.reproduced else 'none'}{where}{near}")
-        parts.append(f"{name} is reproduced by " + " and ".join(said))
+        parts.append(f"{name} is reproduced by " + listed(said))
     lead = "Of every power-of-two head assignment at the paper's own Table 1 d_k, " + "; ".join(parts) + "."
     if all_reproduced(checks):
         return lead + " Each fit can come from the twelve base cells at their Table 1 values."

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 __all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
            "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS",
-           "PAPER_FEW_SEEDS"]
+           "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX"]
 
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
@@ -163,6 +163,7 @@ PAPER_SEEDS = {"base": 10, "lambda8": 10, "regular": 10, "softmax": 3, "value": 
 PAPER_MAX_HEADS = 64
 # protocol E2: "3 seeds for the largest points" of the lambda = 8 diagonal (the paper preset reads them as m >= 2048)
 PAPER_FEW_SEEDS = {"lambda8": (2048, 3)}  # experiment -> (from m, seeds)
+PAPER_DIAG_M_MAX = 4096  # the lambda = 8 diagonal of Fig. 4 (protocol E2) runs to m = 4096
 
 
 def claim(key: str) -> Reported:

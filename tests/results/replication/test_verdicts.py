@@ -338,6 +338,25 @@ def test_the_diagonal_reads_one_preset_and_takes_a_shared_cell_from_lambda8():
     assert {r.key: r for r in evaluate(src, joint, checks=NO_CHECKS)}["diag_growth"].value == pytest.approx(2.0)
 
 
+def test_the_growth_row_names_a_short_diagonal_and_the_cutoffs_as_a_likely_reason():
+    base = _runs({(512, 64): 64}, seeds=tuple(range(10)))
+    lam = _runs({(1024, 128): 64, (4096, 512): 64}, seeds=(0, 1, 2))
+    src = _sources(base, "paper")
+    src["lambda8"] = Source("lambda8", "paper", lam)
+    g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
+    assert g.verdict.status == "deviates" and "stops at" not in g.verdict.detail  # it reaches the paper's 4096
+    assert "likely reason" not in g.verdict.detail  # the runs record no stop reason
+    cut = lambda r, steps: r.assign(stop_reason="cutoff", max_steps=np.where(r.m == 4096, steps, 20000))  # noqa: E731
+    src["base"] = Source("base", "paper", cut(base, 20000))
+    src["lambda8"] = Source("lambda8", "paper", cut(lam, 200000))
+    g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
+    assert "A likely reason, not measured here: at both ends" in g.verdict.detail and "10 times" in g.verdict.detail
+    src["lambda8"] = Source("lambda8", "paper", cut(lam[lam.m < 4096], 200000))
+    g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
+    assert "The book's diagonal stops at m = 1024 (paper: 4096)" in g.verdict.detail
+    assert "likely reason" not in g.verdict.detail  # equal cutoffs at 512 and 1024
+
+
 def test_softmax_shift_needs_one_preset():
     soft = _runs({(64, 32): 16}, seeds=(0, 1)).assign(max_steps=80000)
     maxed = _runs({(64, 32): 8}, seeds=(0, 1, 2))
