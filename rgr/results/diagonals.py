@@ -82,22 +82,31 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
                          dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
                          dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
                          law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok),
-                         reason=trend_reason(ok.iloc[[0, -1]]) if where == "above" else "")
+                         reason=trend_reason(ok) if where == "above" else "")
 
 
-def trend_reason(ends: pd.DataFrame) -> str:
-    """Likely reasons D_K* rises less than the law between the diagonal's first and last cells (``ends``): the first
-    outside the law's precondition (:func:`rgr.results.thresholds.meets_precondition`), and, with the columns of
+def trend_reason(ok: pd.DataFrame) -> str:
+    """Likely reasons D_K* rises less than the law along the diagonal's cells with a D_K* (``ok``, by m): the first
+    cell outside the law's precondition (:func:`rgr.results.thresholds.meets_precondition`; then how the law reads
+    from the first cell inside it, which says whether that explains the shortfall), and, with the columns of
     :func:`at_threshold`, the step cutoffs (:func:`cutoff_reason`). Runs cut only at the last cell are no reason:
     they can only raise its D_K*. "" when neither applies."""
-    a = ends.iloc[0]
+    a = ok.iloc[0]
     said = []
-    if not meets_precondition(ends.iloc[:1]).iloc[0]:
+    inside = ok[meets_precondition(ok).to_numpy()]
+    if not meets_precondition(ok.iloc[:1]).iloc[0]:
         said.append(f"the first cell, ({int(a.m)}, {int(a.d_model)}), lies outside the law's precondition "
                     f"d_model ≳ c0 ln m (the law's fit without such cells leaves it out), so the law need not set its "
                     f"D_K*")
-    if "n_cut" in ends and cutoff_reason(ends):
-        said.append(cutoff_reason(ends))
+        if len(inside) >= 2:
+            t = diagonal_trend(inside, int(round(a.m / a.d_model)))
+            first = inside.iloc[0]
+            said.append(f"but from ({int(first.m)}, {int(first.d_model)}), the first cell inside it, the law's rise "
+                        f"to {t.law_last:.0f} at m = {t.m_last} "
+                        + (f"still lies {t.law_outside} that cell's interval, so this explains part of the shortfall "
+                           f"at most" if t.law_outside == "above" else f"lies {t.law_outside} that cell's interval"))
+    if "n_cut" in ok and cutoff_reason(ok.iloc[[0, -1]]):
+        said.append(cutoff_reason(ok.iloc[[0, -1]]))
     return ("Likely reasons, not measured here: " + "; ".join(said) + ".") if said else ""
 
 

@@ -154,6 +154,15 @@ def test_a_shortfall_names_the_precondition_and_the_cutoffs_where_they_apply():
     assert "cutoff" not in diagonal_trend(at_threshold(_cut(runs, {128: 0, 4096: 3}), cells)).reason
     rising = thresholds(_runs([(512, 64), (4096, 512)], lambda m, d: m / 4))
     assert diagonal_trend(rising).reason == ""  # the law's rise is no shortfall
+    # from the first cell inside the precondition: does the law still overshoot there?
+    three = thresholds(_runs([(128, 16), (256, 32), (4096, 512)], flat))
+    said = diagonal_trend(three).reason
+    assert "but from (256, 32), the first cell inside it, the law's rise to 96 at m = 4096 still lies above" in said
+    assert said.endswith("explains part of the shortfall at most.")
+    dk = [128, 64, 96]  # from (256, 32) the law's rise, 64 * ln 4096 / ln 256 = 96, is met
+    grows = pd.DataFrame(dict(m=[128, 256, 4096], d_model=[16, 32, 512], D_K_star=dk, D_K_opt=dk, D_K_cons=dk,
+                              preset="paper", n_seeds=10))
+    assert "the law's rise to 96 at m = 4096 lies inside that cell's interval" in diagonal_trend(grows).reason
 
 
 @pytest.mark.parametrize(("opt", "cons", "where"), [(64, 88, "inside"), (88, 96, "inside"), (89, 128, "below"),
