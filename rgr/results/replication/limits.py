@@ -3,6 +3,7 @@ why the GPT-2 block's `paper` preset was not run.
 
 - :func:`basis_of` — from the chapter's loaded rows: per experiment read on a preset other than `paper`, its
   seeds, largest h and largest m, and how far its `paper` sweep is;
+- :func:`few_seeds_of` — the experiments read on `paper` whose own seed counts are small somewhere (the paper's 3);
 - :func:`limits` — those and the GPT-2 block's basis in words (:class:`Limits`), the sentences the chapter pastes;
   the cost of the block's `paper` preset comes from :func:`rgr.gpt2.training.preset_cost`;
 - :func:`chapter_limits` — :func:`limits` of the chapter's loaded groups, with the catalog's completeness.
@@ -20,9 +21,12 @@ import pandas as pd
 
 from ...catalog import preset_completeness
 from ...gpt2.training import PresetCost, preset_cost
+from ..findings import listed
 from ..gpt2_block import COMPRESSIVE, is_stand_in
 
-__all__ = ["Reduced", "Limits", "basis_of", "limits", "chapter_limits"]
+__all__ = ["FEW_SEEDS", "FewSeeds", "Reduced", "Limits", "basis_of", "few_seeds_of", "limits", "chapter_limits"]
+
+FEW_SEEDS = 3  # at most this many seeds a cell: a seed bootstrap there has few distinct resamples
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,19 @@ class Reduced:
         done = "no rows yet" if self.paper_done is None else f"{math.floor(100 * self.paper_done)}% done"
         return (f"{self.name} ({self.preset} preset: {self.seeds} seeds, h up to {self.h_max}, m up to {self.m_max}; "
                 f"its paper sweep {done})")
+
+
+@dataclass(frozen=True)
+class FewSeeds:
+    """One experiment read on `paper` with at most :data:`FEW_SEEDS` seeds in some (m, d_model) cells."""
+
+    name: str
+    seeds: int  # the fewest seeds of a cell
+    where: tuple[int, ...]  # the m of those cells; () when every cell has that few
+
+    def words(self) -> str:
+        at = f" at m = {listed([str(m) for m in self.where])}" if self.where else ""
+        return f"{self.name} ({self.seeds} seed{'s' if self.seeds != 1 else ''}{at})"
 
 
 @dataclass(frozen=True)
@@ -66,10 +83,40 @@ def basis_of(loaded: Mapping[str, Mapping[str, object]],
     return tuple(out.values())
 
 
-def _reduced_words(reduced: tuple[Reduced, ...]) -> str:
+def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = FEW_SEEDS) -> tuple[FewSeeds, ...]:
+    """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most ``most`` seeds in some
+    (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8 diagonal's largest
+    points), once, in order."""
+    out: dict[str, FewSeeds] = {}
+    for group in loaded.values():
+        for name, d in group.items():
+            if name == "gpt2" or name in out or d.preset != "paper" or not len(d.runs):
+                continue
+            cells = [c for c in ("m", "d_model") if c in d.runs]
+            per = d.runs.groupby(cells)["seed"].nunique()
+            if per.min() > most:
+                continue
+            few = per[per <= most]
+            ms = () if len(few) == len(per) else tuple(sorted({int(k[0] if isinstance(k, tuple) else k)
+                                                               for k in few.index}))
+            out[name] = FewSeeds(name, int(per.min()), ms)
+    return tuple(out.values())
+
+
+def _few_words(few: tuple[FewSeeds, ...]) -> str:
+    if not few:
+        return ""
+    n = min(f.seeds for f in few)
+    return (f" The paper's own seed counts are small in places: {listed([f.words() for f in few])}. With {n} seeds a "
+            f"cell's seed bootstrap has {math.comb(2 * n - 1, n)} distinct resamples, so a row resting on such cells "
+            "has a coarse noise interval (its 95% and 99% intervals can coincide), and the optimistic and "
+            "conservative ends of D_K* carry most of it.")
+
+
+def _reduced_words(reduced: tuple[Reduced, ...], few: tuple[FewSeeds, ...] = ()) -> str:
     if not reduced:
         return ("Every experiment but the GPT-2 block is read on its paper preset, its sweep complete, with the "
-                "paper's seeds and head counts.")
+                "paper's seeds and head counts." + _few_words(few))
     own = [r for r in reduced if r.paper_done != 1.0]
     along = [r.name for r in reduced if r.paper_done == 1.0]  # complete, read on book beside one that is not
     seeds = sorted({r.seeds for r in reduced})
@@ -101,11 +148,12 @@ def _gpt2_words(preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost, lease_mi
 
 
 def limits(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost,
-           lease_minutes: int = 15) -> Limits:
-    """The chapter's limits in words: the experiments read on `book` (``reduced``, from :func:`basis_of`) and the
-    GPT-2 block's basis (read on ``gpt2_preset``, its rows ``gpt2_rows``; its paper preset's ``cost``, from
+           lease_minutes: int = 15, few: tuple[FewSeeds, ...] = ()) -> Limits:
+    """The chapter's limits in words: the experiments read on `book` (``reduced``, from :func:`basis_of`), those read
+    on `paper` with few seeds somewhere (``few``, from :func:`few_seeds_of`: said once every sweep is on `paper`) and
+    the GPT-2 block's basis (read on ``gpt2_preset``, its rows ``gpt2_rows``; its paper preset's ``cost``, from
     :func:`rgr.gpt2.training.preset_cost`)."""
-    return Limits(presets=_reduced_words(reduced), gpt2=_gpt2_words(gpt2_preset, gpt2_rows, cost, lease_minutes))
+    return Limits(presets=_reduced_words(reduced, few), gpt2=_gpt2_words(gpt2_preset, gpt2_rows, cost, lease_minutes))
 
 
 def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
@@ -113,4 +161,4 @@ def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
     ``gpt2``): the `paper` sweeps' completeness from data/ (:func:`rgr.catalog.preset_completeness`)."""
     gpt2 = loaded["gpt2"]["gpt2"]
     reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))
-    return limits(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"))
+    return limits(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded))

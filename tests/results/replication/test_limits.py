@@ -8,7 +8,7 @@ import pytest
 
 from rgr.experiments.projection import GPU_FP32_PEAK, gpu_hours
 from rgr.gpt2.training import PresetCost, preset_cost
-from rgr.results.replication.limits import Reduced, basis_of, chapter_limits, limits
+from rgr.results.replication.limits import FewSeeds, Reduced, basis_of, chapter_limits, few_seeds_of, limits
 
 
 def _data(name, preset, seeds=2, h=(1, 32), m=(128, 1024)):
@@ -42,6 +42,25 @@ def test_words_say_which_sweep_is_short_and_which_are_read_along_with_it():
 def test_words_when_every_sweep_but_gpt2_is_read_on_paper():
     assert limits((), "book", GPT2, COST).presets.startswith("Every experiment but the GPT-2 block is read on its "
                                                              "paper preset")
+
+
+def test_few_seeds_are_named_per_experiment_and_where_only_some_cells_have_them():
+    diag = pd.concat([_data("lambda8", "paper", seeds=10, m=(512, 1024)).runs,
+                      _data("lambda8", "paper", seeds=3, m=(2048, 4096)).runs])
+    loaded = {"base": {"base": _data("base", "paper", seeds=10)},
+              "lambda8": {"lambda8": SimpleNamespace(name="lambda8", preset="paper", runs=diag)},
+              "softmax": {"softmax": _data("softmax", "paper", seeds=3)},
+              "value": {"value": _data("value", "book", seeds=2)},  # read on book: basis_of's, not this
+              "gpt2": {"gpt2": _data("gpt2", "paper", seeds=3)},
+              "joint": {"softmax": _data("softmax", "paper", seeds=3)}}
+    few = few_seeds_of(loaded)
+    assert few == (FewSeeds("lambda8", 3, (2048, 4096)), FewSeeds("softmax", 3, ()))
+    words = limits((), "book", GPT2, COST, few=few).presets
+    assert words.startswith("Every experiment but the GPT-2 block is read on its paper preset")
+    assert "lambda8 (3 seeds at m = 2048 and 4096) and softmax (3 seeds)" in words
+    assert "10 distinct resamples" in words  # C(5, 3): multisets of 3 from 3
+    assert few_seeds_of({"base": {"base": _data("base", "paper", seeds=10)}}) == ()
+    assert "seed counts are small" not in limits((), "book", GPT2, COST).presets
 
 
 def test_gpt2_words_give_the_cost_and_vanish_once_its_paper_rows_are_read():
