@@ -25,6 +25,7 @@ from IPython.display import Markdown
 
 from ..catalog import completeness, get, load, resolve_preset, table_path
 from ..experiments.runner import run_sweep
+from ..results.stats import seeds_per_cell
 from ..store import TableError
 
 __all__ = ["ExperimentData", "load_experiment", "load_experiments", "load_groups", "provenance_note", "reproduce_note",
@@ -143,8 +144,7 @@ def seeds_words(df: pd.DataFrame) -> str:
     lambda = 8 diagonal's largest points run 3); "" when the rows have no seed."""
     if "seed" not in df or not len(df):
         return ""
-    cells = [c for c in ("m", "d_model") if c in df]
-    per = df.groupby(cells)["seed"].nunique() if cells else pd.Series([df["seed"].nunique()])
+    per = seeds_per_cell(df)
     lo, hi = int(per.min()), int(per.max())
     return f"{lo}–{hi} seeds a cell" if lo != hi else f"{hi} seed{'s' if hi != 1 else ''}"
 
@@ -155,7 +155,8 @@ def provenance_note(data: ExperimentData) -> Markdown:
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)
     dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
-    seeds = f" ({seeds_words(df)})" if seeds_words(df) else ""
+    seeds = seeds_words(df)
+    seeds = f" ({seeds})" if seeds else ""
     lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}`{seeds} on {devices}; "
              f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
     if data.requested == "auto":

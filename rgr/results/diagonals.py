@@ -105,8 +105,9 @@ def trend_reason(ok: pd.DataFrame) -> str:
                         f"to {t.law_last:.0f} at m = {t.m_last} "
                         + (f"still lies {t.law_outside} that cell's interval, so this explains part of the shortfall "
                            f"at most" if t.law_outside == "above" else f"lies {t.law_outside} that cell's interval"))
-    if "n_cut" in ok and cutoff_reason(ok.iloc[[0, -1]]):
-        said.append(cutoff_reason(ok.iloc[[0, -1]]))
+    cut = cutoff_reason(ok.iloc[[0, -1]]) if "n_cut" in ok else ""
+    if cut:
+        said.append(cut)
     return ("Likely reasons, not measured here: " + "; ".join(said) + ".") if said else ""
 
 

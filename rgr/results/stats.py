@@ -29,6 +29,7 @@ from ..task.metrics import F1_TARGET, reaches_target
 __all__ = [
     "t_interval",
     "summarize",
+    "seeds_per_cell",
     "DKStar",
     "dk_star",
     "h_star_interval",
@@ -71,6 +72,13 @@ def t_interval(values: np.ndarray | list[float], level: float = 0.95) -> tuple[f
         return mean, math.nan, math.nan
     half = float(sps.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
     return mean, mean - half, mean + half
+
+
+def seeds_per_cell(runs: pd.DataFrame) -> pd.Series:
+    """How many seeds each (m, d_model) cell of ``runs`` trained (grouped by whichever of the two columns it has;
+    one count when it has neither)."""
+    cells = [c for c in ("m", "d_model") if c in runs]
+    return runs.groupby(cells)["seed"].nunique() if cells else pd.Series([runs["seed"].nunique()])
 
 
 def summarize(df: pd.DataFrame, by: list[str], metric: str = "test_f1") -> pd.DataFrame:

@@ -4,7 +4,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results.stats import DKStar, dk_star, fit_line, h_star_interval, p_paired, summarize, t_interval
+from rgr.results.stats import (
+    DKStar,
+    dk_star,
+    fit_line,
+    h_star_interval,
+    p_paired,
+    seeds_per_cell,
+    summarize,
+    t_interval,
+)
 from rgr.theory.laws import regular_x, scaling_x
 
 
@@ -89,3 +98,10 @@ def test_regular_x_bound_closed_form():
     assert regular_x_bound(1, 128, 32) == pytest.approx(regular_x(1, 128, 32))
     with pytest.raises(ValueError, match="r must be below m"):
         regular_x_bound(128, 128, 32)
+
+
+def test_seeds_are_counted_per_cell_by_the_columns_the_runs_have():
+    runs = pd.DataFrame(dict(m=[512] * 4 + [4096] * 2, d_model=[64] * 4 + [512] * 2, seed=[0, 1, 2, 2, 0, 1]))
+    assert seeds_per_cell(runs).to_dict() == {(512, 64): 3, (4096, 512): 2}
+    assert seeds_per_cell(runs.drop(columns="d_model")).to_dict() == {512: 3, 4096: 2}
+    assert seeds_per_cell(runs[["seed"]]).tolist() == [3]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import pandas as pd
 
 from ..findings import listed, nan_if_none
+from ..stats import seeds_per_cell
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
@@ -118,7 +119,7 @@ def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
         mine = sorted((r for r in rows if r.experiment == name), key=lambda r: (r.m, r.d_model))
         if not mine:
             continue
-        n_seeds = runs[name].groupby(["m", "d_model"])["seed"].nunique()
+        n_seeds = seeds_per_cell(runs[name])
         seeds = [int(n_seeds.get(_at(r), 0)) for r in mine]
         each = [f"at {_cell(int(r.m), int(r.d_model))} it predicted {r.D_K_pred:.0f} ({r.D_K_lo:.0f}–{r.D_K_hi:.0f}) "
                 f"against " + ("no threshold (no budget tried reached the target)" if pd.isna(r.D_K_star)

@@ -23,6 +23,7 @@ from ...catalog import preset_completeness
 from ...gpt2.training import PresetCost, preset_cost
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE, is_stand_in
+from ..stats import seeds_per_cell
 
 __all__ = ["FEW_SEEDS", "FewSeeds", "Reduced", "Limits", "basis_of", "few_seeds_of", "limits", "chapter_limits"]
 
@@ -92,13 +93,11 @@ def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = FEW_SEE
         for name, d in group.items():
             if name == "gpt2" or name in out or d.preset != "paper" or not len(d.runs):
                 continue
-            cells = [c for c in ("m", "d_model") if c in d.runs]
-            per = d.runs.groupby(cells)["seed"].nunique()
+            per = seeds_per_cell(d.runs)
             if per.min() > most:
                 continue
             few = per[per <= most]
-            ms = () if len(few) == len(per) else tuple(sorted({int(k[0] if isinstance(k, tuple) else k)
-                                                               for k in few.index}))
+            ms = () if len(few) == len(per) else tuple(sorted({int(m) for m in few.index.get_level_values("m")}))
             out[name] = FewSeeds(name, int(per.min()), ms)
     return tuple(out.values())
 
