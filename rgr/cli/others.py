@@ -61,6 +61,18 @@ def bench(argv: Sequence[str]) -> int:
     from ..experiments import bench
     from ..experiments.engine.config import RunConfig
 
+    if any(a == "--gpt2" or a.startswith("--gpt2=") for a in argv):  # the E7 block's step (rgr.gpt2.bench)
+        from ..gpt2 import bench as gpt2_bench
+
+        ap = gpt2_bench.parser()
+        ap.error = Parser.error.__get__(ap)
+        ap.parse_args(list(argv))
+        try:
+            device_of(ap.parse_args(list(argv)).device)
+        except UsageError as e:
+            return fail("rgr bench", str(e))
+        return gpt2_bench.main(list(argv))
+
     ap = bench.parser()
     ap.error = Parser.error.__get__(ap)  # one-line errors here too
     a = ap.parse_args(list(argv))

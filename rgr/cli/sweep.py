@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -34,6 +36,9 @@ def _sweep_parser() -> argparse.ArgumentParser:
                     help="torch CPU threads of this process (default 1: the stacked tiny matmuls gain nothing from "
                          "more; use --executor dask --workers N to use N cores)")
     ap.add_argument("--data", default=None, help="folder of the tables (default: the repository's data/)")
+    ap.add_argument("--deadline-min", type=float, default=None, metavar="MINUTES",
+                    help="stop starting stacks after this many minutes (E7 also stops a stack that would end "
+                         "later); finished stacks are kept, rerun to train the rest (local executor only)")
     dk = ap.add_argument_group("Dask (--executor dask)")
     dk.add_argument("--executor", default="local", choices=("local", "dask"),
                     help="local: train in this process (default); dask: send the stacks to a Dask cluster")
@@ -73,6 +78,10 @@ def sweep(argv: Sequence[str]) -> int:
         at_least(a.max_stack, 1, "--max-stack")
         at_least(a.workers, 1, "--workers")
         at_least(a.retries, 0, "--retries")
+        if a.deadline_min is not None and not (a.deadline_min > 0 and math.isfinite(a.deadline_min)):
+            raise UsageError(f"--deadline-min must be a positive number of minutes, got {a.deadline_min}")
+        if a.deadline_min is not None and a.executor != "local":
+            raise UsageError("--deadline-min needs --executor local")
         if a.list or not a.experiment:
             return _list_sweeps()
         try:
@@ -134,6 +143,8 @@ def sweep(argv: Sequence[str]) -> int:
     try:
         args = dict(preset=a.preset, device=device, shard=shard, root=root, progress=not a.no_progress,
                     max_stack=a.max_stack, cells=cells)
+        if a.deadline_min is not None:
+            args["deadline"] = time.monotonic() + 60 * a.deadline_min
         if a.executor == "local":
             run_sweep(sweep, **args)
         else:

@@ -21,6 +21,7 @@ after the others have been written.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Protocol, Sequence
@@ -33,8 +34,8 @@ from ..store import Schema, TableError, load_table, sweep_lock, write_rows
 from .engine.device import resolve_device
 from .tables import load_results, table_path
 
-__all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "run_sweep",
-           "check_shard", "cell_filter"]
+__all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
+           "run_sweep", "check_shard", "cell_filter"]
 
 
 class Sweepable(Protocol):
@@ -91,16 +92,27 @@ class Job:
         return f"{self.sweep.name}-{self.preset}-{len(self.configs)}runs"
 
 
-def run_job(job: Job, device: str | torch.device = "auto", on_steps: Callable[[int], None] | None = None) -> list[dict]:
+class DeadlineExceeded(RuntimeError):
+    """A sweep's deadline (``rgr sweep --deadline-min``) came, or a stack projected itself past it: the sweep stops
+    there, keeping every finished stack's rows; rerunning it trains what is left (a short GPU call's unit)."""
+
+
+def run_job(job: Job, device: str | torch.device = "auto", on_steps: Callable[[int], None] | None = None,
+            deadline: float | None = None) -> list[dict]:
     """Train one job where this is called (this process, or a Dask worker) and return its table rows.
 
     The device is resolved here (``"auto"``: this machine's GPU when it has one); the rows' provenance names it.
     ``on_steps`` (only where the experiment reports steps, :func:`steps_bound`) is called with the model-steps
-    just taken, so a progress bar moves while a stack trains.
+    just taken, so a progress bar moves while a stack trains. ``deadline`` (``time.monotonic()`` seconds) goes to
+    an experiment that projects its stacks (``honours_deadline``): one that would end past it stops early with
+    :class:`DeadlineExceeded`.
     """
+    kw: dict[str, Any] = {}
     if on_steps is not None and steps_bound(job.sweep) is not None:
-        return job.sweep.train_stack(job.configs, job.preset, resolve_device(device), on_steps=on_steps)
-    return job.sweep.train_stack(job.configs, job.preset, resolve_device(device))
+        kw["on_steps"] = on_steps
+    if deadline is not None and getattr(job.sweep, "honours_deadline", False):
+        kw["deadline"] = deadline
+    return job.sweep.train_stack(job.configs, job.preset, resolve_device(device), **kw)
 
 
 def steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
@@ -129,11 +141,14 @@ class LocalExecutor:
     def describe(self) -> str:
         return str(self.device)
 
-    def map_jobs(self, jobs: Sequence[Job], on_steps: Callable[[int], None] | None = None
-                 ) -> Iterator[tuple[Job, list[dict] | BaseException]]:
+    def map_jobs(self, jobs: Sequence[Job], on_steps: Callable[[int], None] | None = None,
+                 deadline: float | None = None) -> Iterator[tuple[Job, list[dict] | BaseException]]:
         for job in jobs:
+            if deadline is not None and time.monotonic() >= deadline:
+                yield job, DeadlineExceeded("the deadline has passed: not started")
+                return
             try:
-                rows = run_job(job, self.device, on_steps)
+                rows = run_job(job, self.device, on_steps, deadline)
             except Exception as e:  # reported with the job's configs; the sweep goes on
                 yield job, e
             else:
@@ -183,6 +198,7 @@ def run_sweep(
     executor: Executor | None = None,
     path: Path | None = None,
     cells: Collection[tuple[int, int]] | None = None,
+    deadline: float | None = None,
 ) -> pd.DataFrame:
     """Train every pending run of a sweep's preset; rows go to data/ as jobs finish.
 
@@ -195,8 +211,13 @@ def run_sweep(
     ``cells``, when given, limits the sweep to the runs of those (m, d_model) cells (the same runs, keys and
     rounds as the whole sweep's there: a GPU can take the widest cells while a CPU runs the rest elsewhere);
     a ValueError names a cell the preset does not have.
+    ``deadline`` (``time.monotonic()`` seconds; the local executor only): no stack starts after it, and an
+    experiment that projects its stacks stops one that would end past it; the sweep then returns what is in the
+    table, and a rerun trains the rest (:class:`DeadlineExceeded` is logged, not raised).
     Raises :class:`rgr.store.TableBusy` when another sweep holds the table.
     """
+    if deadline is not None and executor is not None and not isinstance(executor, LocalExecutor):
+        raise ValueError("deadline: only the local executor stops at a deadline")
     check_preset(sweep, preset)
     check_shard(sweep, shard)
     ex = executor if executor is not None else LocalExecutor(device)
@@ -223,8 +244,13 @@ def run_sweep(
             if not todo:  # every pending run was copied: plan the next round from the table
                 continue
             log(f"{sweep.name}/{preset} round {rnd}: {len(todo)} runs to train on {ex.describe()}")
-            for f in _train_and_write(sweep, preset, todo, ex, out, progress, max_stack):
-                failed[f.run_key] = f
+            try:
+                for f in _train_and_write(sweep, preset, todo, ex, out, progress, max_stack, deadline):
+                    failed[f.run_key] = f
+            except DeadlineExceeded as e:
+                log(f"{sweep.name}/{preset}: stopped at the deadline ({e}); finished stacks are in {out.name}, "
+                    "rerun the same command to train the rest")
+                break
     if failed:
         raise SweepError(sweep.name, preset, list(failed.values()))
     return load_table(out, schema) if out.is_file() else pd.DataFrame()
@@ -269,8 +295,9 @@ def _reuse(sweep: Sweepable, preset: str, todo: list, out: Path, schema: Schema,
     return [c for c in todo if sweep.run_key(c, preset) not in copied]
 
 
-def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) -> list[Failure]:
-    """Hand one round's jobs to the executor; write each job's rows as it comes back."""
+def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, deadline=None) -> list[Failure]:
+    """Hand one round's jobs to the executor; write each job's rows as it comes back. A job stopped by the
+    deadline ends the round: :class:`DeadlineExceeded` is raised after the rows before it are written."""
     jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
     failures: list[Failure] = []
     bound = steps_bound(sweep)
@@ -283,10 +310,15 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack) ->
         moved[0] += n
         bar.update(n)
 
-    local = isinstance(executor, LocalExecutor) and bound is not None
-    finished = executor.map_jobs(jobs, on_steps) if local else executor.map_jobs(jobs)
+    local = isinstance(executor, LocalExecutor)
+    if local:
+        finished = executor.map_jobs(jobs, on_steps if bound is not None else None, deadline)
+    else:
+        finished = executor.map_jobs(jobs)
     try:
         for job, res in finished:
+            if isinstance(res, DeadlineExceeded):
+                raise res
             if isinstance(res, BaseException):
                 err = _error_text(res)
                 failures += [Failure(c, k, err) for c, k in zip(job.configs, job.keys)]

@@ -76,7 +76,8 @@ class GPT2Sweep:
     name: str = "gpt2"
     spec: str = "E7"
     description: str = "one pre-LN Transformer block on frozen GPT-2 embeddings"
-    shardable: bool = False
+    shardable: bool = True  # whole stacks (a (D_K, h) shape, all its seeds) dealt round-robin: see planned_runs
+    honours_deadline: bool = True  # a stack projects itself after its first steps (rgr.gpt2.training)
     book_scope: str = "a smaller task than the paper's, with fewer items, pairs, steps and seeds"
 
     @property
@@ -89,7 +90,13 @@ class GPT2Sweep:
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[Config]:
-        return experiment_grid(preset, embeddings=self.embeddings)
+        """The preset's grid; shard i of n holds the i-th, (i + n)-th, ... of its (D_K, h) shapes in the grid's
+        order (D_K, then h: balanced, where a hash can leave a shard empty), each with every seed."""
+        grid = experiment_grid(preset, embeddings=self.embeddings)
+        i, n = shard
+        shapes = list(dict.fromkeys(c.shape_key() for c in grid))
+        mine = {k for j, k in enumerate(shapes) if j % n == i}
+        return [c for c in grid if c.shape_key() in mine]
 
     def run_key(self, cfg: Config, preset: str) -> str:
         return run_key(cfg, preset)
@@ -101,9 +108,11 @@ class GPT2Sweep:
         size = max_stack or max(1, len(configs))
         return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
 
-    def train_stack(self, configs: Sequence[Config], preset: str, device: torch.device) -> list[dict]:
+    def train_stack(self, configs: Sequence[Config], preset: str, device: torch.device,
+                    deadline: float | None = None) -> list[dict]:
+        """One stack's rows; bf16 autocast on CUDA, fp32 on a CPU (the ``precision`` column says which)."""
         t0 = time.perf_counter()
-        results = train_runs(list(configs), device=device, max_stack=len(configs))
+        results = train_runs(list(configs), device=device, max_stack=len(configs), deadline=deadline)
         wall = time.perf_counter() - t0
         prov = provenance(preset, device)
         rows = []

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ..experiments.projection import gpu_hours
+from ..experiments.runner import DeadlineExceeded
 from ..task.graphs import permutation_graph
 from ..task.rng import stream_key
 from .block import (
@@ -40,7 +41,8 @@ from .block import (
 from .items import items_available, load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 
-__all__ = ["experiment_grid", "PresetCost", "preset_cost", "item_table", "train_runs"]
+__all__ = ["experiment_grid", "PresetCost", "preset_cost", "item_table", "PRECISIONS", "resolve_precision",
+           "train_runs"]
 
 
 def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
@@ -107,19 +109,34 @@ def item_table(cfg: Config) -> ItemTable:
 # ----------------------------------------------------------------------------- training
 
 
-def _autocast(device: torch.device):
-    """bf16 autocast on CUDA (mixed precision), plain fp32 elsewhere."""
-    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """"auto": bf16 autocast on CUDA (the protocol's mixed precision), fp32 elsewhere; "bf16" on a CPU is the
+    CUDA path's twin (CPU autocast), for tests."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    return ("bf16" if device.type == "cuda" else "fp32") if precision == "auto" else precision
+
+
+def _autocast(device: torch.device, precision: str):
+    """bf16 autocast (mixed precision: matmuls in bf16, reductions and the loss in fp32), or plain fp32."""
+    return torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16" else nullcontext()
+
+
+PRECISION_LABEL = {"bf16": "bf16 autocast", "fp32": "fp32"}  # the rows' ``precision`` column
 
 
 @torch.no_grad()
-def _accuracy(params, E, batch: TaskBatch, cfg: Config, device: torch.device, chunk: int) -> torch.Tensor:
+def _accuracy(params, E, batch: TaskBatch, cfg: Config, device: torch.device, chunk: int,
+              precision: str) -> torch.Tensor:
     """Per-run accuracy (R,) of argmax over the m + 1 classes, in chunks of examples."""
     correct = torch.zeros(batch.label.shape[0], device=device)
     n = batch.label.shape[1]
     for i in range(0, n, chunk):
         part = batch.take(i, i + chunk)
-        with _autocast(device):
+        with _autocast(device, precision):
             pred = block_logits(params, E, part, cfg).argmax(-1)
         correct += (pred == part.label).sum(1)
     return correct / n
@@ -131,8 +148,15 @@ def _train_stack(
     device: torch.device,
     tick: Callable[[int], None],
     history: list[dict] | None = None,
+    precision: str = "fp32",
+    deadline: float | None = None,
 ) -> list[dict]:
-    """Train runs with equal shapes as one program; one row per run."""
+    """Train runs with equal shapes as one program; one row per run.
+
+    ``deadline`` (``time.monotonic()`` seconds): after the first ``probe`` steps the stack's whole time is
+    projected from them; a stack that would end past the deadline stops there with :class:`DeadlineExceeded`
+    (its rows would be lost anyway: a stack's rows are written only when it ends).
+    """
     c = configs[0]
     R, B = len(configs), c.batch_size
     t0 = time.perf_counter()
@@ -154,6 +178,7 @@ def _train_stack(
         ],
         lr=c.lr,
         betas=(c.beta1, c.beta2),
+        fused=device.type == "cuda",  # one kernel per step on a GPU; the same update
     )
     best = {k: v.detach().clone() for k, v in params.items()}
     best_val = torch.full((R,), -1.0, device=device)
@@ -163,6 +188,7 @@ def _train_stack(
     loss_since = torch.zeros(R, device=device)  # summed train loss since the last check
     last_check = 0
     block = 32  # steps whose examples are drawn in one sampler call (the draws do not depend on it)
+    probe = min(c.steps, 256)  # steps timed before the deadline's projection
     for step in range(1, c.steps + 1):
         if (step - 1) % block == 0:
             n = min(block, c.steps - step + 1) * B
@@ -170,7 +196,7 @@ def _train_stack(
                                 c.ell)
         j = (step - 1) % block * B
         batch = drawn.take(j, j + B)
-        with _autocast(device):
+        with _autocast(device, precision):
             logits = block_logits(params, E, batch, c)  # (R, B, m + 1)
         loss = F.cross_entropy(logits.float().flatten(0, 1), batch.label.flatten(), reduction="none")
         per_run = loss.view(R, B).mean(1)  # (R,)
@@ -181,7 +207,7 @@ def _train_stack(
             loss_tail += per_run.detach() / window
         loss_since += per_run.detach()
         if step % c.eval_interval == 0 or step == c.steps:
-            acc = _accuracy(params, E, val, c, device, chunk=max(B, 256))
+            acc = _accuracy(params, E, val, c, device, chunk=max(B, 256), precision=precision)
             if history is not None:
                 for r, cfg in enumerate(configs):
                     history.append({"D_K": cfg.D_K, "h": cfg.h, "m": cfg.m, "seed": cfg.seed, "step": step,
@@ -194,7 +220,9 @@ def _train_stack(
             for k, v in params.items():
                 best[k] = torch.where(better.view(R, *([1] * (v.dim() - 1))), v.detach(), best[k])
         tick(1)
-    test_acc = _accuracy(best, E, test, c, device, chunk=max(B, 256))
+        if deadline is not None and step == probe:
+            _check_deadline(t0, step, c, deadline, device)
+    test_acc = _accuracy(best, E, test, c, device, chunk=max(B, 256), precision=precision)
     wall = time.perf_counter() - t0
     rows = []
     for r, cfg in enumerate(configs):
@@ -209,11 +237,24 @@ def _train_stack(
                 "wall_s": wall,
                 "stack_size": R,
                 "device": str(device),
-                "precision": "bf16 autocast" if device.type == "cuda" else "fp32",
+                "precision": PRECISION_LABEL[precision],
                 "embedding_source": table.source,
             }
         )
     return rows
+
+
+def _check_deadline(t0: float, step: int, c: Config, deadline: float, device: torch.device) -> None:
+    """Raise :class:`DeadlineExceeded` when the stack, at the pace of its first ``step`` steps, ends past
+    ``deadline`` (``time.monotonic()``); the checks and the test are counted at the steps' pace per example."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    per_step = (time.perf_counter() - t0) / step
+    eval_steps = ((c.steps // c.eval_interval + 1) * c.n_val + c.n_test) / (3 * c.batch_size)  # forward only
+    left = per_step * (c.steps - step + eval_steps)
+    if time.monotonic() + left > deadline:
+        raise DeadlineExceeded(f"a stack of {c.steps:,} steps needs {left:,.0f} s more at {per_step * 1e3:.1f} "
+                               f"ms/step; {max(0.0, deadline - time.monotonic()):,.0f} s are left")
 
 
 def train_runs(
@@ -223,6 +264,8 @@ def train_runs(
     max_stack: int = 64,
     table: ItemTable | None = None,
     history: list[dict] | None = None,
+    precision: str = "auto",
+    deadline: float | None = None,
 ) -> list[dict]:
     """Train every config; return one row per config, in the given order.
 
@@ -237,11 +280,16 @@ def train_runs(
     configs' embedding table (for tests and fixtures). When ``history`` is a
     list, every validation check appends one dict per run (``D_K``, ``h``, ``m``,
     ``seed``, ``step``, ``train_loss`` = mean since the previous check, ``val_acc``).
+    ``precision``: :func:`resolve_precision` ("auto": bf16 autocast on CUDA, fp32 elsewhere). ``deadline``
+    (``time.monotonic()`` seconds): a stack projected to end past it stops with :class:`DeadlineExceeded`
+    after its first few hundred steps (:func:`_check_deadline`); stacks already finished are lost with it
+    here, so a sweep trains one stack per call (:class:`rgr.gpt2.experiment.GPT2Sweep`).
     """
     configs = list(configs)
     if not configs:
         return []
     device = torch.device(device)
+    precision = resolve_precision(precision, device)
     groups: dict[Config, list[int]] = {}
     for i, c in enumerate(configs):
         groups.setdefault(c.shape_key(), []).append(i)
@@ -274,7 +322,8 @@ def train_runs(
                 tab = tables[tk]
             for j in range(0, len(idx), max_stack):
                 part = idx[j : j + max_stack]
-                for i, row in zip(part, _train_stack([configs[i] for i in part], tab, device, tick, history)):
+                stack = _train_stack([configs[i] for i in part], tab, device, tick, history, precision, deadline)
+                for i, row in zip(part, stack):
                     rows[i] = row
     finally:
         if bar is not None:

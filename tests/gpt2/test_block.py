@@ -182,3 +182,18 @@ def test_run_flops_adds_the_checks_and_the_test_as_forward_passes():
                                                  PRESETS["smoke"].m)
     paper = preset_cost("paper")
     assert (paper.runs, paper.steps, paper.m) == (4 * 4 * 7, 100_000, 6144)  # the protocol's E7 grid
+
+
+def test_the_e7_bench_times_a_stack_and_projects_a_preset():
+    """`rgr bench --gpt2`: a stack's pace through the sweep's own loop, and a preset's minutes from it (a sanity
+    check of the arithmetic: the projection is steps x pace plus the checks, at least the steps alone)."""
+    import torch
+
+    from rgr.gpt2.bench import project_minutes, time_stack
+    from rgr.gpt2.training import experiment_grid
+
+    cfg = experiment_grid("smoke", "stand-in")[0]
+    pace = time_stack(cfg, runs=2, device=torch.device("cpu"), steps=3, warmup=1)
+    assert pace.seconds > 0 and pace.model_steps_per_s == pytest.approx(2 * 3 / pace.seconds)
+    minutes = project_minutes("smoke", [pace])
+    assert minutes >= 4 * cfg.steps * pace.ms_per_step / 1e3 / 60

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# What one short GPU lease runs for the GPT-2 block's paper preset (issue 46), in one call, from the repository root:
+#
+#   OUT=/some/folder BUDGET=570 RGR_GIT_COMMIT=<commit> bash scripts/gpu_gpt2.sh
+#
+# 1. a float32 check: the E7 smoke preset trained on the CPU and on the GPU, rows compared (the GPU's fp32 path
+#    is the CPU's; the sweep's bf16 autocast is not, by design);
+# 2. the E7 bench: two of the paper preset's stacks (R = 7 seeds) timed in bf16 autocast (`rgr bench --gpt2 paper`),
+#    with the whole preset's projection in minutes of one process;
+# 3. the paper preset's stacks, dealt round-robin to K shard processes sharing the GPU (K from the bench: the K
+#    that finishes the most whole stacks before the deadline, assuming two processes together run 1.6x one, as
+#    lambda8's lease measured), each stopping at BUDGET (`--deadline-min`: a stack that would end later stops
+#    after its first 256 steps). A stack's rows are written when it ends; the shard files come back under $OUT
+#    (merge: copy them into data/, then python -m rgr sweep gpt2 --merge).
+#
+# Everything it prints goes to $OUT/log.txt. Python packages: the machine's own, except pandas, pinned like the
+# project (a wheel carried in .whl/, when present).
+set -u
+OUT=${OUT:-/tmp/gpu-gpt2}
+BUDGET=${BUDGET:-570}
+DEVICE=${DEVICE:-cuda}  # cpu: a dry rehearsal on a machine without a GPU (use BENCH_PRESET=smoke SWEEP_PRESET=smoke)
+BENCH_PRESET=${BENCH_PRESET:-paper}
+SWEEP_PRESET=${SWEEP_PRESET:-paper}
+mkdir -p "$OUT"
+T0=$SECONDS
+left() { echo $((BUDGET - (SECONDS - T0))); }
+exec > >(tee -a "$OUT/log.txt") 2>&1
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
+echo "commit ${RGR_GIT_COMMIT:-unknown (set RGR_GIT_COMMIT where the tree has no .git)}"
+if ls .whl/pandas-*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD
+fi
+nvidia-smi -L || echo "no nvidia-smi"
+python3 -c "import torch, pandas, numpy; print('torch', torch.__version__, 'pandas', pandas.__version__, 'numpy',
+numpy.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no cuda')"
+
+echo "== 1. fp32 smoke, CPU against $DEVICE ($(left) s left)"
+timeout 90 python3 - "$DEVICE" <<'EOF'
+import sys
+from rgr.gpt2.training import experiment_grid, train_runs
+cfgs = experiment_grid("smoke", "stand-in")[:2]
+cpu = train_runs(cfgs, device="cpu", precision="fp32")
+gpu = train_runs(cfgs, device=sys.argv[1], precision="fp32")
+for a, b in zip(cpu, gpu):
+    print("seed", a["seed"], "test_acc cpu/gpu", a["test_acc"], b["test_acc"], "final loss", a["final_train_loss"],
+          b["final_train_loss"], "diff", abs(a["final_train_loss"] - b["final_train_loss"]))
+EOF
+
+echo "== 2. bench ($(left) s left)"
+timeout 150 python3 -m rgr bench --gpt2 "$BENCH_PRESET" --device "$DEVICE" --steps 200 --warmup 30 \
+  | tee "$OUT/bench.txt"
+
+echo "== 3. the $SWEEP_PRESET preset in shards ($(left) s left)"
+D=/tmp/lease-data
+mkdir -p "$D"
+cp data/gpt2.csv data/gpt2.csv.seal "$D/"
+K=$(python3 - "$(left)" "$OUT/bench.txt" "$SWEEP_PRESET" <<'EOF'
+import re, sys
+from rgr.gpt2.training import experiment_grid
+left, bench, preset = float(sys.argv[1]) - 40, open(sys.argv[2]).read(), sys.argv[3]
+ms = [float(x) for x in re.findall(r"([0-9.]+) ms/step", bench)]
+steps = experiment_grid(preset, "stand-in")[0].steps
+stack = steps * (max(ms) if ms else 1e9) / 1e3 * 1.05  # one stack alone, its checks included (about 5%)
+best = max((1, 2, 3), key=lambda k: (k * int(left // (stack * max(1.0, k / 1.6))), -k))
+print(best)
+EOF
+)
+echo "K = $K shard processes"
+pids=()
+for ((i = 0; i < K; i++)); do
+  timeout -s INT $(($(left) + 30)) python3 -m rgr sweep gpt2 --preset "$SWEEP_PRESET" --shard "$i/$K" \
+    --device "$DEVICE" --data "$D" --no-progress --deadline-min "$(python3 -c "print(($(left) - 15) / 60)")" 2>&1 \
+    | sed -u "s/^/[shard $i] /" &
+  pids+=($!)
+done
+running() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+while running; do
+  sleep 10
+  cp "$D"/gpt2.shard-* "$OUT/" 2>/dev/null
+done
+wait "${pids[@]}"
+cp "$D"/gpt2.shard-* "$OUT/" 2>/dev/null
+python3 - "$D" <<'EOF'
+import sys, glob, pandas as pd
+for f in sorted(glob.glob(sys.argv[1] + "/gpt2.shard-*.csv")):
+    t = pd.read_csv(f)
+    print(f, len(t), "runs:", t.groupby(["D_K", "h"]).agg(acc=("test_acc", "mean"), wall=("wall_time_s", "sum")
+                                                              ).round(3).to_dict("index"))
+EOF
+echo "== done ($(left) s left)"
