@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, replace
 import torch
 import torch.nn.functional as F
 
+from ..experiments.engine.graphed import StepProgram
+from ..experiments.engine.train import graphs_enabled
 from ..experiments.projection import gpu_hours
 from ..experiments.runner import DeadlineExceeded
 from ..task.graphs import permutation_graph
@@ -122,7 +124,9 @@ def resolve_precision(precision: str, device: torch.device) -> str:
 
 def _autocast(device: torch.device, precision: str):
     """bf16 autocast (mixed precision: matmuls in bf16, reductions and the loss in fp32), or plain fp32."""
-    return torch.autocast(device.type, dtype=torch.bfloat16) if precision == "bf16" else nullcontext()
+    if precision != "bf16":
+        return nullcontext()
+    return torch.autocast(device.type, dtype=torch.bfloat16, cache_enabled=False)  # no cache: a CUDA graph replays it
 
 
 PRECISION_LABEL = {"bf16": "bf16 autocast", "fp32": "fp32"}  # the rows' ``precision`` column
@@ -179,6 +183,7 @@ def _train_stack(
         lr=c.lr,
         betas=(c.beta1, c.beta2),
         fused=device.type == "cuda",  # one kernel per step on a GPU; the same update
+        capturable=device.type == "cuda",  # its step count on the GPU: the whole step replays from a CUDA graph
     )
     best = {k: v.detach().clone() for k, v in params.items()}
     best_val = torch.full((R,), -1.0, device=device)
@@ -187,8 +192,24 @@ def _train_stack(
     loss_tail = torch.zeros(R, device=device)
     loss_since = torch.zeros(R, device=device)  # summed train loss since the last check
     last_check = 0
-    block = 32  # steps whose examples are drawn in one sampler call (the draws do not depend on it)
-    probe = min(c.steps, 256)  # steps timed before the deadline's projection
+    # steps whose examples are drawn in one sampler call (the draws do not depend on it; a GPU takes more at once:
+    # the sampler's rejection loop waits on the device once per round)
+    block = 256 if device.type == "cuda" else 32
+    probe = (min(c.steps, 128), min(c.steps, 256))  # the deadline's projection times the steps between these
+    per_run = torch.zeros(R, device=device)  # this step's loss per run, written by the step
+
+    def body(pairs, query, succ, label) -> None:  # one AdamW step of every run; no host synchronisation
+        opt.zero_grad(set_to_none=True)
+        with _autocast(device, precision):
+            logits = block_logits(params, E, TaskBatch(pairs, query, succ, label), c)  # (R, B, m + 1)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), label.flatten(), reduction="none")
+        mean = loss.view(R, B).mean(1)  # (R,)
+        mean.sum().backward()  # runs do not interact: each gets its own gradient
+        opt.step()
+        per_run.copy_(mean.detach())
+
+    program: StepProgram | None = None
+    marks: dict[int, float] = {}
     for step in range(1, c.steps + 1):
         if (step - 1) % block == 0:
             n = min(block, c.steps - step + 1) * B
@@ -196,13 +217,11 @@ def _train_stack(
                                 c.ell)
         j = (step - 1) % block * B
         batch = drawn.take(j, j + B)
-        with _autocast(device, precision):
-            logits = block_logits(params, E, batch, c)  # (R, B, m + 1)
-        loss = F.cross_entropy(logits.float().flatten(0, 1), batch.label.flatten(), reduction="none")
-        per_run = loss.view(R, B).mean(1)  # (R,)
-        opt.zero_grad(set_to_none=True)
-        per_run.sum().backward()  # runs do not interact: each gets its own gradient
-        opt.step()
+        inputs = (batch.pairs, batch.query, batch.succ, batch.label)
+        if program is None:  # a CUDA graph on a GPU (RGR_CUDA_GRAPHS=0: eager), plain eager steps elsewhere
+            graphs = graphs_enabled(device)
+            program = StepProgram(body, inputs, capture=graphs and device.type == "cuda", static=graphs)
+        program.step(*inputs)
         if step > c.steps - window:
             loss_tail += per_run.detach() / window
         loss_since += per_run.detach()
@@ -220,8 +239,12 @@ def _train_stack(
             for k, v in params.items():
                 best[k] = torch.where(better.view(R, *([1] * (v.dim() - 1))), v.detach(), best[k])
         tick(1)
-        if deadline is not None and step == probe:
-            _check_deadline(t0, step, c, deadline, device)
+        if deadline is not None and step in probe:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            marks[step] = time.perf_counter()
+            if step == probe[1]:
+                _check_deadline(marks, c, deadline)
     test_acc = _accuracy(best, E, test, c, device, chunk=max(B, 256), precision=precision)
     wall = time.perf_counter() - t0
     rows = []
@@ -244,14 +267,14 @@ def _train_stack(
     return rows
 
 
-def _check_deadline(t0: float, step: int, c: Config, deadline: float, device: torch.device) -> None:
-    """Raise :class:`DeadlineExceeded` when the stack, at the pace of its first ``step`` steps, ends past
-    ``deadline`` (``time.monotonic()``); the checks and the test are counted at the steps' pace per example."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    per_step = (time.perf_counter() - t0) / step
-    eval_steps = ((c.steps // c.eval_interval + 1) * c.n_val + c.n_test) / (3 * c.batch_size)  # forward only
-    left = per_step * (c.steps - step + eval_steps)
+def _check_deadline(marks: dict[int, float], c: Config, deadline: float) -> None:
+    """Raise :class:`DeadlineExceeded` when the stack, at the pace of the steps between the two ``marks`` (step ->
+    ``time.perf_counter()``, the device synchronised), ends past ``deadline`` (``time.monotonic()``); the checks
+    and the test are counted at that pace, a third of a step per batch of examples (forward only)."""
+    (a, ta), (b, tb) = sorted(marks.items())
+    per_step = (tb - ta) / max(1, b - a)
+    eval_steps = ((c.steps // c.eval_interval + 1) * c.n_val + c.n_test) / (3 * c.batch_size)
+    left = per_step * (c.steps - b + eval_steps)
     if time.monotonic() + left > deadline:
         raise DeadlineExceeded(f"a stack of {c.steps:,} steps needs {left:,.0f} s more at {per_step * 1e3:.1f} "
                                f"ms/step; {max(0.0, deadline - time.monotonic()):,.0f} s are left")

@@ -115,3 +115,17 @@ def test_the_bf16_path_has_a_cpu_twin():
         assert abs(a["final_train_loss"] - b["final_train_loss"]) < 0.05 * a["final_train_loss"]
     with pytest.raises(ValueError, match="precision must be one of"):
         train_runs(cfgs, device="cpu", precision="fp16")
+
+
+def test_the_graphed_step_has_an_eager_twin(monkeypatch):
+    """On a GPU each step replays a CUDA graph over static input buffers (rgr.experiments.engine.graphed); here the
+    same body on the same static buffers runs eagerly and trains exactly as the plain step."""
+    from rgr.gpt2 import training
+
+    cfgs = STAND_IN.planned_runs("smoke")[:2]
+    plain = training.train_runs(cfgs, device="cpu")
+    monkeypatch.setattr(training, "graphs_enabled", lambda device: True)
+    twin = training.train_runs(cfgs, device="cpu")
+    for a, b in zip(plain, twin):
+        assert (a["test_acc"], a["final_train_loss"], a["best_step"]) == (b["test_acc"], b["final_train_loss"],
+                                                                         b["best_step"])

@@ -58,7 +58,7 @@ from .groups import stack_groups
 from .stack import Stack, build_stack
 from .step import train_steps
 
-__all__ = ["StepCallback", "train", "train_run"]
+__all__ = ["StepCallback", "train", "train_run", "graphs_enabled"]
 
 StepCallback = Callable[[int], None]
 
@@ -163,7 +163,7 @@ def train(
     out: list[RunResult | None] = [None] * len(configs)
     for group in stack_groups(configs, max_stack, dev):
         t = _Clock()
-        graphed = _graphs_default(dev) if cuda_graphs is None else bool(cuda_graphs)
+        graphed = graphs_enabled(dev) if cuda_graphs is None else bool(cuda_graphs)
         st = build_stack([configs[i] for i in group], group, dev, block_elems, graphed)
         sync(dev)
         t.lap(clock, "setup")
@@ -175,7 +175,7 @@ def train(
     return out  # type: ignore[return-value]
 
 
-def _graphs_default(dev: torch.device) -> bool:
+def graphs_enabled(dev: torch.device) -> bool:
     """CUDA graphs on a GPU unless ``RGR_CUDA_GRAPHS=0``; never on a CPU by default."""
     return dev.type == "cuda" and os.environ.get("RGR_CUDA_GRAPHS", "1") != "0"
 
