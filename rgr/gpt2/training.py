@@ -48,12 +48,12 @@ __all__ = ["experiment_grid", "PresetCost", "preset_cost", "item_table", "PRECIS
 
 
 def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
-    """The E7 grid of a preset: one Config per (D_K, h, seed), seeds 0..seeds-1.
+    """The E7 grid of a preset: one Config per (variant, D_K, h, seed), seeds first_seed, first_seed + 1, ...
 
-    ``embeddings="auto"`` resolves to "gpt2" when a real table is available
-    without network (:func:`rgr.gpt2.items.items_available`) and to "stand-in"
-    otherwise; the choice is written into every config. ``overrides`` replace
-    Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
+    ``embeddings="auto"`` resolves to the preset's own choice when it has one (the compressive presets' width is
+    not GPT-2's: "stand-in"), else to "gpt2" when a real table is available without network
+    (:func:`rgr.gpt2.items.items_available`) and to "stand-in" otherwise; the choice is written into every
+    config. ``overrides`` replace Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
     ``ell=16`` or ``lr=3e-4``.
     """
     if preset not in PRESETS:
@@ -64,13 +64,15 @@ def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides)
     if set(overrides) - allowed:
         raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, "
                          f"got {sorted(set(overrides) - allowed)}")
-    if embeddings == "auto":
-        embeddings = "gpt2" if items_available() else "stand-in"
     p = PRESETS[preset]
+    if embeddings == "auto":
+        embeddings = p.embeddings or ("gpt2" if items_available() else "stand-in")
     base = dict(m=p.m, ell=p.ell, steps=p.steps, batch_size=p.batch_size, eval_interval=p.eval_interval, n_val=p.n_val,
-                n_test=p.n_test, lr=p.lr, embeddings=embeddings)
+                n_test=p.n_test, lr=p.lr, d_model=p.d_model, embeddings=embeddings)
     base.update(overrides)
-    return [Config(D_K=dk, h=h, seed=s, **base) for dk in p.D_K for h in p.h for s in range(p.seeds)]
+    seeds = range(p.first_seed, p.first_seed + p.seeds)
+    return [Config(D_K=dk, h=h, seed=s, **{**base, **dict(v)}) for v in p.variants for dk in p.D_K for h in p.h
+            for s in seeds]
 
 
 @dataclass(frozen=True)
