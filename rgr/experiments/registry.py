@@ -29,7 +29,7 @@ import torch
 
 from ..model.qk import MODEL_KINDS
 from ..store import Column, Schema, provenance
-from . import futility, head_sweep, planner, reuse
+from . import futility, head_sweep, planner, reuse, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
 from .engine.groups import stack_groups
 from .engine.train import train
@@ -37,7 +37,7 @@ from .grid import Cell, Grid
 from .projection import dry_run_report, model_steps_bound
 from .tables import load_results
 
-__all__ = ["Experiment", "HeadSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
+__all__ = ["Experiment", "HeadSweep", "SettledSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
 HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
 FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
@@ -214,6 +214,27 @@ class HeadSweep(Experiment):
                                        fixed_cutoff=self.fixed_cutoff, shard=shard)
 
 
+@dataclass(frozen=True)
+class SettledSweep(Experiment):
+    """The settled-threshold extension (:mod:`rgr.experiments.settled`): explicit units at longer budgets."""
+
+    def _units(self, preset: str) -> tuple[settled.Unit, ...]:
+        self.grid(preset)  # checks the preset's name
+        return settled.SMOKE_UNITS if preset == "smoke" else settled.UNITS
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+        """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (cell, h) units."""
+        units = [u for u in self._units(preset) if planner.in_shard(Cell(u.m, u.d_model), u.h, *shard)]
+        if preset == "smoke":
+            return settled.planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25,
+                                        run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
+        return settled.planned_runs(units)
+
+    def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
+        return settled.unit_groups(configs, max_stack)
+
+
 def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
     return Grid(cells=cells, heads=heads, seeds=(0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=1,
                 max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
@@ -237,6 +258,10 @@ NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 # value_long, a decision run declared before it ran (README "value_long"): E6 at (64, 32), the ladder 64..512 and a
 # cutoff of 80,000 steps (the protocol's is 20,000), where value's top budget was cut still improving for h >= 4
 VALUE_LONG = Grid((Cell(64, 32),), (1, 2, 4, 8, 16), (0, 1, 2), dk_min=512, dk_max=512, dk_from=64, refine_rounds=0)
+
+# settled, a declared extension (README "settled"): its cells, for listings; its runs are settled.UNITS
+SETTLED = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in settled.UNITS)),
+               tuple(sorted({u.h for u in settled.UNITS})), settled.SEEDS, refine_rounds=0)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -351,6 +376,13 @@ EXPERIMENTS: dict[str, Experiment] = {
             "permutation",
             {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": _smoke((Cell(16, 8),))},
             fixed_cutoff=80_000, refine=False, book_scope="identical to the paper preset (one cell, three seeds)",
+        ),
+        SettledSweep(
+            "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
+            "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
+            "permutation",
+            {"paper": SETTLED, "book": SETTLED, "smoke": _smoke((Cell(16, 2),), (1, 2))},
+            refine=False, book_scope="identical to the paper preset (the declared design)",
         ),
     )
 }

@@ -79,7 +79,9 @@ PROVENANCE: tuple[Column, ...] = (
     Column("git_commit", "str", "git commit of the repository (suffix +dirty if rgr/ had uncommitted changes)"),
     Column("torch_version", "str", "torch version"),
     Column("device_name", "str", "the device the run trained on (GPU name, or the CPU)"),
-    Column("preset", "str", "preset of the experiment: smoke, book or paper", choices=("smoke", "book", "paper")),
+    Column("preset", "str", "preset of the experiment: smoke, book or paper; gpt2 also compressive (E7 at "
+           "m / d_model = 8 on a CPU) and compressive_pilot (its pilot)",
+           choices=("smoke", "book", "paper", "compressive", "compressive_pilot")),
     Column("date", "str", "UTC date and time the row was written (ISO 8601)"),
 )
 

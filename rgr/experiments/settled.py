@@ -1,0 +1,115 @@
+"""Settled thresholds: the runs at and below D_K* retrained with longer step budgets (issue 45; chapters
+*permutation sweeps* and *does it replicate?*).
+
+**A declared extension, not the paper's protocol.** At many cells most runs at D_K* stop at the protocol's step
+cutoff (lambda = 8: 9 of 10 at m = 512 and 1024, 3 of 3 at m = 2048 and 4096), so D_K* may measure how fast Adam
+learns within the cutoff rather than what a layer can store. This experiment asks: does D_K* move when the runs
+at and near it are no longer cut? Its design was fixed before its first row (README, *Choices the paper left
+open*, "settled") by one rule applied to the committed ``paper`` tables (``base`` and ``lambda8``); the units
+below are that rule's output, written out so the design cannot drift when tables change
+(tests/experiments/test_settled.py re-derives them from the tables):
+
+- cells: the lambda = 8 diagonal from m = 128 to 2048, and every base cell where at least half of the runs at
+  D_K* (its h*) ran to the cutoff: (128, 64), (256, 16), (256, 64), (512, 32) ((256, 32) and (512, 64) are
+  diagonal cells). (4096, 512) is declared too, for a GPU: a 4x run there is 800,000 steps, about 20 minutes of
+  one GPU per stack, beyond a 10-minute call without mid-run checkpoints, so no preset holds it yet;
+- heads: h* and its neighbours h*/2 and 2h* where the paper table has them, and h = 1 at (512, 64) (the paper's
+  "one head never reaches the target there");
+- D_K: the paper table's ladder points for that (cell, h) from D_K*/2 up to the smaller of the head count's own
+  threshold at the cutoff and 2 D_K* (a longer budget can only lower a threshold, so the points below matter);
+- seeds: the paper's (10; 3 from m = 2048);
+- budgets: 4x the protocol's cutoff everywhere and 16x where m <= 1024 (a multiple of each cell's own cutoff, so
+  each cell's budget ladder is read against its own protocol; steps per item differ across cells as they do in
+  the protocol). The 1x reading is the paper table's own rows at the same points;
+- no futility stopping (no replay covers these budgets) and nothing reused across budgets: every run trains
+  from its seed to convergence (validation F1 > 0.995 at 5 consecutive checks) or its budget.
+
+Stacks stay within one (cell, budget) and hold at most 40 runs (:func:`unit_groups`), so a stack's rows reach the
+table within a session even at 16x.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .engine.config import RunConfig, step_cutoff
+from .engine.groups import stack_groups
+
+__all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "BUDGETS", "SEEDS", "budgets_for", "seeds_for",
+           "planned_runs", "STACK_RUNS", "unit_groups"]
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One cell's head count and the D_K points it retrains."""
+
+    m: int
+    d_model: int
+    h: int
+    D_K: tuple[int, ...]
+
+
+def _units(m: int, d_model: int, heads: dict[int, tuple[int, ...]]) -> tuple[Unit, ...]:
+    return tuple(Unit(m, d_model, h, dks) for h, dks in heads.items())
+
+
+# the rule's output on the committed paper tables (base: 5,970 rows; lambda8: 2,624 rows; 2026-11-27)
+UNITS: tuple[Unit, ...] = (
+    *_units(128, 16, {4: (32, 64, 128), 8: (32, 48, 56, 64), 16: (32, 64, 80)}),
+    *_units(256, 32, {2: (32, 64), 4: (32, 40, 44, 48), 8: (32, 48, 56)}),
+    *_units(512, 64, {1: (32, 64), 2: (32, 48, 52, 56), 4: (32, 48, 52), 8: (32, 48, 56)}),
+    *_units(1024, 128, {1: (32, 40, 44, 48), 2: (32, 36, 40), 4: (32, 36, 40)}),
+    *_units(2048, 256, {1: (32, 48, 52), 2: (32, 40, 44, 48), 4: (32, 48, 52)}),
+    *_units(128, 64, {1: (4, 6, 7), 2: (4, 8, 10)}),
+    *_units(256, 16, {8: (128, 256), 16: (128, 160, 176), 32: (128, 160, 192)}),
+    *_units(256, 64, {1: (16, 18), 2: (16, 18)}),
+    *_units(512, 32, {8: (128, 144, 160), 16: (128, 144), 32: (128, 160)}),
+)
+# declared for a GPU, not in a preset yet (see the module doc): the same rule at (4096, 512)
+GPU_UNITS: tuple[Unit, ...] = _units(4096, 512, {1: (32, 48, 52), 2: (32, 48, 52), 4: (32, 48, 52, 56)})
+BUDGETS = (4, 16)  # multiples of the protocol's cutoff; 16 only where m <= 1024
+SEEDS = tuple(range(10))  # the paper's; the first 3 from m = 2048
+
+
+def budgets_for(m: int) -> tuple[int, ...]:
+    return BUDGETS if m <= 1024 else BUDGETS[:1]
+
+
+def seeds_for(m: int) -> tuple[int, ...]:
+    return SEEDS if m < 2048 else SEEDS[:3]
+
+
+def planned_runs(units: Sequence[Unit], budgets: Sequence[int] | None = None, seeds: Sequence[int] | None = None,
+                 cutoff: int | None = None, run_fields: tuple[tuple[str, object], ...] = ()) -> list[RunConfig]:
+    """Every run of ``units``: each budget (4x before 16x), each cell, head count, D_K and seed; max_steps =
+    budget x the cell's protocol cutoff. ``budgets``, ``seeds``, ``cutoff`` (in place of the protocol's) and
+    ``run_fields`` override the design for the smoke preset."""
+    runs = []
+    for b in BUDGETS:
+        for u in units:
+            if b not in (budgets if budgets is not None else budgets_for(u.m)):
+                continue
+            steps = b * (cutoff if cutoff is not None else step_cutoff(u.m, u.d_model))
+            runs += [RunConfig(m=u.m, d_model=u.d_model, h=u.h, d_k=dk // u.h, seed=s, max_steps=steps,
+                               **dict(run_fields)) for dk in u.D_K for s in (seeds if seeds is not None
+                                                                             else seeds_for(u.m))]
+    return runs
+
+
+STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
+
+
+def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
+    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.groups.stack_groups`)
+    with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
+    families: dict[tuple, list[int]] = {}
+    for i, c in enumerate(configs):
+        families.setdefault((c.m, c.d_model, c.max_steps), []).append(i)
+    out = []
+    for members in families.values():
+        out += [[members[j] for j in g] for g in stack_groups([configs[i] for i in members], max_stack or STACK_RUNS)]
+    return out
+
+
+SMOKE_UNITS: tuple[Unit, ...] = (Unit(16, 2, 1, (4, 6)), Unit(16, 2, 2, (4,)))  # the smoke preset's two units
