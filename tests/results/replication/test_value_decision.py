@@ -68,7 +68,7 @@ def test_a_settled_lowest_error_elsewhere_deviates():
     long = Source(LONG, "paper", _long({1: (128, 0.011), 2: (256, 0.005), 4: (256, 0.004), 8: (256, 0.003),
                                         16: (256, 0.001)}))
     row = _row(long)
-    assert row.verdict.status == "deviates" and "outside its 95% t-interval" in row.verdict.detail
+    assert row.verdict.status == "deviates" and "paired over 3 seeds" in row.verdict.detail
 
 
 def test_an_unsettled_decision_run_is_still_not_testable():
