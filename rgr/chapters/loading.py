@@ -25,6 +25,7 @@ from IPython.display import Markdown
 
 from ..catalog import completeness, get, load, resolve_preset, table_path
 from ..experiments.runner import run_sweep
+from ..results.futile import futile_stops
 from ..results.stats import seeds_per_cell
 from ..store import TableError
 
@@ -150,7 +151,8 @@ def seeds_words(df: pd.DataFrame) -> str:
 
 
 def provenance_note(data: ExperimentData) -> Markdown:
-    """A visible note: which preset, device, code version and dates produced the rows."""
+    """A visible note: which preset, device, code version and dates produced the rows, and how many of them the
+    futility rule stopped (:func:`rgr.results.futile.futile_stops`; a rule the paper's protocol does not have)."""
     df = data.runs
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)
@@ -161,6 +163,13 @@ def provenance_note(data: ExperimentData) -> Markdown:
              f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
     if data.requested == "auto":
         lines.append(f" Chosen by `preset = \"auto\"`: {data.why}.")
+    stops = futile_stops(df)
+    if stops.stopped:
+        lines.append(f"\n\n> **Futility stopping, not in the paper's protocol.** {stops.stopped:,} of {stops.runs:,} "
+                     f"runs were stopped early by the futility rule (README, *Futility stopping*: added to this "
+                     f"preset after the paper's numbers were released, to save CPU time); a stopped run keeps its F1 "
+                     f"and counts as failing. By cell: {stops.cell_list}. {stops.false} of them stopped at a point "
+                     f"where a sibling seed reached the F1 target.")
     if data.is_fallback:
         lines.append(f"\n\n> **Smoke data, not results.** {data.fallback_reason}. The runs above were made just now "
                      f"with the seconds-long `smoke` preset so the chapter executes; produce the real table with "

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..futile import futile_stops
 from . import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
@@ -86,7 +87,8 @@ def cutoffs(runs: pd.DataFrame) -> str:
 
 
 def basis(src: Source) -> str:
-    """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7)."""
+    """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7), and how many
+    of its runs futility stopping ended (:func:`rgr.results.futile.futile_stops`), a rule the protocol lacks."""
     r = src.runs
     text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
     if src.name != "gpt2" and len(r):
@@ -94,6 +96,10 @@ def basis(src: Source) -> str:
             f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
         )
         text += f", cutoff {cutoffs(r)} steps"
+        stops = futile_stops(r)
+        if stops.stopped:
+            text += (f"; {stops.stopped:,} of {stops.runs:,} runs stopped by futility stopping (not in the protocol; "
+                     f"{stops.false} of them where a sibling seed reached the target)")
     return text
 
 
