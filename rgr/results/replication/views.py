@@ -19,6 +19,7 @@ import pandas as pd
 from ...catalog import preset_completeness
 from ..stats import within
 from . import reported as rep
+from .gpt2_decision import gpt2_source
 from .paper_arithmetic import ArithmeticCheck
 from .rows import ClaimRow, Source, reached
 from .seed_bootstrap import cell_noise, seed_draws
@@ -43,6 +44,9 @@ def sources_of(loaded: Mapping[str, Mapping[str, object]],
     src = lambda d: Source(d.name, d.preset, d.runs)  # noqa: E731
     own = {k: src(g[k]) for k, g in loaded.items() if k not in JOINT}
     joint = {k: {n: src(d) for n, d in g.items()} for k, g in loaded.items() if k in JOINT}
+    if "gpt2" in loaded:  # the compressive preset, once complete (rgr.results.replication.gpt2_decision)
+        g = loaded["gpt2"]["gpt2"]
+        own["gpt2"] = gpt2_source(own["gpt2"], getattr(g, "requested", "") or g.preset, root)
     if "value" in loaded:  # the decision run, at the preset the chapter asked for (smoke where value fell back to it)
         v = loaded["value"]["value"]
         own[LONG] = long_source("smoke" if v.preset == "smoke" else getattr(v, "requested", "") or v.preset, root)
