@@ -42,7 +42,7 @@ class FutileStops:
 
 def false_stops(runs: pd.DataFrame) -> pd.DataFrame:
     """The futile-stopped rows at points where a sibling seed reached the F1 target."""
-    if not len(runs) or "stop_reason" not in runs:
+    if not len(runs) or not {"stop_reason", "test_f1"} <= set(runs) or not (runs["stop_reason"] == "futile").any():
         return runs.iloc[:0]
     keys = [c for c in POINT if c in runs]
     passed = runs[reaches_target(runs["test_f1"].astype(float), F1_TARGET)][keys].drop_duplicates()

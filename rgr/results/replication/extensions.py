@@ -6,6 +6,7 @@ each from the runs of its experiment (a :class:`~rgr.results.replication.rows.So
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -174,7 +175,13 @@ def value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
         def best_long(d, hs):
             return s_long[(s_long.d_model == d) & s_long.h.isin(hs)].sort_values("mean").iloc[0]
 
-        rows.append(value_d32_best(s_long, decide, long_basis(long, decide), best_long))
+        row = value_d32_best(s_long, decide, long_basis(long, decide), best_long)
+        at_cutoff = value_d32_best(s, val.runs, b, best).verdict
+        if row.verdict.status == "deviates" and at_cutoff.cause == "unsettled":  # the protocol's cutoff undecided
+            why = at_cutoff.detail.removeprefix("undecided at this cutoff: ").split(" — ")[0]
+            row = replace(row, verdict=Verdict("deviates", f"{row.verdict.detail}; at the protocol's cutoff it was "
+                                               f"undecided ({why})", cause="budget"))
+        rows.append(row)
     return rows
 
 

@@ -68,6 +68,9 @@ class ClaimRow:
     cells: str = "—"
     readings: tuple[Reading, ...] = ()
     preset: str = ""
+    cells_lo: float = NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
+    cells_hi: float = NAN
+    base_ruled_out: bool = False  # the paper's own Table 1 reproduces its fit in the law's base only (law rows)
 
 
 def seeds_per_point(runs: pd.DataFrame) -> int:
@@ -128,11 +131,12 @@ def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor:
     return noise(draws, lambda dk, h: fit_stats(xs, dk if on == "dk" else h, intercept)[k])
 
 
-def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> str:
+def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> tuple[float, float]:
+    """The 95% bootstrap interval over cells of a fitted constant (how it depends on the cells chosen)."""
     y = draws.cells["D_K_star" if on == "dk" else "h_star"].astype(float)
     fi = fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)
     lo, hi = {"slope": fi.slope, "intercept": fi.intercept, "r2": fi.r2}[what]
-    return fmt_iv(lo, hi)
+    return float(lo), float(hi)
 
 
 def _reading(name: str, n: Noise, paper: float) -> Reading:
@@ -141,7 +145,8 @@ def _reading(name: str, n: Noise, paper: float) -> Reading:
 
 
 def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
-            arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None) -> ClaimRow:
+            arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None,
+            base_ruled_out: bool = False) -> ClaimRow:
     """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
     interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
     appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
@@ -157,8 +162,10 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
     cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause
+    c_lo, c_hi = _cells_iv(d, x, on, intercept, what, factor)
     return ClaimRow(key=key, book=f"{n.value:.3g} (n = {len(d.cells)})", interval=n.words(), basis=b,
                     verdict=Verdict(v.status, said, v.near_miss, cause), value=n.value, lo=n.lo, hi=n.hi,
-                    cells=_cells_iv(d, x, on, intercept, what, factor), readings=readings)
+                    cells=fmt_iv(c_lo, c_hi), readings=readings, cells_lo=c_lo, cells_hi=c_hi,
+                    base_ruled_out=base_ruled_out)
 
 

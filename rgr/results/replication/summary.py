@@ -56,7 +56,14 @@ EXPLAIN: dict[str, str] = {
     ),
     "paper_text": "The paper's text gives one value and its own Table 1 another; the book's interval holds the Table "
                   "1 one.",
-    "measured": "The book measures another value, outside its noise interval; the verdict table says by how much.",
+    "chance": ("Where one head is not below the others, every configuration is near chance, so 'worse' cannot be "
+               "read there; at every budget above chance one head is worse."),
+    "budget": ("At the protocol's step cutoff the comparison was undecided (the runs were cut with their error still "
+               "falling); a longer cutoff, declared before it ran, decides it against the paper."),
+    "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
+                    "the difference is which cells are fitted, not the noise of the runs."),
+    "unexplained": ("No cause the data support: the book measures another value, and the verdict table says by how "
+                    "much."),
     "undecided": "The book's noise interval reaches both sides of what the paper claims.",
     "unsettled": "The runs that would decide it hit the step cutoff while their error was still falling.",
     "presets": "The tables compared are at different presets; the row is read once both are at one preset.",

@@ -42,14 +42,18 @@ LAW_BASE = "ln"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
 # NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
-# reader naming only what it alone knows ("thin", "paper_table1", "paper_text"); "measured" is what remains.
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then the
+# bootstrap over cells ("cell_choice"); "unexplained" is what remains.
 CAUSES: dict[str, str] = {
     "log_base": "the logarithm's base",
     "near_miss": "a near miss",
     "thin": "rests on a point with few seeds",
     "paper_table1": "the paper's fit is not reproduced by its own Table 1",
     "paper_text": "the paper's text and its own Table 1 disagree",
-    "measured": "the book measures another value",
+    "chance": "budgets where every configuration is near chance",
+    "budget": "the protocol's step cutoff",
+    "cell_choice": "which cells the fit uses",
+    "unexplained": "unexplained",
     "undecided": "the noise cannot decide",
     "unsettled": "runs cut while still improving",
     "presets": "tables at different presets",
@@ -58,7 +62,7 @@ CAUSES: dict[str, str] = {
     "no_data": "the cells are not in the data",
 }
 NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
-_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget")
 
 CONVENTION = (
     "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
@@ -97,7 +101,8 @@ class Verdict:
         return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
-DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "measured")  # in this order
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "cell_choice",
+                                     "unexplained")  # in this order
 
 
 def other_base_reading(row):
@@ -112,16 +117,33 @@ def cause_of(row) -> str:
     """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
     "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
     other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
-    reader found ("thin", "paper_table1", "paper_text"); otherwise "measured"."""
-    v = row.verdict
+    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the paper's value inside the bootstrap
+    over cells ("cell_choice": the difference is which cells are fitted); otherwise "unexplained"."""
+    v = row.verdict  # a log base the paper's own Table 1 rules out (``base_ruled_out``) is no cause
     if v.status == "agrees":
         return ""
     if v.status == "not testable":
         return v.cause
     other = other_base_reading(row)
-    if other is not None and other.holds:
+    if other is not None and other.holds and not getattr(row, "base_ruled_out", False):
         return "log_base"
-    return "near_miss" if v.near_miss else (v.cause or "measured")
+    if v.near_miss:
+        return "near_miss"
+    if v.cause:
+        return v.cause
+    lo, hi = getattr(row, "cells_lo", math.nan), getattr(row, "cells_hi", math.nan)
+    paper = _paper_number(row)
+    if paper is not None and math.isfinite(lo) and math.isfinite(hi) and within(paper, lo, hi):
+        return "cell_choice"
+    return "unexplained"
+
+
+def _paper_number(row) -> float | None:
+    """The paper's value of a row's claim when it is one number, else None."""
+    from .reported import claim
+
+    v = claim(row.key).value
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def verdict_label(row) -> str:

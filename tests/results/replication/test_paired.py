@@ -71,3 +71,31 @@ def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
         v = rows[key].verdict
         assert v.status == "not testable" or "paired" in v.detail, (key, v.detail)
     assert "paired seeds" in PAIRED_RULE
+
+
+def test_no_row_of_the_committed_data_hides_a_sharper_cause():
+    """A deviation whose data hold a sharper cause shows it (issue 45): the paper's value inside the bootstrap over
+    cells is "cell_choice" unless an earlier cause holds; "measured" (a restatement) is gone; a law row whose other
+    log base the paper's own Table 1 rules out is not put down to the log base."""
+    import math
+
+    from rgr.chapters.loading import load_groups
+    from rgr.results.replication.reported import claim
+    from rgr.results.replication.table import evaluate
+    from rgr.results.replication.verdicts import CAUSES, cause_of
+    from rgr.results.replication.views import GROUPS, sources_of
+    from rgr.results.stats import within
+
+    assert "measured" not in CAUSES
+    sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
+    for r in evaluate(sources, joint):
+        c = cause_of(r)
+        if r.verdict.status != "deviates":
+            continue
+        paper = claim(r.key).value
+        inside = (isinstance(paper, float) and math.isfinite(r.cells_lo) and within(paper, r.cells_lo, r.cells_hi))
+        if inside:
+            assert c in ("log_base", "near_miss", "thin", "paper_table1", "paper_text", "chance", "budget",
+                         "cell_choice"), (r.key, c)
+        if r.base_ruled_out:
+            assert c != "log_base", r.key

@@ -57,7 +57,7 @@ def test_a_verdict_names_its_cause_where_only_its_reader_knows_it():
     with pytest.raises(ValueError, match="cause"):
         Verdict("not testable", "why")  # an untestable row must say why, as a cause
     with pytest.raises(ValueError, match="cause"):
-        Verdict("agrees", "", cause="measured")
+        Verdict("agrees", "", cause="budget")
     with pytest.raises(ValueError, match="cause"):
         Verdict("deviates", "", cause="log_base")  # computed from the row, never set by a reader
     assert set(EXPLAIN) == set(CAUSES) == set(DEVIATION_CAUSES) | set(NOT_TESTABLE_CAUSES)
@@ -69,7 +69,7 @@ def test_cause_is_computed_from_the_rows_statistics():
     assert cause_of(by["law_slope_all"]) == "log_base"  # the other base's reading holds
     assert cause_of(by["law_slope_pre"]) == "near_miss"  # it does not; inside the 99% interval
     assert cause_of(by["heads_slope"]) == "paper_table1" and cause_of(by["diag_growth"]) == "thin"
-    assert cause_of(by["dk_range"]) == "measured"
+    assert cause_of(by["dk_range"]) == "unexplained"
     assert cause_of(by["softmax_advantage"]) == "undecided"
     # one claim, both readings of the logarithm, one verdict that names the reading that agrees
     assert verdict_label(by["law_slope_all"]) == "deviates with ln; agrees with log2"
@@ -80,14 +80,14 @@ def test_the_summary_follows_the_verdict_rows():
     rows = _synthetic()
     got = summary_causes(summary_html(rows))
     assert got["log_base"] == {"law_slope_all"} and got["near_miss"] == {"law_slope_pre"}
-    assert got["measured"] == {"dk_range"} and got["thin"] == {"diag_growth"}
+    assert got["unexplained"] == {"dk_range"} and got["thin"] == {"diag_growth"}
     assert got["undecided"] == {"softmax_advantage"} and got["unsettled"] == {"value_d32_best"}
     # the claims no row reads are not testable for want of data
     assert got["no_data"] == {c.key for c in rep.CLAIMS} - {r.key for r in rows}
     # change one verdict of the table: the summary moves that claim and nothing else
     flipped = [r if r.key != "law_r2_all" else _row("law_r2_all", "deviates", value=0.5) for r in rows]
     after = summary_causes(summary_html(flipped))
-    assert "law_r2_all" not in after.get("agrees", set()) and after["measured"] == {"dk_range", "law_r2_all"}
+    assert "law_r2_all" not in after.get("agrees", set()) and after["unexplained"] == {"dk_range", "law_r2_all"}
     assert summary_html(flipped) != summary_html(rows)
     assert "law_r2_all" in got["agrees"]
     # a claim's name and numbers come from the rows and reported.py
