@@ -6,6 +6,7 @@ imports nbformat and nbclient only inside :func:`execute_recorded`, which runs i
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import time
@@ -22,8 +23,20 @@ def read_nb(path: Path) -> dict:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def _atomic():
+    """rgr/atomic.py, loaded from its file: it needs only the standard library, and this module runs where rgr
+    is not installed (a bare Python)."""
+    spec = importlib.util.spec_from_file_location("rgr_atomic", ROOT / "rgr" / "atomic.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def write_nb(nb: dict, path: Path) -> None:
-    Path(path).write_text(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write a notebook whole or not at all (a temporary file and a rename: :func:`rgr.atomic.replace_whole`);
+    a full disk leaves the committed notebook as it was."""
+    text = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    _atomic().replace_whole(Path(path), text.encode("utf-8"))
 
 
 def cell_source(cell: dict) -> str:

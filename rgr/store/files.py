@@ -7,6 +7,7 @@ import errno
 import os
 from pathlib import Path
 
+from .. import atomic
 from .schema import TableError
 
 __all__ = ["open_own", "replace_whole"]
@@ -31,14 +32,14 @@ def open_own(path: Path, mode: str):
 
 
 def replace_whole(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file beside it and a rename: whole or not at all.
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename: whole or not at all
+    (:func:`rgr.atomic.replace_whole`; a link planted at the temporary name is a :class:`TableError`).
 
     A symbolic link at ``path`` itself is replaced by the file (a rename never writes through a link)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open_own(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    finally:
-        if tmp.is_symlink() or tmp.exists():
-            tmp.unlink()
+        atomic.replace_whole(path, data)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TableError(f"{e.filename}: is a symbolic link; rgr does not follow links at its lock and side "
+                             "files (remove it)") from None
+        raise

@@ -103,7 +103,7 @@ def test_each_switch_changes_its_librarys_floating_point_results_here(probes, sw
     if not plain["above"][switch]:
         pytest.skip(f"{switch}: a plain run on this CPU already takes the path the switch forces "
                     f"(torch's capability: {plain['capability']})")
-    assert plain[switch] != varied[switch], f"variant_env left {switch}'s results unchanged (its switch no longer works?)"
+    assert plain[switch] != varied[switch], f"variant_env left {switch}'s results unchanged (a switch broken?)"
 
 
 def test_test_runs_vary_only_after_a_plain_full_run(monkeypatch):
