@@ -118,12 +118,12 @@ def sweep(argv: Sequence[str]) -> int:
                       "for this experiment)")
             else:
                 print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done,
-                                        max_stack=a.max_stack)))
+                                        max_stack=a.max_stack, root=root)))
             return 0
         if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
             print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
                              "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done,
-                                                        max_stack=a.max_stack)]),
+                                                        max_stack=a.max_stack, root=root)]),
                   flush=True)
     except (UsageError, TableError) as e:
         return fail(prog, str(e))
