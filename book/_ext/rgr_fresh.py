@@ -19,8 +19,23 @@ INSTALL_MARKER = "# rgr: install cell"  # the first line of the install cell (ta
 # notebooks as JSON (this file runs on a bare Python: no nbformat), written the way nbformat writes them
 
 
+class NotebookError(ValueError):
+    """A path that does not hold a notebook: missing, not UTF-8, not valid JSON (one line naming it)."""
+
+
 def read_nb(path: Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The notebook at ``path`` as JSON; a :class:`NotebookError` naming it when it cannot be one."""
+    try:
+        nb = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise NotebookError(f"no such notebook: {path}") from None
+    except IsADirectoryError:
+        raise NotebookError(f"{path} is a folder, not a notebook") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NotebookError(f"{path} is not valid JSON ({e}); restore it: git checkout {path}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotebookError(f"{path} is not a notebook (no list of cells)")
+    return nb
 
 
 def _atomic():
