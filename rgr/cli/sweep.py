@@ -18,10 +18,12 @@ __all__ = ["sweep", "interrupted"]
 def _sweep_parser() -> argparse.ArgumentParser:
     ap = Parser(prog="rgr sweep", description="Run an experiment's grid, resumably, into data/.")
     ap.add_argument("experiment", nargs="?", help="experiment name (see --list)")
-    ap.add_argument("--preset", default="book", help="smoke | book | paper (constructions: smoke | book)")
+    ap.add_argument("--preset", default="book",
+                    help="smoke | book | paper (constructions: smoke | book); default: book")
     ap.add_argument("--device", default="auto",
-                    help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
-    ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
+                    help="auto (default) | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
+    ap.add_argument("--shard", default="0/1",
+                    help="i/n: run the i-th of n disjoint parts (files merge with --merge); default: 0/1")
     ap.add_argument("--cells", default=None, metavar="MxD[,MxD...]",
                     help="train only these (m, d_model) cells of the preset (e.g. 4096x512): the same runs and "
                          "rounds as the whole sweep's there, so several machines can share one sweep by cells")
@@ -110,7 +112,8 @@ def sweep(argv: Sequence[str]) -> int:
             except ValueError as e:
                 raise UsageError(f"--device: {e}") from None
         report = getattr(sweep, "dry_run_report", None)
-        done = _done_rows(sweep, a.preset, table_path(sweep.name, shard, root)) if report is not None else None
+        done = (_done_rows(sweep, a.preset, table_path(sweep.name, shard, root), shard[1] > 1)
+                if report is not None else None)
         if a.dry_run:
             if report is None:
                 runs = sweep.planned_runs(a.preset, None, shard)
@@ -152,13 +155,23 @@ def sweep(argv: Sequence[str]) -> int:
     return 0
 
 
-def _done_rows(sweep, preset: str, path: Path):
-    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection."""
-    from ..store import load_table
+def _done_rows(sweep, preset: str, path: Path, sharded: bool = False):
+    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection.
+    ``sharded``: the main table's and every shard's, as a shard sweep skips them (runner's ``_finished``)."""
+    from ..experiments.tables import load_results
+    from ..store import TableError, load_table
 
-    if not path.is_file():
+    if sharded:
+        try:
+            t = load_results(sweep.schema, root=path.parent)
+        except TableError as e:
+            if "no such table" not in str(e):
+                raise
+            return None
+    elif not path.is_file():
         return None
-    t = load_table(path, sweep.schema)
+    else:
+        t = load_table(path, sweep.schema)
     return t[t["preset"] == preset]
 
 

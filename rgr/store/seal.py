@@ -151,8 +151,9 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
         return SealCheck("sealed", "", seal.rows)
     if rows < seal.rows:
         return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
-                                f"{_rows(seal.rows - rows)} cut off its end at a line boundary; restore the table (git "
-                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and "
+                                f"{_rows(seal.rows - rows)} fewer (cut off its end at a line boundary, deleted, or the "
+                                f"table replaced by another); restore the table (git checkout, or the copy it came "
+                                f"from), or keep these {rows:,} rows with {fix} and "
                                 "rerun the sweep to train the missing runs", seal.rows)
     if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
         return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "
