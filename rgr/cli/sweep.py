@@ -120,6 +120,8 @@ def sweep(argv: Sequence[str]) -> int:
                 print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
                       "for this experiment)")
             else:
+                print(f"{prog}: projecting the wall time (from the table's finished stacks, or by timing a few "
+                      "stacks here: a minute or more on a busy machine) ...", file=sys.stderr, flush=True)
                 print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done,
                                         max_stack=a.max_stack, root=root)))
             return 0

@@ -88,7 +88,11 @@ def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) ->
         write_seal(path, seal_of(data, rows))
     replace_whole(path, data)
     if not seal_first:
-        write_seal(path, seal_of(data, rows))
+        try:
+            write_seal(path, seal_of(data, rows))
+        except TableError as e:  # the table is written: say so, or the error reads as if nothing was
+            raise TableError(f"{path}: written ({rows:,} rows), but not its seal: {e}; then "
+                             f"`python -m rgr repair {path} --seal` records it") from None
 
 
 def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]]) -> int:

@@ -15,8 +15,9 @@ def test_a_dry_run_into_an_empty_data_folder_projects_every_run(tmp_path, monkey
     empty = tmp_path / "data"
     empty.mkdir()
     assert cli(["sweep", "base", "--preset", "book", "--dry-run", "--data", str(empty)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "nothing to train" not in out and "reused" not in out, out
+    assert err.startswith("rgr sweep: projecting the wall time")  # said before the calibration, which takes time
     planned = len(registry.get_experiment("base").planned_runs("book", None))
     assert projected["n"] == planned and f"{planned} runs in the first round" in out
 

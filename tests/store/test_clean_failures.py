@@ -117,3 +117,17 @@ def test_a_repair_killed_between_its_table_and_its_seal_is_simply_rerun(tmp_path
         load_table(table, SCHEMA)
     done = repair_table(table, SCHEMA)  # rerun: it finishes the job
     assert (done.kept, done.dropped) == (rows, 1) and len(load_table(table, SCHEMA)) == rows
+
+
+def test_a_link_at_the_seals_temporary_name_says_the_table_was_written(tmp_path):
+    """Issue 44, case 11: the table is replaced before its seal; the error says so instead of reading as if
+    nothing had been written."""
+    table = _copy(tmp_path)
+    text = table.read_text()
+    (tmp_path / "elsewhere").write_text("x\n")
+    planted = tmp_path / f".{seal_path(table).name}.{os.getpid()}.tmp"
+    planted.symlink_to(tmp_path / "elsewhere")
+    rows = len(text.splitlines()) - 1
+    with pytest.raises(TableError, match=rf"{table}: written \({rows} rows\), but not its seal: .*is a symbolic link"):
+        store_write._write_sealed(table, text, rows)
+    assert (tmp_path / "elsewhere").read_text() == "x\n"  # nothing written through the link
