@@ -6,6 +6,7 @@ import csv
 import fcntl
 import json
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -84,6 +85,7 @@ def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) ->
     the damaged table, which the loader refuses and a rerun of the repair fixes, never a table shorter than its
     seal."""
     data = text.encode("utf-8")
+    _clear_leftovers(path)
     if seal_first:
         write_seal(path, seal_of(data, rows))
     replace_whole(path, data)
@@ -93,6 +95,17 @@ def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) ->
         except TableError as e:  # the table is written: say so, or the error reads as if nothing was
             raise TableError(f"{path}: written ({rows:,} rows), but not its seal: {e}; then "
                              f"`python -m rgr repair {path} --seal` records it") from None
+
+
+def _clear_leftovers(path: Path) -> None:
+    """Remove the temporary files of the table and its seal that a killed writer left (``.<name>.<pid>.tmp``,
+    ``.<name>.seal.<pid>.tmp``). Called under the table's write lock, which every writer of them holds, so none
+    of another process is in use; this process's own names are left to :func:`rgr.atomic.replace_whole`."""
+    own = re.compile(rf"\.{re.escape(path.name)}(?:\.seal)?\.(\d+)\.tmp")
+    for leftover in path.parent.glob(f".{path.name}*.tmp"):
+        m = own.fullmatch(leftover.name)
+        if m and int(m.group(1)) != os.getpid() and (leftover.is_symlink() or leftover.is_file()):
+            leftover.unlink()
 
 
 def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]]) -> int:

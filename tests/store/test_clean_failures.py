@@ -131,3 +131,16 @@ def test_a_link_at_the_seals_temporary_name_says_the_table_was_written(tmp_path)
     with pytest.raises(TableError, match=rf"{table}: written \({rows} rows\), but not its seal: .*is a symbolic link"):
         store_write._write_sealed(table, text, rows)
     assert (tmp_path / "elsewhere").read_text() == "x\n"  # nothing written through the link
+
+
+def test_a_write_clears_the_temporary_files_a_killed_writer_left(tmp_path):
+    """Issue 44, case 11: a SIGKILL inside a write leaves ``.<table>.seal.<pid>.tmp``; the next write (under the
+    table's lock, which every writer holds) removes it instead of leaving it forever."""
+    table = _copy(tmp_path)
+    left = [tmp_path / f".{table.name}.seal.99999999.tmp", tmp_path / f".{table.name}.88888888.tmp"]
+    for f in left:
+        f.write_text("half\n")
+    other = tmp_path / ".other.csv.77777777.tmp"  # another table's: not this write's business
+    other.write_text("x\n")
+    store_write._write_sealed(table, table.read_text(), len(table.read_text().splitlines()) - 1)
+    assert not any(f.exists() for f in left) and other.exists()
