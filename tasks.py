@@ -78,7 +78,8 @@ def _run(*cmd: str | Path, env: dict[str, str] | None = None, own_group: bool = 
     child also gets SIGUSR1 if this process dies (Linux), so a killed ``tasks.py execute`` leaves no child
     behind that would write the notebook later. Otherwise the child, in the same group, gets Ctrl-C itself."""
     print("+", " ".join(map(str, cmd)), flush=True)
-    extra = dict(start_new_session=True, preexec_fn=_die_with_parent) if own_group else {}
+    extra = (dict(start_new_session=True, preexec_fn=_die_with_parent) if own_group and os.name == "posix"
+             else {})
     proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, **extra)
     try:
         rc = proc.wait()
