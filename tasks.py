@@ -30,15 +30,18 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 from rgr_fresh import (  # noqa: E402, F401  (chapters as JSON, fresh pages: book/_ext/rgr_fresh.py; re-exported)
     INSTALL_MARKER,
+    NotebookError,
     cell_source,
     chapter_inputs,
     chapters,
@@ -56,9 +59,78 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / "python"
 
 
-def _run(*cmd: str | Path) -> None:
+class TaskError(Exception):
+    """A failure a user can fix: :func:`main` prints it in one line, ``tasks.py <command>: <message>``, exit 2."""
+
+
+STOP_SIGNAL = getattr(signal, "SIGUSR1", signal.SIGTERM)  # how a parent stops a child executing notebooks
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a child ran: the child said what it left (one line); the parent exits 130 quietly."""
+
+
+def _run(*cmd: str | Path, env: dict[str, str] | None = None, own_group: bool = False) -> int:
+    """Run ``cmd`` in the repository; a CalledProcessError on failure, :class:`Interrupted` on Ctrl-C.
+
+    ``own_group`` (a child that executes notebooks): the child runs in its own process group, so Ctrl-C reaches
+    only this process, which then stops the child with SIGUSR1 (it says what it left, :func:`_stop_quietly`); the
+    child also gets SIGUSR1 if this process dies (Linux), so a killed ``tasks.py execute`` leaves no child
+    behind that would write the notebook later. Otherwise the child, in the same group, gets Ctrl-C itself."""
     print("+", " ".join(map(str, cmd)), flush=True)
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
+    extra = (dict(start_new_session=True, preexec_fn=_die_with_parent) if own_group and os.name == "posix"
+             else {})
+    proc = subprocess.Popen([str(c) for c in cmd], cwd=ROOT, env=env, **extra)
+    try:
+        rc = proc.wait()
+    except KeyboardInterrupt:
+        if own_group:
+            proc.send_signal(STOP_SIGNAL)
+        try:
+            proc.wait(timeout=60)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            proc.kill()
+            proc.wait()
+        raise Interrupted from None
+    if rc:
+        raise subprocess.CalledProcessError(rc, [str(c) for c in cmd])
+    return rc
+
+
+def _die_with_parent() -> None:
+    """In the child, before it runs: :data:`STOP_SIGNAL` when the parent dies (Linux's PR_SET_PDEATHSIG)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(STOP_SIGNAL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _stop_quietly(say: Callable[[], str]) -> None:
+    """In a child that executes notebooks: on :data:`STOP_SIGNAL` (Ctrl-C in the parent), print ``say()`` in one
+    line and exit 130 at once (its kernel, orphaned, exits on its own). Notebooks are written whole at the end of
+    their execution, so the one running is unchanged. (Not SIGINT or SIGTERM: nbclient takes those over and
+    shuts its kernel down with two tracebacks.)"""
+
+    def stop(signum, frame):
+        print(say(), file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(STOP_SIGNAL, stop)
+
+
+def notebook_args(args: list[str], what: str = "chapter") -> list[Path]:
+    """The notebooks named on the command line, each checked: it exists, is a notebook, holds valid JSON
+    (:class:`TaskError` naming the first that does not)."""
+    paths = [Path(a) for a in args]
+    for p in paths:
+        if not p.exists():
+            raise TaskError(f"no such {what}: {p}")
+        if not p.is_file() or p.suffix != ".ipynb":
+            raise TaskError(f"{p} is not a notebook (book/<chapter>.ipynb)")
+        read_nb(p)  # NotebookError naming it when it is not valid JSON
+    return paths
 
 
 def ensure_env() -> None:
@@ -81,7 +153,7 @@ def book(args: list[str]) -> None:
     outputs (_config.yml: execution off); the site gets the source bundle (book/_ext/rgr_site.py). With
     ``--committed``, nothing executes: stale chapters are rendered as committed, and named."""
     ensure_env()
-    _run(PY, __file__, "_fresh", *args)
+    _run(PY, __file__, "_fresh", *args, own_group=True)
     _run(BIN / "jupyter-book", "build", ".", "-n", "-W", "--keep-going")
     print(f"book written to {ROOT / '_build' / 'html' / 'index.html'}")
 
@@ -142,24 +214,30 @@ VARIED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "ATEN_CP
 def vary(notebooks: list[str]) -> None:
     """nbval on ``notebooks`` (default :data:`VARY_CHAPTERS`) under :func:`variant_env`: fails on any output that
     differs from the committed one, i.e. from what a plain run on the machine that made them gives."""
+    notebook_args(notebooks)
     ensure_env()
     env = variant_env()
     said = " ".join(f"{k}={env[k]}" for k in VARIED if k in env)
     print(f"+ nbval under another thread count and other kernels: {said}", flush=True)
     env_args = ["-p", "no:cacheprovider"] if os.environ.get("CI") else []
     cmd = [str(PY), "-m", "pytest", *env_args, *(notebooks or VARY_CHAPTERS)]
-    print("+", " ".join(cmd), flush=True)
-    if subprocess.run(cmd, cwd=ROOT, env=env).returncode:
-        print(f"vary: a chapter's output changed with the thread count or the floating-point kernels ({said}); "
-              "it rests on the machine, not on the code: see tests/README.md", flush=True)
-        raise subprocess.CalledProcessError(1, cmd)
+    try:
+        _run(*cmd, env=env)
+    except subprocess.CalledProcessError as e:
+        if e.returncode == 1:  # pytest: some test failed, i.e. an output differed from the committed one
+            print(f"vary: a chapter's output changed with the thread count or the floating-point kernels ({said}); "
+                  "it rests on the machine, not on the code: see tests/README.md", flush=True)
+        else:  # usage error, no tests collected, internal error: nothing was compared
+            print(f"vary: pytest stopped (exit {e.returncode}) before comparing the outputs; see above", flush=True)
+        raise
 
 
 def execute(notebooks: list[str]) -> None:
     """Execute chapters in place with their default parameters, so the committed outputs are current, and stamp
     each with the digest of its inputs (:func:`execute_recorded`)."""
+    notebook_args(notebooks)
     ensure_env()
-    _run(PY, __file__, "_execute", *(notebooks or [str(p.relative_to(ROOT)) for p in chapters()]))
+    _run(PY, __file__, "_execute", *(notebooks or [str(p.relative_to(ROOT)) for p in chapters()]), own_group=True)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -211,7 +289,7 @@ def tag_notebook(nb: dict, install_source: str) -> bool:
         "cell_type": "code",
         "execution_count": old.get("execution_count") if old else None,
         "id": "rgr-install",
-        "metadata": {"tags": list(INSTALL_TAGS)},
+        "metadata": {**(old.get("metadata", {}) if old else {}), "tags": list(INSTALL_TAGS)},
         "outputs": old.get("outputs", []) if old else [],
         "source": install_source.splitlines(keepends=True),
     }
@@ -225,7 +303,7 @@ def tag_notebook(nb: dict, install_source: str) -> bool:
 
 def tag(paths: list[str]) -> None:
     source = install_cell_source(repository_url())
-    for p in [Path(x) for x in paths] or chapters():
+    for p in notebook_args(paths) or chapters():
         nb = read_nb(p)
         if tag_notebook(nb, source):
             write_nb(nb, p)
@@ -234,20 +312,28 @@ def tag(paths: list[str]) -> None:
 
 def _execute(args: list[str]) -> None:
     paths = [Path(a).resolve() for a in args]
+    running = paths[:1]
+    _stop_quietly(lambda: f"interrupted; {_shown(running[0])} unchanged" if running else "interrupted")
     for i, p in enumerate(paths, 1):
-        print(f"[{i}/{len(paths)}] executing {p.relative_to(ROOT)}", flush=True)
+        running[:] = [p]
+        print(f"[{i}/{len(paths)}] executing {_shown(p)}", flush=True)
         inputs = execute_recorded(p)
         print(f"  stamped: {len(inputs['files'])} files, {len(inputs['folders'])} folders", flush=True)
 
 
+def _shown(p: Path) -> Path:
+    return p.relative_to(ROOT) if p.is_relative_to(ROOT) else p
+
+
 def _fresh(args: list[str]) -> None:
     """For ``book`` and ``pdf``: :func:`refresh` on every chapter (``--committed``: execute nothing)."""
+    _stop_quietly(lambda: "interrupted; the chapter being executed is left as committed")
     refresh(chapters(), ROOT, run="--committed" not in args)
 
 
 def fresh(args: list[str]) -> None:
     """``python3 tasks.py fresh``: list the chapters whose committed outputs are not current; exit 1 if any."""
-    stale = stale_chapters([Path(a) for a in args] or chapters())
+    stale = stale_chapters(notebook_args(args) or chapters())
     for p, why in stale.items():
         print(f"{p}: {why}: python3 tasks.py execute {p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}")
     if stale:
@@ -285,7 +371,7 @@ def pdf(args: list[str], out: Path = PDF) -> Path:
     if chromium is None:
         raise SystemExit("pdf: no Chromium found (Debian: apt-get install chromium; or set CHROMIUM=/path/to/it)")
     ensure_env()
-    _run(PY, __file__, "_fresh", *args)
+    _run(PY, __file__, "_fresh", *args, own_group=True)
     single = ROOT / "_build" / "singlehtml"
     _run(BIN / "jupyter-book", "build", ".", "--builder", "singlehtml", "-n", "-W", "--keep-going")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -301,6 +387,16 @@ def pdf(args: list[str], out: Path = PDF) -> Path:
 
 
 def check_site(args: list[str]) -> None:
+    """Render built pages in headless Chromium (tests/system/site_check.py), in the book's environment (it needs
+    Pillow): from a bare Python, rerun there."""
+    pages = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--screenshots")]
+    missing = [a for a in pages if not Path(a).is_file()]
+    if missing:
+        raise TaskError(f"no such page: {missing[0]}; run `python3 tasks.py book` first (pages are in _build/html)")
+    if Path(sys.prefix).resolve() != VENV.resolve():  # a bare Python: no Pillow here
+        ensure_env()
+        _run(PY, __file__, "check-site", *args)
+        return
     sys.path.insert(0, str(ROOT))
     from tests.system.site_check import main as site_main
 
@@ -322,13 +418,30 @@ COMMANDS = {
 
 
 def main(argv: list[str]) -> int:
+    """Run a command. Failures a user can fix are one line on stderr (exit 2); Ctrl-C and a closed pipe end
+    quietly (tests/README.md, "Failures")."""
     if not argv or argv[0] not in COMMANDS:
         print(__doc__)
+        if argv:
+            print(f"tasks.py: unknown command {argv[0]!r}; choose from {', '.join(c for c in COMMANDS if c[0] != '_')}",
+                  file=sys.stderr)
         return 2
+    name = argv[0]
     try:
-        COMMANDS[argv[0]](argv[1:])
+        COMMANDS[name](argv[1:])
     except subprocess.CalledProcessError as e:
         return e.returncode or 1
+    except (TaskError, NotebookError) as e:
+        print(f"tasks.py {name}: {e}", file=sys.stderr)
+        return 2
+    except Interrupted:  # the child said what it left
+        return 130
+    except KeyboardInterrupt:
+        print(f"tasks.py {name}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `tasks.py tag | head`: the reader went away; what was written is whole
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return 0
 
 

@@ -6,7 +6,7 @@ the plumbing in wings that follow the data flow; a module imports only from its 
 one below it (tests/system/test_style.py checks it):
 
 - ground: :mod:`rgr.store` (typed tables: locked atomic writes, seals (a cut table is refused), the strict loader,
-  repair, provenance), :mod:`rgr.paths`;
+  repair, provenance), :mod:`rgr.paths`, :mod:`rgr.atomic` (files replaced whole);
 - :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
   depend on its seed alone, never on its stack), metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .atomic import replace_whole
 from .experiments import futility, planner, reuse
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.grid import FUTILITY_MIN_SEEDS
@@ -144,5 +145,5 @@ def is_current(path: Path | None = None) -> bool:
 
 def write(path: Path | None = None) -> Path:
     path = path or schema_path()
-    path.write_text(render())
+    replace_whole(path, render().encode())
     return path

@@ -6,6 +6,7 @@ imports nbformat and nbclient only inside :func:`execute_recorded`, which runs i
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import time
@@ -18,12 +19,39 @@ INSTALL_MARKER = "# rgr: install cell"  # the first line of the install cell (ta
 # notebooks as JSON (this file runs on a bare Python: no nbformat), written the way nbformat writes them
 
 
+class NotebookError(ValueError):
+    """A path that does not hold a notebook: missing, not UTF-8, not valid JSON (one line naming it)."""
+
+
 def read_nb(path: Path) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The notebook at ``path`` as JSON; a :class:`NotebookError` naming it when it cannot be one."""
+    try:
+        nb = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise NotebookError(f"no such notebook: {path}") from None
+    except IsADirectoryError:
+        raise NotebookError(f"{path} is a folder, not a notebook") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NotebookError(f"{path} is not valid JSON ({e}); restore it: git checkout {path}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotebookError(f"{path} is not a notebook (no list of cells)")
+    return nb
+
+
+def _atomic():
+    """rgr/atomic.py, loaded from its file: it needs only the standard library, and this module runs where rgr
+    is not installed (a bare Python)."""
+    spec = importlib.util.spec_from_file_location("rgr_atomic", ROOT / "rgr" / "atomic.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_nb(nb: dict, path: Path) -> None:
-    Path(path).write_text(json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write a notebook whole or not at all (a temporary file and a rename: :func:`rgr.atomic.replace_whole`);
+    a full disk leaves the committed notebook as it was."""
+    text = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    _atomic().replace_whole(Path(path), text.encode("utf-8"))
 
 
 def cell_source(cell: dict) -> str:

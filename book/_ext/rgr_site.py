@@ -9,10 +9,12 @@
 - **Reference labels.** The bibliography's style ``rgr`` (``:style: rgr`` in book/bibliography.md) labels an
   entry by author and year, "[Adler 2025]", as the chapters cite it (``bibtex_reference_style: author_year``),
   not pybtex's alpha code ("[Thercontributors26]" for a corporate author).
-- **Tables to download.** data/*.csv and data/SCHEMA.md are copied to ``_build/html/data/``, where the
-  links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``) point.
+- **Tables to download.** data/*.csv and data/SCHEMA.md (those git tracks, regular files only) are copied to
+  ``_build/html/data/``, where the links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``)
+  point.
 - **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
-  tests and the build files, everything a downloaded chapter needs to run) is written at the site's root and
+  tests and the build files, everything a downloaded chapter needs to run, as git tracks them at the commit it
+  names: never an untracked or ignored file nor a link's target) is written at the site's root and
   offered in every page's download menu and on the intro (``{{ rgr_bundle }}``).
 - **Print.** ``book/_static/rgr-print.css`` (media print): the page as a document, for paper and the PDF.
 """
@@ -49,29 +51,94 @@ def bundle_name(root: Path = ROOT) -> str:
     return f"rgr-book-{rgr_version(root)}.zip"
 
 
-def _bundle_files(root: Path) -> list[Path]:
+def _git(root: Path, *args: str) -> bytes | None:
+    """``git args`` in ``root``'s checkout; None where ``root`` is no git checkout (or git is missing)."""
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _is_checkout(root: Path) -> bool:
+    """Whether ``root`` is the top of a git checkout with a commit (not a folder inside another repository)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    return top is not None and Path(top.decode().strip()).resolve() == root.resolve() \
+        and _git(root, "rev-parse", "--verify", "-q", "HEAD") is not None
+
+
+def _skipped(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(BUNDLE_SKIP & set(parts)) or parts[-1].endswith((".lock", ".damaged", ".pyc", ".tmp")) \
+        or parts[-1] == ".DS_Store"
+
+
+def _committed_files(root: Path) -> list[tuple[str, int, bytes]] | None:
+    """(path, mode, bytes) of every file of :data:`BUNDLE_PARTS` in the tree of ``root``'s HEAD commit, as git
+    stores it (not the working tree: no untracked or ignored file, no uncommitted change); symbolic links and
+    submodules are left out, never followed. None where ``root`` is no git checkout."""
+    if not _is_checkout(root):
+        return None
+    tree = _git(root, "ls-tree", "-r", "-z", "HEAD", "--", *BUNDLE_PARTS) or b""
+    entries = []
+    for line in filter(None, tree.split(b"\0")):
+        meta, path = line.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        if kind == b"blob" and mode in (b"100644", b"100755") and not _skipped(path.decode()):
+            entries.append((path.decode(), int(mode, 8), sha.decode()))
+    blobs = _git_blobs(root, [sha for _, _, sha in entries])
+    return [(path, mode, blobs[sha]) for path, mode, sha in entries]
+
+
+def _git_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
+    """The contents of git blobs by their ids (one ``git cat-file --batch``)."""
+    out = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input="".join(f"{s}\n" for s in shas).encode(),
+                         capture_output=True, check=True).stdout
+    blobs, at = {}, 0
+    while at < len(out):
+        end = out.index(b"\n", at)
+        sha, _, size = out[at:end].split()
+        blobs[sha.decode()] = out[end + 1 : end + 1 + int(size)]
+        at = end + 1 + int(size) + 1
+    return blobs
+
+
+def _tree_files(root: Path) -> list[tuple[str, int, bytes]]:
+    """Outside a git checkout (an unpacked bundle): the regular files of :data:`BUNDLE_PARTS`, never a symbolic
+    link nor a hidden file (a local ``.env``), without caches, locks, temporary files and unmerged shards."""
     out = []
     for part in BUNDLE_PARTS:
         p = root / part
-        found = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else []
-        out += [f for f in found if not BUNDLE_SKIP & set(f.relative_to(root).parts)
-                and not f.name.endswith((".lock", ".damaged", ".pyc")) and f.name != ".DS_Store"]
+        found = [p] if p.is_file() else sorted(p.rglob("*")) if p.is_dir() else []
+        for f in found:
+            rel = f.relative_to(root).as_posix()
+            hidden = any(x.startswith(".") and x not in (".gitignore", ".ci") for x in rel.split("/"))
+            if f.is_symlink() or not f.is_file() or hidden or _skipped(rel) or _SHARD.search(f.name):
+                continue
+            out.append((rel, f.stat().st_mode, f.read_bytes()))
     return out
 
 
+_SHARD = re.compile(r"\.shard-\d+-of-\d+\.csv$")
+
+
 def _commit(root: Path) -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", *BUNDLE_PARTS], cwd=root, capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+    """HEAD's commit and, where the working tree differs from it in :data:`BUNDLE_PARTS`, that the bundle leaves
+    those changes out; or that there is no git checkout."""
+    head = _git(root, "rev-parse", "HEAD") if _is_checkout(root) else None
+    if head is None:
         return "unknown (not built from a git checkout)"
-    return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
+    changed = (_git(root, "status", "--porcelain", "--", *BUNDLE_PARTS) or b"").decode().splitlines()
+    if not changed:
+        return head.decode().strip()
+    return (f"{head.decode().strip()}; this bundle holds that commit's files only, not the {len(changed)} "
+            "uncommitted change(s) of the folder it was built in")
 
 
 def source_bundle(root: Path, out: Path) -> Path:
-    """Write ``out/rgr-book-<version>.zip``: :data:`BUNDLE_PARTS` of ``root`` under one folder
-    ``rgr-book-<version>/``, with BUNDLE.txt naming the version and the commit; the same tree gives the same bytes."""
+    """Write ``out/rgr-book-<version>.zip``: the files of :data:`BUNDLE_PARTS` that git tracks at ``root``'s HEAD
+    commit, as committed, under one folder ``rgr-book-<version>/``, with BUNDLE.txt naming the version and the
+    commit. Never an untracked or ignored file (fetched peer tables, a local ``.env``), nor a symbolic link's
+    target. Outside a git checkout, the regular files of those parts. The same commit gives the same bytes."""
     name = bundle_name(root)
     top = name.removesuffix(".zip")
     out.mkdir(parents=True, exist_ok=True)
@@ -79,14 +146,16 @@ def source_bundle(root: Path, out: Path) -> Path:
             f"commit {_commit(root)}).\n"
             "Run a chapter: pip install -e . in this folder, then open book/<chapter>.ipynb (Jupyter's working folder\n"
             "book/). Build the book: python3 tasks.py book; run the tests: python3 tasks.py test (README.md).\n")
+    files = _committed_files(root)
+    files = _tree_files(root) if files is None else files
     tmp = out / (name + ".tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(zipfile.ZipInfo(f"{top}/BUNDLE.txt", (1980, 1, 1, 0, 0, 0)), note)
-        for f in _bundle_files(root):
-            info = zipfile.ZipInfo(f"{top}/{f.relative_to(root).as_posix()}", (1980, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if f.stat().st_mode & 0o111 else 0o644) << 16
+        for rel, mode, data in files:
+            info = zipfile.ZipInfo(f"{top}/{rel}", (1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if mode & 0o111 else 0o644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
-            z.writestr(info, f.read_bytes())
+            z.writestr(info, data)
     tmp.replace(out / name)
     return out / name
 
@@ -123,13 +192,22 @@ def _config_inited(app, config) -> None:
 
 
 def copy_site_data(data: Path, outdir: Path) -> list[Path]:
-    """Copy the downloadable files of ``data`` into ``outdir/data``; returns the copies."""
+    """Copy the downloadable files of ``data`` into ``outdir/data``; returns the copies.
+
+    Only regular files (never a symbolic link's target) and, in a git checkout, only the files git tracks: no
+    fetched or untracked table, unmerged shard or temporary file of a sweep is served."""
     dest = outdir / "data"
     dest.mkdir(parents=True, exist_ok=True)
+    in_git = data.is_dir() and _is_checkout(data.parent)
+    listed = _git(data, "ls-files", "-z", "--", *SITE_DATA_GLOBS) if in_git else None
+    tracked = None if listed is None else {n for n in listed.decode().split("\0") if n and "/" not in n}
     out = []
     for pattern in SITE_DATA_GLOBS:
         for src in sorted(data.glob(pattern)):
-            shutil.copy2(src, dest / src.name)
+            if src.is_symlink() or not src.is_file() or src.name.startswith(".") or _SHARD.search(src.name) \
+                    or (tracked is not None and src.name not in tracked):
+                continue
+            shutil.copyfile(src, dest / src.name)
             out.append(dest / src.name)
     return out
 

@@ -39,8 +39,8 @@ def writable_dir(path: Path, param: str) -> Path:
             raise OSError(f"{probe} is not a folder")
         with tempfile.TemporaryFile(dir=probe):  # gone when closed; os.access would say yes to root everywhere
             pass
-    except OSError as e:
-        raise UsageError(f"{param}: cannot write to {path} ({e})") from None
+    except OSError as e:  # named by the folder tried, not by the random name of the probe file
+        raise UsageError(f"{param}: cannot write to {path} ({e.strerror or e}, in {probe})") from None
     return path
 
 

@@ -20,10 +20,12 @@ __all__ = ["sweep", "interrupted"]
 def _sweep_parser() -> argparse.ArgumentParser:
     ap = Parser(prog="rgr sweep", description="Run an experiment's grid, resumably, into data/.")
     ap.add_argument("experiment", nargs="?", help="experiment name (see --list)")
-    ap.add_argument("--preset", default="book", help="smoke | book | paper (constructions: smoke | book)")
+    ap.add_argument("--preset", default="book",
+                    help="smoke | book | paper (constructions: smoke | book); default: book")
     ap.add_argument("--device", default="auto",
-                    help="auto | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
-    ap.add_argument("--shard", default="0/1", help="i/n: run the i-th of n disjoint parts (files merge with --merge)")
+                    help="auto (default) | cpu | cuda[:i] (with --executor dask: resolved on each worker)")
+    ap.add_argument("--shard", default="0/1",
+                    help="i/n: run the i-th of n disjoint parts (files merge with --merge); default: 0/1")
     ap.add_argument("--cells", default=None, metavar="MxD[,MxD...]",
                     help="train only these (m, d_model) cells of the preset (e.g. 4096x512): the same runs and "
                          "rounds as the whole sweep's there, so several machines can share one sweep by cells")
@@ -119,20 +121,23 @@ def sweep(argv: Sequence[str]) -> int:
             except ValueError as e:
                 raise UsageError(f"--device: {e}") from None
         report = getattr(sweep, "dry_run_report", None)
-        done = _done_rows(sweep, a.preset, table_path(sweep.name, shard, root)) if report is not None else None
+        done = (_done_rows(sweep, a.preset, table_path(sweep.name, shard, root), shard[1] > 1)
+                if report is not None else None)
         if a.dry_run:
             if report is None:
                 runs = sweep.planned_runs(a.preset, None, shard)
                 print(f"{sweep.name}/{a.preset}: {len(runs)} runs in the first round (no run-time projection "
                       "for this experiment)")
             else:
+                print(f"{prog}: projecting the wall time (from the table's finished stacks, or by timing a few "
+                      "stacks here: a minute or more on a busy machine) ...", file=sys.stderr, flush=True)
                 print("\n".join(report(a.preset, _projection_device(device), a.workers or 1, shard, done=done,
-                                        max_stack=a.max_stack)))
+                                        max_stack=a.max_stack, root=root)))
             return 0
         if a.preset == "paper" and report is not None and _projection_device(device) == "cpu":
             print("\n".join(["the paper preset on a CPU; projection (interrupt and rerun at any time: finished "
                              "runs are kept):", *report(a.preset, "cpu", a.workers or 1, shard, done=done,
-                                                        max_stack=a.max_stack)]),
+                                                        max_stack=a.max_stack, root=root)]),
                   flush=True)
     except (UsageError, TableError) as e:
         return fail(prog, str(e))
@@ -163,13 +168,23 @@ def sweep(argv: Sequence[str]) -> int:
     return 0
 
 
-def _done_rows(sweep, preset: str, path: Path):
-    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection."""
-    from ..store import load_table
+def _done_rows(sweep, preset: str, path: Path, sharded: bool = False):
+    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection.
+    ``sharded``: the main table's and every shard's, as a shard sweep skips them (runner's ``_finished``)."""
+    from ..experiments.tables import load_results
+    from ..store import TableError, load_table
 
-    if not path.is_file():
+    if sharded:
+        try:
+            t = load_results(sweep.schema, root=path.parent)
+        except TableError as e:
+            if "no such table" not in str(e):
+                raise
+            return None
+    elif not path.is_file():
         return None
-    t = load_table(path, sweep.schema)
+    else:
+        t = load_table(path, sweep.schema)
     return t[t["preset"] == preset]
 
 

@@ -150,11 +150,12 @@ class Experiment:
 
     def dry_run_report(self, preset: str, device: str | torch.device, workers: int = 1,
                        shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None,
-                       max_stack: int | None = None) -> list[str]:
+                       max_stack: int | None = None, root: Path | None = None) -> list[str]:
         """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
         from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`). ``done``: this
         preset's rows already in the table; then the current round's pending runs are what is projected.
-        ``max_stack``: the sweep's ``--max-stack``, so its stacks are projected as they will train."""
+        ``max_stack``: the sweep's ``--max-stack``, so its stacks are projected as they will train. ``root``: the
+        folder the sweep writes (``--data``), where it looks for rows to reuse, as the sweep does."""
         runs = self.planned_runs(preset, None, shard)
         grid = self.grid(preset)
         rounds = grid.refine_rounds if self.refine else 0
@@ -166,7 +167,7 @@ class Experiment:
             pending = [c for c in self.planned_runs(preset, done, shard) if self.run_key(c, preset) not in have]
             head += f"; {len(done)} runs already in the table, {len(pending)} pending in this round"
             rounds = planner.rounds_left(grid, done, pending) if self.refine else 0
-        copied = {r["run_key"] for r in self.reusable_rows(runs if pending is None else pending, preset)}
+        copied = {r["run_key"] for r in self.reusable_rows(runs if pending is None else pending, preset, root)}
         if copied:
             head += f"; {len(copied)} of them reused from other tables (not projected)"
             kept = [c for c in (runs if pending is None else pending) if self.run_key(c, preset) not in copied]

@@ -238,7 +238,11 @@ def run_sweep(
                 n_done = 0 if done_p is None else len(done_p)
                 state = "complete" if not failed else f"{len(failed)} failed"
                 state += "" if cells is None else f" in cells {', '.join(f'{m}x{d}' for m, d in cells)}"
-                log(f"{sweep.name}/{preset}: {state} ({n_done} runs in {out.name})")
+                own = n_done if shard[1] == 1 or path is not None else (
+                    int((load_table(out, schema)["preset"] == preset).sum()) if out.is_file() else 0)
+                where = f"{n_done} runs in {out.name}" if own == n_done else (
+                    f"{n_done} runs done, {own} of them in {out.name}")
+                log(f"{sweep.name}/{preset}: {state} ({where})")
                 break
             todo = _reuse(sweep, preset, todo, out, schema, log)
             if not todo:  # every pending run was copied: plan the next round from the table

@@ -13,7 +13,8 @@ import pandas as pd
 from .schema import Column, Schema, TableError
 from .seal import enforce, read_seal
 
-__all__ = ["FIELD_LIMIT", "load_table", "read_table", "finished_keys", "read_text", "check_integrity", "rows_of"]
+__all__ = ["FIELD_LIMIT", "load_table", "read_table", "finished_keys", "read_text", "check_integrity", "check_header",
+           "rows_of"]
 
 FIELD_LIMIT = 1 << 24  # characters a field may hold: the reader's limit; the writer refuses longer fields
 csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
@@ -71,6 +72,11 @@ def check_integrity(path: Path, text: str, schema: Schema) -> None:
     if not rows:
         raise TableError(f"{path}: a header and no rows (no command of rgr writes that); delete it and rerun the "
                          "command that writes it")
+    check_header(path, header, schema)
+
+
+def check_header(path: Path, header: list[str], schema: Schema) -> None:
+    """Refuse (:class:`TableError`) a header that lacks a column of the schema or has one it does not know."""
     want = [c.name for c in schema.all_columns]
     missing = [c.name for c in schema.all_columns if c.name not in header and c.since is None]
     if missing:

@@ -14,13 +14,14 @@ The loader compares (:func:`compare`):
   :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
   (:func:`rgr.store.repair_table` with ``seal=True``) records the table as it is.
 
-The writer renames the table into place before its seal, and the loader reads the seal before the table, so a
-reader racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed
-between the two renames leaves the old seal beside a table that only gained rows (a merge never removes one):
-``appended`` or ``changed``, never ``cut``, until the next write (a repair, which drops lines, is the exception:
-rerun it). The seal is a function of the table's bytes alone (no date, no host), so it changes exactly when the
-table does: a chapter that reads a table and its seal is not made stale by the seal. What it cannot see: a cut
-that removes only rows appended after the seal by a writer that does not seal (they were never recorded). The
+The writer renames the table into place before its seal, and the loader reads the seal before the table, so a reader
+racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed between the two
+renames leaves the old seal beside a table that only gained rows (a merge never removes one): ``appended`` or
+``changed``, never ``cut``, until the next write. A repair, which drops lines, writes its seal first: killed between
+the two, it leaves the damaged table beside the repaired table's seal, which the loader refuses for its damaged
+line; rerun the repair. The seal is a function of the table's bytes alone (no date, no host), so it changes exactly
+when the table does: a chapter that reads a table and its seal is not made stale by the seal. What it cannot see: a
+cut that removes only rows appended after the seal by a writer that does not seal (they were never recorded). The
 seal and its temporary file are opened without following a symbolic link planted at their names.
 """
 
@@ -28,14 +29,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .files import open_own, replace_whole
+from .files import NotAFile, open_own, replace_whole
 from .schema import TableError
 
 __all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal",
@@ -92,14 +91,16 @@ def read_seal(table: str | Path) -> Seal | None:
     """The seal beside ``table`` (None when there is none); a :class:`TableError` naming it if it is not one rgr
     wrote."""
     path = seal_path(table)
+    fix = f"`python -m rgr repair {table} --seal` rewrites it from the table as it is"
     try:
         fh = open_own(path, "rb")
     except FileNotFoundError:
         return None
-    fix = f"`python -m rgr repair {table} --seal` rewrites it from the table as it is"
+    except NotAFile as e:  # a FIFO would block every reader: refused at once, never read
+        if e.kind == "a folder":  # a rename cannot replace a folder: it goes first
+            raise BadSeal(f"{path}: is a folder, not a seal; remove it (rmdir), then {fix}") from None
+        raise BadSeal(f"{path}: is {e.kind}, not a seal file; {fix}") from None
     with fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            raise BadSeal(f"{path}: is not a file; {fix}")
         raw = fh.read(4096)
     try:
         d = json.loads(raw.decode("utf-8"))
@@ -120,6 +121,8 @@ def write_seal(table: str | Path, seal: Seal) -> Path:
     if path.is_symlink():
         raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
                          "(remove it)")
+    if path.is_dir():
+        raise NotAFile(path, "a folder")
     replace_whole(path, seal.text().encode())
     return path
 
@@ -127,6 +130,8 @@ def write_seal(table: str | Path, seal: Seal) -> Path:
 def drop_seal(table: str | Path) -> None:
     """Remove ``table``'s seal, if any (with the table: a merged shard)."""
     path = seal_path(table)
+    if path.is_dir() and not path.is_symlink():
+        raise NotAFile(path, "a folder")
     if path.exists() or path.is_symlink():
         path.unlink()
 
@@ -146,8 +151,9 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
         return SealCheck("sealed", "", seal.rows)
     if rows < seal.rows:
         return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
-                                f"{_rows(seal.rows - rows)} cut off its end at a line boundary; restore the table (git "
-                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and "
+                                f"{_rows(seal.rows - rows)} fewer (cut off its end at a line boundary, deleted, or the "
+                                f"table replaced by another); restore the table (git checkout, or the copy it came "
+                                f"from), or keep these {rows:,} rows with {fix} and "
                                 "rerun the sweep to train the missing runs", seal.rows)
     if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
         return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "

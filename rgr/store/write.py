@@ -6,6 +6,7 @@ import csv
 import fcntl
 import json
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 import pandas as pd
 
 from .files import open_own, replace_whole
-from .read import FIELD_LIMIT, check_integrity, load_table, read_table, read_text, rows_of
+from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, read_seal, seal_of, write_seal
 
@@ -77,11 +78,34 @@ def _encode(value: Any, col: Column) -> Any:
     return out
 
 
-def _write_sealed(path: Path, text: str, rows: int) -> None:
-    """Replace the table at ``path`` with ``text`` (``rows`` rows) whole, then its seal (:mod:`rgr.store.seal`)."""
+def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> None:
+    """Replace the table at ``path`` with ``text`` (``rows`` rows) whole, then its seal (:mod:`rgr.store.seal`).
+
+    ``seal_first`` (a repair, which drops lines): the seal goes first, so a repair killed between the two leaves
+    the damaged table, which the loader refuses and a rerun of the repair fixes, never a table shorter than its
+    seal."""
     data = text.encode("utf-8")
+    _clear_leftovers(path)
+    if seal_first:
+        write_seal(path, seal_of(data, rows))
     replace_whole(path, data)
-    write_seal(path, seal_of(data, rows))
+    if not seal_first:
+        try:
+            write_seal(path, seal_of(data, rows))
+        except TableError as e:  # the table is written: say so, or the error reads as if nothing was
+            raise TableError(f"{path}: written ({rows:,} rows), but not its seal: {e}; then "
+                             f"`python -m rgr repair {path} --seal` records it") from None
+
+
+def _clear_leftovers(path: Path) -> None:
+    """Remove the temporary files of the table and its seal that a killed writer left (``.<name>.<pid>.tmp``,
+    ``.<name>.seal.<pid>.tmp``). Called under the table's write lock, which every writer of them holds, so none
+    of another process is in use; this process's own names are left to :func:`rgr.atomic.replace_whole`."""
+    own = re.compile(rf"\.{re.escape(path.name)}(?:\.seal)?\.(\d+)\.tmp")
+    for leftover in path.parent.glob(f".{path.name}*.tmp"):
+        m = own.fullmatch(leftover.name)
+        if m and int(m.group(1)) != os.getpid() and (leftover.is_symlink() or leftover.is_file()):
+            leftover.unlink()
 
 
 def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]]) -> int:
@@ -171,6 +195,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
             raise TableError(f"{path}: empty file; delete it and rerun the command that writes it")
         head, *body = text.split("\n")
         header = next(csv.reader([head]))
+        check_header(path, header, schema)  # a renamed column fails every line: say so, not "no rows"
         complete = text.endswith("\n")
         numbered = [(n, line) for n, line in enumerate(body, start=2) if complete is False or n <= len(body)]
         good, bad = [], []
@@ -194,7 +219,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
         rows_of(kept, schema, path)
         with open_own(path.with_name(path.name + ".damaged"), "w") as fh:
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
-        _write_sealed(path, kept, len(good))
+        _write_sealed(path, kept, len(good), seal_first=True)
     return Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
 
 

@@ -175,3 +175,29 @@ def test_a_head_count_interval_that_holds_every_run_head_count_is_called_a_sanit
     assert head_count_reading(2, 8, 4, [1, 2, 4, 8, 16]) == "inside the interval"  # it could have failed
     assert head_count_reading(2, 8, 16, [1, 2, 4, 8, 16]) == "outside the interval"
     assert head_count_reading(1, 16, None, [1, 2]).startswith("not measured")
+
+
+# issue 44, case 9: a budget far above the tested ones is flagged like one below; two API misuses name themselves
+
+
+def test_a_budget_far_above_the_tested_ones_is_refused_or_flagged(book):
+    rule, _ = book
+    with pytest.raises(DomainError, match=r"D_K = 1099511627776 is above the budgets that 3 fitted cells tested"):
+        recommend(rule, 256, 32, D_K=2**40)
+    r = recommend(rule, 256, 32, D_K=2**40, extrapolate=True)
+    assert not r.in_domain and any("above the budgets" in f for f in r.flags)
+    assert recommend(rule, 256, 32, D_K=64).in_domain  # a tested budget is answered without a flag
+
+
+def test_lookup_with_plain_ints_names_the_parameter(book):
+    rule, _ = book
+    with pytest.raises(ValueError, match=r"m_primes = 256; expected a list of integers"):
+        lookup(rule, 256, [32])
+    with pytest.raises(ValueError, match=r"d_models = 32; expected a list"):
+        lookup(rule, [256], 32)
+
+
+def test_no_rule_is_named_not_an_attribute_error():
+    for call in (lambda: recommend(None, 256, 32, D_K=64), lambda: lookup(None, [256], [32])):
+        with pytest.raises(ValueError, match=r"rule = None \(fit_from_runs returns None"):
+            call()

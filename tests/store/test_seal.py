@@ -66,9 +66,10 @@ def test_a_table_cut_at_a_line_boundary_is_refused_in_one_line(table, tmp_path, 
     p = _copy(table, tmp_path)
     _cut(p, k)
     before = p.read_bytes()
-    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: {k} row{'s' * (k > 1)} cut off its end at a "
-            f"line boundary; restore the table (git checkout, or the copy it came from), or keep these {32 - k} rows "
-            f"with `python -m rgr repair {p} --seal` and rerun the sweep to train the missing runs")
+    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: {k} row{'s' * (k > 1)} fewer (cut off its "
+            f"end at a line boundary, deleted, or the table replaced by another); restore the table (git checkout, "
+            f"or the copy it came from), or keep these {32 - k} rows with `python -m rgr repair {p} --seal` and "
+            f"rerun the sweep to train the missing runs")
     with pytest.raises(TableError) as err:
         load_table(p, BASE)
     assert str(err.value) == says

@@ -246,13 +246,23 @@ def _check_inputs(m_prime: object, d_model: object, D_K: object, target_f1: obje
             raise DomainError(f"target_f1 = {target_f1!r}; the fitted curves support targets in [{lo}, {hi}]")
 
 
+def _check_rule(rule: object) -> None:
+    if not isinstance(rule, DesignRule):
+        why = (" (fit_from_runs returns None when fewer than 3 cells reached D_K*, as in a smoke table)"
+               if rule is None else "")
+        raise ValueError(f"rule = {rule!r}{why}; expected a DesignRule fitted on a preset with at least 3 such "
+                         "cells")
+
+
 def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = None,
               target_f1: float | None = None, extrapolate: bool = False) -> Design:
     """(h, d_k) and the predicted F1 at ``D_K``, or the budget needed for ``target_f1`` (one of the two).
 
-    Outside :attr:`DesignRule.domain` raises :class:`DomainError` (naming the parameter and how far outside)
+    Outside :attr:`DesignRule.domain`, or at a budget below or above those that :data:`MIN_CELLS` fitted cells
+    tested at this m' ln m' / d_model, raises :class:`DomainError` (naming the parameter and how far outside)
     unless ``extrapolate``: then the answer carries the reasons in ``flags``.
     """
+    _check_rule(rule)
     _check_inputs(m_prime, d_model, D_K, target_f1)
     flags = rule.domain.violations(int(m_prime), int(d_model))
     if flags and not extrapolate:
@@ -266,10 +276,15 @@ def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = No
     lo_h, hi_h = rule.h_interval(lam)
     h = min(_pow2(rule.h_fit(lam)), max(1, 2 ** int(math.floor(math.log2(max(budget, 1.0))))))
     f1, f1_lo, f1_hi, n = rule.f1_at(budget, x)
-    if D_K is not None and n < MIN_CELLS:
-        low = sorted(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes))[MIN_CELLS - 1]
-        msg = (f"D_K = {D_K} is below the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / d_model "
-               f"(D_K >= {low:.3g}; {low / D_K:.2g}x below)")
+    high = sorted((e[0][-1] * x / c[2] for c, e in zip(rule.cells, rule.envelopes)), reverse=True)[MIN_CELLS - 1]
+    if D_K is not None and (n < MIN_CELLS or D_K > high * (1 + 1e-9)):
+        if n < MIN_CELLS:
+            low = sorted(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes))[MIN_CELLS - 1]
+            msg = (f"D_K = {D_K} is below the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / "
+                   f"d_model (D_K >= {low:.3g}; {low / D_K:.2g}x below)")
+        else:  # the curves are flat beyond their top: the F1 read there is the top's, the width unchecked
+            msg = (f"D_K = {D_K} is above the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / "
+                   f"d_model (D_K <= {high:.3g}; {D_K / high:.2g}x above)")
         if not extrapolate:
             raise DomainError(msg)
         flags += (msg,)
@@ -291,6 +306,10 @@ def lookup(rule: DesignRule, m_primes: list[int], d_models: list[int], target_f1
 
     Columns: m_prime, d_model, h, h_lo, h_hi, D_K (needed for ``target_f1``), D_K_lo, D_K_hi, d_k.
     """
+    _check_rule(rule)
+    for name, v in (("m_primes", m_primes), ("d_models", d_models)):
+        if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+            raise ValueError(f"{name} = {v!r}; expected a list of integers (e.g. [{v!r}])")
     for m in m_primes:
         for d in d_models:
             _check_inputs(m, d, None, target_f1)
