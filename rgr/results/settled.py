@@ -24,7 +24,8 @@ __all__ = ["budget_thresholds", "points_of"]
 
 def points_of(units: Sequence[Unit]) -> pd.DataFrame:
     """The design's (m, d_model, h, D_K) points."""
-    return pd.DataFrame([(u.m, u.d_model, u.h, dk) for u in units for dk in u.D_K], columns=["m", "d_model", "h", "D_K"])
+    return pd.DataFrame([(u.m, u.d_model, u.h, dk) for u in units for dk in u.D_K],
+                        columns=["m", "d_model", "h", "D_K"])
 
 
 def _budget_rows(runs: pd.DataFrame, units: Sequence[Unit], budget: int) -> pd.DataFrame:
