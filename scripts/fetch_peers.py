@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from rgr.results.peers.refit import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
+from rgr.results.peers.refit import COMMIT, FILES, REPO, local_name  # noqa: E402  (one home for the pinned commit and files)
 
 
 def _from_git(git_dir: str, path: str) -> bytes:
@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for path in FILES:
         data = _from_git(args.git_dir, path) if args.git_dir else _from_github(path)
-        (out / Path(path).name).write_bytes(data)
-        print(f"{REPO}@{COMMIT[:12]}:{path} -> {out / Path(path).name}")
+        (out / local_name(path)).write_bytes(data)
+        print(f"{REPO}@{COMMIT[:12]}:{path} -> {out / local_name(path)}")
     print("regenerate data/peers_refit.csv from them with: python -m rgr peers-refit")
     return 0
 
