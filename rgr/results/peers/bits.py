@@ -14,6 +14,7 @@ step-1 slope), the others are totals at the threshold.
 from __future__ import annotations
 
 import math
+from typing import Any, Iterable
 
 import numpy as np
 import pandas as pd
@@ -35,14 +36,14 @@ def _row(source: str, setting: str, bits: float, unit: float, params: float, bit
                 bits_counted=bits_how, params_counted=params_how)
 
 
-def bits_table(c_law: float, law_m: tuple[int, ...], passing: pd.DataFrame, pal: pd.DataFrame,
+def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal: pd.DataFrame,
                dana: LogFactor) -> pd.DataFrame:
     """One row per source and setting: bits, bits per unit of the law's variable (h d_k d_model; pal: d^2; Dana:
     H d^2) and bits per trained parameter, with how each is counted.
 
     ``c_law``: the law's constant (D_K* d_model = c m ln m); ``law_m``: the m at which the law's row is given;
-    ``passing``: per cell of the head sweep (columns m, d_model, h_pass) the smallest head count whose mean F1
-    reaches the protocol's level; ``pal``: per width (columns d, N_mean) the mean largest N stored;
+    ``passing``: per cell of the head sweep (:func:`rgr.results.peers.sweep.transitions`: attributes m, d_model,
+    h_pass) the smallest head count whose mean F1 reaches the protocol's level (None: none does); ``pal``: per width (columns d, N_mean) the mean largest N stored;
     ``dana``: :func:`rgr.results.peers.dana.log_factor` (associations per head per unit of d^2 at two N).
     """
     if not c_law > 0 or not law_m:
@@ -52,7 +53,7 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: pd.DataFrame, pal:
     for m in law_m:
         unit = c_law * m * math.log(m)
         rows.append(_row("RGR law", f"m = {m}, c = {c_law:g}", log2_factorial(m), unit, 2 * unit, perm, two))
-    for r in passing.dropna(subset=["h_pass"]).itertuples():
+    for r in (t for t in passing if t.h_pass is not None):
         unit = int(r.h_pass) * r.d_model * r.d_model
         rows.append(_row("RGR measured (peers sweep)", f"(m, d_model) = ({r.m}, {r.d_model}), h = {int(r.h_pass)}",
                          log2_factorial(int(r.m)), unit, 2 * unit, perm, two + " (d_k = d_model)"))
