@@ -14,6 +14,7 @@ step-1 slope), the others are totals at the threshold.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 
 from .dana import LogFactor
 
-__all__ = ["log2_factorial", "bits_table"]
+__all__ = ["log2_factorial", "bits_table", "BitsRanges", "bits_ranges"]
 
 
 def log2_factorial(n: int) -> float:
@@ -67,3 +68,28 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
         rows.append(_row("Dana et al. (their files)", f"N = {N}, d = {ds}, per added head", bits, 1.0, 4.0,
                          "log2 N per association gained (their step-1 slope x N^2)", "W_Q, W_K, W_V, W_O: 4 d^2 per head"))
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class BitsRanges:
+    """The smallest and largest bits per trained parameter of each source of :func:`bits_table`."""
+
+    law_lo: float
+    law_hi: float
+    measured_lo: float
+    measured_hi: float
+    pal_lo: float
+    pal_hi: float
+    dana_lo: float
+    dana_hi: float
+
+
+def bits_ranges(bits: pd.DataFrame) -> BitsRanges:
+    """:class:`BitsRanges` of a :func:`bits_table`."""
+    out = {}
+    for name, source in (("law", "RGR law"), ("measured", "RGR measured"), ("pal", "pal"), ("dana", "Dana")):
+        sel = bits[bits.source.str.startswith(source)].bits_per_param
+        if sel.empty:
+            raise ValueError(f"bits: no row of {source!r}")
+        out[f"{name}_lo"], out[f"{name}_hi"] = float(sel.min()), float(sel.max())
+    return BitsRanges(**out)
