@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from .experiments.aot_sweep import AOT
+from .experiments.dk_sweep import DK_SATURATION
 from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
@@ -31,7 +32,7 @@ __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
 SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
-                             PAL.name: PAL}
+                             PAL.name: PAL, DK_SATURATION.name: DK_SATURATION}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from rgr.atomic import replace_whole  # noqa: E402
-from rgr.results.peers.refit import COMMIT, FILES, REPO  # noqa: E402  (one home for the pinned commit and files)
+from rgr.results.peers.refit import COMMIT, FILES, REPO, local_name  # noqa: E402  (one home for the pinned commit, files)
 
 
 class FetchError(Exception):
@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         got = {path: _from_git(args.git_dir, path) if args.git_dir else _from_github(path) for path in FILES}
         out.mkdir(parents=True, exist_ok=True)
         for path, data in got.items():
-            replace_whole(out / Path(path).name, data)
-            print(f"{REPO}@{COMMIT[:12]}:{path} -> {out / Path(path).name}")
+            replace_whole(out / local_name(path), data)
+            print(f"{REPO}@{COMMIT[:12]}:{path} -> {out / local_name(path)}")
     except FetchError as e:
         print(f"fetch_peers: {e}", file=sys.stderr)
         return 1

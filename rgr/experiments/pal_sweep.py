@@ -12,7 +12,8 @@ from the table.
 
 - ``smoke``: d = 4, 6, one seed, 300 steps: seconds, for tests;
 - ``book``: d = 8, 16, 32, 64, seeds 0-2, 3,000 steps; and at d = 16, 32 the same seeds with 12,000 steps, to
-  check the capacity does not move with a four times larger budget;
+  check the capacity does not move with a four times larger budget; and at d = 8, 16, 32 the same seeds with
+  Adam at lr 0.01 and with their full-batch gradient descent at lr 10 (:data:`LR_LINES`);
 - ``paper``: the book's lines with seeds 0-4.
 """
 
@@ -29,9 +30,9 @@ import pandas as pd
 import torch
 
 from ..store import Column, Schema, provenance
-from .pal import PalConfig, law_x, train_pal
+from .pal import OPTIMIZERS, PalConfig, law_x, train_pal
 
-__all__ = ["PASS", "SCHEMA", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n", "run_key"]
+__all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n", "run_key"]
 
 PASS = 0.99  # accuracy over the N inputs at which N counts as stored
 
@@ -40,7 +41,9 @@ def _schema() -> Schema:
     types = {int: "int", float: "float"}
     cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.pal)",
                    low=0 if f.name == "seed" else (2 if f.name == "N" else 1 if f.type == "int" else None))
-            for f in dataclasses.fields(PalConfig)]
+            for f in dataclasses.fields(PalConfig) if f.name != "optimizer"]
+    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.pal): adam or gd (empty: adam, the rows "
+                    "written before the column)", nullable=True, since="2026-11-27", choices=OPTIMIZERS)]
     cols += [Column("x", "float", "the law's variable d^2 / (N ln N) (h = 1, d_k = d_model = d, m = N)", low=0),
              Column("accuracy", "float", "argmax accuracy over the N inputs after training", low=0, high=1),
              Column("final_loss", "float", "cross-entropy over the N inputs after training", low=0),
@@ -62,9 +65,10 @@ class PalLine:
     seed: int
     steps: int = 3000
     lr: float = 0.1
+    optimizer: str = "adam"
 
     def config(self, N: int) -> PalConfig:
-        return PalConfig(N=N, d=self.d, seed=self.seed, steps=self.steps, lr=self.lr)
+        return PalConfig(N=N, d=self.d, seed=self.seed, steps=self.steps, lr=self.lr, optimizer=self.optimizer)
 
 
 @dataclass(frozen=True)
@@ -111,10 +115,15 @@ def next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max
     return min(max(mid, lo + 1), hi - 1)
 
 
+# the learning-rate check: at d = 8, 16, 32 the same seeds with Adam at a tenth of the main rate, and with their
+# own optimiser, full-batch gradient descent at lr 10 (their exp_large_memory.ipynb uses 3, 10 and 20)
+LR_LINES: tuple[PalLine, ...] = tuple(PalLine(d, s, lr=lr, optimizer=opt) for opt, lr in (("adam", 0.01), ("gd", 10.0))
+                                      for d in (8, 16, 32) for s in (0, 1, 2))
 PRESETS: Mapping[str, PalPreset] = {
     "smoke": PalPreset(tuple(PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
     "book": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
-                      + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))),
+                      + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))
+                      + LR_LINES),
     "paper": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
                        + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in range(5))),
 }
@@ -127,7 +136,9 @@ def run_key(cfg: PalConfig, preset: str) -> str:
 def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
     if done is None or not len(done):
         return {}
-    sel = done[(done.d == line.d) & (done.seed == line.seed) & (done.steps == line.steps) & (done.lr == line.lr)]
+    opt = done.optimizer.fillna("adam") if "optimizer" in done else pd.Series("adam", index=done.index)
+    sel = done[(done.d == line.d) & (done.seed == line.seed) & (done.steps == line.steps) & (done.lr == line.lr)
+               & (opt == line.optimizer)]
     return {int(n): float(a) for n, a in zip(sel.N, sel.accuracy)}
 
 

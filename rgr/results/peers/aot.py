@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..stats import summarize, t_interval
 
-__all__ = ["CONFIG", "accuracy_table", "Difference", "difference", "conclusions", "verdicts"]
+__all__ = ["CONFIG", "accuracy_table", "param_table", "Difference", "difference", "conclusions", "verdicts"]
 
 CONFIG = ["question", "param", "d", "d_h", "H"]
 
@@ -21,6 +21,20 @@ CONFIG = ["question", "param", "d", "d_h", "H"]
 def accuracy_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean accuracy and its 95% t-interval over seeds per configuration."""
     return summarize(runs, CONFIG, metric="accuracy")
+
+
+def param_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: its trained parameters (the table's ``n_params``), of which the attention maps (query, key,
+    value, output, and in their code the shared compress/decompress maps: ``n_params`` less the token
+    embedding and unembedding, 2 N d, and the positional embedding, 2 d_in with d_in = d_h in their code when
+    d != d_h, else d), and the mean accuracy."""
+    if runs.empty:
+        raise ValueError("runs: no rows of table aot")
+    g = runs.groupby(CONFIG).agg(N=("N", "first"), n_params=("n_params", "first"), accuracy=("accuracy", "mean"),
+                                 seeds=("seed", "count")).reset_index()
+    d_in = g.d_h.where((g.param == "code") & (g.d != g.d_h), g.d)
+    g["attention_params"] = g.n_params - 2 * g.N * g.d - 2 * d_in
+    return g[[*CONFIG, "n_params", "attention_params", "seeds", "accuracy"]]
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXP1_WIDTHS", "SATURATION", "POWERS", "their_stop", "their_slope", "power_rss", "PowerRefit",
+__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "SATURATION", "POWERS", "their_stop", "their_slope", "power_rss", "PowerRefit",
            "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
 
 EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
+EXP1_LARGE_WIDTHS: tuple[int, ...] = (40, 50, 60)  # their appendix B.1: experiment 1 at N = 200, d = d_head
 SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)
 POWERS: tuple[float, ...] = tuple(round(1.0 + 0.05 * i, 2) for i in range(61))  # p in [1, 4]
 
@@ -122,3 +123,62 @@ def exp3_refit(df: pd.DataFrame) -> ExpThreeRefit:
     return ExpThreeRefit(d_head=d_head, slope_below=float(np.polyfit(lo.d, lo.acc, 1)[0]),
                          slope_above=float(np.polyfit(hi.d, hi.acc, 1)[0]),
                          acc_at_d_head=float(lo.acc.iloc[-1]), acc_max_above=float(hi.acc.iloc[1:].max()))
+
+
+@dataclass(frozen=True)
+class LogFactor:
+    """Associations stored per head per unit of d^2 (slope * N^2 / d^2, their step-1 slope in accuracy per head)
+    at two vocabularies, and what two laws predict for their ratio (large N over small N).
+
+    The RGR law, capacity T with T ln T proportional to h d_k d_model and T = N^2 associations, predicts
+    ``law_ratio`` = ln(N_small^2) / ln(N_large^2); a count law (T proportional to parameters) predicts 1.
+    ``ratio_low`` / ``ratio_high``: the smallest and largest ratio over every pair of one width at each N (their
+    files hold means over five repetitions, not seeds, so this spread over widths is the interval given).
+    """
+
+    N_small: int
+    N_large: int
+    d_small: str  # the widths used, e.g. "6-13"
+    d_large: str
+    per_d2_small: float  # mean over widths
+    per_d2_large: float
+    per_d2_small_min: float
+    per_d2_small_max: float
+    per_d2_large_min: float
+    per_d2_large_max: float
+    ratio: float  # per_d2_large / per_d2_small
+    ratio_low: float
+    ratio_high: float
+    law_ratio: float
+    fewer_pct: float  # 100 (1 - ratio)
+    law_fewer_pct: float
+
+    @property
+    def nearer(self) -> str:
+        """Which prediction the ratio of means is nearer: "the law's" or "a count law's" (in log distance)."""
+        law, count = abs(np.log(self.ratio / self.law_ratio)), abs(np.log(self.ratio))
+        return "the law's" if law < count else "a count law's"
+
+
+def _span(d: np.ndarray) -> str:
+    return f"{int(d.min())}-{int(d.max())}" if len(d) > 2 else ", ".join(str(int(x)) for x in d)
+
+
+def log_factor(N_small: int, d_small: np.ndarray, slope_small: np.ndarray, N_large: int, d_large: np.ndarray,
+               slope_large: np.ndarray) -> LogFactor:
+    """The log-factor test on their two vocabularies (chapter *the law beside other capacity results*)."""
+    if not 2 <= N_small < N_large:
+        raise ValueError(f"N_small and N_large must satisfy 2 <= N_small < N_large, got {N_small}, {N_large}")
+    a = np.asarray(slope_small, float) * N_small**2 / np.asarray(d_small, float) ** 2
+    b = np.asarray(slope_large, float) * N_large**2 / np.asarray(d_large, float) ** 2
+    if len(a) < 2 or len(b) < 2 or np.any(a <= 0) or np.any(b <= 0):
+        raise ValueError("slope_small and slope_large must hold at least two positive slopes each")
+    pairs = b[:, None] / a[None, :]
+    law = float(np.log(N_small**2) / np.log(N_large**2))
+    ratio = float(b.mean() / a.mean())
+    return LogFactor(N_small=N_small, N_large=N_large, d_small=_span(np.asarray(d_small)),
+                     d_large=_span(np.asarray(d_large)), per_d2_small=float(a.mean()), per_d2_large=float(b.mean()),
+                     per_d2_small_min=float(a.min()), per_d2_small_max=float(a.max()),
+                     per_d2_large_min=float(b.min()), per_d2_large_max=float(b.max()), ratio=ratio,
+                     ratio_low=float(pairs.min()), ratio_high=float(pairs.max()), law_ratio=law,
+                     fewer_pct=100 * (1 - ratio), law_fewer_pct=100 * (1 - law))

@@ -19,9 +19,10 @@ import pandas as pd
 from ...experiments.pal import law_x
 from ...experiments.pal_sweep import PASS
 
-__all__ = ["capacities", "capacity_table", "PalReading", "pal_reading"]
+__all__ = ["MAIN", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading"]
 
-LINE = ["d", "steps", "lr", "seed"]
+LINE = ["d", "steps", "optimizer", "lr", "seed"]
+MAIN = ("adam", 0.1)  # the optimiser and learning rate of the chapter's main lines
 
 
 def capacities(runs: pd.DataFrame) -> pd.DataFrame:
@@ -29,15 +30,22 @@ def capacities(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         raise ValueError("runs: no rows of table pal")
     rows = []
-    for (d, steps, lr, seed), g in runs.groupby(LINE):
+    runs = runs.assign(optimizer=runs["optimizer"].fillna("adam") if "optimizer" in runs else "adam")
+    for (d, steps, opt, lr, seed), g in runs.groupby(LINE):
         fails = g.loc[g.accuracy < PASS, "N"]
         n_fail = int(fails.min()) if len(fails) else None
         passes = g.loc[(g.accuracy >= PASS) & ((g.N < n_fail) if n_fail is not None else True), "N"]
         n_pass = int(passes.max()) if len(passes) else None
-        rows.append(dict(d=int(d), steps=int(steps), lr=float(lr), seed=int(seed), N_pass=n_pass, N_fail=n_fail,
+        rows.append(dict(d=int(d), steps=int(steps), optimizer=opt, lr=float(lr), seed=int(seed), N_pass=n_pass,
+                         N_fail=n_fail,
                          x_pass=law_x(n_pass, d) if n_pass and n_pass > 1 else None,
                          x_fail=law_x(n_fail, d) if n_fail else None, runs=len(g)))
     return pd.DataFrame(rows)
+
+
+def main_lines(caps: pd.DataFrame) -> pd.DataFrame:
+    """The lines of :func:`capacities` trained with the main optimiser and learning rate (:data:`MAIN`)."""
+    return caps[(caps.optimizer == MAIN[0]) & (caps.lr == MAIN[1])]
 
 
 def capacity_table(caps: pd.DataFrame) -> pd.DataFrame:
@@ -47,6 +55,22 @@ def capacity_table(caps: pd.DataFrame) -> pd.DataFrame:
                 x_mean=("x_pass", "mean"), x_min=("x_pass", "min"), x_max=("x_pass", "max")).reset_index()
     out["N_per_d2"] = out.N_mean / out.d**2
     return out
+
+
+def lr_table(caps: pd.DataFrame) -> pd.DataFrame:
+    """Per width d and (optimiser, learning rate) at the main step budget: seeds, the mean largest N stored, x* at
+    it, and N against the main setting's on the same seeds (mean ratio, min, max); widths run in one setting only
+    are left out."""
+    main_steps = caps.steps.min()
+    c = caps[(caps.steps == main_steps)].dropna(subset=["N_pass"])
+    ref = c[(c.optimizer == MAIN[0]) & (c.lr == MAIN[1])][["d", "seed", "N_pass"]]
+    both = c.merge(ref, on=["d", "seed"], suffixes=("", "_main"))
+    both = both[both.d.isin(both[(both.optimizer != MAIN[0]) | (both.lr != MAIN[1])].d)]
+    both = both.assign(ratio=both.N_pass / both.N_pass_main)
+    out = both.groupby(["d", "optimizer", "lr"]).agg(
+        seeds=("seed", "count"), N_mean=("N_pass", "mean"), x_mean=("x_pass", "mean"), N_ratio=("ratio", "mean"),
+        ratio_min=("ratio", "min"), ratio_max=("ratio", "max")).reset_index()
+    return out.sort_values(["d", "optimizer", "lr"], ascending=[True, True, False]).reset_index(drop=True)
 
 
 def _slope(d: np.ndarray, y: np.ndarray) -> float:
@@ -98,6 +122,7 @@ def _law_exponent(ds: np.ndarray, x: float) -> float:
 def pal_reading(runs: pd.DataFrame) -> PalReading:
     """The reading of the table: the main budget is the smallest; the larger one (if any) is the check."""
     caps = capacities(runs).dropna(subset=["N_pass"])
+    caps = main_lines(caps)
     budgets = sorted(caps.steps.unique())
     main = caps[caps.steps == budgets[0]]
     if main.d.nunique() < 2:

@@ -24,20 +24,25 @@ import pandas as pd
 from ... import __version__
 from ...paths import data_dir
 from ...store import Column, Schema, TableError, code_version, load_table, replace_table
-from .dana import EXP1_WIDTHS, ExpThreeRefit, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
+from .dana import EXP1_LARGE_WIDTHS, EXP1_WIDTHS, ExpThreeRefit, LogFactor, log_factor, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
 
-__all__ = ["REPO", "COMMIT", "FILES", "NEEDED", "COMMAND", "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir",
-           "read_peer_files", "summarise", "write_refit", "refit_path", "load_refit", "dana_refit"]
+__all__ = ["REPO", "COMMIT", "EXP1", "EXP1_LARGE", "EXP3", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND", "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir",
+           "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
-FILES: tuple[str, ...] = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS) + (
-    "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_3.csv")  # what scripts/fetch_peers.py fetches
+EXP1 = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS)  # N = 50, d = d_head from 3 to 13
+EXP1_LARGE = tuple(f"Scaling laws/Data_exp_1_{d}_dim.csv" for d in EXP1_LARGE_WIDTHS)  # their appendix B.1: N = 200
 EXP3 = "Scaling laws/Data_exp_3.csv"
-NEEDED: tuple[str, ...] = tuple(f for f in FILES if "exp_1_" in f) + (EXP3,)  # what the re-fit reads
+PAPER = "Memorization_in_Attention_only_Transformers-2.pdf"  # the AISTATS 2025 version (their README: "accepted")
+PAPER_V2 = "Memorization_in_Attention_only_Transformers V2.pdf"  # the earlier version, for the record
+FILES: tuple[str, ...] = EXP1 + EXP1_LARGE + (  # what scripts/fetch_peers.py fetches
+    "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_2_dim.csv", EXP3, "README.md", PAPER, PAPER_V2)
+NEEDED: tuple[str, ...] = EXP1 + EXP1_LARGE + (EXP3,)  # what the re-fit reads
 COMMAND = "python -m rgr peers-refit"
 STATISTICS = ("slope_in_H", "slope_in_d_below", "slope_in_d_above", "acc_at_d_head", "acc_max_above")
 _EXP3_STATS = STATISTICS[1:]
+_N_MAIN = 50  # their experiments 1-4; appendix B.1 repeats experiment 1 at N = 200
 _COLUMNS = ("acc", "para", "N", "d", "d_head")
 
 
@@ -80,6 +85,12 @@ SCHEMA = _DerivedSchema("peers_refit", (
 ))
 
 
+def local_name(path: str) -> str:
+    """The name their file ``path`` has in data/peers/ (their README.md as ``their-README.md``, beside ours)."""
+    name = Path(path).name
+    return "their-README.md" if name == "README.md" else name
+
+
 class PeerDataMissing(FileNotFoundError):
     """Their files are neither in data/peers/ nor in the clone given (they are fetched, not committed)."""
 
@@ -107,7 +118,7 @@ def read_peer_files(folder: Path | None = None, git_dir: Path | None = None) -> 
         if git_dir is not None:
             raw[path] = _git_show(Path(git_dir), path)
         else:
-            f = (folder or peer_dir()) / Path(path).name
+            f = (folder or peer_dir()) / local_name(path)
             raw[path] = f.read_bytes() if f.is_file() else None
     missing = [p for p, b in raw.items() if b is None]
     if missing:
@@ -128,7 +139,7 @@ def _row(statistic: str, source: str, df: pd.DataFrame, x: str, value: float, **
 def summarise(tables: dict[str, pd.DataFrame], command: str = COMMAND) -> pd.DataFrame:
     """The rows of data/peers_refit.csv from their files (:func:`read_peer_files`), with provenance."""
     rows = []
-    for path in NEEDED[:-1]:
+    for path in EXP1 + EXP1_LARGE:
         df = tables[path].sort_values("para")
         if df["d"].nunique() != 1 or (df["d"] != df["d_head"]).any():
             raise ValueError(f"{path} must hold one width d = d_head (their experiment 1)")
@@ -173,7 +184,7 @@ def load_refit(root: Path | None = None) -> pd.DataFrame:
 def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit, str]:
     """Their experiments 1/4 and 3 re-fitted from data/peers_refit.csv: (power fit, experiment 3, its source)."""
     df = load_refit(root)
-    exp1 = df[df.statistic == "slope_in_H"].sort_values("d")
+    exp1 = df[(df.statistic == "slope_in_H") & (df.N == _N_MAIN)].sort_values("d")
     one = {s: df[df.statistic == s] for s in _EXP3_STATS}
     bad = [s for s, rows in one.items() if len(rows) != 1]
     if bad or len(exp1) != len(set(exp1.d)):
@@ -187,3 +198,19 @@ def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit, str
     commits = sorted(set(df.source_commit))
     at = ", ".join(c[:12] for c in commits)
     return fit, exp3, f"{len(df)} statistics of {REPO} at commit {at} ({refit_path(root).name})"
+
+
+def dana_wider(root: Path | None = None, d_from: int = 6) -> tuple[PowerRefit, LogFactor]:
+    """From data/peers_refit.csv: their step 2 on the N = 50 widths d >= ``d_from`` only (d = 3, 4 sit near
+    chance), and the log-factor test of their N = 50 widths d >= ``d_from`` against their N = 200 ones
+    (:func:`rgr.results.peers.dana.log_factor`)."""
+    df = load_refit(root)
+    slopes = df[df.statistic == "slope_in_H"].sort_values("d")
+    main, large = slopes[slopes.N == _N_MAIN], slopes[slopes.N != _N_MAIN]
+    kept = main[main.d >= d_from]
+    if len(kept) < 4 or large.N.nunique() != 1 or len(large) < 2:
+        raise TableError(f"{refit_path(root)}: needs slope_in_H at four or more N = {_N_MAIN} widths d >= {d_from} "
+                         f"and at two or more widths of one larger N; rewrite it with `{COMMAND}`")
+    fit = power_refit(kept.d.to_numpy(int), kept.value.to_numpy(float))
+    return fit, log_factor(int(main.N.iloc[0]), kept.d.to_numpy(int), kept.value.to_numpy(float),
+                           int(large.N.iloc[0]), large.d.to_numpy(int), large.value.to_numpy(float))

@@ -16,7 +16,7 @@ from .dana import PowerRefit
 from .sweep import LEVELS, PreconditionReading, SeriesDrift, cpu_minutes
 
 __all__ = ["prose_digits", "RefitWords", "refit_words", "SweepWords", "sweep_words", "AotWords", "aot_words",
-           "OneHeadWords", "one_head_words"]
+           "OneHeadWords", "one_head_words", "LrWords", "lr_words"]
 
 
 def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:
@@ -117,3 +117,31 @@ def one_head_words(one: pd.DataFrame) -> OneHeadWords:
     return OneHeadWords(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
                         one_best=None if empty else float(one["mean"].max()),
                         one_x_max=None if empty else float(one.x.max()))
+
+
+@dataclass(frozen=True)
+class LrWords:
+    """Of :func:`.pal.lr_table`: per other setting, the range over widths of N stored against the main setting's
+    (paired by seed), and the range of x* over every setting and width."""
+
+    lr_widths: str  # "8, 16, 32"
+    adam_low_lr: float
+    adam_low_min: float
+    adam_low_max: float
+    gd_lr: float
+    gd_min: float
+    gd_max: float
+    x_all_min: float
+    x_all_max: float
+
+
+def lr_words(lr: pd.DataFrame) -> LrWords:
+    """:class:`LrWords` of :func:`rgr.results.peers.pal.lr_table` (Adam at a lower rate and gradient descent)."""
+    adam = lr[(lr.optimizer == "adam") & (lr.lr < lr[lr.optimizer == "adam"].lr.max())]
+    gd = lr[lr.optimizer == "gd"]
+    if adam.empty or gd.empty:
+        raise ValueError("lr must hold rows of Adam at a lower rate and of gradient descent")
+    return LrWords(lr_widths=", ".join(str(int(d)) for d in sorted(lr.d.unique())), adam_low_lr=float(adam.lr.iloc[0]),
+                   adam_low_min=float(adam.N_ratio.min()), adam_low_max=float(adam.N_ratio.max()),
+                   gd_lr=float(gd.lr.iloc[0]), gd_min=float(gd.N_ratio.min()), gd_max=float(gd.N_ratio.max()),
+                   x_all_min=float(lr.x_mean.min()), x_all_max=float(lr.x_mean.max()))

@@ -11,7 +11,7 @@ import pytest
 
 from rgr.cli import main
 from rgr.results.peers.dana import exp3_refit, power_refit, their_slope
-from rgr.results.peers.refit import COMMIT, NEEDED, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
+from rgr.results.peers.refit import COMMIT, EXP1, NEEDED, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
 from rgr.store import TableError, load_table
 from rgr.store.seal import UnsealedTable
 
@@ -29,6 +29,9 @@ def write_peer_files(folder: Path, p: float, a: float = 1e-4) -> None:
     for d in range(3, 14):
         acc = acc_of(d, p, a)
         pd.DataFrame(dict(acc=acc, para=H, N=50, d=d, d_head=d)).to_csv(folder / f"Data_exp_1_{d}.csv", index=False)
+    for d in (40, 50, 60):  # their appendix B.1, N = 200: the same law at a larger vocabulary
+        acc = np.minimum(1.0, 0.005 + a * d**p * H / 16)
+        pd.DataFrame(dict(acc=acc, para=H, N=200, d=d, d_head=d)).to_csv(folder / f"Data_exp_1_{d}_dim.csv", index=False)
     d = np.arange(5, 16)
     pd.DataFrame(dict(acc=np.where(d <= 10, 0.1 * d - 0.2, 0.8), para=20, N=50, d=d, d_head=10)).to_csv(
         folder / "Data_exp_3.csv", index=False)
@@ -48,7 +51,7 @@ def test_the_table_reproduces_the_refit_of_the_raw_files(tmp_path, p, a):
     out = root / "data" / "peers_refit.csv"
     assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(out)]) == 0
     raw = read_peer_files(tmp_path / "raw")
-    direct = power_refit(np.arange(3, 14), np.array([their_slope(raw[f].para, raw[f].acc) for f in NEEDED[:-1]]))
+    direct = power_refit(np.arange(3, 14), np.array([their_slope(raw[f].para, raw[f].acc) for f in EXP1]))
     fit, exp3, source = dana_refit(root)  # from the table alone
     assert fit == direct and exp3 == exp3_refit(raw[NEEDED[-1]])
     if a * 13**p * H[-1] < 0.9:  # nothing saturates: their rule recovers the power exactly
