@@ -32,7 +32,8 @@ import torch
 from ..store import Column, Schema, provenance
 from .pal import OPTIMIZERS, PalConfig, law_x, train_pal
 
-__all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n", "run_key"]
+__all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
+           "run_key"]
 
 PASS = 0.99  # accuracy over the N inputs at which N counts as stored
 

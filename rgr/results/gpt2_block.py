@@ -107,11 +107,18 @@ class GPT2Words:
     paper_eflop: float  # the paper preset's matmul FLOPs / 1e18 (:func:`rgr.gpt2.training.preset_cost`)
     paper_hours_half: float  # hours of one H100 at half its float32 peak for them
     paper_hours_tenth: float  # at a tenth
+    paper_done: int = 0  # runs of the paper preset in the table (trained on a GPU, in leases)
+    paper_total: int = 0  # runs the paper preset plans
+    paper_gpu_min: float = float("nan")  # the whole paper preset in minutes of one process on the benched GPU
+    paper_gpu: str = ""  # that GPU
 
 
-def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3) -> GPT2Words:
+def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
+               bench=None) -> GPT2Words:
     """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
-    preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost."""
+    preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
+    ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
+    (:func:`rgr.gpt2.bench.latest_lease_bench`), or None."""
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)
@@ -122,4 +129,6 @@ def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float 
                      n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
                      wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
                      times_more=COMPRESSIVE * r.d_model / book_m, paper_eflop=paper.flops / 1e18,
-                     paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1))
+                     paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1), paper_done=paper_done,
+                     paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
+                     paper_gpu="" if bench is None else bench.device)

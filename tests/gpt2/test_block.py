@@ -128,7 +128,12 @@ def test_presets_and_smoke_grid():
     assert {(c.m, c.ell, c.d_model, c.steps) for c in paper} == {(6144, 16, 768, 100_000)}
     assert {c.D_K for c in paper} == {64, 128, 256, 512} and {c.h for c in paper} == {1, 2, 4, 8}
     assert sorted({c.seed for c in paper}) == list(range(7))
-    assert set(PRESETS) == {"paper", "book", "smoke"}
+    assert set(PRESETS) == {"paper", "book", "smoke", "compressive", "compressive_pilot"}
+    comp = experiment_grid("compressive")  # the paper's m / d_model = 8 at width 64, on the stand-in
+    assert {(c.m, c.d_model, c.ell, c.embeddings) for c in comp} == {(512, 64, 16, "stand-in")}
+    assert len(comp) == 5 * 4 * 5 and sorted({c.seed for c in comp}) == list(range(5))
+    pilot = experiment_grid("compressive_pilot")  # seeds the preset does not use
+    assert {c.seed for c in pilot} == {100, 101} and {c.lr for c in pilot} == {1e-3, 3e-3} and len(pilot) == 16
     with pytest.raises(ValueError, match="preset"):
         experiment_grid("huge")
     with pytest.raises(ValueError, match="overrides"):
@@ -197,3 +202,22 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
     assert pace.seconds > 0 and pace.model_steps_per_s == pytest.approx(2 * 3 / pace.seconds)
     minutes = project_minutes("smoke", [pace])
     assert minutes >= 4 * cfg.steps * pace.ms_per_step / 1e3 / 60
+
+
+def test_a_lease_log_gives_its_bench_projection(tmp_path):
+    """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
+    from rgr.gpt2.bench import latest_lease_bench, read_lease_bench
+    from rgr.paths import data_dir
+
+    text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"
+            "projection: the whole paper preset (112 runs in 16 stacks of 7, 100,000 steps each) 1,066.9 minutes of "
+            "one process here\n")
+    got = read_lease_bench(text, "x.log")
+    assert (got.device, got.preset, got.minutes) == ("NVIDIA H200", "paper", 1066.9)
+    assert read_lease_bench("no bench here") is None
+    (tmp_path / "leases").mkdir()
+    (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
+    (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
+    assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None
+    committed = latest_lease_bench(data_dir())  # the H200 lease of 2026-11-27
+    assert committed is not None and committed.preset == "paper" and committed.minutes > 0

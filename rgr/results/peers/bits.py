@@ -44,7 +44,8 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
 
     ``c_law``: the law's constant (D_K* d_model = c m ln m); ``law_m``: the m at which the law's row is given;
     ``passing``: per cell of the head sweep (:func:`rgr.results.peers.sweep.transitions`: attributes m, d_model,
-    h_pass) the smallest head count whose mean F1 reaches the protocol's level (None: none does); ``pal``: per width (columns d, N_mean) the mean largest N stored;
+    h_pass) the smallest head count whose mean F1 reaches the protocol's level (None: none does); ``pal``: per width
+    (columns d, N_mean) the mean largest N stored;
     ``dana``: :func:`rgr.results.peers.dana.log_factor` (associations per head per unit of d^2 at two N).
     """
     if not c_law > 0 or not law_m:
@@ -66,7 +67,8 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
                                                                            dana.d_large)):
         bits = per_d2 * math.log2(N)  # per head per unit of d^2
         rows.append(_row("Dana et al. (their files)", f"N = {N}, d = {ds}, per added head", bits, 1.0, 4.0,
-                         "log2 N per association gained (their step-1 slope x N^2)", "W_Q, W_K, W_V, W_O: 4 d^2 per head"))
+                         "log2 N per association gained (their step-1 slope x N^2)",
+                         "W_Q, W_K, W_V, W_O: 4 d^2 per head"))
     return pd.DataFrame(rows)
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "SATURATION", "POWERS", "their_stop", "their_slope", "power_rss", "PowerRefit",
+__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "SATURATION", "POWERS", "their_stop",
+           "their_slope", "power_rss", "PowerRefit",
            "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
 
 EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13

@@ -24,10 +24,23 @@ import pandas as pd
 from ... import __version__
 from ...paths import data_dir
 from ...store import Column, Schema, TableError, code_version, load_table, replace_table
-from .dana import EXP1_LARGE_WIDTHS, EXP1_WIDTHS, ExpThreeRefit, LogFactor, log_factor, PowerRefit, exp3_refit, exp3_split, power_refit, their_slope, their_stop
+from .dana import (
+    EXP1_LARGE_WIDTHS,
+    EXP1_WIDTHS,
+    ExpThreeRefit,
+    LogFactor,
+    PowerRefit,
+    exp3_refit,
+    exp3_split,
+    log_factor,
+    power_refit,
+    their_slope,
+    their_stop,
+)
 
-__all__ = ["REPO", "COMMIT", "EXP1", "EXP1_LARGE", "EXP3", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND", "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir",
-           "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider"]
+__all__ = ["REPO", "COMMIT", "EXP1", "EXP1_LARGE", "EXP3", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND",
+           "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir", "local_name", "read_peer_files", "summarise",
+           "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"

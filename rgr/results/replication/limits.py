@@ -16,11 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from ...catalog import preset_completeness
+from ...catalog import load, preset_completeness
+from ...gpt2.bench import latest_lease_bench
 from ...gpt2.training import PresetCost, preset_cost
+from ...paths import data_dir
+from ...store import TableError
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE, is_stand_in
 from ..stats import seeds_per_cell
@@ -131,7 +135,8 @@ def _reduced_words(reduced: tuple[Reduced, ...], few: tuple[FewSeeds, ...] = ())
             "reads its rows by itself and every verdict is recomputed.")
 
 
-def _gpt2_words(preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost, lease_minutes: int) -> str:
+def _gpt2_words(preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost, lease_minutes: int, paper_done: int = 0,
+                bench=None) -> str:
     if preset == "paper":
         return "The GPT-2 block is read on its paper preset."
     m, d = int(gpt2_rows["m"].max()), int(gpt2_rows["d_model"].max())
@@ -141,18 +146,25 @@ def _gpt2_words(preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost, lease_mi
     return (f"The GPT-2 block is read on its {preset} preset: {table}, m = {m} items against d_model = {d} "
             f"(m / d_model = {m / d:.2f}, {reach}). Its paper preset ({cost.runs} runs of {cost.steps:,} steps at "
             f"m = {cost.m}) is "
-            f"{cost.flops / 1e18:.2f} EFLOP of matmuls by their count, {cost.hours(0.5):.1f} h of one H100 at half "
-            f"its float32 peak and {cost.hours(0.1):.0f} h at a tenth (estimates, not measurements); it was not run, "
-            f"because the GPU time this project had came in leases of {lease_minutes} minutes.")
+            f"{cost.flops / 1e18:.2f} EFLOP of matmuls by their count; "
+            + (f"measured on a lent {bench.device}, the whole preset is {bench.minutes:.0f} minutes of one process in "
+               f"bf16 ({bench.path}), while the GPU time this project gets comes in leases of {lease_minutes} "
+               f"minutes, so it runs in shards of whole stacks: {paper_done} of its {cost.runs} runs are done "
+               f"({paper_done / cost.runs:.0%}), and the chapter reads it when it is complete."
+               if bench is not None else
+               f"{cost.hours(0.5):.1f} h of one H100 at half its float32 peak and {cost.hours(0.1):.0f} h at a tenth "
+               f"(estimates, not measurements); {paper_done} of its {cost.runs} runs are done, because the GPU time "
+               f"this project had came in leases of {lease_minutes} minutes."))
 
 
 def limits(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_rows: pd.DataFrame, cost: PresetCost,
-           lease_minutes: int = 15, few: tuple[FewSeeds, ...] = ()) -> Limits:
+           lease_minutes: int = 15, few: tuple[FewSeeds, ...] = (), paper_done: int = 0, bench=None) -> Limits:
     """The chapter's limits in words: the experiments read on `book` (``reduced``, from :func:`basis_of`), those read
     on `paper` with few seeds somewhere (``few``, from :func:`few_seeds_of`: said once every sweep is on `paper`) and
     the GPT-2 block's basis (read on ``gpt2_preset``, its rows ``gpt2_rows``; its paper preset's ``cost``, from
     :func:`rgr.gpt2.training.preset_cost`)."""
-    return Limits(presets=_reduced_words(reduced, few), gpt2=_gpt2_words(gpt2_preset, gpt2_rows, cost, lease_minutes))
+    return Limits(presets=_reduced_words(reduced, few),
+                  gpt2=_gpt2_words(gpt2_preset, gpt2_rows, cost, lease_minutes, paper_done, bench))
 
 
 def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
@@ -160,4 +172,14 @@ def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
     ``gpt2``): the `paper` sweeps' completeness from data/ (:func:`rgr.catalog.preset_completeness`)."""
     gpt2 = loaded["gpt2"]["gpt2"]
     reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))
-    return limits(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded))
+    done = paper_runs_done()
+    return limits(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded), paper_done=done,
+                  bench=latest_lease_bench(data_dir()))
+
+
+def paper_runs_done(root: Path | None = None) -> int:
+    """Runs of the GPT-2 block's paper preset in data/gpt2.csv (0 without a table)."""
+    try:
+        return len(load("gpt2", "paper", root))
+    except TableError:
+        return 0

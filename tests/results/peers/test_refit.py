@@ -31,7 +31,8 @@ def write_peer_files(folder: Path, p: float, a: float = 1e-4) -> None:
         pd.DataFrame(dict(acc=acc, para=H, N=50, d=d, d_head=d)).to_csv(folder / f"Data_exp_1_{d}.csv", index=False)
     for d in (40, 50, 60):  # their appendix B.1, N = 200: the same law at a larger vocabulary
         acc = np.minimum(1.0, 0.005 + a * d**p * H / 16)
-        pd.DataFrame(dict(acc=acc, para=H, N=200, d=d, d_head=d)).to_csv(folder / f"Data_exp_1_{d}_dim.csv", index=False)
+        pd.DataFrame(dict(acc=acc, para=H, N=200, d=d, d_head=d)).to_csv(folder / f"Data_exp_1_{d}_dim.csv",
+                                                                         index=False)
     d = np.arange(5, 16)
     pd.DataFrame(dict(acc=np.where(d <= 10, 0.1 * d - 0.2, 0.8), para=20, N=50, d=d, d_head=10)).to_csv(
         folder / "Data_exp_3.csv", index=False)

@@ -41,7 +41,8 @@ def test_a_quoted_dana_claim_is_in_the_fetched_file(claim):
 
 def test_the_pal_attribution_is_in_their_readme_where_a_clone_is_at_hand():
     git = ROOT.parent / ".mirror" / "facebookresearch+pal" / "repo"
-    r = subprocess.run(["git", "--git-dir", str(git), "show", f"{PAL_COMMIT}:README.md"], capture_output=True, text=True)
+    r = subprocess.run(["git", "--git-dir", str(git), "show", f"{PAL_COMMIT}:README.md"], capture_output=True,
+                       text=True)
     if r.returncode:
         pytest.skip("no clone of facebookresearch/pal at the pinned commit")
     (claim,) = [c for c in CLAIMS if c.key == "pal_paper"]
