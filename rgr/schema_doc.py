@@ -105,13 +105,29 @@ def _rules() -> str:
                      f"target {r.target:g})" for r in futility.RULES.values())
 
 
+def _gpt2_presets() -> str:
+    """The E7 presets as a table (m, d_model, ell, D_K, h, seeds, steps, batch, lr, embeddings)."""
+    from .gpt2.block import PRESETS
+
+    lines = ["| preset | m | d_model | ell | D_K | h | seeds | steps | batch | lr | embeddings |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, p in PRESETS.items():
+        lr = ", ".join(f"{dict(v).get('lr', p.lr):g}" for v in p.variants)
+        seeds = f"{p.first_seed}-{p.first_seed + p.seeds - 1}"
+        lines.append(f"| `{name}` | {p.m} | {p.d_model} | {p.ell} | {', '.join(map(str, p.D_K))} | "
+                     f"{', '.join(map(str, p.h))} | {seeds} | {p.steps:,} | {p.batch_size} | {lr} | "
+                     f"{p.embeddings or 'auto'} |")
+    return "\n".join(lines) + "\n"
+
+
 def render() -> str:
     text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows(), rules=_rules(),
                         futility=_doc(futility, "An optional, declared part"), min_seeds=FUTILITY_MIN_SEEDS,
                         reuse=_doc(reuse, "The lambda = 8 diagonal"))
     text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
     text += ("\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: "
-             "`rgr.gpt2.block.PRESETS`).\n\n" + GPT2.markdown())
+             "`rgr.gpt2.block.PRESETS`; why each choice: README, *Choices the paper left open*).\n\n" + _gpt2_presets()
+             + "\n" + GPT2.markdown())
     text += ("\n## The explicit-construction table\n\n`python -m rgr constructions --preset <p> [--seed s]` (sizes: "
              "`rgr.studies.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
