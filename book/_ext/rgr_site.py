@@ -4,7 +4,8 @@
   repository; when it is set, the repository and issue buttons are switched on here (Jupyter Book
   refuses them without a URL, so they cannot be on in _config.yml while the URL is empty); the launch
   buttons of _config.yml are kept only with a URL, and Colab's only for a repository on GitHub.
-- **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source.
+- **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source;
+  ``{{ rgr_commit }}`` the commit the site is built from (:func:`short_commit`).
 - **Look.** ``book/_static/rgr.css``: readable tables and figures at desktop and phone width.
 - **Reference labels.** The bibliography's style ``rgr`` (``:style: rgr`` in book/bibliography.md) labels an
   entry by author and year, "[Adler 2025]", as the chapters cite it (``bibtex_reference_style: author_year``),
@@ -69,6 +70,15 @@ def _commit(root: Path) -> str:
     return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
 
 
+def short_commit(root: Path = ROOT) -> str:
+    """The commit the site is built from, as the intro and the citation name it: its first 12 hex digits, with
+    "+ uncommitted changes" where the book's files differ from it (or why there is none)."""
+    full = _commit(root)
+    if not re.match(r"[0-9a-f]{40}", full):
+        return full
+    return full[:12] + (" + uncommitted changes" if full.endswith("changes") else "")
+
+
 def source_bundle(root: Path, out: Path) -> Path:
     """Write ``out/rgr-book-<version>.zip``: :data:`BUNDLE_PARTS` of ``root`` under one folder
     ``rgr-book-<version>/``, with BUNDLE.txt naming the version and the commit; the same tree gives the same bytes."""
@@ -118,6 +128,7 @@ def _config_inited(app, config) -> None:
     _buttons(app, config)
     bundle = bundle_name()
     config.myst_substitutions = {**(config.myst_substitutions or {}), "rgr_version": rgr_version(),
+                                 "rgr_commit": short_commit(),
                                  "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>'}
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 

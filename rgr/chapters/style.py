@@ -17,13 +17,16 @@ import base64
 import io
 import math
 import struct
+import warnings
 
 import matplotlib as mpl
 import seaborn as sns
 
 from ..experiments.registry import HEADS_ALL
+from .text_layout import text_problems
 
-__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
+__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
+           "panel_grid", "legend_below",
            "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
@@ -34,6 +37,11 @@ MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size 
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
 MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
 TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
+PROBLEMS_KEY = "rgr-text-problems"  # PNG text chunk: overlapping or cut texts (rgr.chapters.text_layout), 0 wanted
+
+
+class FigureTextWarning(UserWarning):
+    """A chapter figure whose texts overlap or are cut (:func:`rgr.chapters.text_layout.text_problems`)."""
 MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 
@@ -81,6 +89,11 @@ def _retina_png(fig):
     most :data:`MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
     if not fig.axes and not fig.texts:  # IPython shows nothing for an empty figure
         return None
+    problems = text_problems(fig)
+    if problems:
+        warnings.warn(FigureTextWarning(f"figure text unreadable: {'; '.join(problems[:5])}"
+                                        + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")),
+                      stacklevel=2)
     png, width, height = shown_png(fig, 2 * FIGURE_DPI)
     return base64.b64encode(png).decode("ascii"), {"width": round(width), "height": round(height)}
 
@@ -111,8 +124,11 @@ def smallest_text_px(fig) -> float:
 
 def png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
     """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) as shown at ``scale`` of
-    its drawn size, for the site check, and no software name (the same figure gives the same bytes)."""
-    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", "Software": None}
+    its drawn size, for the site check; how many of its texts overlap or are cut
+    (:func:`rgr.chapters.text_layout.text_problems`, read by tests/chapters/test_text_layout.py); and no software
+    name (the same figure gives the same bytes)."""
+    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", PROBLEMS_KEY: str(len(text_problems(fig))),
+            "Software": None}
 
 
 def fig_size(width: float, height: float) -> tuple[float, float]:
