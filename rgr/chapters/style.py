@@ -27,7 +27,7 @@ from .text_layout import text_problems
 
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
            "panel_grid", "legend_below",
-           "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
+           "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
@@ -174,6 +174,19 @@ def legend_below(fig, axes, ncol: int = 2) -> None:
     fig.tight_layout()
     fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=MIN_FONT_PT, loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+
+
+def plain_log_axes(ax, which: str = "xy", subs: tuple[float, ...] = (1.0, 2.0, 5.0), base: float = 10) -> None:
+    """Log scale on ``which`` axes of ``ax`` ("x", "y" or "xy"), labelled in plain numbers (5, 10, 20, 50, ...) at
+    ``subs`` times the powers of ``base``, without minor labels: readable where the data span a decade or more."""
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    for name in which:
+        getattr(ax, f"set_{name}scale")("log", base=base)
+        axis = getattr(ax, f"{name}axis")
+        axis.set_major_locator(LogLocator(base=base, subs=subs))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def head_palette() -> dict[int, tuple[float, float, float]]:

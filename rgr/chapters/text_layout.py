@@ -54,12 +54,15 @@ def _name(kind: str, t: Text) -> str:
 
 def text_boxes(fig: Figure) -> list[Box]:
     """Every text box of ``fig`` as drawn (the figure is drawn first, with its own renderer)."""
-    fig.canvas.draw()
-    r = fig.canvas.get_renderer()
+    fig.draw_without_rendering()  # lays out ticks and tight layouts with the renderer below, draws no pixels
+    r = fig._get_renderer()  # the figure's own (Agg) renderer, at the figure's dpi
     boxes: list[Box] = []
 
+    seen: set[int] = set()
+
     def add(kind: str, t: Text) -> None:
-        if _shown(t):
+        if _shown(t) and id(t) not in seen:
+            seen.add(id(t))
             clip = t.get_clip_box() if t.get_clip_on() and t.get_clip_box() is not None else None
             boxes.append(Box(_name(kind, t), t.get_window_extent(r), clip))
 
@@ -69,7 +72,7 @@ def text_boxes(fig: Figure) -> list[Box]:
         for t in (ax.title, ax._left_title, ax._right_title):
             add("title", t)
         for axis, n in ((ax.xaxis, "x"), (ax.yaxis, "y")):
-            if not axis.get_visible():
+            if not (ax.axison and axis.get_visible()):  # ax.axis("off") draws no axis
                 continue
             add(f"{n}-label", axis.label)
             add(f"{n} offset", axis.offsetText)
@@ -80,10 +83,10 @@ def text_boxes(fig: Figure) -> list[Box]:
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
             boxes.append(Box("legend", leg.get_window_extent(r), None))
-    for t in fig.texts:
-        add("figure text", t)
     if getattr(fig, "_suptitle", None) is not None:
         add("suptitle", fig._suptitle)
+    for t in fig.texts:
+        add("figure text", t)
     for leg in fig.legends:
         if isinstance(leg, Legend) and leg.get_visible():
             boxes.append(Box("figure legend", leg.get_window_extent(r), None))
