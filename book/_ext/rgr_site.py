@@ -14,7 +14,8 @@
   links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``) point.
 - **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
   tests and the build files, everything a downloaded chapter needs to run) is written at the site's root and
-  offered in every page's download menu and on the intro (``{{ rgr_bundle }}``).
+  offered in every page's download menu and on the intro (``{{ rgr_bundle }}``); so is the whole book as one PDF,
+  ``rgr-book-<version>.pdf`` (``{{ rgr_pdf }}``), which ``python3 tasks.py pdf`` writes beside the site.
 - **Print.** ``book/_static/rgr-print.css`` (media print): the page as a document, for paper and the PDF.
 """
 
@@ -43,6 +44,11 @@ def rgr_version(root: Path = ROOT) -> str:
     if not m:
         raise ValueError("rgr/__init__.py defines no __version__")
     return m.group(1)
+
+
+def pdf_name(root: Path = ROOT) -> str:
+    """``rgr-book-<version>.pdf``: the whole book as one PDF, put at the site's root by ``python3 tasks.py pdf``."""
+    return f"rgr-book-{rgr_version(root)}.pdf"
 
 
 def bundle_name(root: Path = ROOT) -> str:
@@ -108,6 +114,9 @@ def _bundle_link(app, pagename, templatename, context, doctree) -> None:
             group["buttons"].append({"type": "link", "url": context["pathto"](bundle_name(), 1), "text": ".zip",
                                      "icon": "fas fa-file-archive", "label": "download-bundle-button",
                                      "tooltip": "The package, the chapters and data/ (source bundle)"})
+            group["buttons"].append({"type": "link", "url": context["pathto"](pdf_name(), 1), "text": "book .pdf",
+                                     "icon": "fas fa-file-pdf", "label": "download-book-pdf-button",
+                                     "tooltip": "The whole book as one PDF (python3 tasks.py pdf)"})
 
 
 def _buttons(app, config) -> None:
@@ -129,7 +138,8 @@ def _config_inited(app, config) -> None:
     bundle = bundle_name()
     config.myst_substitutions = {**(config.myst_substitutions or {}), "rgr_version": rgr_version(),
                                  "rgr_commit": short_commit(),
-                                 "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>'}
+                                 "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>',
+                                 "rgr_pdf": f'<a href="../{pdf_name()}">{pdf_name()}</a>'}
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
 
@@ -188,4 +198,5 @@ def setup(app):
     app.add_css_file("rgr.css")
     app.add_css_file("screens.css")  # after rgr.css: tables in the column, figures on a phone, captions
     app.add_css_file("rgr-print.css", media="print")
+    app.add_js_file("rgr-tables.js")  # outcome columns in view and a note on tables that scroll, on a phone
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": rgr_version()}

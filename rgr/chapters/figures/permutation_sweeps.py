@@ -153,7 +153,7 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     ax.vlines(x, lo, hi, color="gray", lw=3, alpha=0.5, label="tied head counts (p > 0.05)")
     ax.scatter(x, hs, c=[head_color(int(h)) for h in hs], s=60, zorder=3, edgecolors="k", label="$h^*$")
     ax.set_yscale("log", base=2)
-    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=45, ha="right", fontsize=9)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=90, fontsize=MIN_FONT_PT)
     ax.set_xlabel(r"cell $(m, d_{model})$")
     ax.set_ylabel("$h^*$")
     ax.legend(frameon=False, fontsize=9)

@@ -45,8 +45,9 @@ def plot_law_vs_paper(cells: pd.DataFrame, paper_slope: float, label: str = "pap
     lines = []
     for base, ls in (("ln", "-"), ("log2", "--")):
         ax.plot(xs, paper_slope * LOG_BASES[base] * xs, "k", ls=ls, lw=1)
-        lines.append(Line2D([], [], color="k", ls=ls, lw=1,
-                            label=f"{label}: {paper_slope:g} m {'ln' if base == 'ln' else 'log$_2$'} m / $d_{{model}}$"))
+        log = "ln" if base == "ln" else "log$_2$"
+        said = f"{label}: {paper_slope:g} m {log} m / $d_{{model}}$"
+        lines.append(Line2D([], [], color="k", ls=ls, lw=1, label=said))
     plain_log_axes(ax)
     ax.set_xlabel(r"$m \ln m / d_\mathrm{model}$")
     ax.set_ylabel(r"$D_K^*$")
