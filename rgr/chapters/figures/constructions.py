@@ -8,6 +8,8 @@ displays it exactly once (``fig.savefig`` works as usual).
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
@@ -69,7 +71,7 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
             if len(v):
                 ax.hist(v, bins=edges, density=True, alpha=0.55, color=colour, label=kind)
         ax.axvline(1.0, color="k", ls="--", lw=1)
-        ax.set_title(title, fontsize=11)
+        ax.set_title(textwrap.fill(title, 26), fontsize=MIN_FONT_PT)  # a narrow panel: short lines
         ax.set_xlabel(r"score / $\tau$")
         ax.set_yscale("log")
     for ax in axes.flat[n:]:
@@ -118,8 +120,8 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     """
     set_style()
     names = list(dict.fromkeys(df.construction))
-    nrows, ncols, size = panel_grid(len(names), (3.9, 3.3))
-    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    # one panel a row at the column's width: the symlog axis needs height, the labels width
+    fig, axes = plt.subplots(len(names), 1, figsize=fig_size(4.8, 3.4 * len(names)), squeeze=False, sharey=True)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
     for ax, name in zip(axes.flat, names):
@@ -133,7 +135,7 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.axhline(0, color="k", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=0.5)
-        ax.set_yticks([-30, -10, -3, -1, -0.5, 0, 0.5])
+        ax.set_yticks([-30, -10, -3, -1, 0, 0.5])
         ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
         ax.set_xlabel("block size B (edges per head)")

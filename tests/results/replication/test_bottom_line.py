@@ -107,7 +107,8 @@ def test_the_committed_chapter_glues_the_box_from_its_rows():
     outs = [o for c in nb["cells"] for o in c.get("outputs", [])
             if o.get("metadata", {}).get("scrapbook", {}).get("name") == "bottom_line"]
     assert outs, "replication.ipynb does not glue bottom_line: re-execute it"
-    html = "".join(outs[0]["data"]["text/html"])
+    data = outs[0]["data"]
+    html = "".join(data.get("text/html") or data["application/papermill.record/text/html"])
     counts = {k: int(v) for k, v in re.findall(r'data-part="([a-z-]+)">(\d+) of', html)}
     glued = {o["metadata"]["scrapbook"]["name"]: "".join(o["data"].get("application/papermill.record/text/plain", ""))
              for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook")}
