@@ -324,11 +324,11 @@ def print_page(single: Path, when: str | None = None) -> Path:
 
 def chapter_titles(html: str) -> list[tuple[str, str]]:
     """(section id, title) of every chapter of the single-page build, in order: each chapter is the section after
-    a ``<span id="document-...">`` marker, the intro the first section."""
+    a ``<span id="document-...">`` marker (its heading an h2 there), the intro the first section (an h1)."""
     out = []
     start = r'(?:<span id="document-[^"]*"></span>\s*|<article[^>]*>\s*)'
-    head = r'<section[^>]*id="([^"]+)"[^>]*>\s*<h1>(.*?)(?:<a class="headerlink".*?)?</h1>'
-    for sid, title in re.findall(start + head, html, re.S):
+    head = r'<section[^>]*id="([^"]+)"[^>]*>\s*<h([12])>(.*?)(?:<a class="headerlink".*?)?</h\2>'
+    for sid, _, title in re.findall(start + head, html, re.S):
         out.append((sid, re.sub(r"<[^>]+>", "", title).strip()))
     return out
 
@@ -345,7 +345,7 @@ def _endnotes(html: str) -> str:
     def table(m: re.Match) -> str:
         notes.clear()
         body = re.sub(r'<tr class="rgr-vdetail"><td colspan="\d+">(.*?)</td></tr>', take, m.group(0), flags=re.S)
-        names = re.findall(r'<tr id="verdict-[^"]+">.*?<td[^>]*>(.*?)</td>', m.group(0), flags=re.S)
+        names = re.findall(r'<tr[^>]*id="verdict-[^"]+"[^>]*>\s*<td[^>]*>(.*?)</td>', m.group(0), flags=re.S)
         items = "".join(f"<li><p>{name}</p>{note}</li>" for name, note in zip(names, notes))
         return body + (f'<section class="rgr-endnotes"><h3>The verdict table: basis and why, row by row</h3>'
                        f"<ol>{items}</ol></section>" if notes else "")
