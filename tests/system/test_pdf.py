@@ -175,3 +175,14 @@ def test_the_title_page_names_version_commit_and_date(pdf_text):
     assert f"Version {version}" in first and "commit" in first and re.search(r"\d{4}-\d{2}-\d{2}", first)
     assert "Contents" in pages(PDF)[1][0]
     assert "Show code cell source" not in pdf_text  # no instruction only the screen can follow
+
+
+def test_no_figure_splits_over_two_pages(pdf_text):
+    """A figure cut by a page break is drawn twice, once on each page: the same image object on two pages."""
+    listing = subprocess.run(["pdfimages", "-list", str(PDF)], capture_output=True, text=True, check=True).stdout
+    where: dict[str, set[int]] = {}
+    for line in listing.splitlines()[2:]:
+        f = line.split()
+        where.setdefault(f[10], set()).add(int(f[0]))
+    split = {obj: sorted(p) for obj, p in where.items() if len(p) > 1}
+    assert not split, f"images drawn on more than one page (object: pages): {split}"
