@@ -102,8 +102,8 @@ PROBE = r"""
             shown: r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'};
   });
   var box = document.querySelector('.rgr-bottom-line'), boxRect = box && box.getBoundingClientRect();
-  var bottomLine = box ? {top: Math.round(boxRect.top + window.scrollY), bottom: Math.round(boxRect.bottom + window.scrollY)}
-                       : null;
+  var bottomLine = box ? {top: Math.round(boxRect.top + window.scrollY),
+                          bottom: Math.round(boxRect.bottom + window.scrollY)} : null;
   return {raw: rawTex(main), merror: main.querySelectorAll('mjx-merror').length, bottomLine: bottomLine,
           math: main.querySelectorAll('mjx-container').length,
           unrendered: main.querySelectorAll('.math:not(:has(mjx-container))').length,
