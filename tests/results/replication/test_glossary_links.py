@@ -30,3 +30,20 @@ def test_only_the_first_use_outside_tags_and_links_is_linked():
     assert 'title="noise interval"' in html and '<a href="x">noise interval</a>' in html
     assert "#term-lambda-8-diagonal" in html
     assert link_terms("<p>nothing here</p>") == "<p>nothing here</p>"
+
+
+def test_points_on_an_end_of_their_interval_are_explained_in_place():
+    from rgr.results.replication.glossary_links import edge_cells, note_edges, on_edge
+
+    assert on_edge(1.0, 1.0, 1.08) and on_edge(0.389, 0.354, 0.391) and on_edge(4, 4, 4)
+    assert not on_edge(1.5, 1.0, 2.0) and not on_edge(2048, 0.86, 0.87)  # a number that is not the interval's point
+    assert edge_cells("[4, 18] [4, 18]") and edge_cells("0.389 (n = 5) [0.354, 0.391]")
+    assert edge_cells("D_K*(4096) / D_K*(512) = 1.00 (law: 1.33) [1, 1.08]") and edge_cells("m = 128: 8 [8, 16]")
+    assert not edge_cells("1.5 (n = 12) [1.0, 2.0]")
+    html = ('<tr><td class="rgr-vbook" data-label="Book">0.389 (n = 5)<br><span class="rgr-vinterval">[0.354, 0.391]'
+            '</span></td><td class="rgr-vbook">1.5 [1.0, 2.0]</td></tr>')
+    out = note_edges(html)
+    assert out.count('class="rgr-vnote"') == 1 and 'href="glossary.html#term-noise-interval"' in out
+    from rgr.results.replication.glossary_links import edge_cells as ec
+
+    assert not ec("h = 16 0.0023; best h = 8 0.0028 [0.0016, 0.0029] vs [0.0022, 0.0034]")  # whose interval is whose?
