@@ -18,6 +18,10 @@ re-execute only the chapters whose digest differs now, rendering every other one
 (``--committed``: execute nothing, render stale chapters as they are and name them). A fresh clone with no stale
 chapter builds in about 20 s here (2 busy cores; README, "Build times").
 
+Every command runs on .venv's Python: run with any Python 3.11, tasks.py creates .venv where it is missing (its pinned
+requirements installed by uv, which pip installs into it first; pip itself where uv fails: :func:`_install`) and
+re-runs itself there (:func:`main`).
+
 Extra arguments after ``test`` go to pytest (e.g. ``python3 tasks.py test -k graphs``); the ``vary`` pass
 runs only after a plain ``test`` (see :func:`variant_env` and tests/README.md).
 The virtual environment is reused while pyproject.toml is unchanged.
@@ -30,6 +34,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,8 +138,44 @@ def notebook_args(args: list[str], what: str = "chapter") -> list[Path]:
     return paths
 
 
+# the installer of the environment: uv (from PyPI, installed into the venv by its pip) resolves and installs the
+# pinned requirements in parallel, several times faster than pip on a first run; pip is the fallback when uv cannot
+# be installed or fails. The pins are pyproject.toml's either way (exact versions: the same environment).
+UV_PIN = "uv==0.13.8"
+
+
+def uv_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) with pip's package sources given to uv too (``PIP_FIND_LINKS``,
+    ``PIP_INDEX_URL``, ``PIP_EXTRA_INDEX_URL`` as their ``UV_`` names, where those are not set): both installers read
+    the same places."""
+    env = dict(os.environ if env is None else env)
+    for pip_name, uv_name in (("PIP_FIND_LINKS", "UV_FIND_LINKS"), ("PIP_INDEX_URL", "UV_INDEX_URL"),
+                              ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL")):
+        if env.get(pip_name) and not env.get(uv_name):
+            env[uv_name] = env[pip_name]
+    return env
+
+
+def _install(editable: str = ".[book,test]") -> str:
+    """Install the package and its pinned extras into :data:`VENV`: with uv where it can be had, else pip; returns
+    which one installed."""
+    if os.environ.get("RGR_INSTALLER", "uv") == "uv":
+        uv = BIN / ("uv.exe" if os.name == "nt" else "uv")
+        try:
+            if not uv.exists():
+                _run(PY, "-m", "pip", "install", "--quiet", UV_PIN)
+            cmd = [str(uv), "pip", "install", "--quiet", "--python", str(PY), "-e", editable]
+            print("+", " ".join(cmd), flush=True)
+            subprocess.run(cmd, cwd=ROOT, check=True, env=uv_env())
+            return "uv"
+        except (subprocess.CalledProcessError, OSError) as e:
+            print(f"note: uv could not install the environment ({e}); falling back to pip", flush=True)
+    _run(PY, "-m", "pip", "install", "--quiet", "-e", editable)
+    return "pip"
+
+
 def ensure_env() -> None:
-    """Create .venv and install the package with its book and test extras (pinned)."""
+    """Create .venv and install the package with its book and test extras (pinned; :func:`_install`)."""
     if sys.version_info[:2] != (3, 11):
         print(f"note: the pins are tested on Python 3.11; this is {sys.version.split()[0]}", flush=True)
     stamp = VENV / ".rgr-installed"
@@ -144,8 +185,13 @@ def ensure_env() -> None:
     if not PY.exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    _run(PY, "-m", "pip", "install", "--quiet", "-e", ".[book,test]")
+    _install()
     stamp.write_text(want)
+
+
+def in_venv() -> bool:
+    """Whether this process runs on :data:`VENV`'s Python (every command does: :func:`main` re-runs itself there)."""
+    return Path(sys.prefix).resolve() == VENV.resolve()
 
 
 def book(args: list[str]) -> None:
@@ -348,17 +394,72 @@ def fresh(args: list[str]) -> None:
 PDF = ROOT / "_build" / "pdf" / "rgr-book.pdf"
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw", "--virtual-time-budget=120000")
+                  "--no-pdf-header-footer", "--generate-pdf-document-outline",
+                  "--run-all-compositor-stages-before-draw",
+                  "--virtual-time-budget=120000")
 
 
-def print_page(single: Path) -> Path:
+def print_page(single: Path, when: str | None = None) -> Path:
     """The single-page build's one page, moved beside its _static/ and _images/ (Jupyter Book writes it as
-    book/intro.html but links its assets from the root) and with every <details> open but the folded code's."""
+    book/intro.html but links its assets from the root) and made a document (:func:`as_document`)."""
     html = (single / "book" / "intro.html").read_text(encoding="utf-8")
-    html = re.sub(r'<details(?![^>]*above-input)([^>]*)>', r"<details open\1>", html)
     page = single / "print.html"
-    page.write_text(html, encoding="utf-8")
+    page.write_text(as_document(html, when), encoding="utf-8")
     return page
+
+
+def chapter_titles(html: str) -> list[tuple[str, str]]:
+    """(section id, title) of every chapter of the single-page build, in order: each chapter is the section after
+    a ``<span id="document-...">`` marker (its heading an h2 there), the intro the first section (an h1)."""
+    out = []
+    start = r'(?:<span id="document-[^"]*"></span>\s*|<article[^>]*>\s*)'
+    head = r'<section[^>]*id="([^"]+)"[^>]*>\s*<h([12])>(.*?)(?:<a class="headerlink".*?)?</h\2>'
+    for sid, _, title in re.findall(start + head, html, re.S):
+        out.append((sid, re.sub(r"<[^>]+>", "", title).strip()))
+    return out
+
+
+def _endnotes(html: str) -> str:
+    """The verdict table's folded "Basis and why" rows moved out of the table into endnotes after it, each under its
+    claim's name: the table stays compact on paper."""
+    notes = []
+
+    def take(m: re.Match) -> str:
+        notes.append(m.group(1))
+        return ""
+
+    def table(m: re.Match) -> str:
+        notes.clear()
+        body = re.sub(r'<tr class="rgr-vdetail"><td colspan="\d+">(.*?)</td></tr>', take, m.group(0), flags=re.S)
+        names = re.findall(r'<tr[^>]*id="verdict-[^"]+"[^>]*>\s*<td[^>]*>(.*?)</td>', m.group(0), flags=re.S)
+        items = "".join(f"<li><p>{name}</p>{note}</li>" for name, note in zip(names, notes))
+        return body + (f'<section class="rgr-endnotes"><h3>The verdict table: basis and why, row by row</h3>'
+                       f"<ol>{items}</ol></section>" if notes else "")
+
+    return re.sub(r'<table class="rgr-verdicts".*?</table>', table, html, flags=re.S)
+
+
+def as_document(html: str, when: str | None = None) -> str:
+    """The single page as a document to print: a title page (title, version, commit, date), a contents page (every
+    chapter, linked), every <details> open but the folded code's, the verdict table's details as endnotes
+    (:func:`_endnotes`); what is only for the screen is hidden by the print stylesheet (book/_static/rgr-print.css:
+    ``rgr-screen-only``, the picker's <select>)."""
+    from datetime import datetime, timezone
+
+    from rgr_site import rgr_version, short_commit
+
+    html = re.sub(r'<details(?![^>]*above-input)([^>]*)>', r"<details open\1>", html)
+    html = _endnotes(html)
+    book = "A Capacity-Based Rationale for Multi-Head Attention — the reproducible book"
+    when = when or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    chapters = chapter_titles(html)
+    contents = "".join(f'<li><a href="#{sid}">{t}</a></li>' for sid, t in chapters)
+    front = (f'<section class="rgr-title-page"><h1 class="rgr-title">{book}</h1>'
+             f'<p class="rgr-title-meta">Version {rgr_version()} · commit {short_commit()} · printed {when}</p>'
+             f'<p class="rgr-title-meta">After M. Adler, <i>A Capacity-Based Rationale for Multi-Head Attention</i> '
+             f'(arXiv:2509.22840). The site, its source bundle and every chapter as a notebook: see the introduction.'
+             f'</p></section><nav class="rgr-contents"><h2>Contents</h2><ol>{contents}</ol></nav>')
+    return re.sub(r'(<article class="bd-article"[^>]*>)', lambda m: m.group(1) + front, html, count=1)
 
 
 def pdf(args: list[str], out: Path = PDF) -> Path:
@@ -383,20 +484,21 @@ def pdf(args: list[str], out: Path = PDF) -> Path:
     if not out.exists() or out.stat().st_size == 0:
         raise SystemExit(f"pdf: Chromium wrote no PDF at {out}")
     print(f"pdf written to {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    site = ROOT / "_build" / "html"
+    if site.is_dir():  # beside the site, where its download menu and the intro link it
+        from rgr_site import pdf_name
+
+        shutil.copy2(out, site / pdf_name())
+        print(f"and beside the site: {site / pdf_name()}")
     return out
 
 
 def check_site(args: list[str]) -> None:
-    """Render built pages in headless Chromium (tests/system/site_check.py), in the book's environment (it needs
-    Pillow): from a bare Python, rerun there."""
+    """Render built pages in headless Chromium (tests/system/site_check.py), in .venv like every command."""
     pages = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--screenshots")]
     missing = [a for a in pages if not Path(a).is_file()]
     if missing:
         raise TaskError(f"no such page: {missing[0]}; run `python3 tasks.py book` first (pages are in _build/html)")
-    if Path(sys.prefix).resolve() != VENV.resolve():  # a bare Python: no Pillow here
-        ensure_env()
-        _run(PY, __file__, "check-site", *args)
-        return
     sys.path.insert(0, str(ROOT))
     from tests.system.site_check import main as site_main
 
@@ -427,6 +529,15 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
         return 2
     name = argv[0]
+    if not in_venv():  # every command runs on .venv's Python: create it first, then run there
+        try:
+            ensure_env()
+        except subprocess.CalledProcessError as e:
+            return e.returncode or 1
+        except KeyboardInterrupt:
+            print(f"tasks.py {name}: interrupted", file=sys.stderr)
+            return 130
+        return subprocess.run([str(PY), __file__, *argv], cwd=ROOT).returncode
     try:
         COMMANDS[name](argv[1:])
     except subprocess.CalledProcessError as e:

@@ -4,7 +4,8 @@
   repository; when it is set, the repository and issue buttons are switched on here (Jupyter Book
   refuses them without a URL, so they cannot be on in _config.yml while the URL is empty); the launch
   buttons of _config.yml are kept only with a URL, and Colab's only for a repository on GitHub.
-- **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source.
+- **Version.** ``{{ rgr_version }}`` (MyST substitution) is ``rgr.__version__``, read from the source;
+  ``{{ rgr_commit }}`` the commit the site is built from (:func:`short_commit`).
 - **Look.** ``book/_static/rgr.css``: readable tables and figures at desktop and phone width.
 - **Reference labels.** The bibliography's style ``rgr`` (``:style: rgr`` in book/bibliography.md) labels an
   entry by author and year, "[Adler 2025]", as the chapters cite it (``bibtex_reference_style: author_year``),
@@ -15,7 +16,8 @@
 - **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
   tests and the build files, everything a downloaded chapter needs to run, as git tracks them at the commit it
   names: never an untracked or ignored file nor a link's target) is written at the site's root and
-  offered in every page's download menu and on the intro (``{{ rgr_bundle }}``).
+  offered in every page's download menu and on the intro (``{{ rgr_bundle }}``); so is the whole book as one PDF,
+  ``rgr-book-<version>.pdf`` (``{{ rgr_pdf }}``), which ``python3 tasks.py pdf`` writes beside the site.
 - **Print.** ``book/_static/rgr-print.css`` (media print): the page as a document, for paper and the PDF.
 """
 
@@ -44,6 +46,11 @@ def rgr_version(root: Path = ROOT) -> str:
     if not m:
         raise ValueError("rgr/__init__.py defines no __version__")
     return m.group(1)
+
+
+def pdf_name(root: Path = ROOT) -> str:
+    """``rgr-book-<version>.pdf``: the whole book as one PDF, put at the site's root by ``python3 tasks.py pdf``."""
+    return f"rgr-book-{rgr_version(root)}.pdf"
 
 
 def bundle_name(root: Path = ROOT) -> str:
@@ -134,6 +141,15 @@ def _commit(root: Path) -> str:
             "uncommitted change(s) of the folder it was built in")
 
 
+def short_commit(root: Path = ROOT) -> str:
+    """The commit the site is built from, as the intro and the citation name it: its first 12 hex digits, with
+    "+ uncommitted changes" where the book's files differ from it (or why there is none)."""
+    full = _commit(root)
+    if not re.match(r"[0-9a-f]{40}", full):
+        return full
+    return full[:12] + (" + uncommitted changes" if ";" in full else "")
+
+
 def source_bundle(root: Path, out: Path) -> Path:
     """Write ``out/rgr-book-<version>.zip``: the files of :data:`BUNDLE_PARTS` that git tracks at ``root``'s HEAD
     commit, as committed, under one folder ``rgr-book-<version>/``, with BUNDLE.txt naming the version and the
@@ -167,6 +183,9 @@ def _bundle_link(app, pagename, templatename, context, doctree) -> None:
             group["buttons"].append({"type": "link", "url": context["pathto"](bundle_name(), 1), "text": ".zip",
                                      "icon": "fas fa-file-archive", "label": "download-bundle-button",
                                      "tooltip": "The package, the chapters and data/ (source bundle)"})
+            group["buttons"].append({"type": "link", "url": context["pathto"](pdf_name(), 1), "text": "book .pdf",
+                                     "icon": "fas fa-file-pdf", "label": "download-book-pdf-button",
+                                     "tooltip": "The whole book as one PDF (python3 tasks.py pdf)"})
 
 
 def _buttons(app, config) -> None:
@@ -187,7 +206,9 @@ def _config_inited(app, config) -> None:
     _buttons(app, config)
     bundle = bundle_name()
     config.myst_substitutions = {**(config.myst_substitutions or {}), "rgr_version": rgr_version(),
-                                 "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>'}
+                                 "rgr_commit": short_commit(),
+                                 "rgr_bundle": f'<a href="../{bundle}" download>{bundle}</a>',
+                                 "rgr_pdf": f'<a href="../{pdf_name()}">{pdf_name()}</a>'}
     config.html_static_path = [*config.html_static_path, str(STATIC)]
 
 
@@ -255,4 +276,5 @@ def setup(app):
     app.add_css_file("rgr.css")
     app.add_css_file("screens.css")  # after rgr.css: tables in the column, figures on a phone, captions
     app.add_css_file("rgr-print.css", media="print")
+    app.add_js_file("rgr-tables.js")  # outcome columns in view and a note on tables that scroll, on a phone
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": rgr_version()}

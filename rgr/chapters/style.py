@@ -17,14 +17,17 @@ import base64
 import io
 import math
 import struct
+import warnings
 
 import matplotlib as mpl
 import seaborn as sns
 
 from ..experiments.registry import HEADS_ALL
+from .text_layout import text_problems
 
-__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below",
-           "smallest_text_px", "png_metadata", "shown_png", "head_palette", "head_color"]
+__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
+           "panel_grid", "legend_below",
+           "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
@@ -34,6 +37,11 @@ MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size 
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
 MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
 TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
+PROBLEMS_KEY = "rgr-text-problems"  # PNG text chunk: overlapping or cut texts (rgr.chapters.text_layout), 0 wanted
+
+
+class FigureTextWarning(UserWarning):
+    """A chapter figure whose texts overlap or are cut (:func:`rgr.chapters.text_layout.text_problems`)."""
 MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 
@@ -81,6 +89,11 @@ def _retina_png(fig):
     most :data:`MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
     if not fig.axes and not fig.texts:  # IPython shows nothing for an empty figure
         return None
+    problems = text_problems(fig)
+    if problems:
+        warnings.warn(FigureTextWarning(f"figure text unreadable: {'; '.join(problems[:5])}"
+                                        + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")),
+                      stacklevel=2)
     png, width, height = shown_png(fig, 2 * FIGURE_DPI)
     return base64.b64encode(png).decode("ascii"), {"width": round(width), "height": round(height)}
 
@@ -111,8 +124,11 @@ def smallest_text_px(fig) -> float:
 
 def png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
     """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) as shown at ``scale`` of
-    its drawn size, for the site check, and no software name (the same figure gives the same bytes)."""
-    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", "Software": None}
+    its drawn size, for the site check; how many of its texts overlap or are cut
+    (:func:`rgr.chapters.text_layout.text_problems`, read by tests/chapters/test_text_layout.py); and no software
+    name (the same figure gives the same bytes)."""
+    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", PROBLEMS_KEY: str(len(text_problems(fig))),
+            "Software": None}
 
 
 def fig_size(width: float, height: float) -> tuple[float, float]:
@@ -158,6 +174,19 @@ def legend_below(fig, axes, ncol: int = 2) -> None:
     fig.tight_layout()
     fig.legend(handles.values(), handles.keys(), frameon=False, fontsize=MIN_FONT_PT, loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=ncol)
+
+
+def plain_log_axes(ax, which: str = "xy", subs: tuple[float, ...] = (1.0, 2.0, 5.0), base: float = 10) -> None:
+    """Log scale on ``which`` axes of ``ax`` ("x", "y" or "xy"), labelled in plain numbers (5, 10, 20, 50, ...) at
+    ``subs`` times the powers of ``base``, without minor labels: readable where the data span a decade or more."""
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
+
+    for name in which:
+        getattr(ax, f"set_{name}scale")("log", base=base)
+        axis = getattr(ax, f"{name}axis")
+        axis.set_major_locator(LogLocator(base=base, subs=subs))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def head_palette() -> dict[int, tuple[float, float, float]]:

@@ -67,11 +67,12 @@ def test_figures_draw():
     with pytest.raises(ValueError, match="cells not in the table"):
         figs.plot_f1_curves(df, cells=[(999, 1, 1)])
     bounds = cells[["m", "d_model", "r", "x_law"]].assign(lower=1.0, construction=cells.D_K_star.astype(float) * 4)
-    assert len(figs.plot_scaling_law(cells, fits, bounds).axes) == 2  # fits, and necessary/learned/sufficient
+    law = figs.plot_scaling_law(cells, fits, bounds)  # fits, and necessary/learned/sufficient, each its legend under it
+    assert len([a for a in law.axes if a.axison]) == 2 and len(law.axes) == 4
     ax = dense.plot_regular_forms(cells).axes[0]  # r = 1: log2 m = log2(m^2 / m'), the forms agree
     blue, green = (c.lines[0].get_ydata() for c in ax.containers)
     np.testing.assert_allclose(np.asarray(blue, float), np.asarray(green, float))
-    assert dense.plot_regular_law(cells, [form_fit(cells, "log2m")]).axes[0].get_legend() is not None
+    assert dense.plot_regular_law(cells, [form_fit(cells, "log2m")]).legends  # under the axes, clear of the points
     diag = figs.plot_diagonal(cells, fits.origin_all)
     assert any("law" in t.get_text() for t in diag.axes[0].get_legend().get_texts())
     assert "preset" not in diag.axes[0].get_xlabel()

@@ -10,8 +10,10 @@ than 500 px), waits for MathJax, and reports as problems (exit status 1)
   smallest text (legend, tick label; recorded in the PNG by :mod:`rgr.chapters.style`) is shown under
   8 CSS px (:data:`MIN_TEXT_PX`),
 - at desktop width, tables wider than the text column (they scroll sideways),
-- verdict labels (elements of class ``rgr-verdict``, the replication page) not fully in view without
-  sideways scrolling, at either width;
+- verdict labels (elements of class ``rgr-verdict``, the replication page) and the outcome cells of any table
+  (class ``rgr-outcome``, book/_static/rgr-tables.js) not fully in view without sideways scrolling, at either width;
+- a bottom-line box (class ``rgr-bottom-line``: the intro, *Does it replicate?*) that ends below the first screen
+  at desktop width or the first two on a phone (:data:`BOTTOM_LINE_SCREENS`);
 - at desktop width in the theme's dark mode, table and figure captions under 4.5:1 contrast;
 figures whose text size is not recorded are warnings. With ``--screenshots DIR`` it saves a screenshot
 of each page at both widths. Needs a Chromium (Debian: ``apt-get install chromium``);
@@ -45,6 +47,9 @@ class Viewport:
 
 
 WIDTHS = {"desktop": Viewport(1280, 900), "phone": Viewport(390, 844, 3.0, True)}
+# where the bottom-line box (the intro's and the verdict chapter's first element, class rgr-bottom-line) must end,
+# in screens from the top of the page: the first screen at desktop width, the first two on a phone (issue 47)
+BOTTOM_LINE_SCREENS = {"desktop": 1, "phone": 2}
 MIN_FIGURE_SCALE = 0.7  # a figure shown smaller than this fraction of its drawn size has unreadable fonts
 MIN_TEXT_PX = 8.0  # smallest text in a figure, in CSS px on the screen
 TEXT_KEY = "rgr-min-text-px"  # PNG text chunk: the figure's smallest text in px at its drawn size
@@ -91,12 +96,15 @@ PROBE = r"""
     return {width: Math.round(Math.max(t.getBoundingClientRect().width, t.scrollWidth)),  // a folded table scrolls
             name: ((cap && cap.textContent) || (head && head.textContent) || '').trim().slice(0, 60)};
   });
-  var verdicts = Array.prototype.map.call(document.querySelectorAll('.VERDICT'), function (el) {
+  var verdicts = Array.prototype.map.call(document.querySelectorAll('.VERDICT, .rgr-outcome'), function (el) {
     var r = el.getBoundingClientRect();
     return {text: el.textContent.trim().slice(0, 40), cut: Math.round(clipped(el, width)),
             shown: r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'};
   });
-  return {raw: rawTex(main), merror: main.querySelectorAll('mjx-merror').length,
+  var box = document.querySelector('.rgr-bottom-line'), boxRect = box && box.getBoundingClientRect();
+  var bottomLine = box ? {top: Math.round(boxRect.top + window.scrollY),
+                          bottom: Math.round(boxRect.bottom + window.scrollY)} : null;
+  return {raw: rawTex(main), merror: main.querySelectorAll('mjx-merror').length, bottomLine: bottomLine,
           math: main.querySelectorAll('mjx-container').length,
           unrendered: main.querySelectorAll('.math:not(:has(mjx-container))').length,
           images: imgs, tables: tables, column: column, verdicts: verdicts, viewport: window.innerWidth,
@@ -238,6 +246,7 @@ class PageReport:
     math: int = 0
     verdicts: list[dict] = field(default_factory=list)  # each: text, cut (px out of view), shown
     viewport: int = 0  # the layout width the page was rendered at (CSS px)
+    bottom_line: dict | None = None  # the bottom-line box's top and bottom, px from the top of the page (or None)
 
 
 def find_chromium() -> str | None:
@@ -330,6 +339,11 @@ def check_page(page: Path, chromium: str, width: str = "desktop", screenshots: P
             report.problems.append(f"verdict label {v['text']!r} {how} (sideways scrolling needed)")
     if r["overflow"] > 1:
         report.problems.append(f"page {r['overflow']} px wider than the screen")
+    report.bottom_line = r.get("bottomLine")
+    limit = BOTTOM_LINE_SCREENS[width] * view.height
+    if report.bottom_line and report.bottom_line["bottom"] > limit:
+        report.problems.append(f"the bottom-line box ends {report.bottom_line['bottom']} px down the page, past "
+                               f"the first {limit} px")
     return report
 
 

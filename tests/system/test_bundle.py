@@ -65,8 +65,11 @@ def test_every_page_s_download_menu_offers_the_bundle():
     menu = {"label": "download-buttons", "buttons": [{"label": "download-source-button"}]}
     context = {"header_buttons": [{"label": "fullscreen"}, menu], "pathto": lambda name, resource: f"../{name}"}
     rgr_site._bundle_link(None, "book/softmax", "page.html", context, None)
-    assert menu["buttons"][-1]["url"] == f"../{rgr_site.bundle_name()}" and menu["buttons"][-1]["text"] == ".zip"
-    assert "{{ rgr_bundle }}" in (ROOT / "book" / "intro.md").read_text()  # and the intro links it
+    bundle, pdf = menu["buttons"][-2:]
+    assert bundle["url"] == f"../{rgr_site.bundle_name()}" and bundle["text"] == ".zip"
+    assert pdf["url"] == f"../{rgr_site.pdf_name()}" and pdf["url"].endswith(".pdf")  # and the whole book as a PDF
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "{{ rgr_bundle }}" in intro and "{{ rgr_pdf }}" in intro  # and the intro links both
 
 
 def _git(root: Path, *args: str) -> None:

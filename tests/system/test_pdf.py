@@ -116,3 +116,73 @@ def test_the_pdf_shows_the_verdict_of_every_row_of_the_replication_table(pdf_tex
 def test_the_pdf_prints_typeset_maths_not_its_source(pdf_text):
     # MathJax has typeset every formula before Chromium prints: no TeX delimiters or commands left in the text
     assert "\\(" not in pdf_text and "\\frac" not in pdf_text and "$$" not in pdf_text
+
+
+# ----------------------------------------------------------------------------- a PDF a reader can navigate (issue 47)
+
+PDF = ROOT / "_build" / "pdf" / "rgr-book.pdf"
+
+
+def outline(pdf: Path) -> list[str]:
+    """The titles of the PDF's bookmarks (its outline), read with poppler's pdftohtml."""
+    xml = subprocess.run(["pdftohtml", "-xml", "-i", "-stdout", "-q", str(pdf)], capture_output=True, text=True,
+                         check=True).stdout
+    block = re.search(r"<outline>.*</outline>", xml, re.S)
+    return [" ".join(re.sub(r"<[^>]+>", "", t).split()) for t in re.findall(r"<item[^>]*>(.*?)</item>", block.group(0),
+                                                                            re.S)] if block else []
+
+
+def pages(pdf: Path) -> list[tuple[str, int]]:
+    """Per page: its text and how many images it draws (pdftotext, pdfimages)."""
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    texts = text.split("\f")[:-1] if text.endswith("\f") else text.split("\f")
+    listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True).stdout
+    images: dict[int, int] = {}
+    for line in listing.splitlines()[2:]:
+        page = line.split()[0]
+        images[int(page)] = images.get(int(page), 0) + 1
+    return [(t, images.get(i + 1, 0)) for i, t in enumerate(texts)]
+
+
+def _chapter_titles() -> list[str]:
+    import nbformat
+
+    out = []
+    for p in sorted((ROOT / "book").glob("*.ipynb")):
+        title = next(c.source for c in nbformat.read(p, as_version=4).cells if c.cell_type == "markdown")
+        out.append(" ".join(re.sub(r"[*_`$\\]", "", re.match(r"#\s+(.+)", title.strip()).group(1)).split()))
+    return out
+
+
+def test_the_outline_has_every_chapter(pdf_text):
+    marks = outline(PDF)
+    assert marks, "the PDF has no outline (bookmarks): Chromium's --generate-pdf-document-outline"
+    for title in _chapter_titles():
+        assert any(title[:25] in m for m in marks), f"no bookmark for the chapter {title!r}"
+
+
+def test_no_page_is_blank_and_every_page_but_the_first_is_numbered(pdf_text):
+    got = pages(PDF)
+    blank = [i + 1 for i, (t, n) in enumerate(got) if not t.strip() and not n]
+    assert not blank, f"blank pages: {blank}"
+    unnumbered = [i + 1 for i, (t, _) in enumerate(got[1:], start=1) if t.strip().split()[-1:] != [str(i + 1)]]
+    assert not unnumbered, f"pages without their number at the foot: {unnumbered[:10]}"
+
+
+def test_the_title_page_names_version_commit_and_date(pdf_text):
+    first = pages(PDF)[0][0]
+    version = re.search(r'__version__\s*=\s*"([^"]+)"', (ROOT / "rgr" / "__init__.py").read_text()).group(1)
+    assert f"Version {version}" in first and "commit" in first and re.search(r"\d{4}-\d{2}-\d{2}", first)
+    assert "Contents" in pages(PDF)[1][0]
+    assert "Show code cell source" not in pdf_text  # no instruction only the screen can follow
+
+
+def test_no_figure_splits_over_two_pages(pdf_text):
+    """A figure cut by a page break is drawn twice, once on each page: the same image object on two pages."""
+    listing = subprocess.run(["pdfimages", "-list", str(PDF)], capture_output=True, text=True, check=True).stdout
+    where: dict[str, set[int]] = {}
+    for line in listing.splitlines()[2:]:
+        f = line.split()
+        where.setdefault(f[10], set()).add(int(f[0]))
+    split = {obj: sorted(p) for obj, p in where.items() if len(p) > 1}
+    assert not split, f"images drawn on more than one page (object: pages): {split}"

@@ -134,3 +134,31 @@ def test_the_verdict_check_sees_a_label_out_of_view(html):
     assert [v["text"] for v in rep.verdicts] == ["deviates", "agrees"]
     assert rep.verdicts[0]["cut"] > 1 and rep.verdicts[1]["cut"] == 0
     assert any("verdict label 'deviates'" in p for p in rep.problems)
+
+
+@pytest.mark.parametrize("width", sorted(WIDTHS))
+@pytest.mark.parametrize("name", ["intro", "replication"])
+def test_the_bottom_line_comes_first(html, name, width):
+    """Issue 47: the bottom-line box ends inside the first 900 px at 1280 px, inside the first two screens on a
+    phone (check_page reports it otherwise)."""
+    rep = check_page(html / "book" / f"{name}.html", CHROMIUM, width)
+    assert rep.bottom_line is not None, f"{name}: no bottom-line box (class rgr-bottom-line)"
+    assert not any("bottom-line" in p for p in rep.problems), rep.problems
+
+
+def test_the_bottom_line_check_sees_a_box_pushed_down(html):
+    bad = _copy_with(html / "book" / "glossary.html",
+                     '<div style="height:2000px"></div><div class="rgr-bottom-line">the answer</div>')
+    try:
+        rep = check_page(bad, CHROMIUM, "desktop")
+    finally:
+        bad.unlink()
+    assert rep.bottom_line["top"] > 2000 and any("bottom-line" in p for p in rep.problems)
+
+
+def test_an_outcome_column_stays_in_view_on_a_phone(html):
+    """Issue 47: a table with an outcome column (rgr-tables.js) keeps it in view at 390 px while it scrolls."""
+    rep = check_page(html / "book" / "choosing_heads.html", CHROMIUM, "phone")
+    outcome = [v for v in rep.verdicts if v["shown"]]
+    assert outcome, "no outcome cell found on choosing_heads (rgr-tables.js marks them)"
+    assert [v for v in outcome if v["cut"] > 1] == []

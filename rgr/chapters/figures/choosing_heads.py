@@ -19,6 +19,9 @@ def _empty(ax, text: str) -> None:
     ax.set_axis_off()
 
 
+_HELD_OUT_MARKERS = ("D", "s", "^", "v", "P", "X", "h", "p")  # held-out cells, in order of x
+
+
 def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     """Left: D_K* against x = m' ln m' / d_model, the rule's line c x with its 95% prediction band, the fitted
     cells (dots) and the held-out cells (diamonds; hollow where outside the domain) with their optimistic to
@@ -39,16 +42,14 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     a1.plot(xs, c * xs, color="k", lw=1.2, label=f"rule: $D_K^* = c\\,x$, c = {c:.2f}")
     a1.scatter(cells.x, cells.D_K_star, color="tab:blue", zorder=3, label="fitted cells (base)")
     shown = held_out[held_out["D_K_star"].notna()].assign(x=lambda t: t.m * np.log(t.m) / t.d_model).sort_values("x")
-    near = np.diff(np.log10(shown["x"].to_numpy(float)), append=np.inf) < 0.3  # a label would meet the next one's
-    for r, left in zip(shown.itertuples(index=False), near):
+    for r, mark in zip(shown.itertuples(index=False), _HELD_OUT_MARKERS):  # each cell its marker, named below
         x = r.x
         lo = r.D_K_opt if pd.notna(r.D_K_opt) else r.D_K_star
         hi = r.D_K_cons if pd.notna(r.D_K_cons) else r.D_K_star
-        a1.errorbar([x], [r.D_K_star], yerr=[[r.D_K_star - lo], [hi - r.D_K_star]], fmt="D", ms=7, capsize=3,
-                    color="tab:red", mfc="tab:red" if r.in_domain else "white", zorder=4)
-        a1.annotate(f"({r.m}, {r.d_model})", (x, r.D_K_star), textcoords="offset points", fontsize=9,
-                    xytext=(-6, 6) if left else (6, -12), ha="right" if left else "left")
-    a1.scatter([], [], marker="D", color="tab:red", label="held-out (hollow: outside the domain)")
+        a1.errorbar([x], [r.D_K_star], yerr=[[r.D_K_star - lo], [hi - r.D_K_star]], fmt=mark, ms=7, capsize=3,
+                    color="tab:red", mfc="tab:red" if r.in_domain else "white", zorder=4,
+                    label=f"held out ({r.m}, {r.d_model})")
+    a1.scatter([], [], marker="o", color="white", edgecolors="tab:red", label="hollow: outside the domain")
     a1.set(xscale="log", yscale="log", xlabel=r"$x = m' \ln m' / d_{model}$", ylabel=r"$D_K^*$ (F1 $\geq$ 0.99)")
     lam = np.linspace(1, max(rule.domain.lam[1], held_out["lam"].max() if len(held_out) else 1), 100)
     lo_hi = np.array([rule.h_interval(v) for v in lam])

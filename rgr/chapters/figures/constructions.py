@@ -8,13 +8,15 @@ displays it exactly once (``fig.savefig`` works as usual).
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import MAX_WIDTH_IN, head_color, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
 __all__ = [
     "wilson_interval",
@@ -69,7 +71,7 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
             if len(v):
                 ax.hist(v, bins=edges, density=True, alpha=0.55, color=colour, label=kind)
         ax.axvline(1.0, color="k", ls="--", lw=1)
-        ax.set_title(title, fontsize=11)
+        ax.set_title(textwrap.fill(title, 26), fontsize=MIN_FONT_PT)  # a narrow panel: short lines
         ax.set_xlabel(r"score / $\tau$")
         ax.set_yscale("log")
     for ax in axes.flat[n:]:
@@ -90,7 +92,7 @@ def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     ``hue`` column naming each curve. Bars: 95% Wilson intervals over seeds.
     """
     set_style()
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=fig_size(4.8, 3.2))
     colours = sns.color_palette("colorblind", df[hue].nunique())
     for colour, (name, g) in zip(colours, df.groupby(hue, sort=False)):
         agg = g.groupby("C").success.agg(["sum", "count"]).reset_index()
@@ -99,10 +101,13 @@ def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
         ax.errorbar(agg.C, rate, yerr=[rate - lo, hi - rate], marker="o", ms=4, capsize=2, color=colour,
                     label=str(name))
     ax.set_xlabel("C  (d_k = ceil(C ln m))")
-    ax.set_ylabel("share of seeds separating all pairs")
+    ax.set_ylabel("share of seeds\nseparating all pairs")
     ax.set_ylim(-0.03, 1.03)
-    ax.legend(title=hue)
-    return _done(fig)
+    fig.tight_layout()  # then the legend under the axes, outside the curves
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False,
+               fontsize=MIN_FONT_PT)
+    plt.close(fig)
+    return fig
 
 
 def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
@@ -115,8 +120,8 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
     """
     set_style()
     names = list(dict.fromkeys(df.construction))
-    nrows, ncols, size = panel_grid(len(names), (3.9, 3.3))
-    fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False, sharey=True)
+    # one panel a row at the column's width: the symlog axis needs height, the labels width
+    fig, axes = plt.subplots(len(names), 1, figsize=fig_size(4.8, 3.4 * len(names)), squeeze=False, sharey=True)
     for ax in list(axes.flat)[len(names):]:
         ax.axis("off")
     for ax, name in zip(axes.flat, names):
@@ -130,7 +135,7 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.axhline(0, color="k", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("symlog", linthresh=0.5)
-        ax.set_yticks([-30, -10, -3, -1, -0.5, 0, 0.5])
+        ax.set_yticks([-30, -10, -3, -1, 0, 0.5])
         ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(lambda y, _: f"{y:g}"))
         ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
         ax.set_xlabel("block size B (edges per head)")
@@ -225,13 +230,14 @@ def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
 def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
     """Algorithm 2 against d_k: failures with and without the leakage mean, and the leakage logit's spread.
 
-    ``df``: :func:`rgr.studies.theorem81.width_sweep` rows. Left: non-edge failures per 1,000
+    ``df``: :func:`rgr.studies.theorem81.width_sweep` rows. Top: non-edge failures per 1,000
     non-edges on target-present (solid) and target-absent (dotted) rows, one colour per cell, grey:
-    the same contexts with the leakage mean removed from every logit. Right: the measured sd of the
-    leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines), log-log.
+    the same contexts with the leakage mean removed from every logit. Below: the measured sd of the
+    leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines). Both log-log, stacked at the column's width (tick
+    labels in plain numbers), one legend of the cells under them.
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=fig_size(4.8, 6.6), sharex=True)
     cells = list(dict.fromkeys(zip(df.m, df.d_model)))
     colours = sns.color_palette("colorblind", len(cells))
     g = df.groupby(["m", "d_model", "d_k"], as_index=False).sum(numeric_only=True)
@@ -243,19 +249,18 @@ def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
         a1.plot(s.d_k, 1e3 * s.absent_no_leak / s.n_absent, color="0.6", lw=1, ls=":")
         t = df[(df.m == m) & (df.d_model == d)].groupby("d_k", as_index=False)[["leak_sd", "leak_sd_predicted"]].mean()
         a2.plot(t.d_k, t.leak_sd_predicted, color=c, lw=1)
-        a2.scatter(t.d_k, t.leak_sd, color=c, s=20, label=f"m = {m}, d_model = {d}")
-    a1.set_xscale("log", base=2)
-    a1.set_yscale("log")
-    a1.set_xlabel("d_k")
-    a1.set_ylabel("failures per 1,000 non-edges")
-    a1.set_title("solid: target present, dotted: absent\ngrey: leakage mean removed", fontsize=10)
-    a2.set_xscale("log", base=2)
-    a2.set_yscale("log")
-    a2.set_xlabel("d_k")
-    a2.set_ylabel(r"sd of the leakage logit $\sqrt{d_k}\,M$")
-    a2.set_title("markers: measured\nlines: $\\sqrt{d_k B}\\,/\\,d_{model}$", fontsize=10)
+        a2.scatter(t.d_k, t.leak_sd, color=c, s=20)
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        plain_log_axes(ax, "y", subs=(1.0, 3.0))
+    a1.set_ylabel("failures per 1,000")
+    a1.set_title("solid: target present, dotted: absent; grey: leakage mean removed", fontsize=MIN_FONT_PT)
+    a2.set_xlabel("$d_k$")
+    a2.set_ylabel("sd of leakage logit")
+    a2.set_title(r"markers: measured; lines: $\sqrt{d_k B}\,/\,d_{model}$", fontsize=MIN_FONT_PT)
     fig.tight_layout()
-    fig.legend(*a2.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
+    fig.legend(*a1.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=1, frameon=False,
+               fontsize=MIN_FONT_PT)
     plt.close(fig)
     return fig
 

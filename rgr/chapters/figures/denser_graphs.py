@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from ...results.denser_graphs import PAPER_R_MAX, FormFit
 from ...task.metrics import F1_TARGET
 from ...theory.laws import regular_x, regular_x_bound
-from ..style import MIN_FONT_PT, fig_size, set_style
+from ..style import MIN_FONT_PT, fig_size, plain_log_axes, set_style
 from .permutation_sweeps import no_data, plot_f1_curves
 
 __all__ = ["plot_f1_curves", "plot_h_star_vs_r", "plot_regular_forms", "plot_regular_law"]
@@ -44,17 +44,20 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     for _, row in ok.iterrows():
         ax.annotate(f"r={row['r']}", (row["x_law"], row["D_K_star"]), textcoords="offset points", xytext=(5, -10),
                     fontsize=MIN_FONT_PT)
-    xs = np.linspace(0, ok["x_law"].max() * 1.05, 20)
+    x = ok["x_law"].astype(float)
+    xs = np.geomspace(float(x.min()) / 1.2, float(x.max()) * 1.2, 20)
     for f in fits:
         if f.form != "log2m" or not f.n:
             continue
         style, what = _STYLE.get(f.r_max if f.r_max == PAPER_R_MAX else None)
         ax.plot(xs, f.c * xs, style, lw=1, label=f"$D_K^* = {f.c:.2f}\\,x$, {what} ($R^2$={f.r2:.2f}, n={f.n})")
+    plain_log_axes(ax)  # x and D_K* span more than a decade over r
     ax.set_xlabel(r"$x = (r\,m / d_{model}) \log_2 m$")
     ax.set_ylabel(r"$D_K^*$")
-    if fits:
-        ax.legend(frameon=False, fontsize=9)
     fig.tight_layout()
+    if fits:  # under the axes, clear of the points and their labels
+        fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), frameon=False,
+                   fontsize=MIN_FONT_PT)
     return fig
 
 

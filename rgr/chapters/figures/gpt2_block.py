@@ -59,17 +59,12 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
         if col in df.columns and df[col].nunique() == 1:
             scale.append(f"{col} = {df[col].iloc[0]}")
     seeds = f"{n_seeds.min()}" if n_seeds.min() == n_seeds.max() else f"{n_seeds.min()}–{n_seeds.max()}"
-    ax.set_title(
-        "One pre-LN block, best-validation checkpoint: test accuracy vs $D_K$\n"
-        f"means with 95% t-intervals over {seeds} seeds, dots = single seeds"
-        + (f"\n{', '.join(scale)}" if scale else ""),
-        fontsize=MIN_FONT_PT,
-        fontweight="normal",
-    )
+    ax.set_title(f"{seeds} seeds a point" + (f"; {', '.join(scale)}" if scale else ""), fontsize=MIN_FONT_PT + 1,
+                 fontweight="normal")  # what the lines and dots are: the caption
     label = embedding_label(df["embedding_source"])
     stand_in = label.startswith("STAND-IN")
     fig.suptitle(label, fontsize=11, color="firebrick" if stand_in else "black", fontweight="bold")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.24), fontsize=MIN_FONT_PT, frameon=False,
-              ncol=min(len(heads), 4))  # below the x label, each entry says "h = ..."
-    fig.tight_layout()
+    fig.tight_layout()  # then the legend under the axes, each entry "h = ..."
+    fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=MIN_FONT_PT,
+               frameon=False, ncol=min(len(heads), 4))
     return fig

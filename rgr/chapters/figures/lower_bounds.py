@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import fig_size, panel_grid, set_style
+from ..style import MIN_FONT_PT, fig_size, set_style
 
 __all__ = ["plot_bounds_vs_constructions", "plot_per_context", "plot_margins"]
 
@@ -30,7 +30,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
     up to the search cap separates).
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
+    fig, (a1, l1, a2, l2) = _stacked(fig_size(4.8, 10.8), (4.0, 1.6, 4.0, 1.1))
     marks = {("prescribed", "tau"): ("s", "prescribed split, tau = d_k/2"),
              ("best-split", "tau"): ("o", "best split, tau = d_k/2"),
              ("best-split", "margin"): ("^", "best split, calibrated tau")}
@@ -49,7 +49,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
             s = reg[(reg.rule == rule) & (reg.criterion == crit) & reg.found]
             if len(s):
                 a1.scatter(s.m_edges, s.D_K.astype(float), marker=mk, s=40, label=lab, zorder=3)
-        a1.set_title(f"r-regular graphs\nm = {m}, d_model = {d}", fontsize=11)
+        a1.set_title(f"r-regular graphs, m = {m}, d_model = {d}", fontsize=11)
         a1.set_xlabel("m' = r m (edges)")
     # (b) permutation base grid + theory cells
     per = table[table.construction.eq("compressive")]
@@ -64,17 +64,36 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
             t = per[(per.d_model == d) & (per.rule == rule) & (per.criterion == crit) & per.found]
             if len(t):
                 a2.scatter(t.m, t.D_K.astype(float), marker=mk, color=colours[d], s=40, zorder=3)
-    a2.set_title("permutation graphs\n(markers as left)", fontsize=11)
+    a2.set_title("permutation graphs (markers as above)", fontsize=11)
     a2.set_xlabel("m (= m')")
     for ax in (a1, a2):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log", base=2)
         ax.set_ylabel("D_K = h d_k")
+    shown = set(a1.get_legend_handles_labels()[1])
+    for mk, lab in marks.values():  # every marker named once, for both panels ("markers as above")
+        if lab not in shown:
+            a1.scatter([], [], marker=mk, color="0.4", s=40, label=lab)
+    _legend_row(l1, a1)
+    _legend_row(l2, a2, ncol=2)
     fig.tight_layout()
-    for ax, ncol in ((a1, 1), (a2, 1)):
-        ax.legend(fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=ncol)
     plt.close(fig)
     return fig
+
+
+def _stacked(size: tuple[float, float], rows: tuple[float, ...]) -> tuple[plt.Figure, list]:
+    """A figure of ``size`` with one column of axes of relative heights ``rows`` (panels and legend rows)."""
+    fig = plt.figure(figsize=size)
+    grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
+    return fig, [fig.add_subplot(grid[i]) for i in range(len(rows))]
+
+
+def _legend_row(lax, ax, ncol: int = 1) -> None:
+    """``ax``'s legend drawn in ``lax``, an axes of its own (no frame, no ticks) under it: clear of data and labels."""
+    lax.axis("off")
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        lax.legend(handles, labels, loc="center", fontsize=MIN_FONT_PT, frameon=False, ncol=ncol)
 
 
 def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Figure:
@@ -86,7 +105,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     against m, one marker per source.
     """
     set_style()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.9, 3.6))[2])
+    fig, (a1, l1, a2, l2) = _stacked(fig_size(4.8, 9.0), (4.0, 0.8, 4.0, 0.8))
     ms = sorted(per_context.m.unique())
     colours = sns.color_palette("mako_r", len(ms))
     for c, m in zip(colours, ms):
@@ -100,7 +119,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a1.set_xlabel("context length ell")
     a1.set_ylabel("per-context width d")
     a1.set_title("weights fitted to one context", fontsize=11)
-    a1.legend(fontsize=9)
+    _legend_row(l1, a1, ncol=3)
     for src, s in budget.groupby("source"):
         s = s.sort_values("m")
         a2.plot(s.m, s.D_K, marker="o", ms=4, label=src)
@@ -111,10 +130,12 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     if budget.empty:  # e.g. a smoke run of the chapter against a table without that d_model
         a2.text(0.5, 0.5, "no trained thresholds\nat this d_model in these rows", ha="center", va="center",
                 transform=a2.transAxes, color="0.4")
-    a2.set_title("one set of weights for all contexts" + (f"\nd_model = {int(budget.d_model.iloc[0])}"
+    a2.set_title("one set of weights for all contexts" + (f", d_model = {int(budget.d_model.iloc[0])}"
                                                           if len(budget) else ""), fontsize=11)
     if len(budget):
-        a2.legend(fontsize=9)
+        _legend_row(l2, a2, ncol=2)
+    else:
+        l2.axis("off")
     return _done(fig)
 
 

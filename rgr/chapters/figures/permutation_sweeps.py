@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
-from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
 __all__ = [
     "no_data",
@@ -153,7 +153,7 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     ax.vlines(x, lo, hi, color="gray", lw=3, alpha=0.5, label="tied head counts (p > 0.05)")
     ax.scatter(x, hs, c=[head_color(int(h)) for h in hs], s=60, zorder=3, edgecolors="k", label="$h^*$")
     ax.set_yscale("log", base=2)
-    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=45, ha="right", fontsize=9)
+    ax.set_xticks(x, [f"({m},{d})" for m, d in zip(c["m"], c["d_model"])], rotation=90, fontsize=MIN_FONT_PT)
     ax.set_xlabel(r"cell $(m, d_{model})$")
     ax.set_ylabel("$h^*$")
     ax.legend(frameon=False, fontsize=9)
@@ -181,17 +181,31 @@ def plot_scaling_law(
     set_style()
     ok = cells[cells["D_K_star"].notna()]
     two = bounds is not None and len(bounds)
-    # two panels stack (top: the law; below: the bracket) so each keeps a readable width in the column
-    fig, axes = plt.subplots(2 if two else 1, 1, figsize=fig_size(6.8, 9.6 if two else 4.6), squeeze=False)
-    ax = axes[0, 0]
+    # the panels stack (top: the law; below: the bracket), each with its legend in a row of its own under it, so no
+    # legend covers data or an axis label; both log-log (the cells span two decades)
+    rows = [4.0, 1.0, 4.0, 1.5] if two else [4.0, 1.0]
+    fig = plt.figure(figsize=fig_size(6.8, 12.4 if two else 5.6))
+    grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
+    ax, lax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
     if fits is None or not len(ok):
         no_data(ax, f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})")
     else:
         _law_panel(ax, ok, fits, xlabel)
+    _legend_row(lax, ax)
     if two:
-        _bracket_panel(axes[1, 0], cells, bounds, xlabel)
+        bx = fig.add_subplot(grid[2])
+        _bracket_panel(bx, cells, bounds, xlabel)
+        _legend_row(fig.add_subplot(grid[3]), bx)
     fig.tight_layout()
     return fig
+
+
+def _legend_row(lax, ax) -> None:
+    """``ax``'s legend drawn in ``lax``, an axes of its own (no frame, no ticks) under it."""
+    lax.axis("off")
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        lax.legend(handles, labels, loc="center", fontsize=MIN_FONT_PT, frameon=False, ncol=1)
 
 
 def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:
@@ -200,13 +214,14 @@ def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:
         err = np.vstack([y - g["D_K_opt"].astype(float), g["D_K_cons"].astype(float) - y])
         ax.errorbar(g["x_law"], y, yerr=np.nan_to_num(np.clip(err, 0, None)), fmt="o", capsize=3,
                     label=f"learned $D_K^*$, $d_{{model}}$={d}")
-    xs = np.linspace(0, ok["x_law"].max() * 1.05, 50)
+    x = ok["x_law"].astype(float)
+    xs = np.geomspace(float(x.min()) / 1.2, float(x.max()) * 1.2, 50)
     ax.plot(xs, fits.origin_all(xs), "k-", lw=1, label=_fit_label("fit, all", fits.origin_all))
     if fits.origin_pre is not None and fits.n_excluded:
         ax.plot(xs, fits.origin_pre(xs), "k--", lw=1, label=_fit_label("fit, precondition", fits.origin_pre))
+    plain_log_axes(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(r"$D_K^*$")
-    ax.legend(fontsize=9, frameon=False)
 
 
 def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -> None:
@@ -228,12 +243,12 @@ def _bracket_panel(bx, cells: pd.DataFrame, bounds: pd.DataFrame, xlabel: str) -
     bx.plot(b["x_law"], b["D_K_star"].astype(float), "o", color="k", label=r"learned $D_K^*$")
     which = "derangements" if lower == "lower_sampled" else "all $m'$-edge graphs"
     bx.plot(b["x_law"], b[lower], "v", color="tab:red", label=f"bit-budget bound, float32, {which} (necessary)")
-    bx.set_xscale("log")
-    bx.set_yscale("log", base=2)
+    plain_log_axes(bx, "x")
+    plain_log_axes(bx, "y", subs=(1.0,))
+    bx.margins(y=0.08)  # the markers at the top and bottom stay whole
     bx.set_xlabel(xlabel)
     bx.set_ylabel(r"$D_K$")
-    bx.set_title("necessary, learned, sufficient", fontsize=10)
-    bx.legend(fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1)
+    bx.set_title("necessary, learned, sufficient", fontsize=MIN_FONT_PT)
 
 
 def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:

@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
-from ..style import fig_size, head_color, panel_grid, set_style
+from ..style import MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
 __all__ = ["plot_one_head_stopping", "plot_value_mse"]
 
@@ -48,13 +48,14 @@ def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
         ax.axhline(b["mse_zero"].mean(), color="k", ls=":", lw=1, label="predict 0")
         ax.axhline(b["mse_mean"].mean(), color="k", ls="--", lw=1, label="predict the mean message")
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        plain_log_axes(ax, "y")
         ax.set_xlabel(r"$D_K = h\,d_k$")
-        ax.set_ylabel("test MSE (mean over $d_{msg}$ coords)")
+        ax.set_ylabel("test MSE")  # per coordinate of the message: the caption says so
         ax.set_title(f"m={int(s.m.iloc[0])}, $d_{{model}}$={d}", fontsize=10)
     fig.tight_layout()
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, frameon=False, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4)
+    fig.legend(handles, labels, frameon=False, fontsize=MIN_FONT_PT, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=4)
     return fig
 
 

@@ -1,0 +1,122 @@
+"""The bottom line (issue 47): a box of three sentences computed from the verdict rows opens the introduction and
+chapter *Does it replicate?*; when a verdict changes, the box changes; both pages carry the same box, first."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from rgr.results.replication import reported as rep
+from rgr.results.replication.bottom_line import PLAIN, bottom_line, bottom_line_html, section_name
+from rgr.results.replication.rows import ClaimRow, Reading
+from rgr.results.replication.verdicts import CAUSES, Verdict
+from tests import ROOT
+
+NAN = math.nan
+
+
+def _row(key: str, status: str, cause: str = "", near: bool = False, readings=()) -> ClaimRow:
+    return ClaimRow(key, "b", "[0, 1]", "basis", Verdict(status, f"why {key}", near, cause), 1.0, 0.0, 2.0,
+                    readings=tuple(readings))
+
+
+def _rows() -> list[ClaimRow]:
+    return [_row("law_slope_all", "deviates", readings=[Reading("with log2", 1.2, 1.1, 1.3, True)]),
+            _row("law_r2_all", "agrees"),
+            _row("heads_slope", "deviates", "paper_table1"),
+            _row("dk_range", "deviates"),
+            _row("softmax_advantage", "agrees"),
+            _row("softmax_shift", "agrees"),
+            _row("gpt2_best", "not testable", "not_the_task")]
+
+
+def test_the_sentences_count_what_the_rows_say():
+    b = bottom_line(_rows())
+    assert (b.n_rows, b.n_agrees, b.n_deviates, b.n_not_testable) == (7, 3, 3, 1)
+    assert b.replicates.startswith("3 of the paper's 7 claims replicate")
+    assert "2 of 2 on softmax" in b.replicates and "1 of 4 on max-over-heads" in b.replicates
+    assert b.deviates.startswith("3 of 7 deviate")
+    for cause in ("log_base", "paper_table1", "measured"):
+        assert f"1 because {PLAIN[cause]}" in b.deviates
+    assert b.untested == f"1 of 7 are not testable here: 1 because {PLAIN['not_the_task']}."
+
+
+def test_the_box_changes_when_a_verdict_changes():
+    rows = _rows()
+    before = bottom_line_html(rows)
+    rows[3] = _row("dk_range", "agrees")
+    after = bottom_line(rows)
+    assert bottom_line_html(rows) != before
+    assert after.n_agrees == 4 and after.deviates.startswith("2 of 7 deviate")
+    assert "measured" not in after.deviates and PLAIN["measured"] not in after.deviates
+
+
+def test_causes_are_listed_most_frequent_first():
+    rows = [_row("law_r2_all", "deviates"), _row("dk_range", "deviates"), _row("heads_slope", "deviates",
+                                                                               "paper_table1")]
+    b = bottom_line(rows)
+    assert b.deviates.index(PLAIN["measured"]) < b.deviates.index(PLAIN["paper_table1"])
+    assert "None of the 3" not in b.deviates and b.untested == "Every one of the 3 claims could be tested here."
+
+
+def test_every_cause_has_plain_words_and_no_empty_rows():
+    assert set(PLAIN) == set(CAUSES)
+    assert section_name(rep.SECTIONS[0]) == "max-over-heads, permutation graphs"
+    with pytest.raises(ValueError, match="rows"):
+        bottom_line([])
+
+
+def test_the_html_links_the_glossary_terms_it_uses():
+    html = bottom_line_html(_rows())
+    assert html.count("<span data-part=") == 3
+    assert 'href="glossary.html#term-noise-interval">noise interval</a>' in html
+    assert 'href="glossary.html#term-not-testable">not testable</a>' in html
+
+
+# ----------------------------------------------------------------------------- the pages
+
+BOX = re.compile(r"^:::\{admonition\} The bottom line\n.*?^:::$", re.S | re.M)
+
+
+def _chapter_markdown() -> str:
+    nb = json.loads((ROOT / "book" / "replication.ipynb").read_text(encoding="utf-8"))
+    return "\n\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _box(text: str) -> str:
+    m = BOX.search(text)
+    assert m, "no bottom-line box (':::{admonition} The bottom line')"
+    return re.sub(r"^:doc: .*\n", "", m.group(0), flags=re.M)
+
+
+def test_the_same_box_opens_the_intro_and_the_verdict_chapter():
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    chapter = _chapter_markdown()
+    assert _box(intro) == _box(chapter)
+    for text in (intro, chapter):
+        box = BOX.search(text).start()
+        assert box < text.index("\n## "), "the box must come before the page's first section"
+        assert "{glue} bottom_line" in _box(text)
+
+
+def test_the_committed_chapter_glues_the_box_from_its_rows():
+    nb = json.loads((ROOT / "book" / "replication.ipynb").read_text(encoding="utf-8"))
+    outs = [o for c in nb["cells"] for o in c.get("outputs", [])
+            if o.get("metadata", {}).get("scrapbook", {}).get("name") == "bottom_line"]
+    assert outs, "replication.ipynb does not glue bottom_line: re-execute it"
+    data = outs[0]["data"]
+    html = "".join(data.get("text/html") or data["application/papermill.record/text/html"])
+    counts = {k: int(v) for k, v in re.findall(r'data-part="([a-z-]+)">(\d+) of', html)}
+    glued = {o["metadata"]["scrapbook"]["name"]: "".join(o["data"].get("application/papermill.record/text/plain", ""))
+             for c in nb["cells"] for o in c.get("outputs", []) if o.get("metadata", {}).get("scrapbook")}
+    assert counts == {"agrees": int(glued["n_agrees"]), "deviates": int(glued["n_deviates"]),
+                      "not-testable": int(glued["n_not_testable"])}
+
+
+def test_no_bold_paragraph_on_the_intro_runs_longer_than_a_line():
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    for bold in re.findall(r"\*\*(.+?)\*\*", intro, re.S):
+        assert len(bold) <= 80, f"bold text longer than a line: {bold[:60]}..."
