@@ -178,10 +178,13 @@ PRESETS: dict[str, Preset] = {
                           batch_size=64, eval_interval=1000, n_val=1024, n_test=4096, lr=3e-3, d_model=64,
                           embeddings="stand-in"),
     # its pilot, on seeds the preset does not use (100, 101): two learning rates at the paper's ell = 16, one head
-    # and four, at two budgets; 10,000 steps with a check every 500 (the curves decide the preset's steps)
+    # and four, at two budgets; 10,000 steps with a check every 500 (the curves decide the preset's steps). At
+    # ell = 16 the better rate's mean best validation accuracy was 0.39, below the declared 0.5, so by the declared
+    # rule the pilot is rerun at ell = 4 (the last two variants)
     "compressive_pilot": Preset(m=512, ell=16, D_K=(48, 192), h=(1, 4), seeds=2, steps=10_000, batch_size=64,
                                 eval_interval=500, n_val=512, n_test=1024, lr=1e-3, d_model=64, first_seed=100,
-                                variants=((("lr", 1e-3),), (("lr", 3e-3),)), embeddings="stand-in"),
+                                variants=((("lr", 1e-3),), (("lr", 3e-3),), (("lr", 1e-3), ("ell", 4)),
+                                          (("lr", 3e-3), ("ell", 4))), embeddings="stand-in"),
     # seconds: the pipeline end to end
     "smoke": Preset(m=64, ell=4, D_K=(64, 128), h=(1, 2), seeds=2, steps=20, batch_size=16, eval_interval=10,
                     n_val=64, n_test=64, lr=3e-3),

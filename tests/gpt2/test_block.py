@@ -133,7 +133,8 @@ def test_presets_and_smoke_grid():
     assert {(c.m, c.d_model, c.ell, c.embeddings) for c in comp} == {(512, 64, 16, "stand-in")}
     assert len(comp) == 5 * 4 * 5 and sorted({c.seed for c in comp}) == list(range(5))
     pilot = experiment_grid("compressive_pilot")  # seeds the preset does not use
-    assert {c.seed for c in pilot} == {100, 101} and {c.lr for c in pilot} == {1e-3, 3e-3} and len(pilot) == 16
+    assert {c.seed for c in pilot} == {100, 101} and {c.lr for c in pilot} == {1e-3, 3e-3} and len(pilot) == 32
+    assert {c.ell for c in pilot} == {4, 16}
     with pytest.raises(ValueError, match="preset"):
         experiment_grid("huge")
     with pytest.raises(ValueError, match="overrides"):
