@@ -172,10 +172,13 @@ PRESETS: dict[str, Preset] = {
                    eval_interval=250, n_val=1024, n_test=2048, lr=3e-3),
     # compressive at CPU scale (issue 46): m / d_model = 8 as in the paper, at width 64 (m = 512), on the stand-in
     # (GPT-2's table is 768 wide); D_K spans the paper's x = D_K d_model / (m ln m) (0.92-7.3 at its 64-512) and one
-    # point below: 24-384 give x = 0.48-7.7. lr, steps and ell were settled by the pilot below (README, "GPT-2 block,
-    # compressive preset") before this preset's first row; batch 64 for the CPU's budget (the paper's is open)
-    "compressive": Preset(m=512, ell=16, D_K=(24, 48, 96, 192, 384), h=(1, 2, 4, 8), seeds=5, steps=20_000,
-                          batch_size=64, eval_interval=1000, n_val=1024, n_test=4096, lr=3e-3, d_model=64,
+    # point below: 24-384 give x = 0.48-7.7. lr, steps and ell were settled by the pilot below, by rules declared
+    # before it ran (README, "GPT-2 block, compressive preset"), before this preset's first row: ell = 4 (at ell = 16
+    # the better rate reached a mean best validation accuracy of 0.39 < 0.5), lr 1e-3 (0.455 against 0.454 at 3e-3,
+    # a near tie the rule breaks as written), 40,000 steps (median best check 9,750 of 10,000); batch 64 for the
+    # CPU's budget (the paper's is open)
+    "compressive": Preset(m=512, ell=4, D_K=(24, 48, 96, 192, 384), h=(1, 2, 4, 8), seeds=5, steps=40_000,
+                          batch_size=64, eval_interval=1000, n_val=1024, n_test=4096, lr=1e-3, d_model=64,
                           embeddings="stand-in"),
     # its pilot, on seeds the preset does not use (100, 101): two learning rates at the paper's ell = 16, one head
     # and four, at two budgets; 10,000 steps with a check every 500 (the curves decide the preset's steps). At

@@ -101,6 +101,28 @@ class GPT2Sweep:
     def run_key(self, cfg: Config, preset: str) -> str:
         return run_key(cfg, preset)
 
+    def dry_run_report(self, preset: str, device, workers: int = 1, shard: tuple[int, int] = (0, 1),
+                       done: pd.DataFrame | None = None, max_stack: int | None = None,
+                       root: Path | None = None) -> list[str]:
+        """What ``sweep gpt2 --dry-run`` prints: the runs, and their time from a short bench of the preset's cheapest
+        and costliest stacks here (:mod:`rgr.gpt2.bench`: measured pace, one process per worker)."""
+        from .bench import project_minutes, time_stack
+
+        runs = self.planned_runs(preset, None, shard)
+        have = set() if done is None or not len(done) else set(done["run_key"])
+        pending = [c for c in runs if self.run_key(c, preset) not in have]
+        head = f"gpt2/{preset}: {len(runs)} runs of {runs[0].steps:,} steps; {len(pending)} pending"
+        if not pending:
+            return [head, "nothing to train"]
+        shapes = sorted({c.shape_key() for c in runs}, key=lambda c: (c.D_K, c.h))
+        size = sum(c.shape_key() == shapes[0] for c in runs)
+        dev = torch.device(device if isinstance(device, str) else device.type)
+        paces = [time_stack(c, size, dev, steps=20, warmup=3) for c in (shapes[0], shapes[-1])]
+        minutes = project_minutes(preset, paces) * len(pending) / len(runs) / max(1, workers)
+        return [head, f"projected {minutes / 60:.1f} h on {workers} worker(s) ({dev.type}; stacks of {size} timed "
+                      f"here for 20 steps at D_K = {shapes[0].D_K} and {shapes[-1].D_K}: "
+                      f"{paces[0].ms_per_step:.0f}-{paces[1].ms_per_step:.0f} ms per stacked step)"]
+
     def stack_groups(self, configs: Sequence[Config], max_stack: int | None) -> list[list[int]]:
         groups: dict[Config, list[int]] = {}
         for i, c in enumerate(configs):

@@ -130,7 +130,8 @@ def test_presets_and_smoke_grid():
     assert sorted({c.seed for c in paper}) == list(range(7))
     assert set(PRESETS) == {"paper", "book", "smoke", "compressive", "compressive_pilot"}
     comp = experiment_grid("compressive")  # the paper's m / d_model = 8 at width 64, on the stand-in
-    assert {(c.m, c.d_model, c.ell, c.embeddings) for c in comp} == {(512, 64, 16, "stand-in")}
+    assert {(c.m, c.d_model, c.ell, c.embeddings, c.lr, c.steps) for c in comp} == {(512, 64, 4, "stand-in", 1e-3,
+                                                                                       40_000)}
     assert len(comp) == 5 * 4 * 5 and sorted({c.seed for c in comp}) == list(range(5))
     pilot = experiment_grid("compressive_pilot")  # seeds the preset does not use
     assert {c.seed for c in pilot} == {100, 101} and {c.lr for c in pilot} == {1e-3, 3e-3} and len(pilot) == 32

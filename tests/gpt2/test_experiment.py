@@ -129,3 +129,11 @@ def test_the_graphed_step_has_an_eager_twin(monkeypatch):
     for a, b in zip(plain, twin):
         assert (a["test_acc"], a["final_train_loss"], a["best_step"]) == (b["test_acc"], b["final_train_loss"],
                                                                          b["best_step"])
+
+
+def test_the_dry_run_projects_the_pending_runs(tmp_path):
+    """`sweep gpt2 --dry-run`: the runs, the pending ones, and hours from a short bench of two stacks here."""
+    lines = STAND_IN.dry_run_report("smoke", "cpu")
+    assert lines[0] == "gpt2/smoke: 8 runs of 20 steps; 8 pending" and "projected" in lines[1]
+    done = run_sweep(STAND_IN, "smoke", device="cpu", root=tmp_path, progress=False)
+    assert STAND_IN.dry_run_report("smoke", "cpu", done=done)[1] == "nothing to train"
