@@ -99,15 +99,20 @@ def test_ctrl_c_in_execute_says_what_it_left_in_one_line(tmp_path):
     if not tasks.PY.exists():
         pytest.skip("no .venv (python3 tasks.py test creates it)")
     nb = tmp_path / "slow.ipynb"
+    started = tmp_path / "started"  # the cell says when it runs: no guess of how long a kernel takes to start
     nb.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {},
-                                         "outputs": [], "source": "import time\ntime.sleep(120)"}],
+                                         "outputs": [], "source": f"import time\nopen({str(started)!r}, 'w').close()"
+                                                                  "\ntime.sleep(120)"}],
                               "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                           "language": "python"}},
                               "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
     before = nb.read_bytes()
     proc = subprocess.Popen([sys.executable, str(ROOT / "tasks.py"), "execute", str(nb)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    time.sleep(15)  # the kernel has started and runs the cell (a loaded 2-core machine: a few seconds)
+    deadline = time.monotonic() + 300
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert started.exists(), "the chapter's cell never ran"
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err, err
