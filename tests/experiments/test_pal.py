@@ -60,14 +60,16 @@ def _simulate(preset: str, capacity) -> pd.DataFrame:
     """The runner's rounds with an oracle trainer: N is stored iff N <= capacity(d, seed, steps)."""
     rows: list[dict] = []
     for _ in range(60):
-        done = pd.DataFrame(rows, columns=["N", "d", "seed", "steps", "lr", "accuracy"])
-        keys = {PAL.run_key(PalConfig(**{k: r[k] for k in ("N", "d", "seed", "steps", "lr")}), preset) for r in rows}
+        done = pd.DataFrame(rows, columns=["N", "d", "seed", "steps", "lr", "optimizer", "accuracy"])
+        keys = {PAL.run_key(PalConfig(**{k: r[k] for k in ("N", "d", "seed", "steps", "lr", "optimizer")}), preset)
+                for r in rows}
         todo = [c for c in PAL.planned_runs(preset, done) if PAL.run_key(c, preset) not in keys]
         if not todo:
             break
         for c in todo:
             acc = 1.0 if c.N <= capacity(c.d, c.seed, c.steps) else 0.5
-            rows.append(dict(N=c.N, d=c.d, seed=c.seed, steps=c.steps, lr=c.lr, accuracy=acc, wall_time_s=6.0))
+            rows.append(dict(N=c.N, d=c.d, seed=c.seed, steps=c.steps, lr=c.lr, optimizer=c.optimizer, accuracy=acc,
+                             wall_time_s=6.0))
     else:
         raise AssertionError("the bisection did not close")
     return pd.DataFrame(rows)

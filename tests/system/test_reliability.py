@@ -157,7 +157,7 @@ def _run(*argv):
     (["sweep", "base", "--preset", "smoke", "--data", "/proc/rgr-nope"], "--data"),
     (["sweep", "base", "--preset", "huge", "--data", "{tmp}"], "--preset"),
     (["sweep", "base", "--shard", "3/2", "--data", "{tmp}"], "--shard"),
-    (["sweep", "gpt2", "--shard", "0/2", "--data", "{tmp}"], "--shard"),
+    (["sweep", "aot", "--shard", "0/2", "--data", "{tmp}"], "--shard"),
     (["sweep", "nope", "--data", "{tmp}"], "experiment"),
     (["sweep", "base", "--max-stack", "0", "--data", "{tmp}"], "--max-stack"),
     (["repair", "{tmp}/missing.csv"], "table"),

@@ -87,11 +87,10 @@ class BitsRanges:
 
 
 def bits_ranges(bits: pd.DataFrame) -> BitsRanges:
-    """:class:`BitsRanges` of a :func:`bits_table`."""
+    """:class:`BitsRanges` of a :func:`bits_table`; NaN for a source without rows (a smoke table's)."""
     out = {}
     for name, source in (("law", "RGR law"), ("measured", "RGR measured"), ("pal", "pal"), ("dana", "Dana")):
         sel = bits[bits.source.str.startswith(source)].bits_per_param
-        if sel.empty:
-            raise ValueError(f"bits: no row of {source!r}")
-        out[f"{name}_lo"], out[f"{name}_hi"] = float(sel.min()), float(sel.max())
+        out[f"{name}_lo"], out[f"{name}_hi"] = ((float("nan"),) * 2 if sel.empty
+                                                else (float(sel.min()), float(sel.max())))
     return BitsRanges(**out)

@@ -1,7 +1,7 @@
 """What each peer says, in its own words and version (chapter *the law beside other capacity results*).
 
 A peer's claim is quoted from the file it was read in, named by repository, commit and path, so a reader (and
-``tests/results/peers/test_claims.py``, where the file has been fetched) can check the words against it. The
+``tests/results/peers/test_wider.py``, where the file has been fetched) can check the words against it. The
 book's reading of a claim lives in the chapter's prose, not here. Claims read from a paper's published text
 that is not fetched (Mahdavi et al.) are listed with ``quote=None`` and a paraphrase the chapter marks as one.
 """
@@ -93,11 +93,32 @@ def quoted_in(quote: str, text: str) -> bool:
     return any(q in normalise(text, h).replace(" ", "") for h in ("-", ""))
 
 
+_SUB = str.maketrans("0123456789h", "₀₁₂₃₄₅₆₇₈₉ₕ")
+_SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def as_text(quote: str) -> str:
+    """A quote's inline TeX (``$CHd_hd^2$``, as a Markdown README writes it) as the reader sees it rendered
+    ("CHdₕd²"): subscripts and superscripts of single characters, the dollar signs dropped. The words are the same."""
+    def plain(m: re.Match) -> str:
+        t = re.sub(r"_(\w)", lambda k: k.group(1).translate(_SUB), m.group(1))
+        return re.sub(r"\^(\w)", lambda k: k.group(1).translate(_SUP), t)
+
+    return re.sub(r"\$([^$]+)\$", plain, quote)
+
+
+def _breakable(name: str) -> str:
+    """A file name that may wrap after its underscores in a narrow column (a zero-width space; it reads the same)."""
+    return name.replace("_", "_\u200b")
+
+
 def claims_table(claims: tuple[PeerClaim, ...] = CLAIMS) -> pd.DataFrame:
-    """One row per claim: peer, version, where, the words (or the paraphrase, marked) and the file they are in."""
+    """One row per claim: peer, version, where, the words (or the paraphrase, marked; inline TeX as rendered:
+    :func:`as_text`) and the file they are in (its name and commit; the repositories are in data/peers/README.md)."""
     if not claims:
         raise ValueError("claims must hold at least one PeerClaim")
     rows = [dict(peer=c.peer, version=c.version, where=c.where,
-                 words=f"“{c.quote}”" if c.quote is not None else f"(paraphrase) {c.paraphrase}",
-                 source=f"{c.repo} @ {c.commit[:12]}: {c.path}" if c.repo else c.path) for c in claims]
+                 words=f"“{as_text(c.quote)}”" if c.quote is not None else f"(paraphrase) {c.paraphrase}",
+                 file=_breakable(f"{c.path.rsplit('/', 1)[-1]} @ {c.commit[:7]}" if c.repo else c.path))
+            for c in claims]
     return pd.DataFrame(rows)

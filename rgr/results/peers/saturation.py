@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..stats import summarize, t_interval
 
-__all__ = ["POINT", "f1_table", "Gain", "past_ell", "ell_effect"]
+__all__ = ["POINT", "f1_table", "Gain", "past_ell", "ell_effect", "READ_PAST_ELL", "READ_ELL", "read_at"]
 
 POINT = ["m", "d_model", "h", "ell", "d_k"]
 _LADDER = ["m", "d_model", "h", "ell"]
@@ -69,25 +69,43 @@ def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> Gain:
 
 def past_ell(runs: pd.DataFrame) -> list[Gain]:
     """Per ladder (m, d_model, h, ell) whose d_k reach past ell and include ell: the gain from d_k = ell to the
-    largest d_k tested."""
+    largest d_k tested; none (an empty list) where no ladder does (a smoke table)."""
     out = []
     for key, g in runs.groupby(_LADDER, sort=True):
         ell = int(key[3])
         dks = sorted(g.d_k.unique())
         if ell in dks and dks[-1] > ell and len(dks) >= 3:
             out.append(_gain(g, "d_k", ell, ell, int(dks[-1])))
-    if not out:
-        raise ValueError("runs: no ladder in d_k holds d_k = ell and a larger d_k")
     return out
 
 
 def ell_effect(runs: pd.DataFrame) -> list[Gain]:
-    """Per (m, d_model, h, d_k) tested at three or more ell: the gain from the smallest ell to the largest."""
+    """Per (m, d_model, h, d_k) tested at three or more ell: the gain from the smallest ell to the largest; none (an
+    empty list) where no d_k was (a smoke table)."""
     out = []
     for (m, d_model, h, d_k), g in runs.groupby(["m", "d_model", "h", "d_k"], sort=True):
         ells = sorted(g.ell.unique())
         if len(ells) >= 3:
             out.append(_gain(g, "ell", d_k, int(ells[0]), int(ells[-1])))
-    if not out:
-        raise ValueError("runs: no d_k was tested at three or more context lengths ell")
     return out
+
+
+# what the chapter's prose names: ladders along d_k as (m, h, ell), and ell series by their d_k
+READ_PAST_ELL: tuple[tuple[int, int, int], ...] = ((128, 1, 4), (256, 1, 4), (128, 2, 4), (128, 1, 8), (128, 1, 16))
+READ_ELL: tuple[int, ...] = (4, 8)
+
+
+def read_at(gains: list[Gain], keys, along: str) -> list[Gain]:
+    """The gains the chapter's prose names (``keys``: (m, h, ell) along d_k, d_k along ell), each the table's where
+    it has it, else NaN (a smoke table has none); then any other gain the table holds."""
+    nan = float("nan")
+    key = (lambda g: (g.m, g.h, g.fixed)) if along == "d_k" else (lambda g: g.fixed)
+    have = {key(g): g for g in gains}
+    out = []
+    for k in keys:
+        if k in have:
+            out.append(have[k])
+        else:
+            m, h, fixed = k if along == "d_k" else (0, 0, k)
+            out.append(Gain(m, 0, h, along, fixed, 0, 0, nan, nan, nan, nan, nan, 0))
+    return out + [g for g in gains if key(g) not in set(keys)]

@@ -136,11 +136,13 @@ class LrWords:
 
 
 def lr_words(lr: pd.DataFrame) -> LrWords:
-    """:class:`LrWords` of :func:`rgr.results.peers.pal.lr_table` (Adam at a lower rate and gradient descent)."""
-    adam = lr[(lr.optimizer == "adam") & (lr.lr < lr[lr.optimizer == "adam"].lr.max())]
-    gd = lr[lr.optimizer == "gd"]
+    """:class:`LrWords` of :func:`rgr.results.peers.pal.lr_table` (Adam at a lower rate and gradient descent); NaN
+    where the table has neither (a smoke table)."""
+    adam = lr[(lr.optimizer == "adam") & (lr.lr < lr[lr.optimizer == "adam"].lr.max())] if len(lr) else lr
+    gd = lr[lr.optimizer == "gd"] if len(lr) else lr
     if adam.empty or gd.empty:
-        raise ValueError("lr must hold rows of Adam at a lower rate and of gradient descent")
+        nan = float("nan")
+        return LrWords("", nan, nan, nan, nan, nan, nan, nan, nan)
     return LrWords(lr_widths=", ".join(str(int(d)) for d in sorted(lr.d.unique())), adam_low_lr=float(adam.lr.iloc[0]),
                    adam_low_min=float(adam.N_ratio.min()), adam_low_max=float(adam.N_ratio.max()),
                    gd_lr=float(gd.lr.iloc[0]), gd_min=float(gd.N_ratio.min()), gd_max=float(gd.N_ratio.max()),

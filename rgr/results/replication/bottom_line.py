@@ -51,15 +51,15 @@ def section_name(section: str) -> str:
 
 # why, in the plain words of the box, after "n because" (a cause missing here is said by its name in CAUSES)
 PLAIN: dict[str, str] = {
-    "log_base": "the paper's log has no base: read in the other base, its constant agrees",
+    "log_base": "the paper's log has no stated base, and in the other base its constant agrees",
     "near_miss": "the paper's value lies just outside the 95% noise interval, inside the 99% one",
     "thin": "the deviating point has few seeds",
     "paper_table1": "the paper's fit cannot be rebuilt from its own Table 1",
     "paper_text": "the paper's text and its own Table 1 disagree",
-    "chance": "one head is not worse only at budgets where nothing learns",
-    "budget": "the protocol's step cutoff left it undecided and a longer one, declared before it ran, decides it",
-    "cell_choice": "the difference is which cells are fitted (the paper's value lies in the bootstrap over cells)",
-    "unexplained": "no cause the data support",
+    "chance": "its exceptions lie at budgets where nothing learns",
+    "budget": "the protocol's step cutoff left it undecided",
+    "cell_choice": "of which cells are fitted",
+    "unexplained": "no cause shows in the data",
     "undecided": "the noise reaches both sides of the claim",
     "unsettled": "the deciding runs were cut while still improving",
     "presets": "the tables compared are at different presets",

@@ -39,7 +39,7 @@ def test_the_sentences_count_what_the_rows_say():
     assert b.replicates.startswith("3 of the paper's 7 claims replicate")
     assert "2 of 2 on softmax" in b.replicates and "1 of 4 on max-over-heads" in b.replicates
     assert b.deviates.startswith("3 of 7 deviate")
-    for cause in ("log_base", "paper_table1", "measured"):
+    for cause in ("log_base", "paper_table1", "unexplained"):
         assert f"1 because {PLAIN[cause]}" in b.deviates
     assert b.untested == f"1 of 7 are not testable here: 1 because {PLAIN['not_the_task']}."
 
@@ -51,14 +51,14 @@ def test_the_box_changes_when_a_verdict_changes():
     after = bottom_line(rows)
     assert bottom_line_html(rows) != before
     assert after.n_agrees == 4 and after.deviates.startswith("2 of 7 deviate")
-    assert "measured" not in after.deviates and PLAIN["measured"] not in after.deviates
+    assert "unexplained" not in after.deviates and PLAIN["unexplained"] not in after.deviates
 
 
 def test_causes_are_listed_most_frequent_first():
     rows = [_row("law_r2_all", "deviates"), _row("dk_range", "deviates"), _row("heads_slope", "deviates",
                                                                                "paper_table1")]
     b = bottom_line(rows)
-    assert b.deviates.index(PLAIN["measured"]) < b.deviates.index(PLAIN["paper_table1"])
+    assert b.deviates.index(PLAIN["unexplained"]) < b.deviates.index(PLAIN["paper_table1"])
     assert "None of the 3" not in b.deviates and b.untested == "Every one of the 3 claims could be tested here."
 
 

@@ -39,7 +39,7 @@ def test_the_compressive_preset_decides_the_three_rows_on_the_stand_in():
     assert {k: r.verdict.status for k, r in rows.items()} == {"gpt2_multi": "agrees", "gpt2_single": "agrees",
                                                              "gpt2_best": "agrees"}
     b = rows["gpt2_multi"].basis
-    assert "m = 512 items in d_model = 64 (m / d_model = 8)" in b and "stand-in" in b and "20,000 steps" in b
+    assert "m = 512 items in d_model = 64 (m / d_model = 8)" in b and "stand-in" in b and "40,000 steps" in b
     assert "D_K ≥ 183" in rows["gpt2_single"].verdict.detail
 
 
