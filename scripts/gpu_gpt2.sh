@@ -10,7 +10,7 @@
 #    with the whole preset's projection in minutes of one process;
 # 3. the paper preset's stacks, dealt round-robin to K shard processes sharing the GPU (default 1: see below),
 #    each stopping at BUDGET (`--deadline-min`: a stack that would end later stops
-#    after its first 256 steps). A stack's rows are written when it ends; the shard files come back under $OUT
+#    after its first 256 steps). A stack's rows are written when it ends; the table (one process) or shard files come back under $OUT
 #    (merge: copy them into data/, then python -m rgr sweep gpt2 --merge).
 #
 # Everything it prints goes to $OUT/log.txt. Python packages: the machine's own, except pandas, pinned like the
@@ -25,6 +25,7 @@ mkdir -p "$OUT"
 T0=$SECONDS
 left() { echo $((BUDGET - (SECONDS - T0))); }
 exec > >(tee -a "$OUT/log.txt") 2>&1
+source "$(dirname "$0")/lease_shards.sh"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 echo "commit ${RGR_GIT_COMMIT:-unknown (set RGR_GIT_COMMIT where the tree has no .git)}"
 if ls .whl/pandas-*.whl >/dev/null 2>&1; then
@@ -72,16 +73,10 @@ for ((i = 0; i < K; i++)); do
     | sed -u "s/^/[shard $i] /" &
   pids+=($!)
 done
-running() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-while running; do
-  sleep 10
-  cp "$D"/gpt2.shard-* "$OUT/" 2>/dev/null
-done
-wait "${pids[@]}"
-cp "$D"/gpt2.shard-* "$OUT/" 2>/dev/null
+WATCH_EVERY=10 watch_shards "gpt2*.csv*"  # one process writes gpt2.csv itself, several their shard files
 python3 - "$D" <<'EOF'
 import sys, glob, pandas as pd
-for f in sorted(glob.glob(sys.argv[1] + "/gpt2.shard-*.csv")):
+for f in sorted(glob.glob(sys.argv[1] + "/gpt2*.csv")):
     t = pd.read_csv(f)
     print(f, len(t), "runs:", t.groupby(["D_K", "h"]).agg(acc=("test_acc", "mean"), wall=("wall_time_s", "sum")
                                                               ).round(3).to_dict("index"))

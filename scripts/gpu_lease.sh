@@ -27,6 +27,7 @@ mkdir -p "$OUT"
 T0=$SECONDS
 left() { echo $((BUDGET - (SECONDS - T0))); }
 exec > >(tee -a "$OUT/log.txt") 2>&1
+source "$(dirname "$0")/lease_shards.sh"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 echo "commit ${RGR_GIT_COMMIT:-unknown (set RGR_GIT_COMMIT where the tree has no .git)}"
 if ls .whl/pandas-*.whl >/dev/null 2>&1; then
@@ -61,13 +62,7 @@ for ((i = 0; i < SHARDS; i++)); do
     --shard "$i/$SHARDS" --device "$DEVICE" --data "$D" --no-progress 2>&1 | sed -u "s/^/[shard $i] /" &
   pids+=($!)
 done
-running() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-while running; do
-  sleep 15
-  cp "$D"/lambda8.shard-* "$OUT/" 2>/dev/null
-done
-wait "${pids[@]}"
-cp "$D"/lambda8.shard-* "$OUT/" 2>/dev/null
+WATCH_EVERY=15 watch_shards "lambda8.shard-*"
 python3 - "$D" <<'EOF'
 import sys, glob, pandas as pd
 for f in sorted(glob.glob(sys.argv[1] + "/lambda8.shard-*.csv")):

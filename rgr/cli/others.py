@@ -66,7 +66,6 @@ def bench(argv: Sequence[str]) -> int:
 
         ap = gpt2_bench.parser()
         ap.error = Parser.error.__get__(ap)
-        ap.parse_args(list(argv))
         try:
             device_of(ap.parse_args(list(argv)).device)
         except UsageError as e:

@@ -16,8 +16,10 @@ process, nothing else on the device. An estimate from a measurement, not a measu
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -143,8 +145,6 @@ class LeaseBench:
 
 def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
     """The bench's projection from a lease log's text (None when the log has none)."""
-    import re
-
     head = re.search(r"^E7 (\w+) preset on (.+?) \(", text, flags=re.M)
     proj = re.search(r"^projection: the whole (\w+) preset .*? ([0-9][0-9,.]*) minutes of one process", text,
                      flags=re.M)
@@ -155,8 +155,6 @@ def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
 
 def latest_lease_bench(root) -> LeaseBench | None:
     """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
-    from pathlib import Path
-
     for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
         found = read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
         if found is not None:

@@ -197,7 +197,7 @@ def _train_stack(
     # steps whose examples are drawn in one sampler call (the draws do not depend on it; a GPU takes more at once:
     # the sampler's rejection loop waits on the device once per round)
     block = 256 if device.type == "cuda" else 32
-    probe = (min(c.steps, 128), min(c.steps, 256))  # the deadline's projection times the steps between these
+    probe = (min(c.steps // 2, 128), min(c.steps, 256))  # the deadline's projection times the steps between these
     per_run = torch.zeros(R, device=device)  # this step's loss per run, written by the step
 
     def body(pairs, query, succ, label) -> None:  # one AdamW step of every run; no host synchronisation
@@ -241,7 +241,7 @@ def _train_stack(
             for k, v in params.items():
                 best[k] = torch.where(better.view(R, *([1] * (v.dim() - 1))), v.detach(), best[k])
         tick(1)
-        if deadline is not None and step in probe:
+        if deadline is not None and probe[0] > 0 and step in probe:  # a one-step stack has nothing to project
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
             marks[step] = time.perf_counter()

@@ -44,13 +44,14 @@ def budget_thresholds(settled: pd.DataFrame, paper: Mapping[str, pd.DataFrame],
     cells = list(dict.fromkeys((u.m, u.d_model) for u in units))
     frames = [_budget_rows(t, units, 1).assign(budget=1) for t in paper.values() if len(t)]
     one = pd.concat(frames).drop_duplicates(["m", "d_model", "h", "D_K", "seed"]) if frames else pd.DataFrame()
+    by_budget = {1: one, **{b: _budget_rows(settled, units, b) for b in (4, 16)}}  # each budget's rows, read once
     out = []
     for m, d in cells:
         cell_units = [u for u in units if (u.m, u.d_model) == (m, d)]
         seeds = set(seeds_for(m))
         want = sum(len(u.D_K) for u in cell_units) * len(seeds)
         for budget in (1, 4, 16):
-            src = one if budget == 1 else _budget_rows(settled, cell_units, budget)
+            src = by_budget[budget]
             rows = src[(src.m == m) & (src.d_model == d) & src.seed.isin(seeds)] if len(src) else src
             if budget == 16 and m > 1024:
                 continue

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["PAIRED_CLAIMS", "PAIRED_RULE", "PairedDifference", "paired_difference", "best_point", "by_seed"]
+__all__ = ["PAIRED_CLAIMS", "PAIRED_RULE", "PairedDifference", "paired_difference", "by_seed"]
 
 PAIRED_CLAIMS: tuple[str, ...] = ("fig1_one_head_worse", "value_d16", "value_d32_small", "value_d32_best", "gpt2_best")
 
@@ -79,16 +79,6 @@ def paired_difference(a: pd.Series, b: pd.Series) -> PairedDifference:
     half = float(sps.t.ppf(0.975, n - 1)) * se
     p = float(2 * sps.t.sf(abs(mean) / se, n - 1))
     return PairedDifference(n, mean, mean - half, mean + half, p, lower)
-
-
-def best_point(runs: pd.DataFrame, metric: str, heads, lower_is_better: bool = True, **where) -> tuple[int, int]:
-    """(h, D_K) with the best mean ``metric`` among ``heads`` (rows matching ``where``, e.g. d_model=32)."""
-    sel = runs[runs.h.isin(list(heads))]
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    means = sel.groupby(["h", "D_K"])[metric].mean()
-    key = means.idxmin() if lower_is_better else means.idxmax()
-    return int(key[0]), int(key[1])
 
 
 def by_seed(runs: pd.DataFrame, metric: str, h: int, D_K: int, **where) -> pd.Series:
