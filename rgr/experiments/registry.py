@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 
 from ..model.qk import MODEL_KINDS
-from ..store import Column, Schema, provenance
+from ..store import Column, RowKey, Schema, provenance
 from . import futility, head_sweep, planner, reuse, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
 from .engine.groups import stack_groups
@@ -95,7 +95,7 @@ def _schema() -> Schema:
     ]
     checks = (("D_K = h * d_k", lambda df: df["D_K"] != df["h"] * df["d_k"]),
               ("val_curve is a list of [step, value] pairs", lambda df: ~df["val_curve"].map(_is_curve)))
-    return Schema("experiment", tuple(cfg + res), checks)
+    return Schema("experiment", tuple(cfg + res), checks, RowKey(planner.KEY_COLUMNS, planner.row_keys))
 
 
 def _is_curve(v: object) -> bool:

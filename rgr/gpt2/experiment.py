@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..experiments.tables import load_results, table_path
-from ..store import Column, Schema, load_table, provenance
+from ..store import Column, RowKey, Schema, load_table, provenance
 from .block import PRESETS, Config, Preset
 from .items import items_available
 from .table import STAND_IN_SOURCE
@@ -57,7 +57,9 @@ def _schema() -> Schema:
         Column("stack_size", "int", "runs trained together in the stack that held this run", low=1),
         Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
     ]
-    return Schema("gpt2", tuple(cols))
+    fields = tuple(f.name for f in dataclasses.fields(Config))
+    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(Config(**{f: r[f] for f in fields}), r["preset"]))
+    return Schema("gpt2", tuple(cols), key=key)
 
 
 SCHEMA = _schema()

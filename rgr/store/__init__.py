@@ -24,10 +24,10 @@ warning until ``python -m rgr repair <file> --seal`` records it.
 from __future__ import annotations
 
 from .read import finished_keys, load_table
-from .schema import PROVENANCE, Column, Schema, TableBusy, TableError, code_version, provenance
+from .schema import PROVENANCE, Column, RowKey, Schema, TableBusy, TableError, code_version, provenance
 from .seal import UnsealedTable, seal_path
 from .write import drop_table, repair_table, replace_table, sweep_lock, write_rows
 
-__all__ = ["Column", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version", "provenance",
+__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version", "provenance",
            "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table", "drop_table",
            "seal_path"]

@@ -12,14 +12,14 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 
 from ...model.qk import MODEL_KINDS
 from ..futility import rule_named
 
-__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int"]
+__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
@@ -43,6 +43,16 @@ def step_cutoff(m: int, d_model: int) -> int:
 
 # ---------------------------------------------------------------------------------------
 # configuration
+
+
+def config_key(fields: Mapping[str, object]) -> str:
+    """:meth:`RunConfig.key` of the config whose fields hold these values (``futility`` None or absent left out).
+
+    Also called on a table's rows without building their configs (:func:`rgr.experiments.planner.row_keys`).
+    """
+    fields = {k: v for k, v in fields.items() if not (k == "futility" and v is None)}
+    text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def check_int(name: str, v: object, low: int, high: int | None = None) -> None:
@@ -164,11 +174,7 @@ class RunConfig:
 
         ``futility`` enters the hash only when set, so every run key made before the field existed still matches.
         """
-        fields = self.to_dict()
-        if fields["futility"] is None:
-            del fields["futility"]
-        text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return config_key(self.to_dict())
 
     def stack_key(self) -> tuple:
         """Runs with equal stack keys can train as one program.
