@@ -29,7 +29,7 @@ import math
 import pandas as pd
 
 from ..task.metrics import reaches_target
-from .engine.config import RunConfig, config_key
+from .engine.config import RunConfig, config_keys
 from .grid import Cell, Grid, base_cutoff
 
 __all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
@@ -71,10 +71,10 @@ KEY_COLUMNS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RunConfig) 
 
 def row_keys(df: pd.DataFrame) -> list[str]:
     """:func:`run_key` of each row of a sweep's table, from its :data:`KEY_COLUMNS`: what the loader checks each
-    row's ``run_key`` against (:class:`rgr.store.RowKey`). The rows' configs are not built (a table holds thousands);
-    the hash is :func:`rgr.experiments.engine.config.config_key`'s, so it is the key of the config the row names."""
-    names = KEY_COLUMNS[:-1]
-    return [_with_preset(config_key(dict(zip(names, v))), p) for *v, p in zip(*(df[c].tolist() for c in KEY_COLUMNS))]
+    row's ``run_key`` against (:class:`rgr.store.RowKey`). The rows' configs are not built (a table holds thousands):
+    :func:`rgr.experiments.engine.config.config_keys` hashes the fields as :meth:`RunConfig.key` does."""
+    keys = config_keys({c: df[c].tolist() for c in KEY_COLUMNS[:-1]})
+    return [_with_preset(k, p) for k, p in zip(keys, df["preset"].tolist())]
 
 
 def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, *, model: str, graph: str,
