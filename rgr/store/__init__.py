@@ -9,12 +9,14 @@ interrupted sweep loses at most the stack it was training. A sweep holds
 same table refuses to start and names the holder.
 
 The loader checks every column's presence, type and range, refuses columns the
-schema does not know, and checks the file's integrity (every line complete);
-it stops with a message that names the file and the problem rather than return
+schema does not know, checks the file's integrity (every line complete) and
+recomputes each row's ``run_key`` from its columns (:class:`RowKey`, passed in by
+the module that declares the table), so a row edited in place is refused; it
+stops with a message that names the file and the problem rather than return
 half a table. A truncated table is recovered by ``python -m rgr repair <file>``
 (:func:`repair_table`): every intact row is kept.
 
-Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256:
+Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256, first and last rows:
 :mod:`rgr.store.seal`), so a table cut at a line boundary, which still parses, is refused too; a table
 written by a writer that does not seal (an rgr from before seals) is read with an :class:`UnsealedTable`
 warning until ``python -m rgr repair <file> --seal`` records it.

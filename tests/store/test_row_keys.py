@@ -104,6 +104,7 @@ def test_every_kind_of_table_recomputes_its_keys(name, tmp_path):
 def test_every_table_of_data_declares_its_key():
     schemas = {name: sweep.schema for name, sweep in catalog.SWEEPS.items()} | {"peers_refit": refit.SCHEMA}
     assert not [name for name, s in schemas.items() if s.key is None]
+    assert {p.stem for p in data_dir().glob("*.csv")} <= set(schemas)  # every committed table is one of them
     assert "futility" not in planner.KEY_COLUMNS  # a run with or without the rule fills the same place
 
 
