@@ -30,6 +30,6 @@ from .schema import PROVENANCE, Column, RowKey, Schema, TableBusy, TableError, c
 from .seal import UnsealedTable, seal_path
 from .write import drop_table, repair_table, replace_table, sweep_lock, write_rows
 
-__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version", "provenance",
-           "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table", "drop_table",
-           "seal_path"]
+__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version",
+           "provenance", "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table",
+           "drop_table", "seal_path"]

@@ -3,8 +3,9 @@
 A table cut at a line boundary (its last lines gone whole: a copy or a download that stopped, a disk that
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
-count, the sha256 of the bytes and short hashes of the first and last rows. Every write of the store (:func:`rgr.store.write_rows`,
-:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal.
+count, the sha256 of the bytes and short hashes of the first and last rows. Every write of the store
+(:func:`rgr.store.write_rows`, :func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table
+into place, then its new seal.
 The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
