@@ -146,10 +146,11 @@ def _reading(name: str, n: Noise, paper: float) -> Reading:
 
 def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
             arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None,
-            base_ruled_out: bool = False) -> ClaimRow:
+            base_ruled_out: bool = False, extra: tuple[Reading, ...] = ()) -> ClaimRow:
     """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
     interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
-    appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
+    appended; ``extra``: readings computed otherwise, shown after them; the bootstrap over cells in ``cells``.
+    ``paper_reproduced`` False (no head assignment of the paper's
     Table 1 gives its fit) makes that the cause of a deviation."""
     x, on, intercept, what, factor = spec
     paper = rep.claim(key).value
@@ -158,7 +159,7 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
     readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od,
-                     f in others if len(od.cells) >= 3)
+                     f in others if len(od.cells) >= 3) + tuple(extra)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
     cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause

@@ -60,6 +60,9 @@ EXPLAIN: dict[str, str] = {
                "read there; at every budget above chance one head is worse."),
     "budget": ("At the protocol's step cutoff the comparison was undecided (the runs were cut with their error still "
                "falling); a longer cutoff, declared before it ran, decides it against the paper."),
+    "weighting": ("Least squares weighs the cells with the largest thresholds most; the same law fitted in log space, "
+                  "every cell weighed alike, holds the paper's value. The book's thresholds sit higher than the "
+                  "paper's where they are largest (the law constants' paragraph in the chapter)."),
     "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
                     "the difference is which cells are fitted, not the noise of the runs."),
     "unexplained": ("No cause the data support: the book measures another value, and the verdict table says by how "

@@ -32,18 +32,21 @@ from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
     "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
-    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
+    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
+    "table1_basis_words",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
+# the name of a law row's reading fitted in log space (rgr.results.replication.law_constants), a cause when it holds
+LOG_SPACE = "ln, log space"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
 # NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
-# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then the
-# bootstrap over cells ("cell_choice"); "unexplained" is what remains.
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then a fit in log
+# space ("weighting"), the bootstrap over cells ("cell_choice"); "unexplained" is what remains.
 CAUSES: dict[str, str] = {
     "log_base": "the logarithm's base",
     "near_miss": "a near miss",
@@ -52,6 +55,7 @@ CAUSES: dict[str, str] = {
     "paper_text": "the paper's text and its own Table 1 disagree",
     "chance": "budgets where every configuration is near chance",
     "budget": "the protocol's step cutoff",
+    "weighting": "the fit's weight on the largest thresholds",
     "cell_choice": "which cells the fit uses",
     "unexplained": "unexplained",
     "undecided": "the noise cannot decide",
@@ -101,7 +105,7 @@ class Verdict:
         return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
-DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "cell_choice",
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "weighting", "cell_choice",
                                      "unexplained")  # in this order
 
 
@@ -117,8 +121,10 @@ def cause_of(row) -> str:
     """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
     "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
     other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
-    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the paper's value inside the bootstrap
-    over cells ("cell_choice": the difference is which cells are fitted); otherwise "unexplained"."""
+    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the same law fitted in log space, every
+    cell weighed alike, holds the paper's value ("weighting": least squares weighs the largest D_K* most); the
+    paper's value inside the bootstrap over cells ("cell_choice": the difference is which cells are fitted);
+    otherwise "unexplained"."""
     v = row.verdict  # a log base the paper's own Table 1 rules out (``base_ruled_out``) is no cause
     if v.status == "agrees":
         return ""
@@ -131,6 +137,8 @@ def cause_of(row) -> str:
         return "near_miss"
     if v.cause:
         return v.cause
+    if any(x.name == LOG_SPACE and x.holds for x in getattr(row, "readings", ())):
+        return "weighting"
     lo, hi = getattr(row, "cells_lo", math.nan), getattr(row, "cells_hi", math.nan)
     paper = _paper_number(row)
     if paper is not None and math.isfinite(lo) and math.isfinite(hi) and within(paper, lo, hi):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rgr.results.replication.paired import PAIRED_CLAIMS, PAIRED_RULE, paired_difference
+from rgr.results.replication.paired import PAIRED_CLAIMS, paired_difference
 from rgr.results.replication.rows import Source
 from rgr.results.stats import summarize, t_interval
 from tests.results.replication.test_value_decision import LONG, _long, _row
@@ -70,7 +70,18 @@ def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
     for key in PAIRED_CLAIMS:
         v = rows[key].verdict
         assert v.status == "not testable" or "paired" in v.detail, (key, v.detail)
-    assert "paired seeds" in PAIRED_RULE
+
+
+def test_the_chapter_declares_the_paired_rule_and_names_every_row_it_judges():
+    import json
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parents[3] / "book" / "replication.ipynb"
+    text = "".join("".join(c["source"]) for c in json.loads(book.read_text())["cells"] if c["cell_type"] == "markdown")
+    rule = text[text.index("**Comparisons are paired.**"):]
+    rule = rule[:rule.index("\n- **")]
+    assert "paired seeds" in rule and "excludes zero" in rule and "unpaired" in rule
+    assert all(f"`{k}`" in rule for k in PAIRED_CLAIMS), "every paired claim named where the rule is declared"
 
 
 def test_no_row_of_the_committed_data_hides_a_sharper_cause():
