@@ -58,6 +58,7 @@ PLAIN: dict[str, str] = {
     "paper_text": "the paper's text and its own Table 1 disagree",
     "chance": "its exceptions lie at budgets where nothing learns",
     "budget": "the protocol's step cutoff left it undecided",
+    "budget_bound": "with a longer step budget the book agrees",
     "weighting": "least squares weighs the largest thresholds most (weighing every cell alike agrees)",
     "cell_choice": "of which cells are fitted",
     "unexplained": "no cause shows in the data",

@@ -63,6 +63,8 @@ EXPLAIN: dict[str, str] = {
     "weighting": ("Least squares weighs the cells with the largest thresholds most; the same law fitted in log space, "
                   "every cell weighed alike, holds the paper's value. The book's thresholds sit higher than the "
                   "paper's where they are largest (the law constants' paragraph in the chapter)."),
+    "budget_bound": ("The protocol's step cutoff cut the runs at the threshold; retrained with a longer budget "
+                     "(the settled extension, declared before it ran), the book's value agrees with the paper's."),
     "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
                     "the difference is which cells are fitted, not the noise of the runs."),
     "unexplained": ("No cause the data support: the book measures another value, and the verdict table says by how "
@@ -179,15 +181,28 @@ def _book_cell(r: ClaimRow) -> str:
             return f" [{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
 
         return (f"{escape(LAW_BASE)}: {_num(r.value)}{iv(r.lo, r.hi)}<br>{escape(other.name.removeprefix('with '))}: "
-                f"{_num(other.value)}{iv(other.lo, other.hi)}")
+                f"{_num(other.value)}{iv(other.lo, other.hi)}") + _longer_cell(r)
     book = escape(r.book)
-    return book if r.interval in ("—", "") else f'{book}<br><span class="rgr-vinterval">{escape(r.interval)}</span>'
+    book = book if r.interval in ("—", "") else f'{book}<br><span class="rgr-vinterval">{escape(r.interval)}</span>'
+    return book + _longer_cell(r)
+
+
+def _longer_cell(r: ClaimRow) -> str:
+    """The second reading with a longer step budget, under the book's value (none without one)."""
+    x = r.longer
+    if x is None:
+        return ""
+    iv = "" if x.interval in ("", "—") else f" {escape(x.interval)}"
+    return (f'<br><span class="rgr-vlonger">{x.budget}x budget: {escape(x.book)}{iv}, {escape(x.status)}'
+            f"{'' if x.settled else ' (not settled)'}</span>")
 
 
 def _detail(r: ClaimRow) -> str:
     c = rep.claim(r.key)
     title = CHAPTER_TITLES.get(c.chapter, c.chapter)
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
+    if r.longer is not None:
+        items.append(("With a longer budget (the settled extension, not the protocol)", escape(r.longer.words())))
     if r.cells not in ("—", ""):
         items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
     items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))

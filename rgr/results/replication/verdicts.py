@@ -55,6 +55,7 @@ CAUSES: dict[str, str] = {
     "paper_text": "the paper's text and its own Table 1 disagree",
     "chance": "budgets where every configuration is near chance",
     "budget": "the protocol's step cutoff",
+    "budget_bound": "budget-bound: agrees with a longer step budget",
     "weighting": "the fit's weight on the largest thresholds",
     "cell_choice": "which cells the fit uses",
     "unexplained": "unexplained",
@@ -66,7 +67,7 @@ CAUSES: dict[str, str] = {
     "no_data": "the cells are not in the data",
 }
 NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
-_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget", "budget_bound")
 
 CONVENTION = (
     "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "

@@ -19,6 +19,7 @@ import pandas as pd
 from ...catalog import preset_completeness
 from ..stats import within
 from . import reported as rep
+from .budget import SETTLED, settled_source
 from .gpt2_decision import gpt2_source
 from .paper_arithmetic import ArithmeticCheck
 from .rows import ClaimRow, Source, reached
@@ -28,7 +29,7 @@ from .value_decision import LONG, long_source
 from .verdicts import table1
 
 __all__ = ["OWN", "GROUPS", "EXPERIMENTS", "sources_of", "used_frame", "table1_view", "readings_frame",
-           "arithmetic_frame"]
+           "arithmetic_frame", "longer_frame"]
 
 OWN = ("base", "lambda8", "regular", "softmax", "value", "gpt2")  # each read on its own preset
 GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in OWN}, **JOINT}
@@ -39,14 +40,18 @@ def sources_of(loaded: Mapping[str, Mapping[str, object]],
                root: Path | None = None) -> tuple[dict[str, Source], dict[str, dict[str, Source]]]:
     """From the loaded :data:`GROUPS` (objects with ``name``, ``preset`` and ``runs``, e.g.
     :class:`rgr.chapters.loading.ExperimentData`): the sources each on its own preset, and the joint comparisons.
-    With ``value`` loaded, the decision run ``value_long`` is read from data/ (under ``root``) too, at the preset the
-    chapter asked for and without a smoke fallback (:func:`rgr.results.replication.value_decision.long_source`)."""
+    With ``base`` loaded, the settled-threshold extension at its preset
+    (:func:`rgr.results.replication.budget.settled_source`); with ``value`` loaded, the decision run ``value_long``
+    is read from data/ (under ``root``) too, at the preset the chapter asked for and without a smoke fallback
+    (:func:`rgr.results.replication.value_decision.long_source`)."""
     src = lambda d: Source(d.name, d.preset, d.runs)  # noqa: E731
     own = {k: src(g[k]) for k, g in loaded.items() if k not in JOINT}
     joint = {k: {n: src(d) for n, d in g.items()} for k, g in loaded.items() if k in JOINT}
     if "gpt2" in loaded:  # the compressive preset, once complete (rgr.results.replication.gpt2_decision)
         g = loaded["gpt2"]["gpt2"]
         own["gpt2"] = gpt2_source(own["gpt2"], getattr(g, "requested", "") or g.preset, root)
+    if "base" in loaded:  # the settled-threshold extension, at the preset the base grid is read at
+        own[SETTLED] = settled_source(own["base"].preset, root)
     if "value" in loaded:  # the decision run, at the preset the chapter asked for (smoke where value fell back to it)
         v = loaded["value"]["value"]
         own[LONG] = long_source("smoke" if v.preset == "smoke" else getattr(v, "requested", "") or v.preset, root)
@@ -101,3 +106,13 @@ def arithmetic_frame(checks: tuple[ArithmeticCheck, ...] | list[ArithmeticCheck]
     return pd.DataFrame([dict(fit=c.fit, log=c.base, r2=c.r2_kind, cells=c.cells, assignments=c.assignments,
                               slope_matches=c.slope_matches, reproduce=c.matches,
                               nearest_r2=None if c.nearest is None else round(c.nearest[2], 3)) for c in checks])
+
+
+def longer_frame(rows: list[ClaimRow]) -> pd.DataFrame:
+    """The rows read again with a longer step budget (:mod:`rgr.results.replication.budget`): the claim, the
+    protocol's verdict, the budget, the book's value there, the status that reading would get, and whether it is
+    settled."""
+    out = [dict(claim=rep.claim(r.key).name, protocol=r.verdict.status, budget=f"{r.longer.budget}x",
+                book_there=r.longer.book, status_there=r.longer.status, settled="yes" if r.longer.settled else "no")
+           for r in rows if r.longer is not None]
+    return pd.DataFrame(out, columns=["claim", "protocol", "budget", "book_there", "status_there", "settled"])
