@@ -73,8 +73,8 @@ def test_the_diagonals_measured_reason_says_which_way_the_rise_moves():
                    (2048, 256, 1, 48, 3, 3, 1.0), (2048, 256, 4, 40, 3, 0, 1.0)])
     said = diagonal_budget_reason(away, 512)
     assert "with 4x the cutoff" in said and "falls from 52 to 48 at m = 512" in said
-    assert "from 0.92 to 0.83, away from the law's 1.22" in said and said.endswith("settled: few runs at the new "
-                                                                                   "thresholds still ran to the budget.")
+    assert "from 0.92 to 0.83, away from the law's 1.22" in said
+    assert said.endswith("settled: few runs at the new thresholds still ran to the budget.")
     toward = away.assign(D_K_star=[52, 40, 48, 48], cut_at_star=[9, 0, 3, 2])
     said = diagonal_budget_reason(toward, 512)
     assert "stays at 48 at m = 2048" in said and "to 1.20, toward the law's 1.22" in said and "not settled" in said
