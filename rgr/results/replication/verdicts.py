@@ -33,7 +33,7 @@ __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
     "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
     "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
-    "table1_basis_words",
+    "table1_basis_words", "by_cause",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
@@ -332,3 +332,15 @@ def table1_basis_words(runs: pd.DataFrame) -> str:
     if h_max >= paper_h and seeds >= paper_seeds:
         return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
     return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"
+
+
+def by_cause(rows: list) -> dict[str, list]:
+    """The verdict rows (:class:`~rgr.results.replication.rows.ClaimRow`) that do not agree, per cause
+    (:data:`CAUSES`): deviations first, in the order of :data:`DEVIATION_CAUSES`, then the untestable ones; causes
+    without rows left out."""
+    out: dict[str, list] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
+    for r in rows:
+        c = cause_of(r)
+        if c:
+            out[c].append(r)
+    return {c: rs for c, rs in out.items() if rs}

@@ -62,8 +62,8 @@ def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
     """The rows of PAIRED_CLAIMS, as the chapter evaluates them on data/, each say how their pairs came out (or
     are not testable for another reason)."""
     from rgr.chapters.loading import load_groups
+    from rgr.results.replication.sources import GROUPS, sources_of
     from rgr.results.replication.table import evaluate
-    from rgr.results.replication.views import GROUPS, sources_of
 
     sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
     rows = {r.key: r for r in evaluate(sources, joint)}
@@ -94,9 +94,9 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause():
 
     from rgr.chapters.loading import load_groups
     from rgr.results.replication.reported import claim
+    from rgr.results.replication.sources import GROUPS, sources_of
     from rgr.results.replication.table import evaluate
     from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, cause_of
-    from rgr.results.replication.views import GROUPS, sources_of
     from rgr.results.stats import within
 
     assert "measured" not in CAUSES

@@ -6,7 +6,9 @@ from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr
 the numbers from
 the rows; no claim, cause or number is typed here.
 
-- :func:`by_cause` — the rows that do not agree, grouped by cause in a fixed order;
+The rows that do not agree, grouped by cause in a fixed order, are
+:func:`rgr.results.replication.verdicts.by_cause`; here:
+
 - :data:`EXPLAIN` and :func:`explain` — one sentence per cause;
 - :func:`summary_html` — the short "where it replicates, where not, and why";
 - :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
@@ -20,21 +22,22 @@ import math
 import re
 from html import escape
 
-from . import reported as rep
-from .fig4 import THIN_SEEDS
-from .rows import ClaimRow
-from .table import CHAPTER_TITLES, complete_rows
-from .verdicts import (
+from ..results.replication import reported as rep
+from ..results.replication.fig4 import THIN_SEEDS
+from ..results.replication.rows import ClaimRow
+from ..results.replication.table import CHAPTER_TITLES, complete_rows
+from ..results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
     LAW_BASE,
     NOT_TESTABLE_CAUSES,
+    by_cause,
     cause_of,
     other_base_reading,
     verdict_label,
 )
 
-__all__ = ["by_cause", "EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
+__all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 
 VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
@@ -84,19 +87,6 @@ def explain(cause: str, rows: list[ClaimRow]) -> str:
         raise ValueError(f"cause must be one of {sorted(EXPLAIN)}, got {cause!r}")
     other = next((other_base_reading(r).name for r in rows if other_base_reading(r) is not None), "in the other base")
     return EXPLAIN[cause].format(law=LAW_BASE, other=other, thin=THIN_SEEDS)
-
-
-def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
-    """The rows that do not agree, per cause (:data:`rgr.results.replication.verdicts.CAUSES`): deviations first, in
-    the order
-    of :data:`rgr.results.replication.verdicts.DEVIATION_CAUSES`,
-    then the untestable ones; causes without rows left out."""
-    out: dict[str, list[ClaimRow]] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
-    for r in rows:
-        c = cause_of(r)
-        if c:
-            out[c].append(r)
-    return {c: rs for c, rs in out.items() if rs}
 
 
 def _num(x: float) -> str:
