@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..diagonals import with_cells_of
 from . import reported as rep
+from .budget import SETTLED, longer_rows, with_longer
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows, regular_rows
 from .paper_arithmetic import ArithmeticCheck, arithmetic_summary, table1_checks
@@ -71,10 +72,11 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
              checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
     """Every claim of :data:`rgr.results.replication.reported.CLAIMS`, once each, in its order.
 
-    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 and value_long
-    optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset;
-    where missing, the
-    ``sources`` themselves (a comparison across presets is then not read). ``checks``: the Table 1 arithmetic
+    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32, value_long and
+    settled optional), each at its own preset; with settled, the rows reading its cells get a second reading with a
+    longer budget (:mod:`rgr.results.replication.budget`). ``joint``: per comparison of :data:`JOINT`, its
+    experiments read at one preset; where missing, the ``sources`` themselves (a comparison across presets is then
+    not read). ``checks``: the Table 1 arithmetic
     (computed when None).
     """
     need = {"base", "lambda8", "regular", "softmax", "value", "gpt2"}
@@ -102,6 +104,9 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     decided = {"value_d32_best": long.preset} if deciding_runs(long, 32) is not None else {}
     rows += [replace(r, preset=decided.get(r.key, sources["value"].preset)) for r in value_rows(sources["value"], long)]
     rows += at(gpt2_rows(sources["gpt2"]), sources["gpt2"].preset)
+    settled = sources.get(SETTLED)
+    if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
+        rows = with_longer(rows, longer_rows(base, diag["lambda8"], settled, checks or arithmetic()))
     return rows
 
 
