@@ -45,13 +45,14 @@ plateau curves that the verdict reads (r = 2 with one head, r = 4 with two heads
 {glue:text}`unstopped_false_retrained:d` false stops reach the target once retrained, which moves their point's mean
 F1 from {glue:text}`unstopped_false_f1_before:.2f` to {glue:text}`unstopped_false_f1_after:.2f`. On the plateau
 curves {glue:text}`unstopped_plateau_reached:d` of the {glue:text}`unstopped_plateau_retrained:d` retrained runs
-reach it; no point's mean F1 moves by more than {glue:text}`unstopped_plateau_shift_max:.2f`, and the best point of
-the two curves goes from {glue:text}`unstopped_plateau_best_before:.2f` to
-{glue:text}`unstopped_plateau_best_after:.2f`. Read again with the retrained runs in the stopped ones' place,
-{glue:text}`unstopped_rows_changed:d` of the {glue:text}`unstopped_rows_read:d` verdict rows of this table change
-their reading and {glue:text}`unstopped_statuses_changed:d` their status (changed:
-{glue:text}`unstopped_changed_words`). This is a second reading: the figures above and the verdicts of *Does it
-replicate?* read the table as the protocol's sweep trained it."""
+reach it; no point's mean F1 moves by more than {glue:text}`unstopped_plateau_shift_max:.2f` (the largest move at
+{glue:text}`unstopped_plateau_shift_where`), and the best point of the two curves goes from
+{glue:text}`unstopped_plateau_best_before:.2f` to {glue:text}`unstopped_plateau_best_after:.2f`. Read again with
+the retrained runs in the stopped ones' place, {glue:text}`unstopped_rows_changed:d` of the
+{glue:text}`unstopped_rows_read:d` verdict rows of this table change their reading and
+{glue:text}`unstopped_statuses_changed:d` their status (changed: {glue:text}`unstopped_changed_words`). This is a
+second reading: the figures above and the verdicts of *Does it replicate?* read the table as the protocol's sweep
+trained it."""
 
 
 def _cell(nb, anchor: str) -> int:

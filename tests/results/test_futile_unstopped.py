@@ -55,6 +55,7 @@ def test_the_reading_changes_nothing_when_the_retrained_runs_score_as_they_stopp
     assert read.plateau_points == 23 and read.still_cut == 176 and read.false_reached == 0
     assert read.rows_read == 5 and read.rows_changed == 0 and read.changed_words == "none"
     assert read.plateau_shift_max == 0 and read.false_f1_before == read.false_f1_after
+    assert read.plateau_shift_where.startswith("r = 2, h = 1, D_K = ")  # every shift 0: the first point
 
 
 def test_the_reading_sees_a_plateau_that_is_not_one():
@@ -63,7 +64,7 @@ def test_the_reading_sees_a_plateau_that_is_not_one():
     read = unstopped_reading(Source("regular", "paper", runs), _as_retrained(runs, lambda r: 1.0), PLATEAUS)
     row = {r.key: r for r in read.rows}["regular_plateaus"]
     assert (row.status_before, row.status_after) == ("agrees", "deviates") and row.changed
-    assert read.statuses_changed >= 1 and "regular_plateaus: agrees -> deviates" in read.changed_words
+    assert read.statuses_changed >= 1 and "regular_plateaus (agrees -> deviates)" in read.changed_words
     assert read.false_reached == 3 and read.false_f1_after == pytest.approx(1.0)
     at = runs[(runs.r == 8) & (runs.h == 4) & (runs.D_K == 4096)]
     assert read.false_f1_before == pytest.approx(at.test_f1.mean())

@@ -85,12 +85,13 @@ class UnstoppedReading:
     plateau_reached: int
     plateau_points: int
     plateau_shift_max: float  # largest |change| of a plateau point's mean F1
+    plateau_shift_where: str  # that point: "r = 4, h = 2, D_K = 4096" ("—" without plateau points)
     plateau_best_before: float  # best mean F1 over the plateau points, before and after
     plateau_best_after: float
     rows_read: int
     rows_changed: int
     statuses_changed: int
-    changed_words: str  # "none", or "key: before -> after; ..." (status, and book reading where it moved)
+    changed_words: str  # "none", or "key (status before -> after)" / "key (values only; still status)", ...
     points: pd.DataFrame
     rows: tuple[RowChange, ...]
 
@@ -104,9 +105,8 @@ def _words(rows: tuple[RowChange, ...]) -> str:
     moved = [r for r in rows if r.changed]
     if not moved:
         return "none"
-    return "; ".join(f"{r.key}: {r.status_before} -> {r.status_after}"
-                     + (f" ({r.book_before} -> {r.book_after})" if r.book_before != r.book_after else "")
-                     for r in moved)
+    return ", ".join(f"{r.key} ({r.status_before} -> {r.status_after})" if r.status_before != r.status_after
+                     else f"{r.key} (values only; still {r.status_before})" for r in moved)
 
 
 def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> UnstoppedReading:
@@ -123,12 +123,15 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
         return float((df[col] * df["seeds"]).sum() / df["seeds"].sum()) if len(df) else math.nan
 
     shift = (pla["f1_after"] - pla["f1_before"]).abs()
+    top = pla.loc[shift.idxmax()] if len(pla) else None
+    where = "—" if top is None else f"r = {int(top.r)}, h = {int(top.h)}, D_K = {int(top.D_K)}"
     return UnstoppedReading(
         retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()), still_cut=int(pts["still_cut"].sum()),
         false_retrained=int(fal["retrained"].sum()), false_reached=int(fal["reached"].sum()),
         false_f1_before=mean(fal, "f1_before"), false_f1_after=mean(fal, "f1_after"),
         plateau_retrained=int(pla["retrained"].sum()), plateau_reached=int(pla["reached"].sum()),
         plateau_points=len(pla), plateau_shift_max=float(shift.max()) if len(pla) else math.nan,
+        plateau_shift_where=where,
         plateau_best_before=float(pla["f1_before"].max()) if len(pla) else math.nan,
         plateau_best_after=float(pla["f1_after"].max()) if len(pla) else math.nan,
         rows_read=len(rows), rows_changed=sum(r.changed for r in rows),
