@@ -24,6 +24,7 @@ from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
 from .experiments.runner import Sweepable
 from .experiments.tables import load_results, table_path
+from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import GPT2
 from .store import Schema, TableError
 from .studies.construction_table import CONSTRUCTIONS
@@ -31,7 +32,8 @@ from .studies.construction_table import CONSTRUCTIONS
 __all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
+SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, UNSTOPPED.name: UNSTOPPED, GPT2.name: GPT2,
+                             CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
                              PAL.name: PAL, DK_SATURATION.name: DK_SATURATION}
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 

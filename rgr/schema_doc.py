@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 from .atomic import replace_whole
-from .experiments import futility, planner, reuse
+from .experiments import futility, planner, reuse, unstopped
 from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.grid import FUTILITY_MIN_SEEDS
 from .experiments.pal_sweep import SCHEMA as PAL_SCHEMA
 from .experiments.registry import EXPERIMENTS, SCHEMA
+from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
 from .results.peers.refit import SCHEMA as PEERS_REFIT
@@ -63,6 +64,8 @@ D_K ladder: factor, top's range (from: bottom), refinement rounds | futility rul
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {experiments}
 
+{unstopped}
+
 ## Columns of every experiment table
 
 """
@@ -76,7 +79,7 @@ def _grid_doc() -> str:
 
 def _experiment_rows() -> str:
     lines = []
-    for e in EXPERIMENTS.values():
+    for e in (*EXPERIMENTS.values(), UNSTOPPED):
         for name, g in e.presets.items():
             cells = ", ".join(f"({c.m}, {c.d_model}{', r=' + str(c.r) if c.r > 1 else ''})" for c in g.cells)
             steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x " + (
@@ -85,7 +88,7 @@ def _experiment_rows() -> str:
                                          if g.few_seeds_from_m else "")
             bottom = f" from {g.dk_from}" if g.dk_from != 2 else ""
             ladder = f"{g.dk_factor:g}, {g.dk_min}-{g.dk_max}{bottom}, {g.refine_rounds if e.refine else 0}"
-            reuse = ", ".join([f"{e.name} (other presets)", *e.reuse_from])
+            reuse = ", ".join([f"{e.name} (other presets)", *e.reuse_from]) if e is not UNSTOPPED else "none"
             lines.append(f"| {e.name} | {e.spec} | {e.model} | {name}: {cells} | {', '.join(map(str, g.heads))} "
                          f"| {seeds} | {steps} | {ladder} | {g.futility or '-'} | {reuse} |")
     return "\n".join(lines)
@@ -125,7 +128,8 @@ def _gpt2_presets() -> str:
 def render() -> str:
     text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows(), rules=_rules(),
                         futility=_doc(futility, "An optional, declared part"), min_seeds=FUTILITY_MIN_SEEDS,
-                        reuse=_doc(reuse, "The lambda = 8 diagonal"))
+                        reuse=_doc(reuse, "The lambda = 8 diagonal"),
+                        unstopped="`unstopped`: " + _doc(unstopped, "**A declared extension"))
     text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
     text += ("\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: "
              "`rgr.gpt2.block.PRESETS`; why each choice: README, *Choices the paper left open*).\n\n" + _gpt2_presets()
