@@ -3,8 +3,10 @@
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
 and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
-each is a :class:`rgr.experiments.runner.Sweepable` that ``python -m rgr sweep
-<name>`` runs and :func:`load` reads, strictly (:func:`rgr.store.load_table`).
+each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
+:func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
+:func:`rgr.trainers.trainer`, which nothing here imports. The tables declared outside the registry
+(:data:`ELSEWHERE`) are imported when first asked for, so a chapter loads the modules of the tables it reads.
 
 Which preset's rows a reader gets is decided here too, once for every chapter:
 :func:`resolve_preset` turns ``"auto"`` into ``"paper"`` where that sweep is complete
@@ -13,34 +15,37 @@ Which preset's rows a reader gets is decided here too, once for every chapter:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from .experiments.aot_sweep import AOT
-from .experiments.dk_sweep import DK_SATURATION
-from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
-from .experiments.runner import Sweepable
-from .experiments.tables import load_results, table_path
-from .gpt2.experiment import GPT2
+from .experiments.tables import Table, load_results, table_path
 from .store import Schema, TableError
-from .studies.construction_table import CONSTRUCTIONS
 
-__all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
+__all__ = ["NAMES", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, GPT2.name: GPT2, CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
-                             PAL.name: PAL, DK_SATURATION.name: DK_SATURATION}
+# the tables declared outside the protocol's registry, each imported when it is first asked for: a chapter loads
+# the modules of the tables it reads, not those of every table
+ELSEWHERE: dict[str, tuple[str, str]] = {
+    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "aot": ("rgr.experiments.aot_sweep", "AOT"), "pal": ("rgr.experiments.pal_sweep", "PAL"),
+    "dk_saturation": ("rgr.experiments.dk_sweep", "DK_SATURATION")}
+NAMES: tuple[str, ...] = (*EXPERIMENTS, *ELSEWHERE)  # every table of data/
 CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 
-def get(name: str) -> Sweepable:
-    """The experiment whose table is data/<name>.csv."""
-    if name not in SWEEPS:
-        raise ValueError(f"experiment must be one of {sorted(SWEEPS)}, got {name!r}")
-    return SWEEPS[name]
+def get(name: str) -> Table:
+    """What the table data/<name>.csv is (its declaration; imported now if it lives outside the registry)."""
+    if name not in NAMES:
+        raise ValueError(f"experiment must be one of {sorted(NAMES)}, got {name!r}")
+    if name in EXPERIMENTS:
+        return EXPERIMENTS[name]
+    module, attr = ELSEWHERE[name]
+    return getattr(importlib.import_module(module), attr)
 
 
 def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
@@ -80,9 +85,9 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
 def schema_for_file(path: str | Path) -> Schema:
     """The schema of a sweep's table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ...)."""
     stem = Path(path).name.split(".")[0]
-    if stem not in SWEEPS or not Path(path).name.endswith(".csv"):
-        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(SWEEPS)})")
-    return SWEEPS[stem].schema
+    if stem not in NAMES or not Path(path).name.endswith(".csv"):
+        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(NAMES)})")
+    return get(stem).schema
 
 
 # ----------------------------------------------------------------------------- which preset a reader gets

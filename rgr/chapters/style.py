@@ -22,7 +22,7 @@ import warnings
 import matplotlib as mpl
 import seaborn as sns
 
-from ..experiments.registry import HEADS_ALL
+from ..constants import HEADS_ALL
 from .text_layout import text_problems
 
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
@@ -30,7 +30,7 @@ __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "Figure
            "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes", "head_palette", "head_color"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
+HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.constants)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column

@@ -20,6 +20,7 @@ def constructions(argv: Sequence[str]) -> int:
     from ..paths import data_dir
     from ..store import TableBusy, TableError
     from ..studies.construction_table import PRESETS, ConstructionSweep
+    from ..studies.construction_trainer import ConstructionTrainer
 
     ap = Parser(prog="rgr constructions", description="Smallest D_K of the explicit constructions -> CSV")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="book")
@@ -35,7 +36,7 @@ def constructions(argv: Sequence[str]) -> int:
     except UsageError as e:
         return fail(ap.prog, str(e))
     torch.set_num_threads(a.threads)
-    sweep = ConstructionSweep(a.seed)
+    sweep = ConstructionTrainer(ConstructionSweep(a.seed))
     try:
         df = run_sweep(sweep, a.preset, "cpu", path=out, progress=not a.no_progress)
     except KeyboardInterrupt:

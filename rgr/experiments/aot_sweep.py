@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..store import Column, Schema, provenance
-from .aot import AoTConfig, train_aot
+from ..store import Column, Schema
+from .aot import AoTConfig
 
 __all__ = ["SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
 
@@ -64,7 +62,7 @@ def run_key(cfg: AoTConfig, preset: str) -> str:
 
 @dataclass(frozen=True)
 class AoTSweep:
-    """The ``aot`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+    """What the ``aot`` table is (module doc); it trains by :class:`rgr.experiments.peer_trainers.AoTTrainer`."""
 
     name: str = "aot"
     spec: str = "Dana et al. re-implemented"
@@ -88,20 +86,6 @@ class AoTSweep:
 
     def run_key(self, cfg: AoTConfig, preset: str) -> str:
         return run_key(cfg, preset)
-
-    def stack_groups(self, configs: Sequence[AoTConfig], max_stack: int | None) -> list[list[int]]:
-        return [[i] for i in range(len(configs))]
-
-    def train_stack(self, configs: Sequence[AoTConfig], preset: str, device: torch.device) -> list[dict]:
-        question = {cfg: q for q, cfg in PRESETS[preset]}
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_aot(cfg)
-            rows.append({**dataclasses.asdict(cfg), **res, "question": question[cfg], "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
 
 
 AOT = AoTSweep()

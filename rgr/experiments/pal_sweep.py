@@ -22,15 +22,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..store import Column, Schema, provenance
-from .pal import OPTIMIZERS, PalConfig, law_x, train_pal
+from ..store import Column, Schema
+from .pal import OPTIMIZERS, PalConfig
 
 __all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
            "run_key"]
@@ -145,7 +143,7 @@ def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class PalSweep:
-    """The ``pal`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+    """What the ``pal`` table is (module doc); it trains by :class:`rgr.experiments.peer_trainers.PalTrainer`."""
 
     name: str = "pal"
     spec: str = "pal's associative memory re-implemented"
@@ -178,19 +176,6 @@ class PalSweep:
 
     def run_key(self, cfg: PalConfig, preset: str) -> str:
         return run_key(cfg, preset)
-
-    def stack_groups(self, configs: Sequence[PalConfig], max_stack: int | None) -> list[list[int]]:
-        return [[i] for i in range(len(configs))]
-
-    def train_stack(self, configs: Sequence[PalConfig], preset: str, device: torch.device) -> list[dict]:
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_pal(cfg)
-            rows.append({**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **res, "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
 
 
 PAL = PalSweep()

@@ -43,16 +43,15 @@ from typing import Sequence
 import pandas as pd
 import torch
 
+from ..constants import GPU_FP32_PEAK, GPU_UTILIZATION
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 from .engine.config import RunConfig
 from .engine.device import resolve_device
 from .engine.groups import stack_groups
 
-__all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops", "gpu_hours",
-           "refinement_runs", "dry_run_report", "GPU_FP32_PEAK", "GPU_UTILIZATION"]
+__all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
+           "refinement_runs", "dry_run_report"]
 
-GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
-GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
 
 
 def model_steps_bound(configs: Sequence[RunConfig]) -> int:
@@ -69,14 +68,6 @@ def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = No
         run = c.max_steps * step + (c.max_steps // c.check_every + c.n_test / c.n_val) * check
         total += run * (futility_share if c.futility and futility_share is not None else 1.0)
     return total
-
-
-def gpu_hours(flops: float, share: float, peak: float = GPU_FP32_PEAK) -> float:
-    """Hours of one GPU doing ``flops`` at ``share`` of its float32 ``peak`` (FLOP/s): an estimate, not a
-    measurement."""
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got {share}")
-    return flops / (share * peak) / 3600
 
 
 def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:

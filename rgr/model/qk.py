@@ -49,11 +49,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..constants import MODEL_KINDS
 from .attention import QKWeights
 
-__all__ = ["MODEL_KINDS", "QKModel", "context_scores", "scores_forward", "scores_backward"]
+__all__ = ["QKModel", "context_scores", "scores_forward", "scores_backward"]
 
-MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 
 
 class QKModel(nn.Module):

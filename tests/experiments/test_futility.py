@@ -15,6 +15,7 @@ from rgr.experiments.planner import run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable
+from rgr.trainers import trainer, trains
 
 RULE = RULES["trend-v1"]
 
@@ -160,12 +161,12 @@ def test_replay_stopping_command_reports_the_base_paper_rows(capsys):
 
 
 def test_a_sweep_copies_runs_that_trained_in_another_table(tmp_path):
-    runner.run_sweep(get_experiment("base"), "smoke", device="cpu", root=tmp_path, progress=False)
+    runner.run_sweep(trainer("base"), "smoke", device="cpu", root=tmp_path, progress=False)
     grid = get_experiment("base").grid("smoke")
     twin = Experiment("lambda8", "E1", "a diagonal sharing the base smoke grid", "max", "permutation",
                       {"smoke": grid}, reuse_from=("base",))
     logs: list[str] = []
-    runner.run_sweep(twin, "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
+    runner.run_sweep(trains(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
     base = catalog.load("base", "smoke", root=tmp_path).set_index("config_key")
     copy = catalog.load("lambda8", "smoke", root=tmp_path)
     assert len(copy) == len(base) and any("reused from base" in line for line in logs)
@@ -188,7 +189,7 @@ def test_a_futility_stopped_row_never_stands_in_for_a_run_without_the_rule():
 
 
 def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
-    runner.run_sweep(get_experiment("base"), "smoke", device="cpu", root=tmp_path, progress=False)
+    runner.run_sweep(trainer("base"), "smoke", device="cpu", root=tmp_path, progress=False)
     path = tmp_path / "base.csv"
     new = pd.read_csv(path, dtype=str)
     new.drop(columns=["futility", "reused_from"]).to_csv(path, index=False)  # as a table written before them

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.calibration import Calibration
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.projection import (
@@ -63,15 +64,15 @@ def test_refinement_stand_ins_at_the_median_or_twice_the_top():
 
 
 def test_a_resumed_sweep_projects_what_is_left(monkeypatch):
-    from rgr import catalog
-    from rgr.experiments import registry
+    from rgr.trainers import trainer
 
-    exp = catalog.get("base")
+    exp = trainer("base")
     first = exp.planned_runs("smoke", None)
     done = pd.DataFrame([dict(run_key=exp.run_key(c, "smoke"), m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K,
                               test_f1=0.5) for c in first[:-3]])
     seen = {}
-    monkeypatch.setattr(registry, "dry_run_report", lambda runs, *a, pending=None, **kw: seen.update(p=pending) or [])
+    monkeypatch.setattr(experiment_trainer, "dry_run_report",
+                        lambda runs, *a, pending=None, **kw: seen.update(p=pending) or [])
     head = exp.dry_run_report("smoke", "cpu", 1, done=done)[0]
     left = {exp.run_key(c, "smoke") for c in first[-3:]}
     pending = {exp.run_key(c, "smoke") for c in seen["p"]}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from rgr.constants import MODEL_KINDS
 from rgr.model.attention import QKWeights, scores
-from rgr.model.qk import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
+from rgr.model.qk import QKModel, _AggregatedScores, context_scores
 
 KINDS = ("max", "softmax", "sum")
 

@@ -13,7 +13,7 @@ from rgr.store import load_table
 from rgr.studies.construction_search import build, min_dk, smallest_budget
 from rgr.studies.construction_sweeps import head_split, leakage_noise, limit_phase
 from rgr.studies.construction_table import SCHEMA as CONSTRUCTIONS
-from rgr.studies.construction_table import explicit_table
+from rgr.studies.construction_trainer import explicit_table
 from rgr.task.contexts import sample
 from rgr.theory.checks import (
     all_pair_scores,
