@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from ..store import provenance
-from . import futility, planner, reuse, settled
+from . import futility, planner, reuse
 from .engine.config import RunConfig
 from .engine.groups import stack_groups
 from .engine.train import train
@@ -25,9 +25,23 @@ from .registry import SCHEMA, Experiment, SettledSweep
 from .runner import Sweepable
 from .tables import load_results
 
-__all__ = ["ExperimentTrainer", "FUTILITY_BASIS"]
+__all__ = ["ExperimentTrainer", "FUTILITY_BASIS", "STACK_RUNS", "unit_groups"]
 
 FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
+
+STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
+
+
+def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
+    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.groups.stack_groups`)
+    with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
+    families: dict[tuple, list[int]] = {}
+    for i, c in enumerate(configs):
+        families.setdefault((c.m, c.d_model, c.max_steps), []).append(i)
+    out = []
+    for members in families.values():
+        out += [[members[j] for j in g] for g in stack_groups([configs[i] for i in members], max_stack or STACK_RUNS)]
+    return out
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,7 @@ class ExperimentTrainer(Sweepable):
 
     def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
         if isinstance(self.table, SettledSweep):  # whole (cell, h) units
-            return settled.unit_groups(configs, max_stack)
+            return unit_groups(configs, max_stack)
         return stack_groups(configs, max_stack)
 
     def steps_bound(self, configs: Sequence[RunConfig]) -> int:

@@ -4,8 +4,9 @@ import pandas as pd
 
 from rgr.experiments.registry import SCHEMA, get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.experiments.settled import GPU_UNITS, UNITS, Unit, planned_runs, unit_groups
+from rgr.experiments.settled import GPU_UNITS, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results
+from rgr.experiments.trainer import unit_groups
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.task.metrics import F1_TARGET
 from rgr.trainers import trainer
