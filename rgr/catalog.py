@@ -21,21 +21,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from .constants import CHOICES
 from .experiments.registry import EXPERIMENTS
-from .experiments.tables import Table, load_results, table_path
+from .experiments.tables import Table, check_preset, load_results, table_path
 from .store import Schema, TableError
 
-__all__ = ["NAMES", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
+__all__ = ["NAMES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
 # the tables declared outside the protocol's registry, each imported when it is first asked for: a chapter loads
 # the modules of the tables it reads, not those of every table
 ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
-    "aot": ("rgr.experiments.aot_sweep", "AOT"), "pal": ("rgr.experiments.pal_sweep", "PAL"),
-    "dk_saturation": ("rgr.experiments.dk_sweep", "DK_SATURATION")}
+    "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
+    "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION")}
 NAMES: tuple[str, ...] = (*EXPERIMENTS, *ELSEWHERE)  # every table of data/
-CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
 
 
 def get(name: str) -> Table:
@@ -51,9 +51,8 @@ def get(name: str) -> Table:
 def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """data/<name>.csv (shards merged) through the strict loader, optionally one preset's rows."""
     sweep = get(name)
-    if preset is not None and (not isinstance(preset, str) or preset not in sweep.presets):
-        raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, "
-                         f"got {preset!r}")
+    if preset is not None:
+        check_preset(sweep, preset, "(or None: every row) ")
     return load_results(sweep.schema, preset, root)
 
 
@@ -70,9 +69,7 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
     holds and the command that completes it.
     """
     sweep = get(name)
-    if preset not in sweep.presets:
-        raise ValueError(f"preset = {preset!r}; data/{name}.csv is written for presets {sorted(sweep.presets)}")
-    df = load(name, preset, root)
+    df = load(name, preset, root)  # checks the preset
     planned = {sweep.run_key(r, preset) for r in sweep.planned_runs(preset, df)}
     have = len(planned & set(df["run_key"]))
     if have < len(planned):

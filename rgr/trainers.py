@@ -8,9 +8,9 @@ fallback (:func:`rgr.chapters.loading.load_experiment`, when a table is missing)
 from __future__ import annotations
 
 from .catalog import get
-from .experiments.aot_sweep import AoTSweep
-from .experiments.pal_sweep import PalSweep
-from .experiments.peer_trainers import AoTTrainer, PalTrainer
+from .experiments.peers.aot_sweep import AoTSweep
+from .experiments.peers.pal_sweep import PalSweep
+from .experiments.peers.trainers import AoTTrainer, PalTrainer
 from .experiments.registry import Experiment
 from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer

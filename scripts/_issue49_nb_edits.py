@@ -22,6 +22,10 @@ EDITS: list[tuple[str, str, str]] = [
     # reading a lease log's bench moved from rgr.gpt2.bench (which times the block) to rgr.gpt2.experiment
     ("gpt2_block.ipynb", "from rgr.gpt2.bench import latest_lease_bench",
      "from rgr.gpt2.experiment import latest_lease_bench"),
+    # the peers' experiments moved to rgr.experiments.peers (markdown cells name them)
+    ("peers.ipynb", "re-implemented in `rgr.experiments.aot` (", "re-implemented in `rgr.experiments.peers.aot` ("),
+    ("peers.ipynb", "`rgr.experiments.pal` re-implements", "`rgr.experiments.peers.pal` re-implements"),
+    ("peers.ipynb", "(`rgr.experiments.dk_sweep`)", "(`rgr.experiments.peers.dk_sweep`)"),
     # DEFAULT_C (and dk_from_C) moved from rgr.theory.constructions to rgr.theory.laws
     ("constructions.ipynb", "from rgr.theory.constructions import DEFAULT_C",
      "from rgr.theory.laws import DEFAULT_C"),

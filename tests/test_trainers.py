@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rgr import catalog
-from rgr.experiments.peer_trainers import AoTTrainer, PalTrainer
+from rgr.experiments.peers.trainers import AoTTrainer, PalTrainer
 from rgr.experiments.runner import Sweepable
 from rgr.experiments.trainer import ExperimentTrainer
 from rgr.gpt2.trainer import GPT2Trainer

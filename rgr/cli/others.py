@@ -59,8 +59,8 @@ _BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk
 
 
 def bench(argv: Sequence[str]) -> int:
-    from ..experiments import bench
     from ..experiments.engine.config import RunConfig
+    from ..experiments.sizing import bench
 
     if any(a == "--gpt2" or a.startswith("--gpt2=") for a in argv):  # the E7 block's step (rgr.gpt2.bench)
         from ..gpt2 import bench as gpt2_bench

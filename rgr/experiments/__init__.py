@@ -13,14 +13,11 @@
 - :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how it
   trains), and its local executor;
   :mod:`.cluster` — the Dask executor;
-- :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts; :mod:`.calibration` — the
-  cost model behind it, timed here or fitted to a table's finished stacks;
-- :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
-  :mod:`.device_check` — one stack trained on two devices (CPU, GPU) and compared;
-- :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
-  peers' AoT model and its table; :mod:`.pal`, :mod:`.pal_sweep` — pal's associative memory and its table
-  (chapter *the law beside other capacity results*); :mod:`.peer_trainers` — how aot and pal train. The
-  constructions' searches live in :mod:`rgr.studies`.
+- :mod:`.sizing` — compute sizing: projection and calibration (a sweep's time before it starts), baselines and
+  bench (``python -m rgr bench``), device_check (one stack on two devices);
+- :mod:`.peers` — the peers' experiments (chapter *the law beside other capacity results*): head_sweep, dk_sweep,
+  aot and aot_sweep, pal and pal_sweep, and trainers (how aot and pal train). The constructions' searches live in
+  :mod:`rgr.studies`.
 
 Nothing is re-exported: import a name from the module that defines it.
 """

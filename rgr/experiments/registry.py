@@ -25,9 +25,11 @@ import pandas as pd
 
 from ..constants import HEADS_ALL, MODEL_KINDS
 from ..store import Column, Schema
-from . import futility, head_sweep, planner, settled
+from . import futility, planner, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
 from .grid import Cell, Grid
+from .peers import head_sweep
+from .tables import check_preset
 
 __all__ = ["Experiment", "HeadSweep", "SettledSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
@@ -117,9 +119,7 @@ class Experiment:
         return SCHEMA.renamed(self.name)
 
     def grid(self, preset: str) -> Grid:
-        if preset not in self.presets:
-            raise ValueError(f"preset must be one of {sorted(self.presets)}, got {preset!r}")
-        return self.presets[preset]
+        return self.presets[check_preset(self, preset)]
 
     # --- what a table is (rgr.experiments.tables.Table); how it trains: rgr.experiments.trainer
 
@@ -134,7 +134,7 @@ class Experiment:
 
 @dataclass(frozen=True)
 class HeadSweep(Experiment):
-    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.head_sweep`)."""
+    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.peers.head_sweep`)."""
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:

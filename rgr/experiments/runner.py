@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from ..store import Schema, TableError, load_table, sweep_lock, write_rows
 from .engine.device import resolve_device
-from .tables import Table, load_results, table_path
+from .tables import Table, check_preset, load_results, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
            "run_sweep", "check_shard", "cell_filter"]
@@ -78,11 +78,6 @@ class Sweepable:
     def train_stack(self, configs: Sequence, preset: str, device: torch.device) -> list[dict]:
         """Train ``configs`` as one stack here; their table rows (run_key and provenance included)."""
         raise NotImplementedError(f"{type(self).__name__} does not say how {self.name}'s runs train")
-
-
-def check_preset(sweep: Sweepable, preset: str) -> None:
-    if preset not in sweep.presets:
-        raise ValueError(f"preset must be one of {sorted(sweep.presets)} for {sweep.name}, got {preset!r}")
 
 
 def check_shard(sweep: Sweepable, shard: tuple[int, int]) -> None:

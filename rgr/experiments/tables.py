@@ -17,7 +17,7 @@ import pandas as pd
 from ..paths import data_dir
 from ..store import Schema, TableError, drop_table, load_table, sweep_lock, write_rows
 
-__all__ = ["Table", "table_path", "shard_paths", "load_results", "merge_shards"]
+__all__ = ["Table", "check_preset", "table_path", "shard_paths", "load_results", "merge_shards"]
 
 
 class Table(Protocol):
@@ -38,6 +38,14 @@ class Table(Protocol):
         ...
 
     def run_key(self, cfg: Any, preset: str) -> str: ...
+
+
+def check_preset(table: Table, preset: object, alternative: str = "") -> str:
+    """``preset`` when it is one of ``table``'s presets; else a ValueError naming them (the one preset check of every
+    table: the runner's, the catalog's, each table's own planner). ``alternative``: what else the caller takes."""
+    if not isinstance(preset, str) or preset not in table.presets:
+        raise ValueError(f"preset must be one of {sorted(table.presets)} {alternative}for {table.name}, got {preset!r}")
+    return preset
 
 
 def table_path(name: str, shard: tuple[int, int] | None = None, root: Path | None = None) -> Path:

@@ -20,9 +20,9 @@ from . import futility, planner, reuse
 from .engine.config import RunConfig
 from .engine.groups import stack_groups
 from .engine.train import train
-from .projection import dry_run_report, model_steps_bound
 from .registry import SCHEMA, Experiment, SettledSweep
 from .runner import Sweepable
+from .sizing.projection import dry_run_report, model_steps_bound
 from .tables import load_results
 
 __all__ = ["ExperimentTrainer", "FUTILITY_BASIS", "STACK_RUNS", "unit_groups"]
@@ -63,7 +63,7 @@ class ExperimentTrainer(Sweepable):
                        shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None,
                        max_stack: int | None = None, root: Path | None = None) -> list[str]:
         """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
-        from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`). ``done``: this
+        from a short calibration here (:func:`rgr.experiments.sizing.projection.dry_run_report`). ``done``: this
         preset's rows already in the table; then the current round's pending runs are what is projected.
         ``max_stack``: the sweep's ``--max-stack``, so its stacks are projected as they will train. ``root``: the
         folder the sweep writes (``--data``), where it looks for rows to reuse, as the sweep does."""

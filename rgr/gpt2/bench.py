@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..experiments.bench import matmul_gflops
 from ..experiments.engine.device import resolve_device
+from ..experiments.sizing.bench import matmul_gflops
 from .block import PRESETS, Config, step_flops
 from .experiment import experiment_grid
 from .training import item_table, resolve_precision, train_runs

@@ -205,8 +205,8 @@ def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
 
 
 def test_the_projection_scales_only_the_runs_that_have_the_rule():
-    from rgr.experiments.calibration import Calibration
-    from rgr.experiments.projection import project
+    from rgr.experiments.sizing.calibration import Calibration
+    from rgr.experiments.sizing.projection import project
 
     cal = Calibration(a=1e-3, b=1e-9, c=1e-2, e=1e-9, device="cpu", points=1)
     off = [RunConfig(m=64, d_model=16, h=1, d_k=d, seed=s) for d in (2, 4) for s in (0, 1)]
@@ -228,7 +228,7 @@ def test_the_kept_share_is_the_replayed_steps_over_the_bound():
 
 
 def test_matmul_flops_in_closed_form():
-    from rgr.experiments.projection import matmul_flops
+    from rgr.experiments.sizing.projection import matmul_flops
 
     c = RunConfig(m=64, d_model=16, h=2, d_k=4)  # ell 16, 20,000 steps, a check every 500 on 500 contexts, test 2,000
     step = 2 * 4 * (8 * 16 * 16 + 6 * 16 * 16)

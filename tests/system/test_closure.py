@@ -14,8 +14,8 @@ from tests import ROOT
 
 # what training is: the engine's loop and stacks, the runner, every trainer, the peers' and E7's training loops
 TRAINING = ("rgr.experiments.engine.train", "rgr.experiments.engine.stack", "rgr.experiments.engine.step",
-            "rgr.experiments.runner", "rgr.experiments.trainer", "rgr.experiments.peer_trainers",
-            "rgr.experiments.projection", "rgr.trainers", "rgr.gpt2.training", "rgr.gpt2.trainer",
+            "rgr.experiments.runner", "rgr.experiments.trainer", "rgr.experiments.peers.trainers",
+            "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training", "rgr.gpt2.trainer",
             "rgr.studies.construction_trainer")
 # before issue 49 (measured the same way): rgr.catalog 61 modules of rgr, rgr.chapters.loading 66,
 # rgr.chapters.style 42; the bounds are half of those or less

@@ -43,11 +43,11 @@ from typing import Sequence
 import pandas as pd
 import torch
 
-from ..constants import GPU_FP32_PEAK, GPU_UTILIZATION
+from ...constants import GPU_FP32_PEAK, GPU_UTILIZATION
+from ..engine.config import RunConfig
+from ..engine.device import resolve_device
+from ..engine.groups import stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
-from .engine.config import RunConfig
-from .engine.device import resolve_device
-from .engine.groups import stack_groups
 
 __all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
            "refinement_runs", "dry_run_report"]

@@ -1,8 +1,8 @@
 """How the peers' tables train (chapter *the law beside other capacity results*): one run at a time, on the
-re-implemented models (:func:`rgr.experiments.aot.train_aot`, :func:`rgr.experiments.pal.train_pal`).
+re-implemented models (:func:`rgr.experiments.peers.aot.train_aot`, :func:`rgr.experiments.peers.pal.train_pal`).
 
-What the tables are is :data:`rgr.experiments.aot_sweep.AOT` and :data:`rgr.experiments.pal_sweep.PAL`; this module is
-imported by :mod:`rgr.trainers` alone.
+What the tables are is :data:`rgr.experiments.peers.aot_sweep.AOT` and :data:`rgr.experiments.peers.pal_sweep.PAL`;
+this module is imported by :mod:`rgr.trainers` alone.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Sequence
 
 import torch
 
-from ..store import provenance
+from ...store import provenance
+from ..runner import Sweepable
 from .aot import AoTConfig, train_aot
 from .aot_sweep import PRESETS as AOT_PRESETS
 from .aot_sweep import AoTSweep
@@ -22,7 +23,6 @@ from .aot_sweep import run_key as aot_key
 from .pal import PalConfig, law_x, train_pal
 from .pal_sweep import PalSweep
 from .pal_sweep import run_key as pal_key
-from .runner import Sweepable
 
 __all__ = ["AoTTrainer", "PalTrainer"]
 

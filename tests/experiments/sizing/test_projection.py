@@ -1,4 +1,4 @@
-"""rgr.experiments.projection: the step bound, the cost model's arithmetic, and a calibration that runs."""
+"""rgr.experiments.sizing.projection: the step bound, the cost model's arithmetic, and a calibration that runs."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from rgr.experiments import trainer as experiment_trainer
-from rgr.experiments.calibration import Calibration
 from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.projection import (
+from rgr.experiments.sizing.calibration import Calibration
+from rgr.experiments.sizing.projection import (
     dry_run_report,
     format_seconds,
     model_steps_bound,
@@ -117,7 +117,7 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
     """Steps cost a + r R + b F (r: what a run costs beyond its FLOPs). Stacks of many tiny runs and of few wide
     ones: the calibration, timing whole stacks at all and half their runs, must predict every stack's step within
     2%; the former a + b F on 16-run slices put a 40-run stack of tiny heads about 2x short."""
-    from rgr.experiments import calibration as P
+    from rgr.experiments.sizing import calibration as P
 
     a, r, b = 1e-4, 5e-5, 2e-10
     clock = _FakeClock()
@@ -145,7 +145,7 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
 
 def _history_rows(cal, stacks, date0=0):
     """A synthetic table: each stack's rows with the wall time ``cal`` gives it at the runs' actual steps."""
-    from rgr.experiments.projection import _stack_seconds
+    from rgr.experiments.sizing.projection import _stack_seconds
 
     rows = []
     for j, runs in enumerate(stacks):
@@ -161,8 +161,8 @@ def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
     reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry
     run says which it used."""
-    from rgr.experiments.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
-    from rgr.experiments.projection import _stack_seconds
+    from rgr.experiments.sizing.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
+    from rgr.experiments.sizing.projection import _stack_seconds
 
     true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
     shape = lambda d, h, k, s, n: (

@@ -1,7 +1,7 @@
 """Dana et al.'s two contrary conclusions under both head parameterisations, as a table of the one runner
 (``python -m rgr sweep aot --preset book``; chapter *the law beside other capacity results*).
 
-Their settings (N = 50, their training schedule; :mod:`rgr.experiments.aot`) at two questions, each under the
+Their settings (N = 50, their training schedule; :mod:`rgr.experiments.peers.aot`) at two questions, each under the
 parameterisation of their code and that of their paper's formalism, several seeds each:
 
 - *d_model beyond d_h*: d_h = 10, H = 20 (their experiment 3) at d = 10 and d = 15;
@@ -18,7 +18,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..store import Column, Schema
+from ...store import Column, Schema
+from ..tables import check_preset
 from .aot import AoTConfig
 
 __all__ = ["SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
@@ -27,7 +28,7 @@ _TYPES = {int: "int", float: "float", str: "str"}
 
 
 def _schema() -> Schema:
-    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.aot)",
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.peers.aot)",
                    low=0 if f.name == "seed" else (1 if f.type == "int" else None))
             for f in dataclasses.fields(AoTConfig)]
     cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),
@@ -62,7 +63,7 @@ def run_key(cfg: AoTConfig, preset: str) -> str:
 
 @dataclass(frozen=True)
 class AoTSweep:
-    """What the ``aot`` table is (module doc); it trains by :class:`rgr.experiments.peer_trainers.AoTTrainer`."""
+    """What the ``aot`` table is (module doc); it trains by :class:`rgr.experiments.peers.trainers.AoTTrainer`."""
 
     name: str = "aot"
     spec: str = "Dana et al. re-implemented"
@@ -80,8 +81,7 @@ class AoTSweep:
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
-        if preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        check_preset(self, preset)
         return [cfg for _, cfg in PRESETS[preset]]
 
     def run_key(self, cfg: AoTConfig, preset: str) -> str:
