@@ -13,7 +13,7 @@
 - :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how it
   trains), and its local executor;
   :mod:`.cluster` — the Dask executor;
-- :mod:`.sizing` — compute sizing: projection and calibration (a sweep's time before it starts), baselines and
+- :mod:`.sizing` — compute sizing: projection and calibration (a sweep's time before it starts), loops and
   bench (``python -m rgr bench``), device_check (one stack on two devices);
 - :mod:`.peers` — the peers' experiments (chapter *the law beside other capacity results*): head_sweep, dk_sweep,
   aot and aot_sweep, pal and pal_sweep, and trainers (how aot and pal train). The constructions' searches live in

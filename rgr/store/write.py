@@ -19,7 +19,8 @@ from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_t
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, read_seal, seal_of, write_seal
 
-__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table"]
+__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table", "types_hold",
+           "write_sealed"]
 
 
 def _lock_file(path: Path, kind: str) -> Path:
@@ -78,7 +79,7 @@ def _encode(value: Any, col: Column) -> Any:
     return out
 
 
-def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> None:
+def write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> None:
     """Replace the table at ``path`` with ``text`` (``rows`` rows) whole, then its seal (:mod:`rgr.store.seal`).
 
     ``seal_first`` (a repair, which drops lines): the seal goes first, so a repair killed between the two leaves
@@ -144,7 +145,7 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
             out = pd.concat([old, frame], ignore_index=True) if len(old) else frame
         else:
             out = frame
-        _write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
+        write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
     return len(out)
 
 
@@ -159,7 +160,7 @@ def replace_table(path: str | Path, schema: Schema, frame: pd.DataFrame) -> int:
     check_integrity(path, text, schema)
     rows_of(text, schema, path)
     with _write_lock(path):
-        _write_sealed(path, text, len(frame))
+        write_sealed(path, text, len(frame))
     return len(frame)
 
 
@@ -201,8 +202,8 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
         good, bad = [], []
         for n, line in numbered:  # the structure of each line: cheap
             (good if _parses(line, header) else bad).append((n, line))
-        if not _types_hold(head, good, schema, path):  # only then the values, line by line
-            checked = [(n, line, _types_hold(head, [(n, line)], schema, path)) for n, line in good]
+        if not types_hold(head, good, schema, path):  # only then the values, line by line
+            checked = [(n, line, types_hold(head, [(n, line)], schema, path)) for n, line in good]
             good = [(n, line) for n, line, ok in checked if ok]
             bad = sorted(bad + [(n, line) for n, line, ok in checked if not ok])
         if not bad:  # intact: check it against its seal, or seal it
@@ -219,7 +220,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
         rows_of(kept, schema, path)
         with open_own(path.with_name(path.name + ".damaged"), "w") as fh:
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
-        _write_sealed(path, kept, len(good), seal_first=True)
+        write_sealed(path, kept, len(good), seal_first=True)
     return Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
 
 
@@ -250,7 +251,7 @@ def _parses(line: str, header: list[str]) -> bool:
     return len(fields) == len(header)
 
 
-def _types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
+def types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
     """Whether the records ``lines`` (under the header line ``head``) pass the schema's types, ranges and checks."""
     try:
         rows_of("\n".join([head, *(line for _, line in lines)]) + "\n", schema, path)

@@ -50,7 +50,7 @@ from ..engine.groups import stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 
 __all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
-           "refinement_runs", "dry_run_report"]
+           "refinement_runs", "dry_run_report", "stack_seconds"]
 
 
 
@@ -70,7 +70,7 @@ def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = No
     return total
 
 
-def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
+def stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
     """Upper-bound seconds of one stack: every run trains to its cutoff, checked every check_every steps; the
     test (n_test contexts) costs like n_test / n_val checks (:func:`cost_terms`)."""
     return float(cost_terms(cfgs) @ cal.coefficients)
@@ -139,7 +139,7 @@ def project(
     cal = calibration if calibration is not None else calibrate(configs, dev)
     keep = 1.0 if futility_share is None else futility_share
     groups = [[configs[i] for i in g] for g in stack_groups(configs, max_stack, dev)]
-    times = sorted((_stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
+    times = sorted((stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
     load = [0.0] * workers
     for t in times:  # longest first, each to the least loaded worker
         load[load.index(min(load))] += t

@@ -10,8 +10,8 @@ from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.train import train_run
-from rgr.experiments.sizing.baselines import train_baseline, train_naive
 from rgr.experiments.sizing.bench import bench_sweep, main, step_flops
+from rgr.experiments.sizing.loops import train_baseline, train_naive
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 

@@ -145,12 +145,12 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
 
 def _history_rows(cal, stacks, date0=0):
     """A synthetic table: each stack's rows with the wall time ``cal`` gives it at the runs' actual steps."""
-    from rgr.experiments.sizing.projection import _stack_seconds
+    from rgr.experiments.sizing.projection import stack_seconds
 
     rows = []
     for j, runs in enumerate(stacks):
         actual = [c.replace(max_steps=n) for c, n in runs]
-        wall = _stack_seconds(actual, cal)
+        wall = stack_seconds(actual, cal)
         for c, n in runs:
             rows.append({**c.to_dict(), "steps": n, "stack_size": len(runs), "wall_time_s": wall / len(runs),
                          "date": f"2026-01-01T00:{date0 + j:02d}:00Z", "reused_from": None, "preset": "paper"})
@@ -162,7 +162,7 @@ def test_calibration_from_a_tables_history():
     reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry
     run says which it used."""
     from rgr.experiments.sizing.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
-    from rgr.experiments.sizing.projection import _stack_seconds
+    from rgr.experiments.sizing.projection import stack_seconds
 
     true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
     shape = lambda d, h, k, s, n: (
@@ -179,7 +179,7 @@ def test_calibration_from_a_tables_history():
     cal = calibrate_from_history(table)
     assert cal.source == "history" and cal.points == 10
     unseen = [c.replace(max_steps=n) for c, n in [shape(16, 2, 3, s, 250 + 50 * s) for s in range(6)]]
-    assert _stack_seconds(unseen, cal) == pytest.approx(_stack_seconds(unseen, true), rel=1e-3)
+    assert stack_seconds(unseen, cal) == pytest.approx(stack_seconds(unseen, true), rel=1e-3)
     assert calibrate_from_history(rows[rows["date"] < rows["date"].unique()[MIN_HISTORY_STACKS - 1]]) is None
     todo = [c for c, _ in stacks[0]]
     assert "finished stacks of this table" in dry_run_report(todo, "cpu", 1, history=table)[-1]
