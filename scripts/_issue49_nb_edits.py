@@ -26,6 +26,13 @@ EDITS: list[tuple[str, str, str]] = [
     ("peers.ipynb", "re-implemented in `rgr.experiments.aot` (", "re-implemented in `rgr.experiments.peers.aot` ("),
     ("peers.ipynb", "`rgr.experiments.pal` re-implements", "`rgr.experiments.peers.pal` re-implements"),
     ("peers.ipynb", "(`rgr.experiments.dk_sweep`)", "(`rgr.experiments.peers.dk_sweep`)"),
+    # the claim registry dispatches: READERS maps a key to the reader of its group, which evaluate walks
+    ("replication.ipynb", "one per claim key, listed in\n  `rgr.results.replication.registry.READERS` beside the "
+     "paper's value (a verdict row's key names its reader there:\n  `READERS[\"law_slope_pre\"]` is `sec61.law_rows`); "
+     "`rgr.results.replication.table.evaluate` reads them all.",
+     "listed per claim key in\n  `rgr.results.replication.registry.READERS` beside the paper's value (a verdict "
+     "row's key names its reader there:\n  `READERS[\"law_slope_pre\"]` is `registry.sec61_claims`, whose row "
+     "`sec61.law_rows` makes);\n  `rgr.results.replication.table.evaluate` walks them in the claims' order."),
     # DEFAULT_C (and dk_from_C) moved from rgr.theory.constructions to rgr.theory.laws
     ("constructions.ipynb", "from rgr.theory.constructions import DEFAULT_C",
      "from rgr.theory.laws import DEFAULT_C"),
