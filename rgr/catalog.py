@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .constants import CHOICES
 from .experiments.registry import EXPERIMENTS
 from .experiments.tables import Table, check_preset, load_results, table_path
+from .protocol import CHOICES
 from .store import Schema, TableError
 
 __all__ = ["NAMES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",

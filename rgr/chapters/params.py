@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..constants import CHOICES, PRESETS  # the one vocabulary; chapters import them with check
+from ..protocol import CHOICES, PRESETS  # the one vocabulary; chapters import them with check
 
 __all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range",
            "one_of"]

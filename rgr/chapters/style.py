@@ -22,7 +22,7 @@ import warnings
 import matplotlib as mpl
 import seaborn as sns
 
-from ..constants import HEADS_ALL
+from ..protocol import HEADS_ALL
 from .text_layout import text_problems
 
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
@@ -31,7 +31,7 @@ __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "Figure
            "nothing_to_draw"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.constants)
+HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column

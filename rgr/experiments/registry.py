@@ -23,7 +23,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..constants import HEADS_ALL, MODEL_KINDS
+from ..protocol import HEADS_ALL, MODEL_KINDS
 from ..store import Column, Schema
 from . import futility, planner, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig

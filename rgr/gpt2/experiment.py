@@ -21,8 +21,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..constants import gpu_hours
 from ..experiments.tables import check_preset, load_results, table_path
+from ..protocol import gpu_hours
 from ..store import Column, Schema, load_table
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
 from .items import items_available
@@ -107,7 +107,7 @@ class PresetCost:
     flops: float  # every run to its last step, with its checks and test
 
     def hours(self, share: float) -> float:
-        """Hours of one H100 at ``share`` of its float32 peak (:func:`rgr.constants.gpu_hours`)."""
+        """Hours of one H100 at ``share`` of its float32 peak (:func:`rgr.protocol.gpu_hours`)."""
         return gpu_hours(self.flops, share)
 
 

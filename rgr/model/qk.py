@@ -49,7 +49,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..constants import MODEL_KINDS
+from ..protocol import MODEL_KINDS
 from .attention import QKWeights
 
 __all__ = ["QKModel", "context_scores", "scores_forward", "scores_backward", "AggregatedScores"]

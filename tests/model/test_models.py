@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rgr.constants import MODEL_KINDS
 from rgr.model.attention import QKWeights, scores
 from rgr.model.qk import AggregatedScores, QKModel, context_scores
+from rgr.protocol import MODEL_KINDS
 
 KINDS = ("max", "softmax", "sum")
 

@@ -43,7 +43,7 @@ from typing import Sequence
 import pandas as pd
 import torch
 
-from ...constants import GPU_FP32_PEAK, GPU_UTILIZATION
+from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
 from ..engine.config import RunConfig
 from ..engine.device import resolve_device
 from ..engine.groups import stack_groups

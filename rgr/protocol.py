@@ -1,4 +1,5 @@
-"""Numbers the whole package shares, each with one home on the ground floor (nothing here imports rgr).
+"""The protocol's constants, each with one home on the ground floor (nothing here imports rgr), and the one
+hardware assumption of the estimates.
 
 - :data:`MODEL_KINDS`: how the heads' scores combine (max over heads, softmax summed, linear sum, the value
   channel), the models of :mod:`rgr.model.qk` and a column of every protocol table;
