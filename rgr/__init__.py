@@ -39,11 +39,13 @@ one below it (tests/system/test_style.py checks it):
   modules: choosing_heads (design rule, checks, readings: what its prose pastes), peers (dana, refit, sweep,
   aot, pal) and replication (reported: the paper's numbers; registry: claim key -> reader; readers sec61 /
   fig4 / extensions on shared rows; table (``evaluate``, chapter_words), verdicts, seed_bootstrap (noise
-  intervals), paper_arithmetic (Table 1 against its fits), summary, views, value_decision);
+  intervals), paper_arithmetic (Table 1 against its fits), law_constants, budget (longer-budget readings), sources,
+  value_decision);
   it reads tables and never trains;
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, prose (``glue_finding``: a
-  chapter glues its finding by field name), and one figure module per chapter (``figures.softmax`` for
-  book/softmax.ipynb, ...);
+  chapter glues its finding by field name), the verdict table's HTML, bottom line, glossary links and display
+  frames (verdict_table, bottom_line, glossary_links, replication_frames), and one figure module per chapter
+  (``figures.softmax`` for book/softmax.ipynb, ...);
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """
 

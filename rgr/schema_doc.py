@@ -28,16 +28,18 @@ Rows are keyed by `run_key`, a hash of the run's config and preset, so a rerun s
 presets never replace each other's rows. Every row carries its provenance (code version and commit, torch
 version, device, preset, date). Every table is read through one strict loader (`rgr.catalog.load`): it
 checks every column, type and range, refuses unknown columns and truncated or malformed tables (a truncated
-table is cut back to its intact rows by `python -m rgr repair data/<table>.csv`). Writers take an exclusive
-lock on the table, and a sweep holds its table for its whole run.
+table is cut back to its intact rows by `python -m rgr repair data/<table>.csv`), and recomputes each row's
+`run_key` from the row's own columns, so a row edited in place under its old key is refused (`repair` sets it
+aside). Writers take an exclusive lock on the table, and a sweep holds its table for its whole run.
 
 Every write also records the table's seal beside it, `data/<table>.csv.seal` (committed with the table): one
-JSON line with the row count, the size in bytes and the sha256 of the table as rgr wrote it, and nothing else
-(no date), so it changes exactly when the table does. A table with fewer rows than its seal records (cut at a
-line boundary, which still parses) is refused, naming both counts. A table without a matching seal (no seal;
-rows appended after it, or other bytes, by a writer that does not seal, such as an rgr from before seals) is
-read with an `UnsealedTable` warning that says which, until `python -m rgr repair data/<table>.csv --seal`
-records it as it is; the same command accepts a cut explicitly (`rgr.store.seal`).
+JSON line with the row count, the size in bytes and the sha256 of the table as rgr wrote it, and short hashes
+of its first and last rows, and nothing else (no date), so it changes exactly when the table does. A table with
+fewer rows than its seal records (cut at a line boundary, which still parses; rows deleted; or the table
+replaced by another: the first and last rows tell which) is refused, naming both counts. A table without a
+matching seal (no seal; rows appended after it, or other bytes, by a writer that does not seal, such as an rgr
+from before seals) is read with an `UnsealedTable` warning that says which, until `python -m rgr repair
+data/<table>.csv --seal` records it as it is; the same command accepts a cut explicitly (`rgr.store.seal`).
 
 ## How the D_K grid is built
 

@@ -22,16 +22,18 @@ continues exactly where an interrupted sweep stopped. "Passing" is
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 
 import pandas as pd
 
 from ..task.metrics import reaches_target
-from .engine.config import RunConfig
+from .engine.config import RunConfig, config_keys
 from .grid import Cell, Grid, base_cutoff
 
-__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "in_shard", "parse_shard", "parse_cells"]
+__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
+           "parse_shard", "parse_cells"]
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
@@ -57,7 +59,22 @@ def run_key(cfg: RunConfig, preset: str) -> str:
     rule changes no answer: :mod:`rgr.results.futility_replay`), so a sweep that turns the rule on
     keeps every row it already has. The row's ``config_key`` and ``futility`` say how it trained.
     """
-    return hashlib.sha256(f"{cfg.replace(futility=None).key()}|{preset}".encode()).hexdigest()[:16]
+    return _with_preset(cfg.replace(futility=None).key(), preset)
+
+
+def _with_preset(config_key: str, preset: str) -> str:
+    return hashlib.sha256(f"{config_key}|{preset}".encode()).hexdigest()[:16]
+
+
+KEY_COLUMNS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RunConfig) if f.name != "futility"), "preset")
+
+
+def row_keys(df: pd.DataFrame) -> list[str]:
+    """:func:`run_key` of each row of a sweep's table, from its :data:`KEY_COLUMNS`: what the loader checks each
+    row's ``run_key`` against (:class:`rgr.store.RowKey`). The rows' configs are not built (a table holds thousands):
+    :func:`rgr.experiments.engine.config.config_keys` hashes the fields as :meth:`RunConfig.key` does."""
+    keys = config_keys({c: df[c].tolist() for c in KEY_COLUMNS[:-1]})
+    return [_with_preset(k, p) for k, p in zip(keys, df["preset"].tolist())]
 
 
 def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, *, model: str, graph: str,

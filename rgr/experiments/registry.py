@@ -24,7 +24,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..protocol import HEADS_ALL, MODEL_KINDS
-from ..store import Column, Schema
+from ..store import Column, RowKey, Schema
 from . import futility, planner, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
 from .grid import Cell, Grid
@@ -87,7 +87,7 @@ def _schema() -> Schema:
     ]
     checks = (("D_K = h * d_k", lambda df: df["D_K"] != df["h"] * df["d_k"]),
               ("val_curve is a list of [step, value] pairs", lambda df: ~df["val_curve"].map(_is_curve)))
-    return Schema("experiment", tuple(cfg + res), checks)
+    return Schema("experiment", tuple(cfg + res), checks, RowKey(planner.KEY_COLUMNS, planner.row_keys))
 
 
 def _is_curve(v: object) -> bool:

@@ -23,13 +23,13 @@ import pandas as pd
 
 from ..experiments.tables import check_preset, load_results, table_path
 from ..protocol import gpu_hours
-from ..store import Column, Schema, load_table
+from ..store import Column, RowKey, Schema, TableError, load_table
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
 from .items import items_available
 from .table import STAND_IN_SOURCE
 
 __all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "experiment_grid", "PresetCost", "preset_cost",
-           "load_gpt2_results", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
+           "load_gpt2_results", "preset_rows", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
            "read_lease_bench", "latest_lease_bench"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
@@ -58,7 +58,9 @@ def _schema() -> Schema:
         Column("stack_size", "int", "runs trained together in the stack that held this run", low=1),
         Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
     ]
-    return Schema("gpt2", tuple(cols))
+    fields = tuple(f.name for f in dataclasses.fields(Config))
+    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(Config(**{f: r[f] for f in fields}), r["preset"]))
+    return Schema("gpt2", tuple(cols), key=key)
 
 
 SCHEMA = _schema()
@@ -157,6 +159,17 @@ GPT2 = GPT2Sweep()
 def load_gpt2_results(preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """The E7 table (strictly validated), optionally one preset's rows."""
     return load_results(SCHEMA, preset, root)
+
+
+def preset_rows(preset: str, root: Path | None = None) -> pd.DataFrame:
+    """One preset's rows of the E7 table, none where data/ has no table (the chapter then runs on smoke data); a
+    table that is there but unreadable is an error, never read as empty (chapter *GPT-2 block*)."""
+    try:
+        return load_gpt2_results(preset, root)
+    except TableError:
+        if table_path(GPT2.name, root=root).is_file():
+            raise
+        return pd.DataFrame(columns=[c.name for c in SCHEMA.all_columns])
 
 
 # the Config fields the protocol leaves open, as the chapter reports them

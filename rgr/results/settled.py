@@ -11,15 +11,41 @@ put did not depend on the cutoff.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from ..catalog import get, load, table_path
 from ..experiments.engine.config import step_cutoff
-from ..experiments.settled import UNITS, Unit, seeds_for
+from ..experiments.settled import UNITS, Unit, budgets_for, seeds_for
+from ..store import TableError
 from .stats import dk_star, summarize
 
-__all__ = ["budget_thresholds", "points_of"]
+__all__ = ["SETTLED", "SETTLED_SHARE", "budget_thresholds", "budget_rows", "diagonal_budget_reason", "lowest_points",
+           "one_head_budget", "points_of", "reading_budget", "settled_at", "settled_runs", "SettledFinding",
+           "settled_finding"]
+
+SETTLED = "settled"
+
+
+def settled_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
+    """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke; the extension has
+    no book preset, so none there); no rows when data/ has no table. Never a smoke fallback: an extension that has
+    not run is read as absent."""
+    sweep = get(SETTLED)
+    empty = pd.DataFrame(columns=[c.name for c in sweep.schema.all_columns])
+    if preset not in sweep.presets:
+        return empty
+    try:
+        return load(SETTLED, preset, root)
+    except TableError:
+        if table_path(SETTLED, root=root).is_file():
+            raise  # present but unreadable: never a silent fallback
+        return empty
 
 
 def points_of(units: Sequence[Unit]) -> pd.DataFrame:
@@ -28,7 +54,8 @@ def points_of(units: Sequence[Unit]) -> pd.DataFrame:
                         columns=["m", "d_model", "h", "D_K"])
 
 
-def _budget_rows(runs: pd.DataFrame, units: Sequence[Unit], budget: int) -> pd.DataFrame:
+def budget_rows(runs: pd.DataFrame, budget: int, units: Sequence[Unit] = UNITS) -> pd.DataFrame:
+    """The rows of ``runs`` on the design's points trained to ``budget`` times their cell's protocol cutoff."""
     if not len(runs):
         return runs
     pts = points_of(units)
@@ -42,9 +69,9 @@ def budget_thresholds(settled: pd.DataFrame, paper: Mapping[str, pd.DataFrame],
     """One row per (m, d_model, budget): D_K* [opt, cons], h*, the runs at D_K* cut by their budget, the points'
     completeness. ``paper``: the paper tables the 1x reading comes from (``base``, ``lambda8``), rows of any cell."""
     cells = list(dict.fromkeys((u.m, u.d_model) for u in units))
-    frames = [_budget_rows(t, units, 1).assign(budget=1) for t in paper.values() if len(t)]
+    frames = [budget_rows(t, 1, units).assign(budget=1) for t in paper.values() if len(t)]
     one = pd.concat(frames).drop_duplicates(["m", "d_model", "h", "D_K", "seed"]) if frames else pd.DataFrame()
-    by_budget = {1: one, **{b: _budget_rows(settled, units, b) for b in (4, 16)}}  # each budget's rows, read once
+    by_budget = {1: one, **{b: budget_rows(settled, b, units) for b in (4, 16)}}  # each budget's rows, read once
     out = []
     for m, d in cells:
         cell_units = [u for u in units if (u.m, u.d_model) == (m, d)]
@@ -69,3 +96,122 @@ def budget_thresholds(settled: pd.DataFrame, paper: Mapping[str, pd.DataFrame],
     for c in ("D_K_star", "D_K_opt", "D_K_cons", "h_star", "at_star", "cut_at_star"):
         frame[c] = frame[c].astype("Int64")
     return frame
+
+
+def lowest_points(units: Sequence[Unit] = UNITS) -> dict[tuple[int, int], int]:
+    """Each cell's smallest design D_K: a threshold found there may lie lower (the design has no point below)."""
+    out: dict[tuple[int, int], int] = {}
+    for u in units:
+        out[(u.m, u.d_model)] = min(out.get((u.m, u.d_model), min(u.D_K)), min(u.D_K))
+    return out
+
+
+def one_head_budget(settled: pd.DataFrame, cells: Sequence[tuple[int, int]], units: Sequence[Unit] = UNITS
+                    ) -> tuple[tuple[int, int], int, pd.DataFrame] | None:
+    """The design's first one-head unit at one of ``cells`` (the paper's "one head never reaches the target"
+    cells): its cell, its longest budget with every point's seeds, and those rows; None without one."""
+    ones = [u for u in units if u.h == 1 and (u.m, u.d_model) in {tuple(c) for c in cells}]
+    if not ones or not len(settled):
+        return None
+    u = ones[0]
+    for budget in sorted(set(budgets_for(u.m)), reverse=True):
+        rows = budget_rows(settled, budget, [u])
+        if len(rows) == len(u.D_K) * len(seeds_for(u.m)):
+            return (u.m, u.d_model), budget, rows.reset_index(drop=True)
+    return None
+
+
+SETTLED_SHARE = 0.2  # at most 2 of 10 runs at a cell's new D_K* still cut: the reading counts as settled
+
+
+def reading_budget(frame: pd.DataFrame, cells: Sequence[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]] | None:
+    """The longest budget (> 1x) to read ``cells`` at, and the cells read there: the longest one complete at every
+    cell whose design has it (a cell without it in the design, m > 1024 at 16x, is left out), with at least two
+    cells, else one cell alone when ``cells`` has one; None where no budget qualifies. ``frame``:
+    :func:`budget_thresholds`."""
+    if not len(cells):
+        return None
+    done = frame[(frame["budget"] > 1) & (frame["complete"] >= 1.0)]
+    for b in sorted(set(frame["budget"]) - {1}, reverse=True):
+        have = [c for c in cells if b in budgets_for(c[0])]
+        ok = all(((done.m == m) & (done.d_model == d) & (done.budget == b)).any() for m, d in have)
+        if ok and len(have) >= min(2, len(cells)):
+            return int(b), have
+    return None
+
+
+def settled_at(frame: pd.DataFrame, cells: Sequence[tuple[int, int]], budget: int) -> bool:
+    """Whether at most :data:`SETTLED_SHARE` of the runs at each cell's D_K* still ran to ``budget``."""
+    at = frame.set_index(["m", "d_model", "budget"])
+    return all(int(at.loc[(m, d, budget), "cut_at_star"]) <= SETTLED_SHARE * int(at.loc[(m, d, budget), "at_star"])
+               for m, d in cells)
+
+
+def diagonal_budget_reason(frame: pd.DataFrame, m_from: int, lam: int = 8) -> str:
+    """The step cutoff's effect on the diagonal's rise from m = ``m_from`` on, measured with a longer budget: D_K*
+    at both ends at 1x and at the longest budget read (:func:`reading_budget`), the rise against the law's
+    ln m_last / ln m_first, and whether the reading is settled; "" without a longer budget. One sentence, shared by
+    chapters *permutation sweeps* and *does it replicate?*."""
+    diag = frame[(frame.m == lam * frame.d_model) & (frame.m >= m_from)]
+    got = reading_budget(frame, sorted({(int(m), int(d)) for m, d in diag[["m", "d_model"]].to_numpy()}))
+    if got is None:
+        return ""
+    b, cells = got
+    (m0, d0), (m1, d1) = cells[0], cells[-1]
+    at = frame.set_index(["m", "d_model", "budget"])["D_K_star"]
+    one, long = (at[(m0, d0, 1)], at[(m1, d1, 1)]), (at[(m0, d0, b)], at[(m1, d1, b)])
+    if any(pd.isna(v) for v in (*one, *long)):
+        return ""
+    law = math.log(m1) / math.log(m0)
+    r1, rb = one[1] / one[0], long[1] / long[0]
+    toward = "toward" if abs(rb - law) < abs(r1 - law) else "away from"
+    cut = frame.set_index(["m", "d_model", "budget"])
+    still = ", ".join(f"m = {m}: {int(cut.loc[(m, d, b), 'cut_at_star'])} of {int(cut.loc[(m, d, b), 'at_star'])}"
+                      for m, d in cells)
+    tail = ("settled: few runs at the new thresholds still ran to the budget" if settled_at(frame, cells, b)
+            else f"not settled: runs at the new D_K* still cut ({still}), so a longer budget may move it further")
+    return (f"Measured with a longer step budget (the settled extension, not the protocol): with {b}x the cutoff, "
+            f"D_K* {_moves(one[0], long[0])} at m = {m0} and {_moves(one[1], long[1])} at m = {m1}, so the rise "
+            f"from m = {m0} moves from {r1:.2f} to {rb:.2f}, {toward} the law's {law:.2f}; {tail}.")
+
+
+def _moves(a: float, b: float) -> str:
+    return f"falls from {a:g} to {b:g}" if b < a else f"stays at {a:g}" if b == a else f"rises from {a:g} to {b:g}"
+
+
+@dataclass(frozen=True)
+class SettledFinding:
+    """What the extension shows so far, for the chapters' prose: the share of its planned runs in the table, the
+    cells with a complete longer budget, at their longest one how many D_K* fell below, stayed at or rose above the
+    protocol's, how many of those readings are settled and how many sit at the design's lowest point, the longest
+    budget read, and the diagonal's measured reason (:func:`diagonal_budget_reason`, from ``m_from``)."""
+
+    share_done: float
+    n_cells: int
+    n_fell: int
+    n_same: int
+    n_rose: int
+    n_settled: int
+    n_floor: int
+    longest: str
+    diagonal_reason: str
+
+
+def settled_finding(frame: pd.DataFrame, share_done: float, m_from: int = 512) -> SettledFinding:
+    """:class:`SettledFinding` of :func:`budget_thresholds`'s ``frame``; ``share_done``: of the extension's planned
+    runs, the share in the table (:func:`rgr.catalog.preset_completeness`)."""
+    done = frame[(frame["budget"] > 1) & (frame["complete"] >= 1.0) & frame["D_K_star"].notna()]
+    last = done.sort_values("budget").groupby(["m", "d_model"]).tail(1)
+    one = frame[frame["budget"] == 1].set_index(["m", "d_model"])["D_K_star"]
+    before = np.array([one.get((m, d), np.nan) for m, d in last[["m", "d_model"]].to_numpy()], float)
+    after = last["D_K_star"].to_numpy(float)
+    low = lowest_points()
+    settled = [settled_at(frame, [(int(m), int(d))], int(b)) for m, d, b in last[["m", "d_model", "budget"]].to_numpy()]
+    floor = [a == low.get((int(m), int(d))) for a, (m, d) in zip(after, last[["m", "d_model"]].to_numpy())]
+    budgets = sorted(set(last["budget"].astype(int)))
+    reason = diagonal_budget_reason(frame, m_from)
+    return SettledFinding(share_done=float(share_done), n_cells=len(last),
+                          n_fell=int((after < before).sum()), n_same=int((after == before).sum()),
+                          n_rose=int((after > before).sum()), n_settled=int(sum(settled)), n_floor=int(sum(floor)),
+                          longest="–".join(f"{b}x" for b in budgets) or "none",
+                          diagonal_reason=reason or "No longer budget is complete on the diagonal yet.")

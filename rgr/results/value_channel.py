@@ -23,6 +23,7 @@ import pandas as pd
 from .stats import summarize
 
 __all__ = [
+    "LowestHead",
     "StoppingEffect",
     "ValueCell",
     "ValueSetup",
@@ -30,6 +31,7 @@ __all__ = [
     "ValueWords",
     "cells_table",
     "error_ratios",
+    "lowest_head",
     "one_head_stopping",
     "paper_mse",
     "rank_floor",
@@ -292,3 +294,49 @@ def value_words(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: floa
                       n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
                       n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
                       best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")
+
+
+@dataclass(frozen=True)
+class LowestHead:
+    """Which head count has the lowest error at one d_model (the value chapter's reading of ``value_long``, the
+    decision run): that d_model, its table's size, top budget and cutoff; the lowest mean MSE's (h, D_K) and the
+    best point with another head count; their seed-paired difference (lowest - other), its 95% t-interval and
+    p-value; the seeds where the lowest is lower; and whether it "beats" the other (interval below zero) or "ties
+    with" it."""
+
+    d_model: int
+    n_runs: int
+    top_D_K: int
+    steps: int
+    best_h: int
+    best_D_K: int
+    best_mse: float
+    next_h: int
+    next_D_K: int
+    next_mse: float
+    diff: float
+    lo: float
+    hi: float
+    p: float
+    n_lower: int
+    n_seeds: int
+    beats: str
+
+
+def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> LowestHead | None:
+    """:class:`LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
+    from .replication.paired import by_seed, paired_difference
+
+    cell = runs[runs["d_model"] == d_model] if len(runs) else runs
+    if not len(cell) or cell["h"].nunique() < 2:
+        return None
+    s = summarize(cell, ["h", "D_K"], "test_mse").sort_values("mean")
+    top = s.iloc[0]
+    other = s[s.h != top.h].iloc[0]
+    a, b = (int(top.h), int(top.D_K)), (int(other.h), int(other.D_K))
+    pair = paired_difference(by_seed(cell, "test_mse", *a), by_seed(cell, "test_mse", *b))
+    return LowestHead(d_model=int(d_model), n_runs=len(cell), top_D_K=int(cell["D_K"].max()),
+                      steps=int(cell["max_steps"].max()), best_h=a[0], best_D_K=a[1], best_mse=float(top["mean"]),
+                      next_h=b[0], next_D_K=b[1], next_mse=float(other["mean"]), diff=pair.mean, lo=pair.lo,
+                      hi=pair.hi, p=pair.p, n_lower=pair.a_lower, n_seeds=pair.n,
+                      beats="beats" if pair.side() == "a lower" else "ties with")

@@ -9,12 +9,14 @@ interrupted sweep loses at most the stack it was training. A sweep holds
 same table refuses to start and names the holder.
 
 The loader checks every column's presence, type and range, refuses columns the
-schema does not know, and checks the file's integrity (every line complete);
-it stops with a message that names the file and the problem rather than return
+schema does not know, checks the file's integrity (every line complete) and
+recomputes each row's ``run_key`` from its columns (:class:`RowKey`, passed in by
+the module that declares the table), so a row edited in place is refused; it
+stops with a message that names the file and the problem rather than return
 half a table. A truncated table is recovered by ``python -m rgr repair <file>``
 (:func:`repair_table`): every intact row is kept.
 
-Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256:
+Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256, first and last rows:
 :mod:`rgr.store.seal`), so a table cut at a line boundary, which still parses, is refused too; a table
 written by a writer that does not seal (an rgr from before seals) is read with an :class:`UnsealedTable`
 warning until ``python -m rgr repair <file> --seal`` records it.
@@ -24,10 +26,10 @@ warning until ``python -m rgr repair <file> --seal`` records it.
 from __future__ import annotations
 
 from .read import finished_keys, load_table
-from .schema import PROVENANCE, Column, Schema, TableBusy, TableError, code_version, provenance
+from .schema import PROVENANCE, Column, RowKey, Schema, TableBusy, TableError, code_version, provenance
 from .seal import UnsealedTable, seal_path
 from .write import drop_table, repair_table, replace_table, sweep_lock, write_rows
 
-__all__ = ["Column", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version", "provenance",
-           "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table", "drop_table",
-           "seal_path"]
+__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version",
+           "provenance", "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table",
+           "drop_table", "seal_path"]

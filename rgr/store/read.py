@@ -146,7 +146,23 @@ def _typed(df: pd.DataFrame, schema: Schema, path: Path) -> pd.DataFrame:
         bad = broken(df)
         if bad.any():
             raise TableError(f"{path}: {what} fails on lines {_lines(df.index[bad])}")
+    _check_keys(df, schema, path)
     return df[[c.name for c in schema.all_columns]]
+
+
+def _check_keys(df: pd.DataFrame, schema: Schema, path: Path) -> None:
+    """Refuse rows whose ``run_key`` is not the one their columns give (:class:`rgr.store.schema.RowKey`): a row
+    edited in place under its old key would otherwise be read as the run it no longer describes."""
+    if schema.key is None:
+        return
+    bad = df["run_key"].to_numpy() != pd.Series(schema.key.of(df), index=df.index, dtype=object).to_numpy()
+    if bad.any():
+        lines = _lines(df.index[bad])
+        where = f"line {lines[0]}" if bad.sum() == 1 else f"lines {lines}{' ...' if bad.sum() > 5 else ''}"
+        raise TableError(f"{path}: {where} ({int(bad.sum())} of {len(df)} rows): run_key is not the hash of the row's "
+                         f"{', '.join(schema.key.columns)}, so the row was edited after it was written; restore the "
+                         f"table from git, or set the row aside with `python -m rgr repair {path}` and rerun the "
+                         "command that writes the table")
 
 
 def _invalid(s: pd.Series, c: Column) -> pd.Series:

@@ -8,7 +8,7 @@ import platform
 import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Callable, Sequence
 
 import pandas as pd
 import torch
@@ -16,7 +16,7 @@ import torch
 from .. import __version__
 from ..paths import repo_root
 
-__all__ = ["Column", "Schema", "TableError", "TableBusy", "PROVENANCE", "code_version", "provenance"]
+__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "PROVENANCE", "code_version", "provenance"]
 
 _DTYPES = {"int": "int64", "float": "float64", "str": "object", "bool": "bool", "json": "object"}
 
@@ -87,16 +87,53 @@ PROVENANCE: tuple[Column, ...] = (
 
 
 @dataclass(frozen=True)
+class RowKey:
+    """How a table's ``run_key`` follows from the row's own ``columns``: ``of(df)`` gives the key of each row of the
+    typed table. The loader recomputes it, so a row edited under its old key is refused (:mod:`rgr.store.read`).
+
+    The store does not know how a table is keyed: the module that declares a table's schema passes this in.
+    """
+
+    columns: tuple[str, ...]  # the columns the key is computed from (named when a row's key disagrees)
+    of: Callable[[pd.DataFrame], Sequence[str | None]]
+
+    @classmethod
+    def per_row(cls, columns: Sequence[str], key_of: Callable[[dict], str]) -> "RowKey":
+        """A key from one row at a time: ``key_of`` gets a dict of ``columns``' values (empty ones as None). A row
+        whose values make no valid config (``key_of`` raises ValueError or TypeError) has no key, so it is refused.
+        One call per row: for tables of a few hundred rows (a sweep's thousands want a vectorised ``of``)."""
+        names = tuple(columns)
+
+        def of(df: pd.DataFrame) -> list[str | None]:
+            return [_key_or_none(key_of, dict(zip(names, (None if pd.isna(v) else v for v in values))))
+                    for values in zip(*(df[c].tolist() for c in names))]
+
+        return cls(names, of)
+
+
+def _key_or_none(key_of: Callable[[dict], str], row: dict) -> str | None:
+    try:
+        return key_of(row)
+    except (ValueError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
 class Schema:
-    """The columns of one experiment's table (the run key first, the provenance columns appended)."""
+    """The columns of one experiment's table (the run key first, the provenance columns appended).
+
+    ``key``: how ``run_key`` is computed from the row (:class:`RowKey`), checked on every load and write; every
+    table of data/ declares one. ``None`` (toy tables of the tests) skips that check.
+    """
 
     name: str
     columns: tuple[Column, ...]
     checks: tuple[tuple[str, Callable[[pd.DataFrame], pd.Series]], ...] = ()  # (what must hold, rows where it fails)
+    key: RowKey | None = None
 
     def renamed(self, name: str) -> "Schema":
-        """The same columns and checks for the table called ``name``."""
-        return Schema(name, self.columns, self.checks)
+        """The same columns, checks and key for the table called ``name``."""
+        return Schema(name, self.columns, self.checks, self.key)
 
     @property
     def all_columns(self) -> tuple[Column, ...]:

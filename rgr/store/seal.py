@@ -3,12 +3,15 @@
 A table cut at a line boundary (its last lines gone whole: a copy or a download that stopped, a disk that
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
-count and the sha256 of the bytes. Every write of the store (:func:`rgr.store.write_rows`,
-:func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table into place, then its new seal.
+count, the sha256 of the bytes and short hashes of the first and last rows. Every write of the store
+(:func:`rgr.store.write_rows`, :func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table
+into place, then its new seal.
 The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
-- fewer rows than sealed: ``cut``, refused with one line naming the file, both counts and the fix;
+- fewer rows than sealed: ``cut``, refused with one line naming the file, both counts and the fix; the seal's
+  hashes of the first and last rows say which loss it is: the end cut off (the first row intact), rows deleted
+  (the last row intact), or the table replaced by another (neither);
 - no seal (``unsealed``), or more rows than sealed with the sealed bytes intact at the start (``appended``: by a
   writer that does not seal, such as an rgr from before seals), or other bytes (``changed``): read, with an
   :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
@@ -54,14 +57,19 @@ class UnsealedTable(UserWarning):
 
 @dataclass(frozen=True)
 class Seal:
-    """What the store wrote to a table: its row count, byte count and the sha256 of its bytes."""
+    """What the store wrote to a table: its row count, byte count and the sha256 of its bytes; ``first``, ``last``:
+    a short hash of its first and last rows' lines (None in seals written before them), which tell a cut end from
+    rows deleted or a table replaced (:func:`compare`)."""
 
     rows: int
     size: int
     sha256: str
+    first: str | None = None
+    last: str | None = None
 
     def text(self) -> str:
-        return json.dumps({"format": FORMAT, "rows": self.rows, "bytes": self.size, "sha256": self.sha256},
+        ends = {} if self.first is None else {"first": self.first, "last": self.last}
+        return json.dumps({"format": FORMAT, "rows": self.rows, "bytes": self.size, "sha256": self.sha256, **ends},
                           sort_keys=True) + "\n"
 
 
@@ -84,7 +92,15 @@ def seal_of(data: bytes, rows: int) -> Seal:
     """The seal of a table whose bytes are ``data`` and which holds ``rows`` rows."""
     if rows < 0:
         raise ValueError(f"rows must be >= 0, got {rows}")
-    return Seal(rows, len(data), hashlib.sha256(data).hexdigest())
+    return Seal(rows, len(data), hashlib.sha256(data).hexdigest(), *_ends(data))
+
+
+def _ends(data: bytes) -> tuple[str | None, str | None]:
+    """Short hashes of the first and the last line after the header (None, None: no such line)."""
+    lines = data.rstrip(b"\n").split(b"\n")[1:]
+    if not lines:
+        return None, None
+    return tuple(hashlib.sha256(line).hexdigest()[:16] for line in (lines[0], lines[-1]))  # type: ignore[return-value]
 
 
 def read_seal(table: str | Path) -> Seal | None:
@@ -106,10 +122,12 @@ def read_seal(table: str | Path) -> Seal | None:
         d = json.loads(raw.decode("utf-8"))
         if d.get("format") != FORMAT:
             raise ValueError(f"format {d.get('format')!r}, this rgr reads {FORMAT}")
-        seal = Seal(d["rows"], d["bytes"], d["sha256"])
+        seal = Seal(d["rows"], d["bytes"], d["sha256"], d.get("first"), d.get("last"))
         if not (isinstance(seal.rows, int) and isinstance(seal.size, int) and seal.rows >= 0 and seal.size >= 0
                 and isinstance(seal.sha256, str) and len(seal.sha256) == 64):
             raise ValueError("rows, bytes or sha256 out of range")
+        if not all(e is None or isinstance(e, str) for e in (seal.first, seal.last)):
+            raise ValueError("first or last is not a hash")
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as e:
         raise BadSeal(f"{path}: not a seal this rgr wrote ({e}); {fix}") from None
     return seal
@@ -151,9 +169,8 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
         return SealCheck("sealed", "", seal.rows)
     if rows < seal.rows:
         return SealCheck("cut", f"{table}: {rows:,} rows, but its seal ({name}) records {seal.rows:,}: "
-                                f"{_rows(seal.rows - rows)} fewer (cut off its end at a line boundary, deleted, or the "
-                                f"table replaced by another); restore the table (git checkout, or the copy it came "
-                                f"from), or keep these {rows:,} rows with {fix} and "
+                                f"{_rows(seal.rows - rows)} fewer, {_loss(data, seal)}; restore the table (git "
+                                f"checkout, or the copy it came from), or keep these {rows:,} rows with {fix} and "
                                 "rerun the sweep to train the missing runs", seal.rows)
     if len(data) > seal.size and hashlib.sha256(data[:seal.size]).hexdigest() == seal.sha256:
         return SealCheck("appended", f"{table}: {rows:,} rows; its seal ({name}) records the first {seal.rows:,}, "
@@ -163,6 +180,19 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
     return SealCheck("changed", f"{table}: {rows:,} rows, changed since its seal ({name}, {seal.rows:,} rows) was "
                                 f"written, by a writer that does not seal (an rgr from before seals, or an edit); "
                                 f"{fix} records it as it is now", seal.rows)
+
+
+def _loss(data: bytes, seal: Seal) -> str:
+    """Which loss a table with fewer rows than its seal shows, from the seal's first and last rows."""
+    if seal.first is None:  # a seal written before it recorded them
+        return "cut off its end at a line boundary, deleted, or the table replaced by another"
+    first, last = _ends(data)
+    if last == seal.last:
+        return ("deleted from its middle (its first and last rows are the sealed ones)" if first == seal.first else
+                "deleted at its start (its last row is the sealed one, its first is not)")
+    if first == seal.first:
+        return "cut off its end at a line boundary (its first row is the sealed one, its last is gone)"
+    return "the table replaced by another (neither its first nor its last row is the sealed one)"
 
 
 def _rows(n: int) -> str:

@@ -26,7 +26,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..experiments.tables import check_preset
-from ..store import Column, Schema
+from ..store import Column, RowKey, Schema
 
 __all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep"]
 
@@ -105,7 +105,10 @@ def _schema() -> Schema:
         Column("stack_size", "int", "rows computed together (one cell)", **pos),
         Column("wall_time_s", "float", "wall time of the cell divided by its rows", low=0),
     ]
-    return Schema("constructions", tuple(cols))
+    fields = tuple(f.name for f in dataclasses.fields(Run))
+    key = RowKey.per_row((*fields, "preset"), lambda r: CONSTRUCTIONS.run_key(Run(**{f: r[f] for f in fields}),
+                                                                               r["preset"]))
+    return Schema("constructions", tuple(cols), key=key)
 
 
 SCHEMA = _schema()

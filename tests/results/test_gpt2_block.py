@@ -82,3 +82,26 @@ def test_words_of_a_table_are_its_reading():
     assert (w.paper_eflop, w.paper_hours_half, w.paper_hours_tenth) == (0.3, paper.hours(0.5), paper.hours(0.1))
     with pytest.raises(ValueError, match="book_m"):
         gpt2_words(runs, book_m=0, paper=paper)
+
+
+def test_the_compressive_preset_is_worded_so_far_and_without_rows():
+    from rgr.results.gpt2_block import compressive_words
+
+    def acc(dk, h, s):  # one head's seed 0 collapses at every budget; two heads best
+        return 0.001 if (h, s) == (1, 0) else 0.3 + 0.1 * (h == 2) + dk / 1000
+
+    w = compressive_words(_runs(acc, m=512, d_model=64), done=0.45)
+    assert (w.pct_done, w.n_runs, w.lam, w.budgets, w.best_h) == (45.0, 27, 8.0, "64, 128, 256", "2, 2, 2")
+    assert (w.one_head_collapsed, w.one_head_runs) == (3, 9) and w.multi_head_best == 3
+    empty = compressive_words(_runs(acc).iloc[:0], done=0.0)
+    assert (empty.n_runs, empty.budgets, empty.one_head_runs) == (0, "—", 0)
+
+
+def test_a_missing_gpt2_table_reads_as_no_rows_and_a_broken_one_fails(tmp_path):
+    from rgr.gpt2.experiment import preset_rows
+    from rgr.store import TableError
+
+    assert len(preset_rows("compressive", root=tmp_path)) == 0
+    (tmp_path / "gpt2.csv").write_text("not,a,table\n1,2,3\n")
+    with pytest.raises(TableError):
+        preset_rows("compressive", root=tmp_path)

@@ -37,3 +37,45 @@ def test_a_threshold_that_falls_with_the_budget():
     got = budget_thresholds(settled.iloc[1:], {"base": paper}, units).set_index("budget")
     assert got.loc[1, "D_K_star"] == 6 and got.loc[4, "D_K_star"] == 4 and got.loc[4, "cut_at_star"] == 0
     assert got.loc[4, "complete"] == 19 / 20 and got.loc[16, "complete"] == 0.0
+
+
+def _frame(rows):
+    cols = ["m", "d_model", "budget", "D_K_star", "at_star", "cut_at_star", "complete"]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows])
+
+
+def test_the_reading_budget_is_the_longest_complete_one_and_leaves_out_cells_without_it():
+    from rgr.results.settled import reading_budget
+
+    f = _frame([(512, 64, 1, 52, 10, 9, 1.0), (512, 64, 4, 48, 10, 0, 1.0), (512, 64, 16, 44, 10, 0, 1.0),
+                (1024, 128, 1, 40, 10, 9, 1.0), (1024, 128, 4, 32, 10, 9, 1.0), (1024, 128, 16, 32, 10, 1, 1.0),
+                (2048, 256, 1, 48, 3, 3, 1.0), (2048, 256, 4, 40, 3, 2, 1.0)])
+    assert reading_budget(f, [(512, 64), (1024, 128), (2048, 256)]) == (16, [(512, 64), (1024, 128)])
+    part = f.assign(complete=[1.0, 1.0, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0])  # 16x incomplete at one cell: 4x, all cells
+    assert reading_budget(part, [(512, 64), (1024, 128), (2048, 256)]) == (4, [(512, 64), (1024, 128), (2048, 256)])
+    assert reading_budget(part, [(2048, 256)]) == (4, [(2048, 256)])
+    assert reading_budget(f.assign(complete=0.0).assign(complete=lambda x: x.budget.eq(1) * 1.0), [(512, 64)]) is None
+    assert reading_budget(f, []) is None
+
+
+def test_a_reading_is_settled_only_where_few_runs_at_each_new_threshold_were_cut():
+    from rgr.results.settled import settled_at
+
+    f = _frame([(512, 64, 4, 48, 10, 2, 1.0), (1024, 128, 4, 32, 10, 3, 1.0), (2048, 256, 4, 40, 3, 0, 1.0)])
+    assert settled_at(f, [(512, 64), (2048, 256)], 4)  # 2 of 10 and 0 of 3
+    assert not settled_at(f, [(512, 64), (1024, 128)], 4)  # 3 of 10 still cut
+
+
+def test_the_diagonals_measured_reason_says_which_way_the_rise_moves():
+    from rgr.results.settled import diagonal_budget_reason
+
+    away = _frame([(512, 64, 1, 52, 10, 9, 1.0), (512, 64, 4, 48, 10, 0, 1.0),
+                   (2048, 256, 1, 48, 3, 3, 1.0), (2048, 256, 4, 40, 3, 0, 1.0)])
+    said = diagonal_budget_reason(away, 512)
+    assert "with 4x the cutoff" in said and "falls from 52 to 48 at m = 512" in said
+    assert "from 0.92 to 0.83, away from the law's 1.22" in said
+    assert said.endswith("settled: few runs at the new thresholds still ran to the budget.")
+    toward = away.assign(D_K_star=[52, 40, 48, 48], cut_at_star=[9, 0, 3, 2])
+    said = diagonal_budget_reason(toward, 512)
+    assert "stays at 48 at m = 2048" in said and "to 1.20, toward the law's 1.22" in said and "not settled" in said
+    assert diagonal_budget_reason(away[away.budget == 1], 512) == ""  # no longer budget: nothing measured

@@ -141,3 +141,21 @@ def test_value_setup_reads_the_stopping_rule():
     assert (s.n_runs, s.n_dmsg, s.patience, s.check_every, s.mse_tol) == (len(runs), n16, 5, 100, "0.0001")
     with pytest.raises(ValueError, match="no rows"):
         value_setup(runs.iloc[:0])
+
+
+def test_the_lowest_head_count_is_judged_on_paired_seeds():
+    from rgr.results.value_channel import lowest_head
+
+    def runs(gap_per_seed):
+        rows = [dict(d_model=32, h=h, D_K=dk, seed=s, max_steps=80_000,
+                     test_mse=0.01 + 0.001 * s + (gap_per_seed[s] if h == 8 else 0.0) + (0.005 if dk == 64 else 0.0))
+                for h in (8, 16) for dk in (64, 256) for s in range(3)]
+        return pd.DataFrame(rows)
+
+    low = lowest_head(runs([0.0005, 0.0004, 0.0006]))  # h = 16 lower at every seed, by a steady gap
+    assert (low.best_h, low.best_D_K, low.next_h, low.next_D_K) == (16, 256, 8, 256)
+    assert low.beats == "beats" and low.n_lower == 3 == low.n_seeds and low.hi < 0
+    assert (low.n_runs, low.top_D_K, low.steps) == (12, 256, 80_000)
+    tie = lowest_head(runs([0.002, -0.0019, 0.0001]))  # the seeds disagree: no side
+    assert tie.beats == "ties with" and tie.lo < 0 < tie.hi
+    assert lowest_head(runs([0, 0, 0])[lambda r: r.h == 8]) is None

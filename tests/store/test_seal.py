@@ -7,6 +7,7 @@ code of a running sweep from before seals) is read with a statement and sealed b
 
 import json
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -67,10 +68,10 @@ def test_a_table_cut_at_a_line_boundary_is_refused_in_one_line(table, tmp_path, 
     p = _copy(table, tmp_path)
     _cut(p, k)
     before = p.read_bytes()
-    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: {k} row{'s' * (k > 1)} fewer (cut off its "
-            f"end at a line boundary, deleted, or the table replaced by another); restore the table (git checkout, "
-            f"or the copy it came from), or keep these {32 - k} rows with `python -m rgr repair {p} --seal` and "
-            f"rerun the sweep to train the missing runs")
+    says = (f"{p}: {32 - k} rows, but its seal (base.csv.seal) records 32: {k} row{'s' * (k > 1)} fewer, cut off its "
+            f"end at a line boundary (its first row is the sealed one, its last is gone); restore the table (git "
+            f"checkout, or the copy it came from), or keep these {32 - k} rows with `python -m rgr repair {p} --seal` "
+            f"and rerun the sweep to train the missing runs")
     with pytest.raises(TableError) as err:
         load_table(p, BASE)
     assert str(err.value) == says
@@ -81,6 +82,34 @@ def test_a_table_cut_at_a_line_boundary_is_refused_in_one_line(table, tmp_path, 
     with pytest.raises(TableError, match="cut off its end at a line boundary"):  # a write never seals a cut table over
         write_rows(p, BASE, [row])
     assert p.read_bytes() == before and read_seal(p).rows == 32
+
+
+@pytest.mark.parametrize("loss, says", [
+    (lambda lines: lines[:10] + lines[11:], "1 row fewer, deleted from its middle (its first and last rows are the "
+                                            "sealed ones)"),
+    (lambda lines: lines[:1] + lines[3:], "2 rows fewer, deleted at its start (its last row is the sealed one, its "
+                                          "first is not)"),
+    (lambda lines: lines[:1] + lines[5:17], "20 rows fewer, the table replaced by another (neither its first nor its "
+                                            "last row is the sealed one)"),
+])
+def test_the_seal_tells_a_cut_end_from_rows_deleted_and_a_replaced_table(table, tmp_path, loss, says):
+    """Issue 44, case 11: every loss of rows used to be called "cut off its end"."""
+    p = _copy(table, tmp_path)
+    p.write_text("".join(loss(p.read_text().splitlines(keepends=True))))
+    with pytest.raises(TableError, match=f"records 32: {re.escape(says)}; restore the table"):
+        load_table(p, BASE)
+
+
+def test_a_seal_from_before_it_recorded_its_rows_names_every_possible_loss(tmp_path):
+    name = "value_nostop"  # a committed seal: rows, bytes and sha256 only
+    p = tmp_path / f"{name}.csv"
+    shutil.copy(data_dir() / f"{name}.csv", p)
+    d = json.loads(seal_path(data_dir() / f"{name}.csv").read_text())
+    seal_path(p).write_text(json.dumps({k: d[k] for k in ("bytes", "format", "rows", "sha256")}) + "\n")
+    _cut(p, 1)
+    with pytest.raises(TableError, match=r"1 row fewer, cut off its end at a line boundary, deleted, or the table "
+                                         r"replaced by another; restore"):
+        load_table(p, get_experiment(name).schema)
 
 
 def test_seal_accepts_a_cut_explicitly_and_the_sweep_then_retrains_the_missing_runs(table, tmp_path, capsys):
@@ -166,7 +195,9 @@ def test_a_table_without_a_seal_or_changed_under_it_is_read_with_a_statement(tab
                                            r"go unseen .* records its 32 rows"):
         load_table(p, BASE)
     shutil.copy(seal_path(table), seal_path(p))
-    p.write_text(p.read_text().replace(",smoke,", ",book,", 1))  # a row edited in place: same count, other bytes
+    text = p.read_text()  # a result edited in place: same count, other bytes (an edited config: test_row_keys.py)
+    stop = ",cutoff," if ",cutoff," in text else ",converged,"
+    p.write_text(text.replace(stop, ",futile," if stop == ",cutoff," else ",cutoff,", 1))
     with pytest.warns(UnsealedTable, match=r"32 rows, changed since its seal \(base.csv.seal, 32 rows\) was written"):
         load_table(p, BASE)
 
@@ -261,7 +292,8 @@ def test_repair_knows_every_committed_table_and_refuses_a_seal_for_a_table(tmp_p
     assert cli(["repair", str(p), "--seal"]) == 0
     rows = read_seal(data_dir() / p.name).rows
     assert capsys.readouterr().out.strip() == f"{p}: intact; sealed at {rows} rows (it had no seal)"
-    assert seal_path(p).read_bytes() == seal_path(data_dir() / p.name).read_bytes()
+    mine, committed = read_seal(p), read_seal(data_dir() / p.name)  # (a seal from before first/last lacks them)
+    assert (mine.rows, mine.size, mine.sha256) == (committed.rows, committed.size, committed.sha256)
     assert cli(["repair", str(seal_path(p))]) == 2
     assert "is not a table of data/" in capsys.readouterr().err
 

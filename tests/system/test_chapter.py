@@ -16,7 +16,7 @@ from rgr.chapters.loading import (
     seeds_words,
 )
 from rgr.paths import data_dir
-from rgr.store import TableError, repair_table
+from rgr.store import TableError, load_table, repair_table, replace_table
 
 
 def test_missing_table_falls_back_to_labelled_smoke(tmp_path):
@@ -104,14 +104,15 @@ def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_
     assert "\n" not in str(e.value) and produce_command("constructions", "book") in str(e.value)
 
 
-def test_load_complete_refuses_a_table_without_the_presets_rows(constructions_lines, tmp_path):
+def test_load_complete_refuses_a_table_without_the_presets_rows(tmp_path):
     """Issue 33: a constructions.csv with only smoke rows gave `KeyError: 0` deep in the chapter."""
-    smoke = [constructions_lines[0]] + [line.replace(",book,", ",smoke,") for line in constructions_lines[1:]]
-    write_sealed(tmp_path / "constructions.csv", smoke)
+    schema = get_table("constructions").schema
+    smoke = load_table(data_dir() / "constructions.csv", schema).assign(preset="smoke")
+    replace_table(tmp_path / "constructions.csv", schema, smoke.assign(run_key=list(schema.key.of(smoke))))  # keyed
     with pytest.raises(TableError, match="constructions.csv holds no rows of preset 'book'; complete it with "
                                          "`python -m rgr constructions --preset book`"):
         load_complete("constructions", "book", tmp_path)
     with pytest.raises(TableError, match="no such table"):
         load_complete("constructions", "book", tmp_path / "elsewhere")
-    with pytest.raises(ValueError, match="preset = 'huge'"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['book', 'smoke'\] .*for constructions, got 'huge'"):
         load_complete("constructions", "huge", tmp_path)

@@ -12,7 +12,7 @@ from ...results.gpt2_block import embedding_label
 from ...results.stats import t_interval
 from ..style import MIN_FONT_PT, fig_size, head_color, set_style
 
-__all__ = ["plot_accuracy_vs_dk"]
+__all__ = ["plot_accuracy_vs_dk", "plot_or_say"]
 
 
 def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.04, seed: int = 0) -> Figure:
@@ -67,4 +67,16 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     fig.tight_layout()  # then the legend under the axes, each entry "h = ..."
     fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=MIN_FONT_PT,
                frameon=False, ncol=min(len(heads), 4))
+    return fig
+
+
+def plot_or_say(df: pd.DataFrame, what: str) -> Figure:
+    """:func:`plot_accuracy_vs_dk` of ``df``, or a small figure saying ``what`` is missing where it has no rows (a
+    preset not run yet)."""
+    if len(df):
+        return plot_accuracy_vs_dk(df)
+    set_style()
+    fig, ax = plt.subplots(figsize=fig_size(4.8, 1.2))
+    ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=10, transform=ax.transAxes)
+    ax.set_axis_off()
     return fig

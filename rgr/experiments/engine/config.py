@@ -12,14 +12,14 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 
 from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
-__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int"]
+__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
@@ -43,6 +43,34 @@ def step_cutoff(m: int, d_model: int) -> int:
 
 # ---------------------------------------------------------------------------------------
 # configuration
+
+
+def config_key(fields: Mapping[str, object]) -> str:
+    """:meth:`RunConfig.key` of the config whose fields hold these values (``futility`` None or absent left out)."""
+    fields = {k: v for k, v in fields.items() if not (k == "futility" and v is None)}
+    text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def config_keys(columns: Mapping[str, Sequence[object]]) -> list[str]:
+    """:func:`config_key` of each row of ``columns`` (field name -> one value per row; no ``futility``), for a
+    table's thousands of rows (:func:`rgr.experiments.planner.row_keys`): the same JSON text, assembled from each
+    column's distinct values, each written once by ``json.dumps``."""
+    pieces = [_json_items(name, [CONFIG_VERSION] * len(next(iter(columns.values()), [])) if name == "version"
+                          else columns[name]) for name in sorted([*columns, "version"])]
+    return [hashlib.sha256(("{" + ", ".join(row) + "}").encode()).hexdigest()[:16] for row in zip(*pieces)]
+
+
+def _json_items(name: str, values: Sequence[object]) -> list[str]:
+    """``"name": value`` as json.dumps writes it inside an object, for each value (cached per distinct value)."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for v in values:
+        k = (float, str(v)) if type(v) is float and v == 0 else (type(v), v)  # -0.0 == 0.0, written apart
+        if k not in seen:
+            seen[k] = f"{json.dumps(name)}: {json.dumps(v)}"
+        out.append(seen[k])
+    return out
 
 
 def check_int(name: str, v: object, low: int, high: int | None = None) -> None:
@@ -164,11 +192,7 @@ class RunConfig:
 
         ``futility`` enters the hash only when set, so every run key made before the field existed still matches.
         """
-        fields = self.to_dict()
-        if fields["futility"] is None:
-            del fields["futility"]
-        text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return config_key(self.to_dict())
 
     def stack_key(self) -> tuple:
         """Runs with equal stack keys can train as one program.

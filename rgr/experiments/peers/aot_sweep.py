@@ -18,7 +18,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...store import Column, Schema
+from ...store import Column, RowKey, Schema
 from ..tables import check_preset
 from .aot import AoTConfig
 
@@ -37,7 +37,9 @@ def _schema() -> Schema:
              Column("n_params", "int", "trained parameters", low=1),
              Column("stack_size", "int", "runs trained together (one: runs train one by one)", low=1),
              Column("wall_time_s", "float", "wall time of the run", low=0)]
-    return Schema("aot", tuple(cols))
+    fields = tuple(f.name for f in dataclasses.fields(AoTConfig))
+    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(AoTConfig(**{f: r[f] for f in fields}), r["preset"]))
+    return Schema("aot", tuple(cols), key=key)
 
 
 SCHEMA = _schema()

@@ -27,7 +27,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...store import Column, Schema
+from ...store import Column, RowKey, Schema
 from ..tables import check_preset
 from .pal import OPTIMIZERS, PalConfig
 
@@ -51,7 +51,10 @@ def _schema() -> Schema:
              Column("n_params", "int", "trained parameters (d^2)", low=1),
              Column("stack_size", "int", "runs trained together (one: runs train one by one)", low=1),
              Column("wall_time_s", "float", "wall time of the run", low=0)]
-    return Schema("pal", tuple(cols))
+    fields = tuple(f.name for f in dataclasses.fields(PalConfig))
+    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(
+        PalConfig(**{f: r[f] for f in fields if f != "optimizer"}, optimizer=r["optimizer"] or "adam"), r["preset"]))
+    return Schema("pal", tuple(cols), key=key)
 
 
 SCHEMA = _schema()

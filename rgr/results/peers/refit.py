@@ -23,7 +23,7 @@ import pandas as pd
 
 from ... import __version__
 from ...paths import data_dir
-from ...store import Column, Schema, TableError, code_version, load_table, replace_table
+from ...store import Column, RowKey, Schema, TableError, code_version, load_table, replace_table
 from .dana import (
     EXP1_LARGE_WIDTHS,
     EXP1_WIDTHS,
@@ -95,7 +95,7 @@ SCHEMA = _DerivedSchema("peers_refit", (
     Column("git_commit", "str", "git commit of this repository (suffix +dirty if rgr/ had uncommitted changes)"),
     Column("date", "str", "UTC date and time the row was written (ISO 8601)"),
     Column("command", "str", "the command that wrote the table"),
-))
+), key=RowKey.per_row(("statistic", "source_file", "d"), lambda r: _key(r["statistic"], r["source_file"], r["d"])))
 
 
 def local_name(path: str) -> str:
@@ -142,9 +142,14 @@ def read_peer_files(folder: Path | None = None, git_dir: Path | None = None) -> 
     return {p: _checked(pd.read_csv(io.BytesIO(b)), f"{p}") for p, b in raw.items()}
 
 
+def _key(statistic: str, source: str, d: int | None) -> str:
+    """A row's run_key: its statistic, source file and width (also recomputed by the loader: :data:`SCHEMA`)."""
+    return hashlib.sha256(f"{statistic}|{source}|{d}".encode()).hexdigest()[:16]
+
+
 def _row(statistic: str, source: str, df: pd.DataFrame, x: str, value: float, **design: int | None) -> dict:
     xs = df[x].astype(int)
-    key = hashlib.sha256(f"{statistic}|{source}|{design.get('d')}".encode()).hexdigest()[:16]
+    key = _key(statistic, source, design.get("d"))
     return dict(run_key=key, statistic=statistic, swept="H" if x == "para" else "d", x_first=int(xs.iloc[0]),
                 x_last=int(xs.iloc[-1]), n_points=len(df), value=float(value), source_file=source, **design)
 

@@ -6,6 +6,10 @@
   (softmax, value channel, GPT-2 block), on the shared rows of :mod:`.rows`;
 - :mod:`.table` — :func:`~.table.evaluate` (every claim once) and the chapter's words about the rows;
 - :mod:`.verdicts` (the verdict rules), :mod:`.seed_bootstrap` (noise intervals), :mod:`.paper_arithmetic`
-  (the paper's Table 1 against its fits), :mod:`.value_decision` (the E6 decision run), :mod:`.summary` and
-  :mod:`.views` (what the chapter shows).
+  (the paper's Table 1 against its fits), :mod:`.law_constants` (the law's constant read three ways),
+  :mod:`.budget` (second readings with a longer step budget), :mod:`.value_decision` (the E6 decision run),
+  :mod:`.sources` (how the chapter gathers its rows).
+
+The verdict table's HTML, the bottom line and the frames the chapter shows live in :mod:`rgr.chapters`
+(verdict_table, bottom_line, glossary_links, replication_frames): words and display, not numbers.
 """

@@ -167,7 +167,7 @@ def limits(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_rows: pd.DataFra
 
 
 def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
-    """:func:`limits` of the chapter's loaded groups (:data:`rgr.results.replication.views.GROUPS`, which hold
+    """:func:`limits` of the chapter's loaded groups (:data:`rgr.results.replication.sources.GROUPS`, which hold
     ``gpt2``): the `paper` sweeps' completeness from data/ (:func:`rgr.catalog.preset_completeness`)."""
     gpt2 = loaded["gpt2"]["gpt2"]
     reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))

@@ -1,5 +1,5 @@
 """The verdict rule for claims that one configuration beats another, or that the best lies at some h (chapter
-*Does it replicate?*, "How a comparison is judged").
+*Does it replicate?*, "Comparisons are paired", where the rule is declared and these rows named).
 
 **The rule.** A claim of the form "X beats Y" or "the lowest error is at h in H" is judged on paired seeds: the
 two configurations trained with the same seed share their graph, embeddings, initialisation stream and contexts, so
@@ -20,15 +20,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-__all__ = ["PAIRED_CLAIMS", "PAIRED_RULE", "PairedDifference", "paired_difference", "by_seed"]
+__all__ = ["PAIRED_CLAIMS", "PairedDifference", "paired_difference", "by_seed"]
 
 PAIRED_CLAIMS: tuple[str, ...] = ("fig1_one_head_worse", "value_d16", "value_d32_small", "value_d32_best", "gpt2_best")
-
-PAIRED_RULE = (
-    "A claim that one configuration beats another, or that the best lies at some head counts, is judged on paired "
-    "seeds: the 95% t-interval of the mean per-seed difference (same seed, same graph, embeddings and contexts). One "
-    "side beats the other when that interval excludes zero; otherwise they are tied."
-)
 
 
 @dataclass(frozen=True)

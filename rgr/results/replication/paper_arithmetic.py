@@ -29,7 +29,7 @@ from . import reported as rep
 from .verdicts import LOG_BASES
 
 __all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
-           "reproduced_with",
+           "reproduced_with", "table1_base",
            "arithmetic_summary"]
 
 
@@ -210,6 +210,14 @@ def reproduced_with(checks: list[ArithmeticCheck], fit: str, base: str) -> bool 
     the head-count line) with the centred R²; None without such a check."""
     found = [c for c in checks if c.fit == fit and c.base == base and c.r2_kind == "centred"]
     return None if not found else any(c.reproduced for c in found)
+
+
+def table1_base(checks: list[ArithmeticCheck]) -> str:
+    """The log base Table 1 leaves the paper: the one base in which some law fit of the paper is reproduced (centred
+    R²) while none is in the other. The paper fits one law in one section, so one base for both law fits; "" where
+    the arithmetic cannot tell (no law fit reproduced, or fits reproduced in both bases)."""
+    bases = {c.base for c in checks if c.fit.startswith("law_") and c.r2_kind == "centred" and c.reproduced}
+    return bases.pop() if len(bases) == 1 else ""
 
 
 def all_reproduced(checks: list[ArithmeticCheck]) -> bool:

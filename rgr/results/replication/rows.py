@@ -17,7 +17,7 @@ from . import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
 
-__all__ = ["Source", "Reading", "ClaimRow", "basis", "cutoffs", "fit_noise", "fit_row", "fmt_iv", "reached",
+__all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_noise", "fit_row", "fmt_iv", "reached",
            "seeds_per_point", "untestable"]
 
 NAN = math.nan
@@ -52,6 +52,33 @@ class Reading:
 
 
 @dataclass(frozen=True)
+class Longer:
+    """A row read again with a longer step budget (the settled extension, not the protocol;
+    :mod:`rgr.results.replication.budget`): the budget (a multiple of the protocol's cutoff), the book's value and
+    interval there, the status that reading would get and its reason's first clause, whether it is settled (few
+    runs at the new D_K* still cut), the runs at each cell's D_K* still cut, and D_K* per cell from 1x to it."""
+
+    budget: int
+    book: str
+    interval: str
+    status: str
+    said: str
+    settled: bool
+    cut: str
+    moved: str
+    reason: str = ""  # the measured effect of the cutoff on the row's claim, where the row offered it as a reason
+
+    def words(self) -> str:
+        """The reading in one sentence, with what it says about the step cutoff."""
+        head = f"with {self.budget}x the protocol's step cutoff: {self.book}"
+        head += "" if self.interval in ("", "—") else f" {self.interval}"
+        head += f", {self.status} ({self.said})"
+        moved = f"; D_K* from 1x to {self.budget}x: {self.moved}" if self.moved else ""
+        cut = f"; runs at the new D_K* still cut: {self.cut}"
+        return head + moved + cut + (" (settled)" if self.settled else " (not settled: a longer budget may move it)")
+
+
+@dataclass(frozen=True)
 class ClaimRow:
     """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
     the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
@@ -71,6 +98,7 @@ class ClaimRow:
     cells_lo: float = NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
     cells_hi: float = NAN
     base_ruled_out: bool = False  # the paper's own Table 1 reproduces its fit in the law's base only (law rows)
+    longer: Longer | None = None  # the row read with a longer step budget (rgr.results.replication.budget)
 
 
 def seeds_per_point(runs: pd.DataFrame) -> int:
@@ -146,10 +174,11 @@ def _reading(name: str, n: Noise, paper: float) -> Reading:
 
 def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
             arithmetic: str = "", caveat: str = "", paper_reproduced: bool | None = None,
-            base_ruled_out: bool = False) -> ClaimRow:
+            base_ruled_out: bool = False, extra: tuple[Reading, ...] = ()) -> ClaimRow:
     """One fitted constant, ``spec`` = (x column, "dk" or "h", intercept, what, factor of x): verdict on its noise
     interval; ``others`` (name, draws, factor) shown beside as :class:`Reading`; ``arithmetic`` (what Table 1 allows)
-    appended; the bootstrap over cells in ``cells``. ``paper_reproduced`` False (no head assignment of the paper's
+    appended; ``extra``: readings computed otherwise, shown after them; the bootstrap over cells in ``cells``.
+    ``paper_reproduced`` False (no head assignment of the paper's
     Table 1 gives its fit) makes that the cause of a deviation."""
     x, on, intercept, what, factor = spec
     paper = rep.claim(key).value
@@ -158,7 +187,7 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
     readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od,
-                     f in others if len(od.cells) >= 3)
+                     f in others if len(od.cells) >= 3) + tuple(extra)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
     cause = "paper_table1" if v.status == "deviates" and paper_reproduced is False else v.cause

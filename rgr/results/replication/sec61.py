@@ -22,8 +22,9 @@ from ...task.metrics import F1_TARGET
 from ..stats import within
 from ..thresholds import curves, meets_precondition
 from . import reported as rep
+from .law_constants import log_space_reading
 from .paired import by_seed, paired_difference
-from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with
+from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with, table1_base
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
 from .seed_bootstrap import Draws, cell_noise, noise
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
@@ -65,8 +66,8 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
 
 def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
-    base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base and every configuration tested ride
-    along."""
+    base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base, the ln fit in log space
+    (:mod:`rgr.results.replication.law_constants`) and every configuration tested ride along."""
     ok = reached(sb.draws)
     top_h, seeds = int(sb.src.runs["h"].max()), seeds_per_point(sb.src.runs)
     every = reached(sb.every) if sb.every is not None else None
@@ -90,11 +91,12 @@ def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
         caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
         f = LOG_BASES[LAW_BASE]
         ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
-        ruled_out = ok_t1 is True and reproduced_with(sb.arithmetic, f"law_{tag}", other) is False
+        ruled_out = table1_base(sb.arithmetic) == LAW_BASE  # Table 1 leaves the paper's law one base: the protocol's
+        log_space = log_space_reading(d, rep.claim(f"law_slope_{tag}").value)
         rows.append(
             fit_row(key=f"law_slope_{tag}", d=d, spec=("x_law", "dk", False, "slope", f), b=b + f"; log = {LAW_BASE}",
                     others=[(f"with {other}", d, LOG_BASES[other])] + ev, arithmetic=words, caveat=caveat,
-                    paper_reproduced=ok_t1, base_ruled_out=ruled_out)
+                    paper_reproduced=ok_t1, base_ruled_out=ruled_out, extra=(log_space,) if log_space else ())
         )
         rows.append(fit_row(f"law_r2_{tag}", d, ("x_law", "dk", False, "r2", f), b, ev, words, paper_reproduced=ok_t1))
     return rows

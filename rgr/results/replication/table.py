@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..diagonals import with_cells_of
 from . import reported as rep
+from .budget import SETTLED, longer_rows, with_longer
 from .paper_arithmetic import ArithmeticCheck, arithmetic_summary, table1_checks
 from .registry import Inputs, read
 from .rows import ClaimRow, Source, cutoffs
@@ -68,10 +69,11 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
              checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
     """Every claim of :data:`rgr.results.replication.reported.CLAIMS`, once each, in its order.
 
-    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32 and value_long
-    optional), each at its own preset. ``joint``: per comparison of :data:`JOINT`, its experiments read at one preset;
-    where missing, the
-    ``sources`` themselves (a comparison across presets is then not read). ``checks``: the Table 1 arithmetic
+    ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32, value_long and
+    settled optional), each at its own preset; with settled, the rows reading its cells get a second reading with a
+    longer budget (:mod:`rgr.results.replication.budget`). ``joint``: per comparison of :data:`JOINT`, its
+    experiments read at one preset; where missing, the ``sources`` themselves (a comparison across presets is then
+    not read). ``checks``: the Table 1 arithmetic
     (computed when None).
     """
     need = {"base", "lambda8", "regular", "softmax", "value", "gpt2"}
@@ -80,8 +82,14 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     joint = joint or {}
     groups = {name: joint.get(name) or {n: sources[n] for n in names if n in sources} for name, names in JOINT.items()}
     if not len(sources["base"].runs):  # Sec. 6.1 is not read: nothing of it is computed
-        return read(Inputs(sources, groups, (None, "no runs"), ()))
-    return read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic())))
+        rows = read(Inputs(sources, groups, (None, "no runs"), ()))
+    else:
+        rows = read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic())))
+    settled = sources.get(SETTLED)
+    if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
+        rows = with_longer(rows, longer_rows(sources["base"], groups["diagonal"]["lambda8"], settled,
+                                             checks or arithmetic()))
+    return rows
 
 
 def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:

@@ -32,18 +32,21 @@ from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
     "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
-    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "dk_star_intervals", "table1", "table1_basis_words",
+    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
+    "table1_basis_words", "by_cause",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
+# the name of a law row's reading fitted in log space (rgr.results.replication.law_constants), a cause when it holds
+LOG_SPACE = "ln, log space"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
 # NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
-# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then the
-# bootstrap over cells ("cell_choice"); "unexplained" is what remains.
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then a fit in log
+# space ("weighting"), the bootstrap over cells ("cell_choice"); "unexplained" is what remains.
 CAUSES: dict[str, str] = {
     "log_base": "the logarithm's base",
     "near_miss": "a near miss",
@@ -52,6 +55,8 @@ CAUSES: dict[str, str] = {
     "paper_text": "the paper's text and its own Table 1 disagree",
     "chance": "budgets where every configuration is near chance",
     "budget": "the protocol's step cutoff",
+    "budget_bound": "budget-bound: agrees with a longer step budget",
+    "weighting": "the fit's weight on the largest thresholds",
     "cell_choice": "which cells the fit uses",
     "unexplained": "unexplained",
     "undecided": "the noise cannot decide",
@@ -62,7 +67,7 @@ CAUSES: dict[str, str] = {
     "no_data": "the cells are not in the data",
 }
 NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
-_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget", "budget_bound")
 
 CONVENTION = (
     "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
@@ -101,7 +106,7 @@ class Verdict:
         return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
-DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "cell_choice",
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "weighting", "cell_choice",
                                      "unexplained")  # in this order
 
 
@@ -117,8 +122,10 @@ def cause_of(row) -> str:
     """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
     "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
     other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
-    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the paper's value inside the bootstrap
-    over cells ("cell_choice": the difference is which cells are fitted); otherwise "unexplained"."""
+    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the same law fitted in log space, every
+    cell weighed alike, holds the paper's value ("weighting": least squares weighs the largest D_K* most); the
+    paper's value inside the bootstrap over cells ("cell_choice": the difference is which cells are fitted);
+    otherwise "unexplained"."""
     v = row.verdict  # a log base the paper's own Table 1 rules out (``base_ruled_out``) is no cause
     if v.status == "agrees":
         return ""
@@ -131,6 +138,8 @@ def cause_of(row) -> str:
         return "near_miss"
     if v.cause:
         return v.cause
+    if any(x.name == LOG_SPACE and x.holds for x in getattr(row, "readings", ())):
+        return "weighting"
     lo, hi = getattr(row, "cells_lo", math.nan), getattr(row, "cells_hi", math.nan)
     paper = _paper_number(row)
     if paper is not None and math.isfinite(lo) and math.isfinite(hi) and within(paper, lo, hi):
@@ -323,3 +332,15 @@ def table1_basis_words(runs: pd.DataFrame) -> str:
     if h_max >= paper_h and seeds >= paper_seeds:
         return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
     return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"
+
+
+def by_cause(rows: list) -> dict[str, list]:
+    """The verdict rows (:class:`~rgr.results.replication.rows.ClaimRow`) that do not agree, per cause
+    (:data:`CAUSES`): deviations first, in the order of :data:`DEVIATION_CAUSES`, then the untestable ones; causes
+    without rows left out."""
+    out: dict[str, list] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
+    for r in rows:
+        c = cause_of(r)
+        if c:
+            out[c].append(r)
+    return {c: rs for c, rs in out.items() if rs}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rgr.cli import main
@@ -77,7 +78,9 @@ def test_a_missing_or_damaged_table_names_the_command(tmp_path):
     write_peer_files(tmp_path / "raw", 2.0)
     out = root / "data" / "peers_refit.csv"
     assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(out)]) == 0
-    lines = out.read_text().splitlines()
-    out.write_text("\n".join([*lines, lines[-1].replace(lines[-1].split(",")[0], "0" * 16)]) + "\n")  # a 2nd row
+    row = pd.read_csv(out, dtype=str).tail(1)  # a 2nd row of one statistic, from another file, under its own key
+    row = row.assign(source_file=row.source_file + "-copy")
+    row = row.assign(run_key=list(SCHEMA.key.of(row)))  # (a row under a wrong key: tests/store/test_row_keys.py)
+    out.write_text(out.read_text() + row.to_csv(index=False, header=False))
     with pytest.raises(TableError, match="peers-refit"), pytest.warns(UnsealedTable):  # edited by hand
         dana_refit(root)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rgr.results.replication.paired import PAIRED_CLAIMS, PAIRED_RULE, paired_difference
+from rgr.results.replication.paired import PAIRED_CLAIMS, paired_difference
 from rgr.results.replication.rows import Source
 from rgr.results.replication.value_decision import LONG
 from rgr.results.stats import summarize, t_interval
@@ -63,28 +63,41 @@ def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
     """The rows of PAIRED_CLAIMS, as the chapter evaluates them on data/, each say how their pairs came out (or
     are not testable for another reason)."""
     from rgr.chapters.loading import load_groups
+    from rgr.results.replication.sources import GROUPS, sources_of
     from rgr.results.replication.table import evaluate
-    from rgr.results.replication.views import GROUPS, sources_of
 
     sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
     rows = {r.key: r for r in evaluate(sources, joint)}
     for key in PAIRED_CLAIMS:
         v = rows[key].verdict
         assert v.status == "not testable" or "paired" in v.detail, (key, v.detail)
-    assert "paired seeds" in PAIRED_RULE
+
+
+def test_the_chapter_declares_the_paired_rule_and_names_every_row_it_judges():
+    import json
+    from pathlib import Path
+
+    book = Path(__file__).resolve().parents[3] / "book" / "replication.ipynb"
+    text = "".join("".join(c["source"]) for c in json.loads(book.read_text())["cells"] if c["cell_type"] == "markdown")
+    rule = text[text.index("**Comparisons are paired.**"):]
+    rule = rule[:rule.index("\n- **")]
+    assert "paired seeds" in rule and "excludes zero" in rule and "unpaired" in rule
+    assert all(f"`{k}`" in rule for k in PAIRED_CLAIMS), "every paired claim named where the rule is declared"
 
 
 def test_no_row_of_the_committed_data_hides_a_sharper_cause():
     """A deviation whose data hold a sharper cause shows it (issue 45): the paper's value inside the bootstrap over
     cells is "cell_choice" unless an earlier cause holds; "measured" (a restatement) is gone; a law row whose other
-    log base the paper's own Table 1 rules out is not put down to the log base."""
+    log base the paper's own Table 1 rules out is not put down to the log base; a law row whose log-space fit holds
+    the paper's value is "weighting" unless an earlier cause holds; a row that agrees with a longer step budget names
+    that (or what its reader found)."""
     import math
 
     from rgr.chapters.loading import load_groups
     from rgr.results.replication.reported import claim
+    from rgr.results.replication.sources import GROUPS, sources_of
     from rgr.results.replication.table import evaluate
-    from rgr.results.replication.verdicts import CAUSES, cause_of
-    from rgr.results.replication.views import GROUPS, sources_of
+    from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, cause_of
     from rgr.results.stats import within
 
     assert "measured" not in CAUSES
@@ -95,8 +108,12 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause():
             continue
         paper = claim(r.key).value
         inside = (isinstance(paper, float) and math.isfinite(r.cells_lo) and within(paper, r.cells_lo, r.cells_hi))
+        sharper = ("log_base", "near_miss", "thin", "paper_table1", "paper_text", "chance", "budget", "budget_bound")
         if inside:
-            assert c in ("log_base", "near_miss", "thin", "paper_table1", "paper_text", "chance", "budget",
-                         "cell_choice"), (r.key, c)
+            assert c in (*sharper, "weighting", "cell_choice"), (r.key, c)
         if r.base_ruled_out:
             assert c != "log_base", r.key
+        if any(x.name == LOG_SPACE and x.holds for x in r.readings):  # a log-space fit holds the paper's value
+            assert c in (*sharper, "weighting"), (r.key, c)
+        if r.longer is not None and r.longer.status == "agrees":  # agrees with a longer budget
+            assert c in sharper, (r.key, c)

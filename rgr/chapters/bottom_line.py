@@ -4,7 +4,7 @@ from the verdict rows, so that the box changes whenever a verdict does.
 - :func:`bottom_line` — the counts and the three sentences (:class:`BottomLine`): what replicates, per section of
   the paper; what deviates, with its causes in plain words; what cannot be tested here, and why;
 - :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary
-  (:func:`rgr.results.replication.glossary_links.link_terms`).
+  (:func:`rgr.chapters.glossary_links.link_terms`).
 
 Nothing here is typed about a claim: the sections come from :data:`rgr.results.replication.reported.SECTION_TITLES`,
 the causes from :data:`rgr.results.replication.verdicts.CAUSES` (through :func:`cause_of`), the counts from the rows.
@@ -18,10 +18,10 @@ from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
-from . import reported as rep
+from ..results.replication import reported as rep
+from ..results.replication.rows import ClaimRow
+from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 from .glossary_links import link_terms
-from .rows import ClaimRow
-from .verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 
 __all__ = ["BottomLine", "PLAIN", "bottom_line", "bottom_line_html", "section_name"]
 
@@ -58,6 +58,8 @@ PLAIN: dict[str, str] = {
     "paper_text": "the paper's text and its own Table 1 disagree",
     "chance": "its exceptions lie at budgets where nothing learns",
     "budget": "the protocol's step cutoff left it undecided",
+    "budget_bound": "with a longer step budget the book agrees",
+    "weighting": "least squares weighs the largest thresholds most (weighing every cell alike agrees)",
     "cell_choice": "of which cells are fitted",
     "unexplained": "no cause shows in the data",
     "undecided": "the noise reaches both sides of the claim",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from rgr.results.replication.glossary_links import TERMS, anchor, link_terms
+from rgr.chapters.glossary_links import TERMS, anchor, link_terms
 from tests import ROOT
 
 
@@ -33,7 +33,7 @@ def test_only_the_first_use_outside_tags_and_links_is_linked():
 
 
 def test_points_on_an_end_of_their_interval_are_explained_in_place():
-    from rgr.results.replication.glossary_links import edge_cells, note_edges, on_edge
+    from rgr.chapters.glossary_links import edge_cells, note_edges, on_edge
 
     assert on_edge(1.0, 1.0, 1.08) and on_edge(0.389, 0.354, 0.391) and on_edge(4, 4, 4)
     assert not on_edge(1.5, 1.0, 2.0) and not on_edge(2048, 0.86, 0.87)  # a number that is not the interval's point
@@ -44,6 +44,6 @@ def test_points_on_an_end_of_their_interval_are_explained_in_place():
             '</span></td><td class="rgr-vbook">1.5 [1.0, 2.0]</td></tr>')
     out = note_edges(html)
     assert out.count('class="rgr-vnote"') == 1 and 'href="glossary.html#term-noise-interval"' in out
-    from rgr.results.replication.glossary_links import edge_cells as ec
+    from rgr.chapters.glossary_links import edge_cells as ec
 
     assert not ec("h = 16 0.0023; best h = 8 0.0028 [0.0016, 0.0029] vs [0.0022, 0.0034]")  # whose interval is whose?

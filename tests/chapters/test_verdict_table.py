@@ -10,22 +10,22 @@ import re
 
 import pytest
 
-from rgr.results.replication import reported as rep
-from rgr.results.replication.rows import ClaimRow, Reading
-from rgr.results.replication.summary import (
+from rgr.chapters.verdict_table import (
     EXPLAIN,
     VERDICT_CLASS,
-    by_cause,
     summary_causes,
     summary_html,
     verdict_table_html,
 )
+from rgr.results.replication import reported as rep
+from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.table import JOINT, complete_rows
 from rgr.results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
     NOT_TESTABLE_CAUSES,
     Verdict,
+    by_cause,
     cause_of,
     verdict_label,
 )
@@ -157,8 +157,8 @@ def test_the_committed_summary_names_exactly_the_claims_the_committed_table_make
 def data_rows():
     """The verdict rows of data/, read as the chapter reads them, and the softmax chapter's group."""
     from rgr.chapters.loading import load_groups
+    from rgr.results.replication.sources import GROUPS, sources_of
     from rgr.results.replication.table import evaluate
-    from rgr.results.replication.views import GROUPS, sources_of
 
     loaded = load_groups(GROUPS, "auto", "cpu")
     sources, joint = sources_of(loaded)

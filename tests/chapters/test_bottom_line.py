@@ -9,8 +9,8 @@ import re
 
 import pytest
 
+from rgr.chapters.bottom_line import PLAIN, bottom_line, bottom_line_html, section_name
 from rgr.results.replication import reported as rep
-from rgr.results.replication.bottom_line import PLAIN, bottom_line, bottom_line_html, section_name
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.verdicts import CAUSES, Verdict
 from tests import ROOT

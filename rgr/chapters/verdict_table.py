@@ -6,7 +6,9 @@ from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr
 the numbers from
 the rows; no claim, cause or number is typed here.
 
-- :func:`by_cause` — the rows that do not agree, grouped by cause in a fixed order;
+The rows that do not agree, grouped by cause in a fixed order, are
+:func:`rgr.results.replication.verdicts.by_cause`; here:
+
 - :data:`EXPLAIN` and :func:`explain` — one sentence per cause;
 - :func:`summary_html` — the short "where it replicates, where not, and why";
 - :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
@@ -20,21 +22,22 @@ import math
 import re
 from html import escape
 
-from . import reported as rep
-from .fig4 import THIN_SEEDS
-from .rows import ClaimRow
-from .table import CHAPTER_TITLES, complete_rows
-from .verdicts import (
+from ..results.replication import reported as rep
+from ..results.replication.fig4 import THIN_SEEDS
+from ..results.replication.rows import ClaimRow
+from ..results.replication.table import CHAPTER_TITLES, complete_rows
+from ..results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
     LAW_BASE,
     NOT_TESTABLE_CAUSES,
+    by_cause,
     cause_of,
     other_base_reading,
     verdict_label,
 )
 
-__all__ = ["by_cause", "EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
+__all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 
 VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
@@ -60,6 +63,11 @@ EXPLAIN: dict[str, str] = {
                "read there; at every budget above chance one head is worse."),
     "budget": ("At the protocol's step cutoff the comparison was undecided (the runs were cut with their error still "
                "falling); a longer cutoff, declared before it ran, decides it against the paper."),
+    "weighting": ("Least squares weighs the cells with the largest thresholds most; the same law fitted in log space, "
+                  "every cell weighed alike, holds the paper's value. The book's thresholds sit higher than the "
+                  "paper's where they are largest (the law constants' paragraph in the chapter)."),
+    "budget_bound": ("The protocol's step cutoff cut the runs at the threshold; retrained with a longer budget "
+                     "(the settled extension, declared before it ran), the book's value agrees with the paper's."),
     "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
                     "the difference is which cells are fitted, not the noise of the runs."),
     "unexplained": ("No cause the data support: the book measures another value, and the verdict table says by how "
@@ -79,19 +87,6 @@ def explain(cause: str, rows: list[ClaimRow]) -> str:
         raise ValueError(f"cause must be one of {sorted(EXPLAIN)}, got {cause!r}")
     other = next((other_base_reading(r).name for r in rows if other_base_reading(r) is not None), "in the other base")
     return EXPLAIN[cause].format(law=LAW_BASE, other=other, thin=THIN_SEEDS)
-
-
-def by_cause(rows: list[ClaimRow]) -> dict[str, list[ClaimRow]]:
-    """The rows that do not agree, per cause (:data:`rgr.results.replication.verdicts.CAUSES`): deviations first, in
-    the order
-    of :data:`rgr.results.replication.verdicts.DEVIATION_CAUSES`,
-    then the untestable ones; causes without rows left out."""
-    out: dict[str, list[ClaimRow]] = {c: [] for c in (*DEVIATION_CAUSES, *NOT_TESTABLE_CAUSES)}
-    for r in rows:
-        c = cause_of(r)
-        if c:
-            out[c].append(r)
-    return {c: rs for c, rs in out.items() if rs}
 
 
 def _num(x: float) -> str:
@@ -176,15 +171,28 @@ def _book_cell(r: ClaimRow) -> str:
             return f" [{_num(lo)}, {_num(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
 
         return (f"{escape(LAW_BASE)}: {_num(r.value)}{iv(r.lo, r.hi)}<br>{escape(other.name.removeprefix('with '))}: "
-                f"{_num(other.value)}{iv(other.lo, other.hi)}")
+                f"{_num(other.value)}{iv(other.lo, other.hi)}") + _longer_cell(r)
     book = escape(r.book)
-    return book if r.interval in ("—", "") else f'{book}<br><span class="rgr-vinterval">{escape(r.interval)}</span>'
+    book = book if r.interval in ("—", "") else f'{book}<br><span class="rgr-vinterval">{escape(r.interval)}</span>'
+    return book + _longer_cell(r)
+
+
+def _longer_cell(r: ClaimRow) -> str:
+    """The second reading with a longer step budget, under the book's value (none without one)."""
+    x = r.longer
+    if x is None:
+        return ""
+    iv = "" if x.interval in ("", "—") else f" {escape(x.interval)}"
+    return (f'<br><span class="rgr-vlonger">{x.budget}x budget: {escape(x.book)}{iv}, {escape(x.status)}'
+            f"{'' if x.settled else ' (not settled)'}</span>")
 
 
 def _detail(r: ClaimRow) -> str:
     c = rep.claim(r.key)
     title = CHAPTER_TITLES.get(c.chapter, c.chapter)
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
+    if r.longer is not None:
+        items.append(("With a longer budget (the settled extension, not the protocol)", escape(r.longer.words())))
     if r.cells not in ("—", ""):
         items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
     items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))
