@@ -113,5 +113,5 @@ def test_load_complete_refuses_a_table_without_the_presets_rows(constructions_li
         load_complete("constructions", "book", tmp_path)
     with pytest.raises(TableError, match="no such table"):
         load_complete("constructions", "book", tmp_path / "elsewhere")
-    with pytest.raises(ValueError, match="preset = 'huge'"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['book', 'smoke'\] .*for constructions, got 'huge'"):
         load_complete("constructions", "huge", tmp_path)
