@@ -6,7 +6,8 @@ the plumbing in wings that follow the data flow; a module imports only from its 
 one below it (tests/system/test_style.py checks it):
 
 - ground: :mod:`rgr.store` (typed tables: locked atomic writes, seals (a cut table is refused), the strict loader,
-  repair, provenance), :mod:`rgr.paths`, :mod:`rgr.atomic` (files replaced whole);
+  repair, provenance), :mod:`rgr.paths`, :mod:`rgr.atomic` (files replaced whole), :mod:`rgr.protocol` (the
+  numbers every wing shares: head counts, model kinds, the GPU peak of estimates);
 - :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
   depend on its seed alone, never on its stack), metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
@@ -14,21 +15,24 @@ one below it (tests/system/test_style.py checks it):
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
   colouring, bounds, checks, scaling laws;
 - :mod:`rgr.experiments` — engine (the stacked engine as one unit: config, device, groups, adam, graphed,
-  stack, step, evaluate, train), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets), planner
+  stack, step, evaluate, train), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
+  are), trainer (how they train), planner
   (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
   tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
-  experiment), cluster (Dask), projection and calibration (a sweep's runs, model-steps and time before it
-  starts), baselines (one-run loops), bench, and the peers' experiments (head_sweep, aot, aot_sweep, pal,
-  pal_sweep);
+  experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
+  before it starts; loops: one-run loops; bench; device_check) and peers/ (the peers' experiments:
+  head_sweep, dk_sweep, aot, aot_sweep, pal, pal_sweep, trainers);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
-  (``data/constructions.csv``), construction_sweeps, theorem81 (Algorithm 2 against d_k), theory_checks,
+  (``data/constructions.csv``), construction_trainer (its rows computed), construction_sweeps, theorem81
+  (Algorithm 2 against d_k), theory_checks,
   softmax_cells (Algorithm 2 at trained cells), per_context, margins (Theorem 9.2 on trained models),
   sampler_check;
 - :mod:`rgr.gpt2` — table (the item table, the stand-in), sources (checkpoint, tokenizer, token counts),
-  items (building, saving, loading GPT-2's table), block (the E7 task and model), training (grid, stacked
-  runs), experiment (E7 for the runner);
-- :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``);
+  items (building, saving, loading GPT-2's table), block (the E7 task and model), experiment (what E7's table
+  is: grid, keys, a preset's cost), training (stacked runs), trainer (E7 for the runner);
+- :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``), what it is, no trainer;
+  :mod:`rgr.trainers` — each table's trainer, for the command line;
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds); per chapter X its findings as a frozen
   result in ``results.X`` (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax,
   value_channel, gpt2_block; ``shown``: which cells a figure shows), packages where a chapter needs several

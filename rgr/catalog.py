@@ -3,8 +3,10 @@
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
 and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
-each is a :class:`rgr.experiments.runner.Sweepable` that ``python -m rgr sweep
-<name>`` runs and :func:`load` reads, strictly (:func:`rgr.store.load_table`).
+each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
+:func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
+:func:`rgr.trainers.trainer`, which nothing here imports. The tables declared outside the registry
+(:data:`ELSEWHERE`) are imported when first asked for, so a chapter loads the modules of the tables it reads.
 
 Which preset's rows a reader gets is decided here too, once for every chapter:
 :func:`resolve_preset` turns ``"auto"`` into ``"paper"`` where that sweep is complete
@@ -13,44 +15,45 @@ Which preset's rows a reader gets is decided here too, once for every chapter:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from .experiments.aot_sweep import AOT
-from .experiments.dk_sweep import DK_SATURATION
-from .experiments.pal_sweep import PAL
 from .experiments.registry import EXPERIMENTS
-from .experiments.runner import Sweepable
-from .experiments.tables import load_results, table_path
-from .experiments.unstopped import UNSTOPPED
-from .gpt2.experiment import GPT2
+from .experiments.tables import Table, check_preset, load_results, table_path
+from .protocol import CHOICES
 from .store import Schema, TableError
-from .studies.construction_table import CONSTRUCTIONS
 
-__all__ = ["SWEEPS", "CHOICES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
+__all__ = ["NAMES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-SWEEPS: dict[str, Sweepable] = {**EXPERIMENTS, UNSTOPPED.name: UNSTOPPED, GPT2.name: GPT2,
-                             CONSTRUCTIONS.name: CONSTRUCTIONS, AOT.name: AOT,
-                             PAL.name: PAL, DK_SATURATION.name: DK_SATURATION}
-CHOICES: tuple[str, ...] = ("auto", "smoke", "book", "paper")  # what a reader may ask for; "auto" is resolved
+# the tables declared outside the protocol's registry, each imported when it is first asked for: a chapter loads
+# the modules of the tables it reads, not those of every table
+ELSEWHERE: dict[str, tuple[str, str]] = {
+    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
+    "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
+    "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
+NAMES: tuple[str, ...] = (*EXPERIMENTS, *ELSEWHERE)  # every table of data/
 
 
-def get(name: str) -> Sweepable:
-    """The experiment whose table is data/<name>.csv."""
-    if name not in SWEEPS:
-        raise ValueError(f"experiment must be one of {sorted(SWEEPS)}, got {name!r}")
-    return SWEEPS[name]
+def get(name: str) -> Table:
+    """What the table data/<name>.csv is (its declaration; imported now if it lives outside the registry)."""
+    if name not in NAMES:
+        raise ValueError(f"experiment must be one of {sorted(NAMES)}, got {name!r}")
+    if name in EXPERIMENTS:
+        return EXPERIMENTS[name]
+    module, attr = ELSEWHERE[name]
+    return getattr(importlib.import_module(module), attr)
 
 
 def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """data/<name>.csv (shards merged) through the strict loader, optionally one preset's rows."""
     sweep = get(name)
-    if preset is not None and (not isinstance(preset, str) or preset not in sweep.presets):
-        raise ValueError(f"preset must be one of {sorted(sweep.presets)} (or None: every row) for {name}, "
-                         f"got {preset!r}")
+    if preset is not None:
+        check_preset(sweep, preset, "(or None: every row) ")
     return load_results(sweep.schema, preset, root)
 
 
@@ -67,9 +70,7 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
     holds and the command that completes it.
     """
     sweep = get(name)
-    if preset not in sweep.presets:
-        raise ValueError(f"preset = {preset!r}; data/{name}.csv is written for presets {sorted(sweep.presets)}")
-    df = load(name, preset, root)
+    df = load(name, preset, root)  # checks the preset
     planned = {sweep.run_key(r, preset) for r in sweep.planned_runs(preset, df)}
     have = len(planned & set(df["run_key"]))
     if have < len(planned):
@@ -82,9 +83,9 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
 def schema_for_file(path: str | Path) -> Schema:
     """The schema of a sweep's table file from its name (``base.csv``, ``base.shard-0-of-4.csv``, ...)."""
     stem = Path(path).name.split(".")[0]
-    if stem not in SWEEPS or not Path(path).name.endswith(".csv"):
-        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(SWEEPS)})")
-    return SWEEPS[stem].schema
+    if stem not in NAMES or not Path(path).name.endswith(".csv"):
+        raise ValueError(f"path: {path} is not a table of data/ (names: {sorted(NAMES)})")
+    return get(stem).schema
 
 
 # ----------------------------------------------------------------------------- which preset a reader gets

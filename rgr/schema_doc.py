@@ -7,9 +7,9 @@ from pathlib import Path
 
 from .atomic import replace_whole
 from .experiments import futility, planner, reuse, unstopped
-from .experiments.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.grid import FUTILITY_MIN_SEEDS
-from .experiments.pal_sweep import SCHEMA as PAL_SCHEMA
+from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
+from .experiments.peers.pal_sweep import SCHEMA as PAL_SCHEMA
 from .experiments.registry import EXPERIMENTS, SCHEMA
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
@@ -138,12 +138,12 @@ def render() -> str:
              "`rgr.studies.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.aot_sweep.PRESETS`; the `peers` head "
-             "sweep is a row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / (m ln m) "
-             "it trains)."
+             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.aot_sweep.PRESETS`; the `peers` "
+             "head sweep is a row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / "
+             "(m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     text += ("\n## pal's associative memory, re-implemented (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.pal_sweep.PRESETS`): "
+             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.peers.pal_sweep.PRESETS`): "
              "one row per trained memory; the rows of one line (d, seed, steps, lr) are the steps of a bisection over "
              "N for the largest N whose accuracy over the N inputs reaches 0.99, planned round by round from the table."
              "\n\n" + PAL_SCHEMA.markdown())

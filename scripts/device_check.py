@@ -3,8 +3,8 @@
     python scripts/device_check.py [--cell 1024x128] [--heads 8] [--steps 1000] [--early-steps 10] [--out FILE]
 
 Issue 28's check that a table's GPU rows and its CPU rows are the same results up to float rounding
-(:func:`rgr.experiments.device_check.compare_devices`): the stack is the ``paper`` preset's first-round stack of
-the cell with ``--heads`` heads at its largest D_K (:func:`rgr.experiments.bench.cell_stack`), each run cut at
+(:func:`rgr.experiments.sizing.device_check.compare_devices`): the stack is the ``paper`` preset's first-round stack of
+the cell with ``--heads`` heads at its largest D_K (:func:`rgr.experiments.sizing.bench.cell_stack`), each run cut at
 ``--steps``. Prints the record as JSON (also to ``--out``), with the commit it ran at and the date; needs CUDA.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import torch
 
-from rgr.experiments.bench import CELLS, cell_stack
-from rgr.experiments.device_check import compare_devices
+from rgr.experiments.sizing.bench import CELLS, cell_stack
+from rgr.experiments.sizing.device_check import compare_devices
 from rgr.store import code_version
 
 

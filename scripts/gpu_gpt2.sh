@@ -39,7 +39,8 @@ numpy.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() els
 echo "== 1. fp32 smoke, CPU against $DEVICE ($(left) s left)"
 if ! timeout 90 python3 - "$DEVICE" <<'EOF'
 import os, sys
-from rgr.gpt2.training import experiment_grid, train_runs
+from rgr.gpt2.experiment import experiment_grid
+from rgr.gpt2.training import train_runs
 cfgs = experiment_grid("smoke", "stand-in")[:2]
 cpu = train_runs(cfgs, device="cpu", precision="fp32")
 graphed = train_runs(cfgs, device=sys.argv[1], precision="fp32")

@@ -75,8 +75,8 @@ def chapters(root: Path = ROOT) -> list[Path]:
 # modules it imported. So a chapter depends on the data/ tables it really read (the replication chapter reads
 # eleven through rgr, its code names one), and on the rgr modules it imported, directly or through another
 # module (the transitive closure, not the whole package): editing rgr/results/softmax.py re-executes the chapters
-# that import it, not the theory chapter. The closure is what Python loaded, so it is exact, but wide for the
-# data chapters: rgr.catalog imports every experiment's module, so they import about 60 of rgr's 110 modules.
+# that import it, not the theory chapter. The closure is what Python loaded, so it is exact; reading a table loads what
+# the table is (rgr.catalog), never how it trains (rgr.trainers), so a data chapter imports about 45-55 modules.
 # Not inputs: markdown cells (they render, they do not compute), the install cell (inert in a checkout), the
 # installed packages (pinned in pyproject.toml; nbval in `test` catches an output that a new pin changes), and
 # folders that Python lists to find modules. A new file in a listed folder (a table's shard in data/) changes

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from IPython.display import HTML
 
-from ..catalog import SWEEPS
+from ..catalog import NAMES
 from ..paths import data_dir
 
 __all__ = ["SITE_DATA", "table_files", "download_links"]
@@ -50,7 +50,7 @@ def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
     """
     if isinstance(names, str) or not len(names):
         raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
-    known = set(SWEEPS)
+    known = set(NAMES)
     unknown = [n for n in names if n.removesuffix(".csv") not in known]
     if unknown:
         raise ValueError(f"names: no table called {unknown} (the tables of data/ are {sorted(known)})")

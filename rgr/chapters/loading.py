@@ -24,7 +24,6 @@ import torch
 from IPython.display import Markdown
 
 from ..catalog import completeness, get, load, resolve_preset, table_path
-from ..experiments.runner import run_sweep
 from ..results.futile import futile_stops
 from ..results.stats import seeds_per_cell
 from ..store import TableError
@@ -120,11 +119,15 @@ def _load(name: str, preset: str, device: str, root: Path | None, requested: str
         if table_path(name, root=root).is_file():
             raise  # present but unreadable: never plot half a table
         reason = str(e)
+    # the one place a chapter trains: imported here, so a chapter that finds its tables never loads the engine
+    from ..experiments.runner import run_sweep
+    from ..trainers import trainer
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny stacked matmuls: one thread is fastest (see README)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            run_sweep(get(name), "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
+            run_sweep(trainer(name), "smoke", device, root=Path(tmp), progress=False, log=lambda s: None)
             df = load(name, "smoke", Path(tmp))
     finally:
         torch.set_num_threads(threads)

@@ -11,11 +11,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..protocol import CHOICES, PRESETS  # the one vocabulary; chapters import them with check
+
 __all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range",
            "one_of"]
 
-PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md)
-CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
 DEVICES: tuple[str, ...] = ("cpu", "cuda", "auto")
 
 

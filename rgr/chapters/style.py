@@ -22,15 +22,16 @@ import warnings
 import matplotlib as mpl
 import seaborn as sns
 
-from ..experiments.registry import HEADS_ALL
+from ..protocol import HEADS_ALL
 from .text_layout import text_problems
 
 __all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
            "panel_grid", "legend_below",
-           "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes", "head_palette", "head_color"]
+           "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes", "head_palette", "head_color",
+           "nothing_to_draw"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: the registry)
+HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
@@ -202,3 +203,16 @@ def head_color(h: int) -> tuple[float, float, float]:
         return pal[h]
     nearest = min(HEAD_COUNTS, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
     return pal[nearest]
+
+
+def nothing_to_draw(what: str, ax=None):
+    """Say on ``ax`` that there is nothing to draw, and why (no ticks, no axis); without ``ax``, on a small figure of
+    its own. The figure either way (every chapter's one "nothing to draw" figure)."""
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        set_style()
+        _, ax = plt.subplots(figsize=fig_size(6, 1.6))
+    ax.text(0.5, 0.5, what, ha="center", va="center", wrap=True, fontsize=10, transform=ax.transAxes)
+    ax.set_axis_off()
+    return ax.figure

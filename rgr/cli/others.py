@@ -20,6 +20,7 @@ def constructions(argv: Sequence[str]) -> int:
     from ..paths import data_dir
     from ..store import TableBusy, TableError
     from ..studies.construction_table import PRESETS, ConstructionSweep
+    from ..studies.construction_trainer import ConstructionTrainer
 
     ap = Parser(prog="rgr constructions", description="Smallest D_K of the explicit constructions -> CSV")
     ap.add_argument("--preset", choices=sorted(PRESETS), default="book")
@@ -35,7 +36,7 @@ def constructions(argv: Sequence[str]) -> int:
     except UsageError as e:
         return fail(ap.prog, str(e))
     torch.set_num_threads(a.threads)
-    sweep = ConstructionSweep(a.seed)
+    sweep = ConstructionTrainer(ConstructionSweep(a.seed))
     try:
         df = run_sweep(sweep, a.preset, "cpu", path=out, progress=not a.no_progress)
     except KeyboardInterrupt:
@@ -58,8 +59,8 @@ _BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk
 
 
 def bench(argv: Sequence[str]) -> int:
-    from ..experiments import bench
     from ..experiments.engine.config import RunConfig
+    from ..experiments.sizing import bench
 
     if any(a == "--gpt2" or a.startswith("--gpt2=") for a in argv):  # the E7 block's step (rgr.gpt2.bench)
         from ..gpt2 import bench as gpt2_bench

@@ -57,21 +57,21 @@ def _sweep_parser() -> argparse.ArgumentParser:
 
 
 def _list_sweeps() -> int:
-    from ..catalog import SWEEPS
+    from ..catalog import NAMES, get
 
-    for s in SWEEPS.values():
+    for s in map(get, NAMES):
         sizes = ", ".join(f"{p}: {len(s.planned_runs(p, None, (0, 1)))}" for p in s.presets)
         print(f"{s.name:<13} {s.spec:<14} {s.description}  [first-round runs: {sizes}]")
     return 0
 
 
 def sweep(argv: Sequence[str]) -> int:
-    from ..catalog import get
     from ..experiments.planner import parse_cells, parse_shard
     from ..experiments.runner import SweepError, cell_filter, check_shard, run_sweep
     from ..experiments.tables import merge_shards, table_path
     from ..paths import data_dir
     from ..store import TableBusy, TableError
+    from ..trainers import trainer
 
     a = _sweep_parser().parse_args(list(argv))
     prog = "rgr sweep"
@@ -87,7 +87,7 @@ def sweep(argv: Sequence[str]) -> int:
         if a.list or not a.experiment:
             return _list_sweeps()
         try:
-            sweep = get(a.experiment)
+            sweep = trainer(a.experiment)
         except ValueError as e:
             raise UsageError(str(e)) from None
         root = writable_dir(Path(a.data) if a.data else data_dir(), "--data")

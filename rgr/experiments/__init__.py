@@ -4,19 +4,20 @@
   evaluate, train): R runs as one tensor program, each run equal to training it alone;
 - :mod:`.grid` — :class:`~.grid.Cell` and :class:`~.grid.Grid`, one preset of an experiment;
 - :mod:`.planner` — the D_K ladder, refinement rounds and shards of a grid;
-- :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema;
+- :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema: what they
+  are; :mod:`.trainer` — how they train (the engine's stacks), imported only through :mod:`rgr.trainers`;
 - :mod:`.futility` — the futility-stopping rule and its replay on stored curves;
 - :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
-- :mod:`.tables` — where tables live, loading (shards merged), merging shards;
-- :mod:`.runner` — the one resumable runner of every table, and its local executor;
+- :mod:`.tables` — what a table is (:class:`~.tables.Table`), where tables live, loading (shards merged), merging
+  shards;
+- :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how it
+  trains), and its local executor;
   :mod:`.cluster` — the Dask executor;
-- :mod:`.projection` — runs, model-steps and wall time of a sweep before it starts; :mod:`.calibration` — the
-  cost model behind it, timed here or fitted to a table's finished stacks;
-- :mod:`.baselines` — one-run loops the engine is measured against; :mod:`.bench` — ``python -m rgr bench``;
-  :mod:`.device_check` — one stack trained on two devices (CPU, GPU) and compared;
-- :mod:`.head_sweep` — the peers' design (d_k = d_model, heads swept); :mod:`.aot`, :mod:`.aot_sweep` — the
-  peers' AoT model and its table; :mod:`.pal`, :mod:`.pal_sweep` — pal's associative memory and its table
-  (chapter *the law beside other capacity results*). The constructions' searches live in :mod:`rgr.studies`.
+- :mod:`.sizing` — compute sizing: projection and calibration (a sweep's time before it starts), loops and
+  bench (``python -m rgr bench``), device_check (one stack on two devices);
+- :mod:`.peers` — the peers' experiments (chapter *the law beside other capacity results*): head_sweep, dk_sweep,
+  aot and aot_sweep, pal and pal_sweep, and trainers (how aot and pal train). The constructions' searches live in
+  :mod:`rgr.studies`.
 
 Nothing is re-exported: import a name from the module that defines it.
 """

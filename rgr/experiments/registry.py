@@ -10,38 +10,30 @@ An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
   largest points) that a 2-core CPU finishes in about an hour;
 - ``smoke``: seconds, for tests.
 
-An experiment is what :func:`rgr.experiments.runner.run_sweep` runs: it plans its
-runs (:mod:`rgr.experiments.planner`), keys them (:func:`run_key`), groups them
-into stacks (:func:`rgr.experiments.engine.groups.stack_groups`), trains a stack and
-turns the results into rows of :data:`SCHEMA`.
+An experiment is what its table is (:class:`rgr.experiments.tables.Table`): it plans its runs
+(:mod:`rgr.experiments.planner`) and keys them, and its rows follow :data:`SCHEMA`. How its runs train (stacks of
+the engine) is :class:`rgr.experiments.trainer.ExperimentTrainer`, which only the runner's callers import.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..model.qk import MODEL_KINDS
-from ..store import Column, RowKey, Schema, provenance
-from . import futility, head_sweep, planner, reuse, settled
+from ..protocol import HEADS_ALL, MODEL_KINDS
+from ..store import Column, RowKey, Schema
+from . import futility, planner, settled
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
-from .engine.groups import stack_groups
-from .engine.train import train
 from .grid import Cell, Grid
-from .projection import dry_run_report, model_steps_bound
-from .tables import load_results
+from .peers import head_sweep
+from .tables import check_preset
 
 __all__ = ["Experiment", "HeadSweep", "SettledSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
 
-HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
 FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
-FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
 
 
 def _schema() -> Schema:
@@ -127,11 +119,9 @@ class Experiment:
         return SCHEMA.renamed(self.name)
 
     def grid(self, preset: str) -> Grid:
-        if preset not in self.presets:
-            raise ValueError(f"preset must be one of {sorted(self.presets)}, got {preset!r}")
-        return self.presets[preset]
+        return self.presets[check_preset(self, preset)]
 
-    # --- the runner's protocol (rgr.experiments.runner.Sweepable)
+    # --- what a table is (rgr.experiments.tables.Table); how it trains: rgr.experiments.trainer
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
@@ -141,72 +131,10 @@ class Experiment:
     def run_key(self, cfg: RunConfig, preset: str) -> str:
         return planner.run_key(cfg, preset)
 
-    def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
-        return stack_groups(configs, max_stack)
-
-    def steps_bound(self, configs: Sequence[RunConfig]) -> int:
-        """Upper bound on the model-steps of training ``configs`` (the progress bar's total)."""
-        return model_steps_bound(configs)
-
-    def dry_run_report(self, preset: str, device: str | torch.device, workers: int = 1,
-                       shard: tuple[int, int] = (0, 1), done: pd.DataFrame | None = None,
-                       max_stack: int | None = None, root: Path | None = None) -> list[str]:
-        """What ``sweep --dry-run`` prints: runs, an upper bound on model-steps and a projected wall time
-        from a short calibration here (:func:`rgr.experiments.projection.dry_run_report`). ``done``: this
-        preset's rows already in the table; then the current round's pending runs are what is projected.
-        ``max_stack``: the sweep's ``--max-stack``, so its stacks are projected as they will train. ``root``: the
-        folder the sweep writes (``--data``), where it looks for rows to reuse, as the sweep does."""
-        runs = self.planned_runs(preset, None, shard)
-        grid = self.grid(preset)
-        rounds = grid.refine_rounds if self.refine else 0
-        head = (f"{self.name}/{preset}: {len(runs)} runs in the first round, "
-                f"at most {model_steps_bound(runs):,} model-steps")
-        pending = None
-        if done is not None and len(done):
-            have = set(done["run_key"])
-            pending = [c for c in self.planned_runs(preset, done, shard) if self.run_key(c, preset) not in have]
-            head += f"; {len(done)} runs already in the table, {len(pending)} pending in this round"
-            rounds = planner.rounds_left(grid, done, pending) if self.refine else 0
-        copied = {r["run_key"] for r in self.reusable_rows(runs if pending is None else pending, preset, root)}
-        if copied:
-            head += f"; {len(copied)} of them reused from other tables (not projected)"
-            kept = [c for c in (runs if pending is None else pending) if self.run_key(c, preset) not in copied]
-            runs, pending = (kept, None) if pending is None else (runs, kept)
-        share = None
-        if any(c.futility for c in runs):
-            basis, basis_preset = FUTILITY_BASIS
-            rows = load_results(SCHEMA.renamed(basis), basis_preset)
-            share = futility.kept_share(rows, futility.rule_named(grid.futility))
-        if not runs:
-            return [head, "nothing to train: every run is reused"]
-        return [head, *dry_run_report(runs, device, workers, rounds, pending=pending, dk_max=grid.dk_max,
-                                      futility_share=share, history=done, max_stack=max_stack)]
-
-    def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root: Path | None = None) -> list[dict]:
-        """Rows for the runs of ``todo`` that already trained with the same config elsewhere (:mod:`.reuse`)."""
-        others = [SCHEMA.renamed(n) for n in self.reuse_from]
-        sources = reuse.source_rows(self.schema, others, preset, root)
-        return reuse.reused_rows(todo, [self.run_key(c, preset) for c in todo], self.name, preset, sources)
-
-    def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device,
-                    on_steps: Callable[[int], None] | None = None) -> list[dict]:
-        t0 = time.perf_counter()
-        results = train(list(configs), device=device, progress=False, on_steps=on_steps)
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
-        rows = []
-        for res, cfg in zip(results, configs):
-            r = res.row()
-            r["config_key"] = r.pop("key")
-            r.update(run_key=self.run_key(cfg, preset), experiment=self.name, stack_size=len(results),
-                     wall_time_s=wall / len(results), reused_from=None, **prov)
-            rows.append(r)
-        return rows
-
 
 @dataclass(frozen=True)
 class HeadSweep(Experiment):
-    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.head_sweep`)."""
+    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.peers.head_sweep`)."""
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
@@ -231,9 +159,6 @@ class SettledSweep(Experiment):
             return settled.planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25,
                                         run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
         return settled.planned_runs(units)
-
-    def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
-        return settled.unit_groups(configs, max_stack)
 
 
 def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:

@@ -1,11 +1,10 @@
 """The one resumable runner that fills data/: stacks, executors, failures (every sweep, E1-E7 and constructions).
 
-:func:`run_sweep` takes any :class:`Sweepable` — a protocol experiment
-(:class:`rgr.experiments.registry.Experiment`), E7 (:data:`rgr.gpt2.experiment.GPT2`)
-or the constructions table (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
-something that plans its runs, keys them, groups them into stacks, trains a
-stack into table rows, and has a schema. The runner trains pending runs stack
-by stack, writes each finished stack's rows atomically to data/<name>.csv (or a
+:func:`run_sweep` takes any :class:`Sweepable`: a table (:class:`rgr.experiments.tables.Table` — a protocol
+experiment, :class:`rgr.experiments.registry.Experiment`, E7, :data:`rgr.gpt2.experiment.GPT2`, or the constructions,
+:data:`rgr.studies.construction_table.CONSTRUCTIONS`: something that plans its runs, keys them and has a schema)
+with how it trains (groups runs into stacks, trains a stack into table rows; :func:`rgr.trainers.trainer`).
+The runner trains pending runs stack by stack, writes each finished stack's rows atomically to data/<name>.csv (or a
 shard file) and skips every run whose key is already in the table; refinement
 rounds are planned from the table, so a rerun continues where an interrupted
 sweep stopped. The table is held (:func:`rgr.store.sweep_lock`) for the whole
@@ -32,38 +31,53 @@ from tqdm import tqdm
 
 from ..store import Schema, TableError, load_table, sweep_lock, write_rows
 from .engine.device import resolve_device
-from .tables import load_results, table_path
+from .tables import Table, check_preset, load_results, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
            "run_sweep", "check_shard", "cell_filter"]
 
 
-class Sweepable(Protocol):
-    """What the runner needs of an experiment."""
+@dataclass(frozen=True)
+class Sweepable:
+    """What the runner trains: a :class:`rgr.experiments.tables.Table` (what the table is: :mod:`rgr.catalog` holds
+    them) and how its runs train, which a subclass adds (:func:`rgr.trainers.trainer` gives each table's).
 
-    name: str
-    presets: Any  # a mapping (or collection) of preset names
-    shardable: bool
+    A subclass defines ``stack_groups`` and ``train_stack``; optionally ``steps_bound`` (model-steps of some
+    configs: the progress bar's total), ``reusable_rows`` (runs copied from other tables), ``dry_run_report``
+    (``sweep --dry-run``) and ``honours_deadline``.
+    """
+
+    table: Table
 
     @property
-    def schema(self) -> Schema: ...
+    def name(self) -> str:
+        return self.table.name
 
-    def planned_runs(self, preset: str, done: pd.DataFrame | None, shard: tuple[int, int]) -> list:
-        """Every run the preset needs given its finished rows ``done`` (called again after each round)."""
-        ...
+    @property
+    def presets(self) -> Any:
+        return self.table.presets
 
-    def run_key(self, cfg: Any, preset: str) -> str: ...
+    @property
+    def shardable(self) -> bool:
+        return self.table.shardable
 
-    def stack_groups(self, configs: Sequence, max_stack: int | None) -> list[list[int]]: ...
+    @property
+    def schema(self) -> Schema:
+        return self.table.schema
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list:
+        return self.table.planned_runs(preset, done, shard)
+
+    def run_key(self, cfg: Any, preset: str) -> str:
+        return self.table.run_key(cfg, preset)
+
+    def stack_groups(self, configs: Sequence, max_stack: int | None) -> list[list[int]]:
+        """Which configs train together (default: one stack per run, at most ``max_stack`` is then moot)."""
+        return [[i] for i in range(len(configs))]
 
     def train_stack(self, configs: Sequence, preset: str, device: torch.device) -> list[dict]:
         """Train ``configs`` as one stack here; their table rows (run_key and provenance included)."""
-        ...
-
-
-def check_preset(sweep: Sweepable, preset: str) -> None:
-    if preset not in sweep.presets:
-        raise ValueError(f"preset must be one of {sorted(sweep.presets)} for {sweep.name}, got {preset!r}")
+        raise NotImplementedError(f"{type(self).__name__} does not say how {self.name}'s runs train")
 
 
 def check_shard(sweep: Sweepable, shard: tuple[int, int]) -> None:

@@ -24,8 +24,8 @@ below are that rule's output, written out so the design cannot drift when tables
 - no futility stopping (no replay covers these budgets) and nothing reused across budgets: every run trains
   from its seed to convergence (validation F1 > 0.995 at 5 consecutive checks) or its budget.
 
-Stacks stay within one (cell, budget) and hold at most 40 runs (:func:`unit_groups`), so a stack's rows reach the
-table within a session even at 16x.
+Stacks stay within one (cell, budget) and hold at most 40 runs (:func:`rgr.experiments.trainer.unit_groups`), so a
+stack's rows reach the table within a session even at 16x.
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .engine.config import RunConfig, step_cutoff
-from .engine.groups import stack_groups
 
 __all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "BUDGETS", "SEEDS", "budgets_for", "seeds_for",
-           "planned_runs", "STACK_RUNS", "unit_groups"]
+           "planned_runs"]
 
 
 @dataclass(frozen=True)
@@ -95,21 +94,6 @@ def planned_runs(units: Sequence[Unit], budgets: Sequence[int] | None = None, se
                                **dict(run_fields)) for dk in u.D_K for s in (seeds if seeds is not None
                                                                              else seeds_for(u.m))]
     return runs
-
-
-STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
-
-
-def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
-    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.groups.stack_groups`)
-    with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
-    families: dict[tuple, list[int]] = {}
-    for i, c in enumerate(configs):
-        families.setdefault((c.m, c.d_model, c.max_steps), []).append(i)
-    out = []
-    for members in families.values():
-        out += [[members[j] for j in g] for g in stack_groups([configs[i] for i in members], max_stack or STACK_RUNS)]
-    return out
 
 
 SMOKE_UNITS: tuple[Unit, ...] = (Unit(16, 2, 1, (4, 6)), Unit(16, 2, 2, (4,)))  # the smoke preset's two units

@@ -1,4 +1,4 @@
-"""Where each experiment's table lives, reading it (shards merged) through the strict loader, merging shards.
+"""What a table of data/ is (:class:`Table`), where it lives, reading it (shards merged), merging shards.
 
 Every table of data/ is read here, through :func:`rgr.store.load_table` and the
 experiment's own :class:`rgr.store.Schema`: the protocol sweeps, E7
@@ -10,13 +10,42 @@ from __future__ import annotations
 
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any, Protocol
 
 import pandas as pd
 
 from ..paths import data_dir
 from ..store import Schema, TableError, drop_table, load_table, sweep_lock, write_rows
 
-__all__ = ["table_path", "shard_paths", "load_results", "merge_shards"]
+__all__ = ["Table", "check_preset", "table_path", "shard_paths", "load_results", "merge_shards"]
+
+
+class Table(Protocol):
+    """What a table of data/ is, apart from how its runs train (:class:`rgr.experiments.runner.Sweepable`): its
+    name, schema and presets, and the runs a preset plans, keyed, so a reader can tell a complete table from a
+    partial one (:func:`rgr.catalog.preset_completeness`)."""
+
+    name: str
+    presets: Any  # a mapping (or collection) of preset names
+    shardable: bool
+    book_scope: str  # what the book preset leaves out, in words (rgr.chapters.loading.provenance_note)
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None, shard: tuple[int, int]) -> list:
+        """Every run the preset needs given its finished rows ``done`` (called again after each round)."""
+        ...
+
+    def run_key(self, cfg: Any, preset: str) -> str: ...
+
+
+def check_preset(table: Table, preset: object, alternative: str = "") -> str:
+    """``preset`` when it is one of ``table``'s presets; else a ValueError naming them (the one preset check of every
+    table: the runner's, the catalog's, each table's own planner). ``alternative``: what else the caller takes."""
+    if not isinstance(preset, str) or preset not in table.presets:
+        raise ValueError(f"preset must be one of {sorted(table.presets)} {alternative}for {table.name}, got {preset!r}")
+    return preset
 
 
 def table_path(name: str, shard: tuple[int, int] | None = None, root: Path | None = None) -> Path:

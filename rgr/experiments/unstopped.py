@@ -89,7 +89,8 @@ def _grid(units: Sequence[Unit], m: int, d_model: int, **kw) -> Grid:
 
 @dataclass(frozen=True)
 class UnstoppedSweep(Experiment):
-    """The unstopped extension (see the module doc): explicit units, no refinement, nothing reused."""
+    """The unstopped extension (see the module doc): explicit units, no refinement, nothing reused (no
+    ``reuse_from``: a stopped row of regular.csv shares its run key, and must not stand in for its retraining)."""
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
@@ -99,10 +100,6 @@ class UnstoppedSweep(Experiment):
                                else (M, D_MODEL, UNITS, ()))
         units = [u for u in units if planner.in_shard(Cell(m, d, u.r), u.h, *shard)]
         return planned_runs(units, m, d, fields)
-
-    def reusable_rows(self, todo: Sequence[RunConfig], preset: str, root=None) -> list[dict]:
-        """None: every run of this table trains here (a stopped row of regular.csv shares its run key)."""
-        return []
 
 
 UNSTOPPED = UnstoppedSweep(

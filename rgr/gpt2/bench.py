@@ -16,21 +16,19 @@ process, nothing else on the device. An estimate from a measurement, not a measu
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..experiments.bench import matmul_gflops
 from ..experiments.engine.device import resolve_device
+from ..experiments.sizing.bench import matmul_gflops
 from .block import PRESETS, Config, step_flops
-from .training import experiment_grid, item_table, resolve_precision, train_runs
+from .experiment import experiment_grid
+from .training import item_table, resolve_precision, train_runs
 
-__all__ = ["StackPace", "time_stack", "project_minutes", "parser", "main", "LeaseBench", "read_lease_bench",
-           "latest_lease_bench"]
+__all__ = ["StackPace", "time_stack", "project_minutes", "parser", "main"]
 
 
 @dataclass(frozen=True)
@@ -130,33 +128,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"projection: the whole {a.gpt2} preset ({len(grid)} runs in {len(shapes)} stacks of {runs}, "
           f"{grid[0].steps:,} steps each) {minutes:,.1f} minutes of one process here", flush=True)
     return 0
-
-
-@dataclass(frozen=True)
-class LeaseBench:
-    """What a GPU lease's log says of the bench (``scripts/gpu_gpt2.sh`` writes it to data/leases/): the device, the
-    preset and the projected minutes of one process for the whole preset."""
-
-    path: str
-    device: str
-    preset: str
-    minutes: float
-
-
-def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
-    """The bench's projection from a lease log's text (None when the log has none)."""
-    head = re.search(r"^E7 (\w+) preset on (.+?) \(", text, flags=re.M)
-    proj = re.search(r"^projection: the whole (\w+) preset .*? ([0-9][0-9,.]*) minutes of one process", text,
-                     flags=re.M)
-    if head is None or proj is None:
-        return None
-    return LeaseBench(path, head.group(2), proj.group(1), float(proj.group(2).replace(",", "")))
-
-
-def latest_lease_bench(root) -> LeaseBench | None:
-    """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
-    for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
-        found = read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
-        if found is not None:
-            return found
-    return None

@@ -1,8 +1,8 @@
-"""E7 as an experiment of the one runner (chapter *GPT-2 block*).
+"""What E7's table is (chapter *GPT-2 block*): its grid, schema, keys, and what a preset costs.
 
-:data:`GPT2` is a :class:`rgr.experiments.runner.Sweepable`:
+:data:`GPT2` is a :class:`rgr.experiments.tables.Table`; trained by :class:`rgr.gpt2.trainer.GPT2Trainer`,
 ``python -m rgr sweep gpt2 --preset book`` (local or ``--executor dask``) trains
-:func:`rgr.gpt2.training.experiment_grid`'s runs stack by stack (seeds of one
+:func:`experiment_grid`'s runs stack by stack (seeds of one
 (D_K, h) train as one program) and writes each stack's rows atomically to
 ``data/gpt2.csv``, keyed by a hash of the run's config and preset, so an
 interrupted sweep resumes where it stopped. Every row records
@@ -14,23 +14,23 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import time
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..experiments.tables import load_results, table_path
-from ..store import Column, RowKey, Schema, TableError, load_table, provenance
-from .block import PRESETS, Config, Preset
+from ..experiments.tables import check_preset, load_results, table_path
+from ..protocol import gpu_hours
+from ..store import Column, RowKey, Schema, TableError, load_table
+from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
 from .items import items_available
 from .table import STAND_IN_SOURCE
-from .training import experiment_grid, train_runs
 
-__all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "load_gpt2_results", "preset_rows", "embeddings_banner",
-           "OPEN_CHOICES"]
+__all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "experiment_grid", "PresetCost", "preset_cost",
+           "load_gpt2_results", "preset_rows", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
+           "read_lease_bench", "latest_lease_bench"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
 _POSITIVE = ("m", "ell", "d_model", "D_K", "h", "d_ff", "steps", "batch_size", "eval_interval", "n_val", "n_test")
@@ -71,16 +71,64 @@ def run_key(cfg: Config, preset: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
+    """The E7 grid of a preset: one Config per (variant, D_K, h, seed), seeds first_seed, first_seed + 1, ...
+
+    ``embeddings="auto"`` resolves to the preset's own choice when it has one (the compressive presets' width is
+    not GPT-2's: "stand-in"), else to "gpt2" when a real table is available without network
+    (:func:`rgr.gpt2.items.items_available`) and to "stand-in" otherwise; the choice is written into every
+    config. ``overrides`` replace Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
+    ``ell=16`` or ``lr=3e-4``.
+    """
+    check_preset(GPT2, preset)
+    if embeddings not in ("auto", *EMBEDDINGS):
+        raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
+    allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}
+    if set(overrides) - allowed:
+        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, "
+                         f"got {sorted(set(overrides) - allowed)}")
+    p = PRESETS[preset]
+    if embeddings == "auto":
+        embeddings = p.embeddings or ("gpt2" if items_available() else "stand-in")
+    base = dict(m=p.m, ell=p.ell, steps=p.steps, batch_size=p.batch_size, eval_interval=p.eval_interval, n_val=p.n_val,
+                n_test=p.n_test, lr=p.lr, d_model=p.d_model, embeddings=embeddings)
+    base.update(overrides)
+    seeds = range(p.first_seed, p.first_seed + p.seeds)
+    return [Config(D_K=dk, h=h, seed=s, **{**base, **dict(v)}) for v in p.variants for dk in p.D_K for h in p.h
+            for s in seeds]
+
+
+@dataclass(frozen=True)
+class PresetCost:
+    """What a preset costs by its matmul FLOP count (:func:`rgr.gpt2.block.run_flops`): an estimate, not a measurement.
+    Shown in the chapters *GPT-2 block* and *Does it replicate?* for the paper preset, which this project never ran."""
+
+    runs: int
+    steps: int  # per run
+    m: int
+    flops: float  # every run to its last step, with its checks and test
+
+    def hours(self, share: float) -> float:
+        """Hours of one H100 at ``share`` of its float32 peak (:func:`rgr.protocol.gpu_hours`)."""
+        return gpu_hours(self.flops, share)
+
+
+def preset_cost(preset: str) -> PresetCost:
+    """The cost of a whole preset; the table's embeddings do not change it."""
+    grid = experiment_grid(preset, "stand-in")
+    p = PRESETS[preset]
+    return PresetCost(runs=len(grid), steps=p.steps, m=p.m, flops=float(sum(run_flops(c) for c in grid)))
+
+
 @dataclass(frozen=True)
 class GPT2Sweep:
-    """E7 for :func:`rgr.experiments.runner.run_sweep`; ``embeddings``: "auto", "gpt2" or "stand-in"."""
+    """What E7's table is (:class:`rgr.experiments.tables.Table`); ``embeddings``: "auto", "gpt2" or "stand-in"."""
 
     embeddings: str = "auto"
     name: str = "gpt2"
     spec: str = "E7"
     description: str = "one pre-LN Transformer block on frozen GPT-2 embeddings"
     shardable: bool = True  # whole stacks (a (D_K, h) shape, all its seeds) dealt round-robin: see planned_runs
-    honours_deadline: bool = True  # a stack projects itself after its first steps (rgr.gpt2.training)
     book_scope: str = "a smaller task than the paper's, with fewer items, pairs, steps and seeds"
 
     @property
@@ -103,50 +151,6 @@ class GPT2Sweep:
 
     def run_key(self, cfg: Config, preset: str) -> str:
         return run_key(cfg, preset)
-
-    def dry_run_report(self, preset: str, device, workers: int = 1, shard: tuple[int, int] = (0, 1),
-                       done: pd.DataFrame | None = None, max_stack: int | None = None,
-                       root: Path | None = None) -> list[str]:
-        """What ``sweep gpt2 --dry-run`` prints: the runs, and their time from a short bench of the preset's cheapest
-        and costliest stacks here (:mod:`rgr.gpt2.bench`: measured pace, one process per worker)."""
-        from .bench import project_minutes, time_stack
-
-        runs = self.planned_runs(preset, None, shard)
-        have = set() if done is None or not len(done) else set(done["run_key"])
-        pending = [c for c in runs if self.run_key(c, preset) not in have]
-        head = f"gpt2/{preset}: {len(runs)} runs of {runs[0].steps:,} steps; {len(pending)} pending"
-        if not pending:
-            return [head, "nothing to train"]
-        shapes = sorted({c.shape_key() for c in runs}, key=lambda c: (c.D_K, c.h))
-        size = sum(c.shape_key() == shapes[0] for c in runs)
-        dev = torch.device(device if isinstance(device, str) else device.type)
-        paces = [time_stack(c, size, dev, steps=20, warmup=3) for c in (shapes[0], shapes[-1])]
-        minutes = project_minutes(preset, paces) * len(pending) / len(runs) / max(1, workers)
-        return [head, f"projected {minutes / 60:.1f} h on {workers} worker(s) ({dev.type}; stacks of {size} timed "
-                      f"here for 20 steps at D_K = {shapes[0].D_K} and {shapes[-1].D_K}: "
-                      f"{paces[0].ms_per_step:.0f}-{paces[1].ms_per_step:.0f} ms per stacked step)"]
-
-    def stack_groups(self, configs: Sequence[Config], max_stack: int | None) -> list[list[int]]:
-        groups: dict[Config, list[int]] = {}
-        for i, c in enumerate(configs):
-            groups.setdefault(c.shape_key(), []).append(i)
-        size = max_stack or max(1, len(configs))
-        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
-
-    def train_stack(self, configs: Sequence[Config], preset: str, device: torch.device,
-                    deadline: float | None = None) -> list[dict]:
-        """One stack's rows; bf16 autocast on CUDA, fp32 on a CPU (the ``precision`` column says which)."""
-        t0 = time.perf_counter()
-        results = train_runs(list(configs), device=device, max_stack=len(configs), deadline=deadline)
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
-        rows = []
-        for res, cfg in zip(results, configs):
-            row = {c.name: res.get(c.name) for c in SCHEMA.columns}
-            row.update(dataclasses.asdict(cfg), d_k=cfg.d_k, stack_size=len(configs), wall_time_s=wall / len(configs),
-                       run_key=run_key(cfg, preset), **prov)
-            rows.append(row)
-        return rows
 
 
 GPT2 = GPT2Sweep()
@@ -194,3 +198,33 @@ def embeddings_banner(root: Path | None = None) -> str:
                 + f". Every figure below says so in its title. {how}")
     return (f"> **Embeddings:** every row in `data/{path.name}` used "
             f"{', '.join(sorted(rows['embedding_source'].unique()))}.")
+
+
+@dataclass(frozen=True)
+class LeaseBench:
+    """What a GPU lease's log says of the bench (``scripts/gpu_gpt2.sh`` writes it to data/leases/): the device, the
+    preset and the projected minutes of one process for the whole preset."""
+
+    path: str
+    device: str
+    preset: str
+    minutes: float
+
+
+def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
+    """The bench's projection from a lease log's text (None when the log has none)."""
+    head = re.search(r"^E7 (\w+) preset on (.+?) \(", text, flags=re.M)
+    proj = re.search(r"^projection: the whole (\w+) preset .*? ([0-9][0-9,.]*) minutes of one process", text,
+                     flags=re.M)
+    if head is None or proj is None:
+        return None
+    return LeaseBench(path, head.group(2), proj.group(1), float(proj.group(2).replace(",", "")))
+
+
+def latest_lease_bench(root) -> LeaseBench | None:
+    """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
+    for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
+        found = read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
+        if found is not None:
+            return found
+    return None

@@ -29,6 +29,7 @@ __all__ = [
     "load_tokenizer",
     "count_tokens",
     "items_from_counts",
+    "byte_alphabet",
 ]
 
 EOS_TOKEN = "<|endoftext|>"
@@ -108,7 +109,7 @@ def _read_wte(path: Path) -> np.ndarray:
 # ----------------------------------------------------------------------------- tokenizer
 
 
-def _byte_alphabet() -> dict[int, str]:
+def byte_alphabet() -> dict[int, str]:
     """GPT-2's reversible byte -> printable character map: printable Latin-1 bytes map to
     themselves, the other bytes to the characters 256, 257, ... in byte order."""
     keep = {*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1), *range(ord("\xae"), 256)}
@@ -140,7 +141,7 @@ class BytePairEncoder:
     def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]]):
         self.vocab = vocab
         self.ranks = {pair: i for i, pair in enumerate(merges)}
-        self.alphabet = _byte_alphabet()
+        self.alphabet = byte_alphabet()
         self._cache: dict[str, list[int]] = {}
         try:
             import regex

@@ -1,4 +1,4 @@
-"""Training the E7 block: the grid of a preset and stacked runs (protocol E7; chapter *GPT-2 block*).
+"""Training the E7 block: stacked runs (protocol E7; chapter *GPT-2 block*).
 
 Stacked runs: R runs with the same shapes (configs equal but for ``seed``) are
 one program; every parameter has a leading run axis, the loss is the sum over
@@ -7,8 +7,8 @@ update is the one it would get alone. Each run's randomness (its derangement,
 its initial weights, its training/validation/test examples) comes from its own
 seed through :mod:`rgr.task.rng`.
 
-The model and the task are in :mod:`rgr.gpt2.block`; the experiment's table and command in
-:mod:`rgr.gpt2.experiment`.
+The model and the task are in :mod:`rgr.gpt2.block`; what the experiment's table is (its grid, keys, a
+preset's cost) in :mod:`rgr.gpt2.experiment`, how its stacks train for the runner in :mod:`rgr.gpt2.trainer`.
 """
 
 from __future__ import annotations
@@ -17,84 +17,30 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 import torch
 import torch.nn.functional as F
 
 from ..experiments.engine.graphed import StepProgram
 from ..experiments.engine.train import graphs_enabled
-from ..experiments.projection import gpu_hours
 from ..experiments.runner import DeadlineExceeded
 from ..task.graphs import permutation_graph
 from ..task.rng import stream_key
 from .block import (
-    EMBEDDINGS,
     GAINS,
     MATRICES,
-    PRESETS,
     Config,
     TaskBatch,
     block_logits,
     init_params,
-    run_flops,
     sample_task,
 )
-from .items import items_available, load_items
+from .items import load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 
-__all__ = ["experiment_grid", "PresetCost", "preset_cost", "item_table", "PRECISIONS", "resolve_precision",
+__all__ = ["item_table", "PRECISIONS", "resolve_precision",
            "train_runs"]
-
-
-def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
-    """The E7 grid of a preset: one Config per (variant, D_K, h, seed), seeds first_seed, first_seed + 1, ...
-
-    ``embeddings="auto"`` resolves to the preset's own choice when it has one (the compressive presets' width is
-    not GPT-2's: "stand-in"), else to "gpt2" when a real table is available without network
-    (:func:`rgr.gpt2.items.items_available`) and to "stand-in" otherwise; the choice is written into every
-    config. ``overrides`` replace Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
-    ``ell=16`` or ``lr=3e-4``.
-    """
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    if embeddings not in ("auto", *EMBEDDINGS):
-        raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
-    allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}
-    if set(overrides) - allowed:
-        raise ValueError(f"overrides must be Config fields in {sorted(allowed)}, "
-                         f"got {sorted(set(overrides) - allowed)}")
-    p = PRESETS[preset]
-    if embeddings == "auto":
-        embeddings = p.embeddings or ("gpt2" if items_available() else "stand-in")
-    base = dict(m=p.m, ell=p.ell, steps=p.steps, batch_size=p.batch_size, eval_interval=p.eval_interval, n_val=p.n_val,
-                n_test=p.n_test, lr=p.lr, d_model=p.d_model, embeddings=embeddings)
-    base.update(overrides)
-    seeds = range(p.first_seed, p.first_seed + p.seeds)
-    return [Config(D_K=dk, h=h, seed=s, **{**base, **dict(v)}) for v in p.variants for dk in p.D_K for h in p.h
-            for s in seeds]
-
-
-@dataclass(frozen=True)
-class PresetCost:
-    """What a preset costs by its matmul FLOP count (:func:`rgr.gpt2.block.run_flops`): an estimate, not a measurement.
-    Shown in the chapters *GPT-2 block* and *Does it replicate?* for the paper preset, which this project never ran."""
-
-    runs: int
-    steps: int  # per run
-    m: int
-    flops: float  # every run to its last step, with its checks and test
-
-    def hours(self, share: float) -> float:
-        """Hours of one H100 at ``share`` of its float32 peak (:func:`rgr.experiments.projection.gpu_hours`)."""
-        return gpu_hours(self.flops, share)
-
-
-def preset_cost(preset: str) -> PresetCost:
-    """The cost of a whole preset; the table's embeddings do not change it."""
-    grid = experiment_grid(preset, "stand-in")
-    p = PRESETS[preset]
-    return PresetCost(runs=len(grid), steps=p.steps, m=p.m, flops=float(sum(run_flops(c) for c in grid)))
 
 
 # ----------------------------------------------------------------------------- embeddings

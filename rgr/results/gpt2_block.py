@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..gpt2.experiment import PresetCost
 from ..gpt2.table import STAND_IN_SOURCE
-from ..gpt2.training import PresetCost
 from .stats import summarize
 
 __all__ = ["COMPRESSIVE", "COLLAPSED", "CompressiveWords", "GPT2Reading", "GPT2Words", "compressive_words",
@@ -105,7 +105,7 @@ class GPT2Words:
     wall_min: float  # the table's wall time in minutes
     n_runs: int
     times_more: float  # m_needed over the book preset's m
-    paper_eflop: float  # the paper preset's matmul FLOPs / 1e18 (:func:`rgr.gpt2.training.preset_cost`)
+    paper_eflop: float  # the paper preset's matmul FLOPs / 1e18 (:func:`rgr.gpt2.experiment.preset_cost`)
     paper_hours_half: float  # hours of one H100 at half its float32 peak for them
     paper_hours_tenth: float  # at a tenth
     paper_done: int = 0  # runs of the paper preset in the table (trained on a GPU, in leases)
@@ -119,7 +119,7 @@ def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float 
     """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
     preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
     ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
-    (:func:`rgr.gpt2.bench.latest_lease_bench`), or None."""
+    (:func:`rgr.gpt2.experiment.latest_lease_bench`), or None."""
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)

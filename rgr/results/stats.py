@@ -27,6 +27,7 @@ from scipy import stats as sps
 from ..task.metrics import F1_TARGET, reaches_target
 
 __all__ = [
+    "wilson_interval",
     "t_interval",
     "summarize",
     "seeds_per_cell",
@@ -200,3 +201,13 @@ def fit_line(x: np.ndarray | list[float], y: np.ndarray | list[float], intercept
     ss_tot = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float(res @ res) / ss_tot if ss_tot > 0 else math.nan
     return Fit(float(slope), float(icpt), r2, int(x.size), not intercept)
+
+
+def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
+    """95% Wilson score interval of a success rate k / n (elementwise)."""
+    k, n = np.asarray(k, float), np.asarray(n, float)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)

@@ -28,9 +28,8 @@ import math
 from functools import lru_cache
 
 import pandas as pd
-import torch
 
-from ..task.embeddings import gaussian_unit
+from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import Graph, permutation_graph, regular_graph
 from ..task.metrics import F1_TARGET
 from ..theory.checks import evaluate_contexts, limit_separation, separation
@@ -89,7 +88,7 @@ def build(
     if name == "one-hot-rademacher":
         return construct_one_hot(g, signature="rademacher", **kw), g
     if name == "softmax-one-hot":  # d_model ignored
-        return construct_softmax(g, torch.eye(m), h=h or 1, embedding="one-hot", **kw), g
+        return construct_softmax(g, one_hot(m), h=h or 1, embedding="one-hot", **kw), g
     if name in ("compressive", "softmax"):
         X = gaussian_unit(m, d_model, seed)
         if h is None and B is not None:

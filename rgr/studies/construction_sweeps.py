@@ -19,7 +19,7 @@ import math
 import pandas as pd
 import torch
 
-from ..task.embeddings import gaussian_unit
+from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import Graph, permutation_graph
 from ..theory.checks import (
     all_pair_scores,
@@ -121,7 +121,7 @@ def softmax_background(m: int, hs: list[int], ells: list[int], seed: int = 0, n:
     g = permutation_graph(m, seed)
     rows = []
     for h in hs:
-        c = construct_softmax(g, torch.eye(m), h=h, d_k=d_k, seed=seed, embedding="one-hot")
+        c = construct_softmax(g, one_hot(m), h=h, d_k=d_k, seed=seed, embedding="one-hot")
         for ell in ells:
             chk = evaluate_contexts(c, g, seed=seed, n=n, ell=ell)
             rows.append(dict(m=m, h=h, ell=ell, d_k=c.info.d_k, predicted=(h - 1) / ell,

@@ -8,7 +8,7 @@ r-regular graphs) succeeds on every seed, under two rules for splitting the
 edges into heads (``prescribed``: the paper's; ``best-split``: the best block
 size) and two criteria (``tau``, ``margin``; :mod:`rgr.studies.construction_search`).
 
-:data:`CONSTRUCTIONS` is a :class:`rgr.experiments.runner.Sweepable`: one run is one
+:data:`CONSTRUCTIONS` is a :class:`rgr.experiments.tables.Table`: one run is one
 (cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
 so ``python -m rgr constructions --preset smoke`` adds smoke rows beside the
 book's and never replaces them; the rows of one cell form one stack (they share
@@ -20,17 +20,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..store import Column, RowKey, Schema, provenance
-from .construction_search import build, min_dk, smallest_budget
+from ..experiments.tables import check_preset
+from ..store import Column, RowKey, Schema
 
-__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep", "explicit_table"]
+__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep"]
 
 
 @dataclass(frozen=True)
@@ -125,26 +123,10 @@ def _runs(P: Preset, seed: int) -> list[Run]:
             for name, m, d, r in cells for rule in ("prescribed", "best-split") for criterion in ("tau", "margin")]
 
 
-def _result(run: Run) -> dict:
-    """The search of one row: B, h, d_k, D_K, found, note."""
-    if run.rule == "prescribed":
-        c0, _ = build(run.construction, run.m, run.d_model, run.seed, d_k=1, r=run.r)
-        dk, note = min_dk(run.construction, run.m, run.d_model, run.seeds, criterion=run.criterion,
-                          d_k_max=run.d_k_max, r=run.r)
-        return dict(B=c0.info.B, h=c0.info.h, d_k=dk, D_K=None if dk is None else c0.info.h * dk, found=dk is not None,
-                    note=note or None)
-    tab = smallest_budget(run.construction, run.m, run.d_model, run.seeds, criterion=run.criterion,
-                          d_k_max=run.d_k_max, r=run.r)
-    hit = tab[tab.found]
-    if not len(hit):
-        return dict(B=None, h=None, d_k=None, D_K=None, found=False, note="no block size passes")
-    best = hit.loc[hit.D_K.astype(float).idxmin()]
-    return dict(B=int(best.B), h=int(best.h), d_k=int(best.d_k), D_K=int(best.D_K), found=True, note=None)
-
-
 @dataclass(frozen=True)
 class ConstructionSweep:
-    """The constructions table for :func:`rgr.experiments.runner.run_sweep`; ``seed``: the first seed."""
+    """What the constructions table is (:class:`rgr.experiments.tables.Table`); ``seed``: the first seed. It is
+    computed by :class:`rgr.studies.construction_trainer.ConstructionTrainer`."""
 
     seed: int = 0
     name: str = "constructions"
@@ -162,52 +144,11 @@ class ConstructionSweep:
         return SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Run]:
-        return _runs(PRESETS[preset], self.seed)
+        return _runs(PRESETS[check_preset(self, preset)], self.seed)
 
     def run_key(self, run: Run, preset: str) -> str:
         text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def stack_groups(self, runs: Sequence[Run], max_stack: int | None) -> list[list[int]]:
-        groups: dict[tuple, list[int]] = {}
-        for i, r in enumerate(runs):
-            groups.setdefault((r.construction, r.m, r.d_model, r.r, r.seed), []).append(i)
-        size = max_stack or max(1, len(runs))
-        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
-
-    def train_stack(self, runs: Sequence[Run], preset: str, device: torch.device) -> list[dict]:
-        import time
-
-        t0 = time.perf_counter()
-        rows = []
-        for run in runs:
-            c0, g0 = build(run.construction, run.m, run.d_model, run.seed, d_k=1, r=run.r)
-            res = _result(run)
-            c_eff = None if res["d_k"] is None else round(res["d_k"] / math.log(run.m), 3)
-            rows.append(dict(construction=run.construction, graph=run.graph, m=run.m, d_model=run.d_model, r=run.r,
-                             m_edges=g0.m_edges, delta=c0.info.delta, rule=run.rule, criterion=run.criterion, **res,
-                             C_eff=c_eff, seed=run.seed, n_seeds=run.n_seeds, d_k_max=run.d_k_max,
-                             run_key=self.run_key(run, preset)))
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
-        for row in rows:
-            row.update(stack_size=len(rows), wall_time_s=wall / len(rows), **prov)
-        return rows
-
 
 CONSTRUCTIONS = ConstructionSweep()
-
-
-def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
-    """The table's rows of ``preset`` computed here, in memory (the command writes them:
-    ``python -m rgr constructions``)."""
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    sweep = ConstructionSweep(seed)
-    runs = sweep.planned_runs(preset)
-    rows = [row for g in sweep.stack_groups(runs, None)
-            for row in sweep.train_stack([runs[i] for i in g], preset, torch.device("cpu"))]
-    df = pd.DataFrame(rows)
-    for col in ("B", "h", "d_k", "D_K"):
-        df[col] = df[col].astype("Int64")
-    return df

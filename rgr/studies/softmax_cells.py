@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-import torch
 
-from ..task.embeddings import gaussian_unit
+from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import permutation_graph
 from ..task.metrics import F1_TARGET
 from ..theory.checks import evaluate_contexts
@@ -55,7 +54,7 @@ def softmax_at_cells(
             g = permutation_graph(m, seed)
             X = gaussian_unit(m, d_model, seed)
             made = [("gaussian", construct_softmax(g, X, d_k=d_k, h=h, seed=seed)) for d_k in d_ks]
-            made.append(("one-hot", construct_softmax(g, torch.eye(m), h=h, seed=seed, embedding="one-hot")))
+            made.append(("one-hot", construct_softmax(g, one_hot(m), h=h, seed=seed, embedding="one-hot")))
             for inputs, c in made:
                 for ell in ells:
                     if ell > m:

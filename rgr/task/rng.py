@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["STREAMS", "stream_key", "uniform", "randint", "derive_seed"]
+__all__ = ["STREAMS", "stream_key", "uniform", "randint", "derive_seed", "mix"]
 
 # Independent streams of one run: training contexts, validation, test, and
 # whatever else a later module needs (they are just distinct integers).
@@ -39,7 +39,7 @@ def _srl(x: torch.Tensor, k: int) -> torch.Tensor:
     return (x >> k) & ((1 << (64 - k)) - 1)
 
 
-def _mix(x: torch.Tensor) -> torch.Tensor:
+def mix(x: torch.Tensor) -> torch.Tensor:
     """splitmix64's finalizer on int64 tensors (wrapping multiply)."""
     x = x ^ _srl(x, 30)
     x = x * _signed(_C1)
@@ -83,9 +83,9 @@ def _bits(keys: torch.Tensor, index: torch.Tensor, n_slots: int) -> torch.Tensor
     if keys.dtype != torch.int64 or index.dtype != torch.int64:
         raise ValueError("keys and index must be int64 tensors")
     k = keys.reshape(keys.shape + (1,) * (index.dim() - 1))  # (R, 1, ...)
-    base = _mix(k + _mix(index * _signed(_GOLDEN)))  # (R, ...)
+    base = mix(k + mix(index * _signed(_GOLDEN)))  # (R, ...)
     slots = torch.arange(n_slots, device=index.device, dtype=torch.int64)
-    return _mix(base.unsqueeze(-1) + slots * _signed(_C2))  # (R, ..., n_slots)
+    return mix(base.unsqueeze(-1) + slots * _signed(_C2))  # (R, ..., n_slots)
 
 
 def uniform(keys: torch.Tensor, index: torch.Tensor, n_slots: int) -> torch.Tensor:

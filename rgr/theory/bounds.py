@@ -28,8 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .constructions import DEFAULT_C
-from .template import dk_from_C
+from .laws import DEFAULT_C, dk_from_C
 
 __all__ = [
     "n_pairs",
@@ -151,7 +150,7 @@ def upper_bound(
     C: float | None = None,
     B: int | None = None,
 ) -> int:
-    """D_K = h d_k of a construction at width constant C (default: :data:`rgr.theory.constructions.DEFAULT_C`).
+    """D_K = h d_k of a construction at width constant C (default: :data:`rgr.theory.laws.DEFAULT_C`).
 
     ``one-hot``: ``ceil(C ln m)`` (one head); ``compressive``:
     ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;

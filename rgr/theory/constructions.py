@@ -39,10 +39,10 @@ import torch
 from ..task.embeddings import gaussian_unit, random_binary
 from ..task.graphs import Graph
 from .coloring import matching_blocks, max_degree
+from .laws import DEFAULT_C
 from .template import Construction, assemble, check_X, matching_edges, resolve_dk, split_blocks
 
 __all__ = [
-    "DEFAULT_C",
     "EmbeddingFamily",
     "gaussian_family",
     "binary_family",
@@ -53,28 +53,6 @@ __all__ = [
     "construct_general_embedding",
     "construct_general_graph",
 ]
-
-# Default width constants C in d_k = ceil(C (ln m)^a), measured with
-# rgr.studies.construction_sweeps.success_rate (chapter *constructions*): the smallest
-# round value at which every one of 5-20 seeds separated all pairs, in the
-# regime where the construction works at all:
-#   one-hot             Bernoulli(1/4), m in {64, 256, 1024}, 20 seeds (proof: C > 171)
-#   one-hot-rademacher  Sec. 4's +-1 variant, same sizes
-#   compressive         Algorithm 1 at m = 1024, d_model = 512 (d_model ~ 74 ln m), 5 seeds
-#   softmax             Algorithm 2 on one-hot inputs, target-containing context rows, 10 seeds
-#   general-embedding   Algorithm 4, Gaussian family, Bernoulli(1/20), m = d_model = 256, B = 16
-#   general-graph       Algorithm 5, as compressive
-# At the book grid's d_model (16-64) the compressive constructions fail at
-# every width; see rgr.theory.checks.limit_separation.
-DEFAULT_C: dict[str, float] = {
-    "one-hot": 80.0,
-    "one-hot-rademacher": 20.0,
-    "compressive": 160.0,
-    "softmax": 2.0,
-    "general-embedding": 250.0,
-    "general-graph": 160.0,
-}
-
 
 @dataclass(frozen=True, eq=False)
 class EmbeddingFamily:

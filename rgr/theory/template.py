@@ -17,7 +17,7 @@ Each construction of :mod:`rgr.theory.constructions` is this template with diffe
 :func:`assemble` runs steps 2-4 and returns a :class:`Construction`: weights as
 :class:`rgr.model.attention.QKWeights` and a frozen :class:`ConstructionInfo`
 holding the constants actually used. Widths are chosen either directly (``d_k=``)
-or as ``d_k = ceil(C (ln m)^a)`` (:func:`dk_from_C`, :func:`resolve_dk`). Logarithms are natural.
+or as ``d_k = ceil(C (ln m)^a)`` (:func:`rgr.theory.laws.dk_from_C`, :func:`resolve_dk`). Logarithms are natural.
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from ..model.attention import QKWeights
 from ..task.graphs import Graph
 from ..task.rng import derive_seed
 from .coloring import is_matching, max_degree
+from .laws import dk_from_C
 
 __all__ = [
     "SIGNATURE_STREAM",
     "ConstructionInfo",
     "Construction",
     "signatures",
-    "dk_from_C",
     "template_weights",
     "resolve_dk",
     "check_X",
@@ -105,13 +105,6 @@ class Construction:
         a[e[:, 0], e[:, 1]] = True
         return a
 
-
-
-def dk_from_C(C: float, m: int, log_power: int = 1) -> int:
-    """``d_k = ceil(C (ln m)^log_power)`` (at least 1)."""
-    if not C > 0:
-        raise ValueError(f"C must be > 0, got {C}")
-    return max(1, math.ceil(C * math.log(m) ** log_power - 1e-9))
 
 
 

@@ -22,15 +22,16 @@ import pytest
 import torch
 from distributed import Client, LocalCluster
 
-import rgr.experiments.registry as registry
 from rgr import catalog, cli
 from rgr.experiments import runner
+from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
 from rgr.experiments.engine.groups import stack_groups
 from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import Job, SweepError, run_job
 from rgr.store import provenance
+from rgr.trainers import trainer, trains
 from tests import ROOT
 
 
@@ -39,7 +40,7 @@ def load_results(name, root=None):
 
 
 def run_sweep(name, *args, **kw):
-    return runner.run_sweep(catalog.get(name), *args, **kw)
+    return runner.run_sweep(trainer(name), *args, **kw)
 
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]
 ROUND_S = 120  # no round of these tests may take longer: a hang fails instead of blocking
@@ -205,7 +206,7 @@ def test_failing_stack_is_retried_then_reported_with_its_configs(tmp_path, clien
 
 
 def test_a_stack_that_kills_its_workers_is_reported(client):
-    stack = Job(get_experiment("base"), "smoke", (get_experiment("base").planned_runs("smoke")[0],))
+    stack = Job(trainer("base"), "smoke", (get_experiment("base").planned_runs("smoke")[0],))
     try:
         out = list(_executor(client, work=_crash).map_jobs([stack]))
     finally:
@@ -216,14 +217,14 @@ def test_a_stack_that_kills_its_workers_is_reported(client):
 
 def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
     bad = get_experiment("value").planned_runs("smoke")[0]
-    real = registry.train
+    real = experiment_trainer.train
 
     def train(cfgs, **kw):
         if bad in cfgs:
             raise RuntimeError("injected failure")
         return real(cfgs, **kw)
 
-    monkeypatch.setattr(registry, "train", train)
+    monkeypatch.setattr(experiment_trainer, "train", train)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -243,7 +244,7 @@ def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
     """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
     from rgr.gpt2.experiment import GPT2Sweep
 
-    sweep = GPT2Sweep(embeddings="stand-in")
+    sweep = trains(GPT2Sweep(embeddings="stand-in"))
     local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)
     logs = []
     remote = runner.run_sweep(sweep, "smoke", root=tmp_path / "dask", progress=False, log=logs.append,

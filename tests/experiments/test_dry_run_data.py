@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from rgr.cli import main as cli
 from rgr.experiments import registry
+from rgr.experiments import trainer as experiment_trainer
+from rgr.trainers import trainer
 
 
 def test_a_dry_run_into_an_empty_data_folder_projects_every_run(tmp_path, monkeypatch, capsys):
     projected = {}
-    monkeypatch.setattr(registry, "dry_run_report",
+    monkeypatch.setattr(experiment_trainer, "dry_run_report",
                         lambda runs, *a, **kw: projected.update(n=len(runs)) or ["(projection)"])
     empty = tmp_path / "data"
     empty.mkdir()
@@ -24,7 +26,7 @@ def test_a_dry_run_into_an_empty_data_folder_projects_every_run(tmp_path, monkey
 
 def test_the_dry_run_reuses_what_the_folder_it_reads_holds(tmp_path, monkeypatch):
     """The repository's data/ holds every base/book run in other tables: read there, they are all reused."""
-    monkeypatch.setattr(registry, "dry_run_report", lambda runs, *a, **kw: ["(projection)"])
-    exp = registry.get_experiment("base")
+    monkeypatch.setattr(experiment_trainer, "dry_run_report", lambda runs, *a, **kw: ["(projection)"])
+    exp = trainer("base")
     assert "reused from other tables" in exp.dry_run_report("book", "cpu", 1)[0]
     assert "reused" not in exp.dry_run_report("book", "cpu", 1, root=tmp_path)[0]

@@ -15,6 +15,7 @@ from rgr.experiments.planner import run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable
+from rgr.trainers import trainer, trains
 
 RULE = RULES["trend-v1"]
 
@@ -160,12 +161,12 @@ def test_replay_stopping_command_reports_the_base_paper_rows(capsys):
 
 
 def test_a_sweep_copies_runs_that_trained_in_another_table(tmp_path):
-    runner.run_sweep(get_experiment("base"), "smoke", device="cpu", root=tmp_path, progress=False)
+    runner.run_sweep(trainer("base"), "smoke", device="cpu", root=tmp_path, progress=False)
     grid = get_experiment("base").grid("smoke")
     twin = Experiment("lambda8", "E1", "a diagonal sharing the base smoke grid", "max", "permutation",
                       {"smoke": grid}, reuse_from=("base",))
     logs: list[str] = []
-    runner.run_sweep(twin, "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
+    runner.run_sweep(trains(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
     base = catalog.load("base", "smoke", root=tmp_path).set_index("config_key")
     copy = catalog.load("lambda8", "smoke", root=tmp_path)
     assert len(copy) == len(base) and any("reused from base" in line for line in logs)
@@ -188,7 +189,7 @@ def test_a_futility_stopped_row_never_stands_in_for_a_run_without_the_rule():
 
 
 def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
-    runner.run_sweep(get_experiment("base"), "smoke", device="cpu", root=tmp_path, progress=False)
+    runner.run_sweep(trainer("base"), "smoke", device="cpu", root=tmp_path, progress=False)
     path = tmp_path / "base.csv"
     new = pd.read_csv(path, dtype=str)
     new.drop(columns=["futility", "reused_from"]).to_csv(path, index=False)  # as a table written before them
@@ -204,8 +205,8 @@ def test_schema_columns_added_later_read_as_empty_in_older_tables(tmp_path):
 
 
 def test_the_projection_scales_only_the_runs_that_have_the_rule():
-    from rgr.experiments.calibration import Calibration
-    from rgr.experiments.projection import project
+    from rgr.experiments.sizing.calibration import Calibration
+    from rgr.experiments.sizing.projection import project
 
     cal = Calibration(a=1e-3, b=1e-9, c=1e-2, e=1e-9, device="cpu", points=1)
     off = [RunConfig(m=64, d_model=16, h=1, d_k=d, seed=s) for d in (2, 4) for s in (0, 1)]
@@ -227,7 +228,7 @@ def test_the_kept_share_is_the_replayed_steps_over_the_bound():
 
 
 def test_matmul_flops_in_closed_form():
-    from rgr.experiments.projection import matmul_flops
+    from rgr.experiments.sizing.projection import matmul_flops
 
     c = RunConfig(m=64, d_model=16, h=2, d_k=4)  # ell 16, 20,000 steps, a check every 500 on 500 contexts, test 2,000
     step = 2 * 4 * (8 * 16 * 16 + 6 * 16 * 16)

@@ -4,13 +4,15 @@ import re
 
 import torch
 
-from rgr import catalog, cli
-from rgr.experiments import registry, runner
+from rgr import cli
+from rgr.experiments import runner
+from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.runner import Job, LocalExecutor
+from rgr.trainers import trainer
 
 
 def test_a_stack_reports_model_steps_while_it_trains():
-    exp = catalog.get("base")
+    exp = trainer("base")
     configs = exp.planned_runs("smoke", None, (0, 1))[:6]
     seen: list[int] = []
     threads = torch.get_num_threads()
@@ -34,7 +36,7 @@ def test_dry_run_prints_a_projection(capsys):
 
 def test_paper_on_a_cpu_says_how_long_before_it_starts(monkeypatch, capsys, tmp_path):
     calls = []
-    monkeypatch.setattr(registry, "dry_run_report",
+    monkeypatch.setattr(experiment_trainer, "dry_run_report",
                         lambda runs, device, workers, rounds, **kw: ["projected total: 9 h"])
     monkeypatch.setattr(runner, "run_sweep", lambda sweep, **kw: calls.append(capsys.readouterr().out))
     assert cli.main(["sweep", "linear", "--preset", "paper", "--device", "cpu", "--data", str(tmp_path)]) == 0

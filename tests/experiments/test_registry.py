@@ -94,8 +94,8 @@ def test_load_groups_reads_each_table_once_per_preset(tmp_path, monkeypatch):
     rows = catalog.load("value")
     write_rows(tmp_path / "value.csv", catalog.schema_for_file(catalog.table_path("value")), rows.to_dict("records"))
     reads = []
-    real = loading._load
-    monkeypatch.setattr(loading, "_load",
+    real = loading.load
+    monkeypatch.setattr(loading, "load",
                         lambda name, preset, *a: reads.append((name, preset)) or real(name, preset, *a))
     got = loading.load_groups({"value": ("value",), "linear": ("linear",), "pair": ("value", "linear")}, "auto",
                               root=tmp_path)

@@ -17,6 +17,7 @@ from rgr.experiments.planner import ladder, parse_cells, run_key
 from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
 from rgr.experiments.tables import merge_shards
 from rgr.store import TableError
+from rgr.trainers import trainer
 from tests import ROOT
 
 
@@ -25,7 +26,7 @@ def load_results(name, root=None):
 
 
 def run_sweep(name, *args, **kw):
-    return runner.run_sweep(get_experiment(name), *args, **kw)
+    return runner.run_sweep(trainer(name), *args, **kw)
 
 VOLATILE = ["date", "wall_time_s", "stack_size", "git_commit", "device_name"]
 

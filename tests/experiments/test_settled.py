@@ -4,10 +4,12 @@ import pandas as pd
 
 from rgr.experiments.registry import SCHEMA, get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.experiments.settled import GPU_UNITS, UNITS, Unit, planned_runs, unit_groups
+from rgr.experiments.settled import GPU_UNITS, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results
+from rgr.experiments.trainer import unit_groups
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.task.metrics import F1_TARGET
+from rgr.trainers import trainer
 
 DIAGONAL = [("lambda8", m, m // 8) for m in (128, 256, 512, 1024, 2048)]
 
@@ -65,7 +67,7 @@ def test_budgets_seeds_and_stacks():
 
 def test_the_smoke_preset_runs_through_the_one_runner(tmp_path):
     exp = get_experiment("settled")
-    out = run_sweep(exp, "smoke", device="cpu", root=tmp_path, progress=False)
+    out = run_sweep(trainer("settled"), "smoke", device="cpu", root=tmp_path, progress=False)
     assert len(out) == len(exp.planned_runs("smoke")) == 6
     assert set(out["max_steps"]) == {100} and out["reused_from"].isna().all()
     parts = [exp.planned_runs("smoke", None, (i, 2)) for i in range(2)]

@@ -9,21 +9,21 @@ import pytest
 
 from rgr.cli import main as cli
 from rgr.cli.common import UsageError, writable_dir
-from rgr.experiments import registry
-from rgr.experiments.registry import get_experiment
+from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.runner import run_sweep
+from rgr.trainers import trainer
 
 
 @pytest.fixture(scope="module")
 def merged(tmp_path_factory):
     """A base smoke table (32 runs) in a --data folder of its own, as after `sweep --merge`."""
     root = tmp_path_factory.mktemp("data")
-    run_sweep(get_experiment("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
+    run_sweep(trainer("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
     return root
 
 
 def test_a_shard_dry_run_after_a_merge_counts_the_merged_runs(merged, monkeypatch, capsys):
-    monkeypatch.setattr(registry, "dry_run_report", lambda runs, *a, **kw: ["(projection)"])
+    monkeypatch.setattr(experiment_trainer, "dry_run_report", lambda runs, *a, **kw: ["(projection)"])
     assert cli(["sweep", "base", "--preset", "smoke", "--shard", "0/3", "--dry-run", "--data", str(merged)]) == 0
     out = capsys.readouterr().out
     assert "runs already in the table" in out, out
@@ -31,7 +31,7 @@ def test_a_shard_dry_run_after_a_merge_counts_the_merged_runs(merged, monkeypatc
 
 def test_a_shard_sweep_says_how_many_rows_its_own_file_holds(merged):
     said = []
-    run_sweep(get_experiment("base"), "smoke", "cpu", root=merged, shard=(1, 2), progress=False, log=said.append)
+    run_sweep(trainer("base"), "smoke", "cpu", root=merged, shard=(1, 2), progress=False, log=said.append)
     assert said[-1].endswith("complete (32 runs done, 0 of them in base.shard-1-of-2.csv)"), said
     assert not (merged / "base.shard-1-of-2.csv").exists()
 

@@ -9,6 +9,7 @@ from rgr.experiments.runner import run_sweep
 from rgr.experiments.unstopped import PLATEAUS, UNITS, Unit, planned_runs
 from rgr.paths import data_dir
 from rgr.results.futile import false_stops
+from rgr.trainers import trainer
 
 
 def _design(regular: pd.DataFrame) -> tuple[Unit, ...]:
@@ -47,7 +48,7 @@ def test_each_run_is_its_stopped_row_with_the_rule_off():
 
 def test_nothing_is_reused_for_this_table():
     """The stopped rows share the run keys; neither the sweep nor the reuse rule may copy them."""
-    sweep = get("unstopped")
+    sweep = trainer("unstopped")
     runs = sweep.planned_runs("paper")
     assert sweep.reusable_rows(runs, "paper", data_dir()) == []
     sources = reuse.source_rows(sweep.schema, [get("regular").schema], "paper")
@@ -55,8 +56,8 @@ def test_nothing_is_reused_for_this_table():
 
 
 def test_the_smoke_preset_trains_every_run_with_a_regular_table_beside_it(tmp_path):
-    sweep = get("unstopped")
-    first = run_sweep(get("regular"), "smoke", device="cpu", root=tmp_path, progress=False)
+    sweep = trainer("unstopped")
+    first = run_sweep(trainer("regular"), "smoke", device="cpu", root=tmp_path, progress=False)
     assert len(first)
     out = run_sweep(sweep, "smoke", device="cpu", root=tmp_path, progress=False)
     assert len(out) == len(sweep.planned_runs("smoke")) == 3

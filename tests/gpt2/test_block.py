@@ -11,8 +11,9 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
 from rgr.gpt2.block import PRESETS, Config, embed_inputs, forward, init_params, run_flops, sample_task, step_flops
+from rgr.gpt2.experiment import experiment_grid, preset_cost
 from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
-from rgr.gpt2.training import experiment_grid, preset_cost, train_runs
+from rgr.gpt2.training import train_runs
 from rgr.results.stats import t_interval
 from rgr.task.graphs import permutation_graph
 from rgr.task.rng import stream_key
@@ -197,7 +198,7 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
     import torch
 
     from rgr.gpt2.bench import project_minutes, time_stack
-    from rgr.gpt2.training import experiment_grid
+    from rgr.gpt2.experiment import experiment_grid
 
     cfg = experiment_grid("smoke", "stand-in")[0]
     pace = time_stack(cfg, runs=2, device=torch.device("cpu"), steps=3, warmup=1)
@@ -208,7 +209,7 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
 
 def test_a_lease_log_gives_its_bench_projection(tmp_path):
     """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
-    from rgr.gpt2.bench import latest_lease_bench, read_lease_bench
+    from rgr.gpt2.experiment import latest_lease_bench, read_lease_bench
     from rgr.paths import data_dir
 
     text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"

@@ -5,11 +5,11 @@ from dataclasses import replace
 import pytest
 
 from rgr.experiments.runner import run_sweep
-from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, load_gpt2_results, run_key
-from rgr.gpt2.training import experiment_grid
+from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, load_gpt2_results, run_key
 from rgr.store import TableError
+from rgr.trainers import trains
 
-STAND_IN = GPT2Sweep(embeddings="stand-in")
+STAND_IN = trains(GPT2Sweep(embeddings="stand-in"))
 
 
 def run_gpt2_sweep(preset, device, **kw):

@@ -35,7 +35,7 @@ def _write_safetensors(path, tensors):
 
 @pytest.fixture()
 def gpt2_dir(tmp_path):
-    alphabet = sources._byte_alphabet()
+    alphabet = sources.byte_alphabet()
     vocab = {alphabet[b]: b for b in range(256)}
     for a, b in MERGES:
         vocab[a + b] = len(vocab)

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from rgr.model.attention import QKWeights, scores
-from rgr.model.qk import MODEL_KINDS, QKModel, _AggregatedScores, context_scores
+from rgr.model.qk import AggregatedScores, QKModel, context_scores
+from rgr.protocol import MODEL_KINDS
 
 KINDS = ("max", "softmax", "sum")
 
@@ -55,7 +56,7 @@ def test_backward_matches_autograd_of_reference(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_gradcheck(kind):
     model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
-    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind, None, 2**-0.5)
+    fn = lambda a, b: AggregatedScores.apply(X_C, a, b, 2, kind, None, 2**-0.5)
     assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
 
 
@@ -65,7 +66,7 @@ def test_gradcheck_masked(kind):
     model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
     mask = torch.tensor([[True, True], [True, False]]).view(2, 1, 2, 1, 1)
     scale = torch.tensor([2**-0.5, 1.0], dtype=torch.float64).view(2, 1, 1, 1, 1)
-    fn = lambda a, b: _AggregatedScores.apply(X_C, a, b, 2, kind, mask, scale)
+    fn = lambda a, b: AggregatedScores.apply(X_C, a, b, 2, kind, mask, scale)
     assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
 
 

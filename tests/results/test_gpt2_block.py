@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
+from rgr.gpt2.experiment import PresetCost
 from rgr.gpt2.table import STAND_IN_SOURCE
-from rgr.gpt2.training import PresetCost
 from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_reading, gpt2_words, is_stand_in
 from tests import ROOT
 

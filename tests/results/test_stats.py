@@ -13,6 +13,7 @@ from rgr.results.stats import (
     seeds_per_cell,
     summarize,
     t_interval,
+    wilson_interval,
 )
 from rgr.theory.laws import regular_x, scaling_x
 
@@ -105,3 +106,8 @@ def test_seeds_are_counted_per_cell_by_the_columns_the_runs_have():
     assert seeds_per_cell(runs).to_dict() == {(512, 64): 3, (4096, 512): 2}
     assert seeds_per_cell(runs.drop(columns="d_model")).to_dict() == {512: 3, 4096: 2}
     assert seeds_per_cell(runs[["seed"]]).tolist() == [3]
+
+
+def test_wilson_interval_at_the_ends_and_inside():
+    lo, hi = wilson_interval(np.array([0, 5]), np.array([5, 5]))
+    assert lo[0] == 0 and hi[1] == pytest.approx(1) and 0 < hi[0] < 1

@@ -12,6 +12,7 @@ from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
 from rgr.store import TableError, load_table, repair_table, sweep_lock, write_rows
 from rgr.store.read import FIELD_LIMIT
+from rgr.trainers import trainer
 from tests import ROOT
 
 # These tests damage or hand-edit tables on purpose, so a table read here often has no matching seal: the
@@ -25,7 +26,7 @@ BASE = get_experiment("base").schema
 def table(tmp_path_factory) -> Path:
     """A real base smoke table (32 rows), written once; each test edits a copy."""
     root = tmp_path_factory.mktemp("data")
-    run_sweep(get_experiment("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
+    run_sweep(trainer("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
     return root / "base.csv"
 
 
@@ -194,7 +195,7 @@ def test_the_design_rule_names_an_absurd_or_degenerate_input():
 def test_a_shard_rerun_after_a_merge_trains_nothing_and_a_merge_says_what_is_missing(tmp_path, capsys):
     from rgr.experiments.tables import merge_shards
 
-    base = get_experiment("base")
+    base = trainer("base")
     run_sweep(base, "smoke", "cpu", shard=(0, 2), root=tmp_path, progress=False, log=lambda s: None)
     assert cli(["sweep", "base", "--preset", "smoke", "--data", str(tmp_path), "--merge"]) == 0
     assert "missing" in capsys.readouterr().out  # only shard 0 of 2 was there

@@ -83,8 +83,8 @@ def test_repair_of_a_renamed_header_column_says_which_column_first(tmp_path, cap
     table.write_text(text.replace("run_key", "runkey", 1))
     before = table.read_bytes()
     checked = []
-    real = store_write._types_hold
-    monkeypatch.setattr(store_write, "_types_hold", lambda *a: checked.append(1) or real(*a))
+    real = store_write.types_hold
+    monkeypatch.setattr(store_write, "types_hold", lambda *a: checked.append(1) or real(*a))
     assert cli(["repair", str(table)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"{table}: columns missing: ['run_key'] (schema {NAME!r})") and "delete" not in err, err
@@ -129,7 +129,7 @@ def test_a_link_at_the_seals_temporary_name_says_the_table_was_written(tmp_path)
     planted.symlink_to(tmp_path / "elsewhere")
     rows = len(text.splitlines()) - 1
     with pytest.raises(TableError, match=rf"{table}: written \({rows} rows\), but not its seal: .*is a symbolic link"):
-        store_write._write_sealed(table, text, rows)
+        store_write.write_sealed(table, text, rows)
     assert (tmp_path / "elsewhere").read_text() == "x\n"  # nothing written through the link
 
 
@@ -142,5 +142,5 @@ def test_a_write_clears_the_temporary_files_a_killed_writer_left(tmp_path):
         f.write_text("half\n")
     other = tmp_path / ".other.csv.77777777.tmp"  # another table's: not this write's business
     other.write_text("x\n")
-    store_write._write_sealed(table, table.read_text(), len(table.read_text().splitlines()) - 1)
+    store_write.write_sealed(table, table.read_text(), len(table.read_text().splitlines()) - 1)
     assert not any(f.exists() for f in left) and other.exists()

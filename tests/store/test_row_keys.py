@@ -75,8 +75,8 @@ def test_repair_sets_the_edited_row_aside_and_keeps_every_other(tmp_path, monkey
     rows = len(load_table(table, schema))
     n = _edit(table, "seed", "7")
     checks = []
-    real = store_write._types_hold
-    monkeypatch.setattr(store_write, "_types_hold", lambda *a: checks.append(len(a[1])) or real(*a))
+    real = store_write.types_hold
+    monkeypatch.setattr(store_write, "types_hold", lambda *a: checks.append(len(a[1])) or real(*a))
     done = repair_table(table, schema)
     assert done.lines == (n,) and len(load_table(table, schema)) == rows - 1
     assert len(checks) <= 2 * math.ceil(math.log2(rows)) + 1, checks  # found by halving, not line by line
@@ -102,7 +102,7 @@ def test_every_kind_of_table_recomputes_its_keys(name, tmp_path):
 
 
 def test_every_table_of_data_declares_its_key():
-    schemas = {name: sweep.schema for name, sweep in catalog.SWEEPS.items()} | {"peers_refit": refit.SCHEMA}
+    schemas = {name: catalog.get(name).schema for name in catalog.NAMES} | {"peers_refit": refit.SCHEMA}
     assert not [name for name, s in schemas.items() if s.key is None]
     assert {p.stem for p in data_dir().glob("*.csv")} <= set(schemas)  # every committed table is one of them
     assert "futility" not in planner.KEY_COLUMNS  # a run with or without the rule fills the same place

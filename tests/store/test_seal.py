@@ -20,6 +20,7 @@ from rgr.experiments.runner import run_sweep
 from rgr.paths import data_dir
 from rgr.store import TableError, UnsealedTable, load_table, repair_table, seal_path, write_rows
 from rgr.store.seal import compare, read_seal
+from rgr.trainers import trainer
 
 BASE = get_experiment("base").schema
 
@@ -28,7 +29,7 @@ BASE = get_experiment("base").schema
 def table(tmp_path_factory) -> Path:
     """A real base smoke table (32 rows) as the store writes it, sealed; each test works on a copy."""
     root = tmp_path_factory.mktemp("data")
-    run_sweep(get_experiment("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
+    run_sweep(trainer("base"), "smoke", "cpu", root=root, progress=False, log=lambda s: None)
     return root / "base.csv"
 
 
@@ -118,7 +119,7 @@ def test_seal_accepts_a_cut_explicitly_and_the_sweep_then_retrains_the_missing_r
     assert capsys.readouterr().out.strip() == (f"{p}: intact; sealed at 29 rows (its seal recorded 32: the 3 lost "
                                                "are accepted)")
     assert len(_quiet_load(p)) == 29
-    run_sweep(get_experiment("base"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
+    run_sweep(trainer("base"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     assert len(_quiet_load(p)) == 32 and read_seal(p).rows == 32
 
 
@@ -182,7 +183,7 @@ def test_a_write_between_reading_the_seal_and_the_table_never_looks_like_a_cut(t
         return wrapped
 
     monkeypatch.setattr(read, "read_seal", then_write(read.read_seal))
-    monkeypatch.setattr(read, "_bytes", then_write(read._bytes))
+    monkeypatch.setattr(read, "file_bytes", then_write(read.file_bytes))
     with pytest.warns(UnsealedTable, match="records the first 29, intact, and 3 rows appended"):
         assert len(load_table(p, BASE)) == 32
     assert fired == ["read_seal"] and len(_quiet_load(p)) == 32
@@ -248,7 +249,7 @@ def test_repair_of_a_damaged_table_reseals_it_and_says_what_its_seal_recorded(ta
 def test_a_merge_removes_the_shards_and_their_seals(tmp_path):
     from rgr.experiments.tables import merge_shards
 
-    base = get_experiment("base")
+    base = trainer("base")
     for i in range(2):
         run_sweep(base, "smoke", "cpu", shard=(i, 2), root=tmp_path, progress=False, log=lambda s: None)
     assert len(list(tmp_path.glob("base.shard-*.csv.seal"))) == 2

@@ -24,7 +24,8 @@ from rgr.theory.constructions import (
     gaussian_family,
     theorem_B1_C,
 )
-from rgr.theory.template import dk_from_C, signatures
+from rgr.theory.laws import dk_from_C
+from rgr.theory.template import signatures
 
 
 def test_weights_have_the_trained_models_form_and_metadata():

@@ -83,21 +83,21 @@ def constructions_lines() -> list[str]:
     return (data_dir() / "constructions.csv").read_text().splitlines(keepends=True)
 
 
-def _write_sealed(path, lines: list[str]) -> None:
+def write_sealed(path, lines: list[str]) -> None:
     """A table as a sweep leaves it, seal included (a table without one reads with an UnsealedTable warning)."""
     path.write_text("".join(lines))
     repair_table(path, get_table("constructions").schema, seal=True)  # as `python -m rgr repair <table> --seal`
 
 
 def test_load_complete_reads_every_planned_run(constructions_lines, tmp_path):
-    _write_sealed(tmp_path / "constructions.csv", constructions_lines)
+    write_sealed(tmp_path / "constructions.csv", constructions_lines)
     assert len(load_complete("constructions", "book", tmp_path)) == len(constructions_lines) - 1
 
 
 def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_path):
     """Issue 33: a constructions.csv cut to half its rows ran with no warning."""
     kept = (len(constructions_lines) - 1) // 2
-    _write_sealed(tmp_path / "constructions.csv", constructions_lines[: kept + 1])
+    write_sealed(tmp_path / "constructions.csv", constructions_lines[: kept + 1])
     with pytest.raises(TableError, match=rf"constructions.csv holds {kept} of the {len(constructions_lines) - 1} "
                                          r"planned runs of preset 'book'") as e:
         load_complete("constructions", "book", tmp_path)
@@ -114,5 +114,5 @@ def test_load_complete_refuses_a_table_without_the_presets_rows(tmp_path):
         load_complete("constructions", "book", tmp_path)
     with pytest.raises(TableError, match="no such table"):
         load_complete("constructions", "book", tmp_path / "elsewhere")
-    with pytest.raises(ValueError, match="preset = 'huge'"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['book', 'smoke'\] .*for constructions, got 'huge'"):
         load_complete("constructions", "huge", tmp_path)

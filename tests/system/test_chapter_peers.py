@@ -14,7 +14,7 @@ from rgr.chapters.display import number
 from rgr.cli import main
 from rgr.results.peers.refit import dana_refit
 from tests import ROOT
-from tests.results.peers.test_refit import write_peer_files
+from tests.results.peers.synthetic import write_peer_files
 
 pm = pytest.importorskip("papermill")
 

@@ -21,11 +21,19 @@ pm = pytest.importorskip("papermill")
 BOOK = ROOT / "book"
 CHAPTERS = sorted(BOOK.glob("*.ipynb"))
 REQUIRED = {c.stem for c in CHAPTERS}
-# the chapters that read data/ tables (the others compute everything they show)
-DATA_CHAPTERS = ["permutation_sweeps", "denser_graphs", "softmax", "value_channel", "gpt2_block", "replication",
-                 "choosing_heads", "peers"]
-THEORY_CHAPTERS = sorted(REQUIRED - set(DATA_CHAPTERS))  # their `preset` sizes live computations
-CONSTRUCTIONS_CHAPTERS = ["constructions", "lower_bounds"]  # they show data/constructions.csv's book rows as they are
+
+
+def _code(chapter: Path, tag: str | None = None) -> str:
+    """The chapter's code cells (only those tagged ``tag``, when given), joined."""
+    cells = [c for c in nbformat.read(chapter, 4).cells if c.cell_type == "code"]
+    return "\n".join(c.source for c in cells if tag is None or tag in c.metadata.get("tags", []))
+
+
+# read off the chapters, not kept by hand: the data chapters' `preset` is "auto" (it picks stored rows), the others
+# compute everything they show and their `preset` sizes that; some show data/constructions.csv's book rows as they are
+DATA_CHAPTERS = sorted(c.stem for c in CHAPTERS if re.search(r'^preset = "auto"', _code(c, "parameters"), re.M))
+THEORY_CHAPTERS = sorted(REQUIRED - set(DATA_CHAPTERS))
+CONSTRUCTIONS_CHAPTERS = sorted(c.stem for c in CHAPTERS if 'load_complete("constructions"' in _code(c))
 GLUE_REF = re.compile(r"\{glue(?::text)?\}`(?![^`]*::)([^`:]+)")  # a name from another page (`page::name`) is left out
 
 
@@ -72,8 +80,11 @@ def test_chapter_refuses_a_bad_preset_in_one_line(name, tmp_path):
     assert err.value.ename == "ParameterError" and err.value.evalue.startswith("preset = 'nope'")
 
 
-def test_theory_chapters_are_the_live_ones():
-    assert THEORY_CHAPTERS == ["constructions", "lower_bounds", "theory"]
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.stem for c in CHAPTERS])
+def test_a_chapter_takes_auto_exactly_when_it_reads_stored_rows(chapter):
+    """A theory chapter checks its `preset` against the sizes (choices=PRESETS); a data chapter allows "auto"."""
+    assert ("choices=PRESETS" in _code(chapter)) == (chapter.stem in THEORY_CHAPTERS)
+    assert DATA_CHAPTERS and THEORY_CHAPTERS and set(CONSTRUCTIONS_CHAPTERS) <= set(THEORY_CHAPTERS)
 
 
 @pytest.mark.parametrize("name", THEORY_CHAPTERS)

@@ -28,6 +28,7 @@ from rgr.store import (
     sweep_lock,
     write_rows,
 )
+from rgr.trainers import trainer
 from tests import ROOT
 
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -62,7 +63,7 @@ def test_a_second_sweep_of_the_same_table_refuses_and_names_the_first(tmp_path):
     table = tmp_path / "base.csv"
     with sweep_lock(table, "base/smoke"):
         with pytest.raises(TableBusy, match=f"pid {os.getpid()}: base/smoke"):
-            run_sweep(get_experiment("base"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
+            run_sweep(trainer("base"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
         r = subprocess.run([sys.executable, "-m", "rgr", "sweep", "base", "--preset", "smoke", "--device", "cpu",
                             "--data", str(tmp_path), "--no-progress"], cwd=ROOT, env=ENV, capture_output=True,
                            text=True)
@@ -115,7 +116,7 @@ def test_truncated_table_names_a_command_that_recovers(tmp_path):
 
 
 def test_repair_command_then_the_sweep_resumes(tmp_path):
-    run_sweep(get_experiment("value"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
+    run_sweep(trainer("value"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     p = tmp_path / "value.csv"
     full = catalog.load("value", root=tmp_path)
     text = p.read_text()
@@ -125,7 +126,7 @@ def test_repair_command_then_the_sweep_resumes(tmp_path):
     assert r.returncode == 2 and f"python -m rgr repair {p}" in r.stderr and len(r.stderr.splitlines()) == 1
     assert cli(["repair", str(p)]) == 0
     assert len(catalog.load("value", root=tmp_path)) == len(full) - 1
-    run_sweep(get_experiment("value"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
+    run_sweep(trainer("value"), "smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     assert set(catalog.load("value", root=tmp_path)["run_key"]) == set(full["run_key"])
 
 

@@ -16,7 +16,8 @@ PKG = ROOT / "rgr"
 # the wings, bottom to top: a module may import from its own wing or any wing below it
 WINGS = ("ground", "task", "model", "theory", "experiments", "studies", "gpt2", "catalog", "results", "chapters",
          "commands")
-_WING_OF = {"store": "ground", "paths": "ground", "atomic": "ground", "__init__": "ground", "catalog": "catalog",
+_WING_OF = {"store": "ground", "paths": "ground", "atomic": "ground", "protocol": "ground", "__init__": "ground",
+            "catalog": "catalog", "trainers": "catalog",
             "schema_doc": "commands", "cli": "commands", "__main__": "commands"}
 # modules over ~400 lines allowed for now (none: issue 13 split the last ones; the check stays)
 LONG_ALLOWED: set[str] = set()
@@ -123,20 +124,52 @@ def test_no_import_loop_in_type_hints_either():
     assert find_loop(_graph(type_hints=True)) is None, " -> ".join(find_loop(_graph(type_hints=True)))
 
 
+# private names the tests of rgr/results/replication/ still reach; that folder was being edited beside issue 49, so
+# these are made public (or tested through their callers) when the two meet: the lead empties this at merge
+PRIVATE_ALLOWED = {"rgr.results.replication.paper_arithmetic._search", "rgr.results.replication.reported._md",
+                   "rgr.results.replication.sec61._table1_median_note", "rgr.results.replication.sec61._law_caveat"}
+
+
 def private_imports(path: Path, root: Path = ROOT) -> list[str]:
-    """Every ``from x import _y`` in ``path`` that takes a private name (not a dunder) from another module."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    """Every private name (not a dunder) ``path`` takes from another module of rgr or tests: ``from x import _y``,
+    and ``x._y`` where ``x`` names such a module; and every import from another test file (shared test helpers
+    live in a module of their own, not in a test file)."""
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    found, modules = [], {}
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in ("rgr", "tests"):
+                    modules[a.asname or a.name] = a.name
+        elif isinstance(node, ast.ImportFrom):
             target = _target(path, node, root)
-            found += [f"{path.relative_to(root)}:{node.lineno} from {target} import {n}" for n in names]
+            if target.split(".")[0] not in ("rgr", "tests"):
+                continue
+            if target.split(".")[-1].startswith("test_"):
+                found.append(f"{path.relative_to(root)}:{node.lineno} imports from the test file {target}")
+            for a in node.names:
+                full = f"{target}.{a.name}"
+                if private(a.name) and full not in PRIVATE_ALLOWED:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} from {target} import {a.name}")
+                elif (root / Path(*full.split("."))).with_suffix(".py").is_file():
+                    modules[a.asname or a.name] = full
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr):
+            name = ast.unparse(node.value)
+            full = f"{modules.get(name, name)}.{node.attr}"
+            if (name in modules or name.split(".")[0] == "rgr") and full not in PRIVATE_ALLOWED:
+                found.append(f"{path.relative_to(root)}:{node.lineno} {name}.{node.attr}")
     return found
 
 
 def test_no_private_name_crosses_a_module():
-    """Modules meet through public names only: no ``from x import _y`` between modules of the package."""
-    found = [f for p in MODULES.values() for f in private_imports(p)]
+    """Modules meet through public names only: no ``from x import _y`` and no ``x._y`` between modules of the package
+    or from the tests; a test file imports no other test file."""
+    files = [*MODULES.values(), *(ROOT / "tests").rglob("*.py")]
+    found = [f for p in files for f in private_imports(p)]
     assert not found, "\n".join(found)
 
 
@@ -154,6 +187,15 @@ def test_the_checks_can_fail(tmp_path):
     assert "rgr.experiments.registry" in _imports(f, runtime_only=True, type_hints=True, root=tmp_path)
     found = private_imports(f, tmp_path)
     assert found == ["rgr/experiments/planner.py:4 from rgr.experiments.engine.stack import _Stack"]
+    (tmp_path / "rgr" / "task").mkdir()
+    (tmp_path / "rgr" / "task" / "rng.py").write_text("")
+    t = tmp_path / "tests" / "test_x.py"
+    t.parent.mkdir()
+    t.write_text("from rgr.task import rng\nimport rgr.store as st\nfrom tests.test_y import helper\n"
+                 "rng._mix(1)\nst._x\nrgr.paths._p\nobj._fine\n")
+    assert sorted(private_imports(t, tmp_path)) == ["tests/test_x.py:3 imports from the test file tests.test_y",
+                                                    "tests/test_x.py:4 rng._mix", "tests/test_x.py:5 st._x",
+                                                    "tests/test_x.py:6 rgr.paths._p"]
     assert _wing("rgr.experiments.runner") == "experiments" and _wing("rgr.cli") == "commands"
 
 

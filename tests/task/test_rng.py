@@ -17,7 +17,7 @@ def _mix_numpy(x: np.ndarray) -> np.ndarray:
 
 def test_mix_matches_unsigned_reference():
     vals = np.array([0, 1, 2, 12345, -5, 2**62, -(2**63)], dtype=np.int64)
-    got = rng._mix(torch.from_numpy(vals)).numpy().view(np.uint64)
+    got = rng.mix(torch.from_numpy(vals)).numpy().view(np.uint64)
     assert np.array_equal(got, _mix_numpy(vals.view(np.uint64)))
 
 

@@ -18,7 +18,7 @@ from rgr.theory.bounds import (
     regime_table,
     upper_bound,
 )
-from rgr.theory.constructions import DEFAULT_C
+from rgr.theory.laws import DEFAULT_C
 
 
 @pytest.mark.parametrize("n,k", [(0, 0), (5, 2), (12, 6), (30, 1), (56, 8), (90, 45), (200, 17)])

@@ -13,11 +13,11 @@ from rgr.store import load_table
 from rgr.studies.construction_search import build, min_dk, smallest_budget
 from rgr.studies.construction_sweeps import head_split, leakage_noise, limit_phase
 from rgr.studies.construction_table import SCHEMA as CONSTRUCTIONS
-from rgr.studies.construction_table import explicit_table
+from rgr.studies.construction_trainer import explicit_table
 from rgr.task.contexts import sample
 from rgr.theory.checks import (
     all_pair_scores,
-    context_scores,
+    construction_scores,
     evaluate_contexts,
     limit_scores,
     score_samples,
@@ -41,7 +41,7 @@ def test_context_scores_are_the_all_pairs_submatrix():
     c, g = build("compressive", 64, 16, 1, d_k=12)
     S = all_pair_scores(c, max_elems=5000)  # forces several head chunks
     b = sample(g, 1, 20, ell=8)
-    Sc = context_scores(c, b.items)
+    Sc = construction_scores(c, b.items)
     ref = S[b.items[:, :, None], b.items[:, None, :]]
     assert torch.allclose(Sc, ref, atol=1e-4)
 

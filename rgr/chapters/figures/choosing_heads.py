@@ -9,14 +9,9 @@ from matplotlib.figure import Figure
 
 from ...results.choosing_heads.design import DesignRule, recommend
 from ...task.metrics import F1_TARGET
-from ..style import fig_size, head_color, panel_grid, set_style
+from ..style import fig_size, head_color, nothing_to_draw, panel_grid, set_style
 
 __all__ = ["plot_validation", "plot_chart"]
-
-
-def _empty(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
-    ax.set_axis_off()
 
 
 _HELD_OUT_MARKERS = ("D", "s", "^", "v", "P", "X", "h", "p")  # held-out cells, in order of x
@@ -29,8 +24,8 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     set_style()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=panel_grid(2, (3.95, 3.8))[2])
     if rule is None:
-        _empty(a1, "no rule: too few thresholds in this preset")
-        _empty(a2, "")
+        nothing_to_draw("no rule: too few thresholds in this preset", a1)
+        nothing_to_draw("", a2)
         return fig
     held_out = held_out.drop_duplicates(["m", "d_model"])  # a cell predicted twice is measured once
     cells = pd.DataFrame(rule.cells, columns=["m", "d_model", "x", "lam", "D_K_star", "h_star"])
@@ -77,7 +72,7 @@ def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48,
     set_style()
     fig, ax = plt.subplots(figsize=fig_size(6.8, 4.4))
     if rule is None:
-        _empty(ax, "no rule: too few thresholds in this preset")
+        nothing_to_draw("no rule: too few thresholds in this preset", ax)
         return fig
     for d in d_models:
         ms = [m for m in np.unique(np.geomspace(d * rule.domain.lam[0], d * rule.domain.lam[1], 24).round().astype(int))

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ...results.stats import wilson_interval
 from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
 __all__ = [
-    "wilson_interval",
     "plot_score_separation",
     "plot_success_vs_C",
     "plot_limit_phase",
@@ -38,16 +38,6 @@ def _done(fig: plt.Figure) -> plt.Figure:
     fig.tight_layout()
     plt.close(fig)
     return fig
-
-
-def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:
-    """95% Wilson score interval of a success rate k / n (elementwise)."""
-    k, n = np.asarray(k, float), np.asarray(n, float)
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
 
 
 def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins: int = 60) -> plt.Figure:

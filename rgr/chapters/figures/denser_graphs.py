@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 from ...results.denser_graphs import PAPER_R_MAX, FormFit
 from ...task.metrics import F1_TARGET
 from ...theory.laws import regular_x, regular_x_bound
-from ..style import MIN_FONT_PT, fig_size, plain_log_axes, set_style
-from .permutation_sweeps import no_data, plot_f1_curves
+from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, plain_log_axes, set_style
+from .permutation_sweeps import plot_f1_curves
 
 __all__ = ["plot_f1_curves", "plot_h_star_vs_r", "plot_regular_forms", "plot_regular_law"]
 
@@ -36,7 +36,7 @@ def plot_regular_law(cells: pd.DataFrame, fits: Sequence[FormFit] = ()) -> Figur
     ok = _reached(cells)
     fig, ax = plt.subplots(figsize=fig_size(5.8, 4.2))
     if not len(ok):
-        no_data(ax, f"no out-degree reached mean F1 {F1_TARGET} at any tested budget")
+        nothing_to_draw(f"no out-degree reached mean F1 {F1_TARGET} at any tested budget", ax)
         return fig
     y = ok["D_K_star"].astype(float)
     err = np.vstack([y - ok["D_K_opt"].astype(float), ok["D_K_cons"].astype(float) - y])
@@ -70,7 +70,7 @@ def plot_regular_forms(cells: pd.DataFrame) -> Figure:
     ok = _reached(cells)
     fig, ax = plt.subplots(figsize=fig_size(5.4, 3.8))
     if not len(ok):
-        no_data(ax, f"no out-degree reached mean F1 {F1_TARGET} at any tested budget")
+        nothing_to_draw(f"no out-degree reached mean F1 {F1_TARGET} at any tested budget", ax)
         return fig
     y = ok["D_K_star"].astype(float)
     lo, hi = ok["D_K_opt"].astype(float), ok["D_K_cons"].astype(float)
@@ -100,7 +100,7 @@ def plot_h_star_vs_r(cells: pd.DataFrame) -> Figure:
     ok = cells[cells["h_star"].notna()].sort_values("r")
     fig, ax = plt.subplots(figsize=fig_size(5.4, 4))
     if not len(ok):
-        no_data(ax, f"no out-degree reached mean F1 {F1_TARGET}: no h* to plot")
+        nothing_to_draw(f"no out-degree reached mean F1 {F1_TARGET}: no h* to plot", ax)
         return fig
     lo, hi = ok["h_lo"].astype(float), ok["h_hi"].astype(float)
     hs = ok["h_star"].astype(float)

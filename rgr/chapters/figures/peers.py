@@ -13,17 +13,9 @@ from matplotlib.ticker import NullFormatter
 from ...results.peers.dana import POWERS, PowerRefit, power_rss
 from ...results.peers.pal import PalReading
 from ...results.peers.sweep import LEVELS
-from ..style import MIN_FONT_PT, fig_size, set_style
+from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
 
 __all__ = ["plot_power_refit", "plot_head_sweep", "plot_pal_capacity"]
-
-
-def _empty(message: str) -> Figure:
-    set_style()
-    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
-    ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10)
-    return fig
 
 
 def plot_power_refit(fit: PowerRefit) -> Figure:
@@ -57,7 +49,7 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
     """Mean test F1 against x = h d_k d_model / (m ln m), one panel per series of cells, one line per cell,
     95% t-intervals across seeds; dotted lines at the levels where the transition is read."""
     if curve.empty:
-        return _empty("no head-sweep runs in this table")
+        return nothing_to_draw("no head-sweep runs in this table")
     set_style()
     n = len(series)  # one panel a row: their long x labels and legends need the column's width
     fig, axes = plt.subplots(n, 1, figsize=fig_size(4.8, 3.4 * n), squeeze=False)

@@ -18,10 +18,18 @@ from matplotlib.figure import Figure
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
-from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
+from ..style import (
+    MAX_WIDTH_IN,
+    MIN_FONT_PT,
+    fig_size,
+    head_color,
+    nothing_to_draw,
+    panel_grid,
+    plain_log_axes,
+    set_style,
+)
 
 __all__ = [
-    "no_data",
     "plot_diagonal",
     "plot_dk_star_grid",
     "f1_curves_per_cell",
@@ -30,12 +38,6 @@ __all__ = [
     "plot_heads_law",
     "plot_scaling_law",
 ]
-
-
-def no_data(ax, what: str) -> None:
-    """Write on ``ax`` that there is nothing to draw, and why (no ticks, no axis)."""
-    ax.text(0.5, 0.5, what, ha="center", va="center", wrap=True, fontsize=10, transform=ax.transAxes)
-    ax.set_axis_off()
 
 
 def _cell_title(m: int, d_model: int, r: int) -> str:
@@ -57,7 +59,7 @@ def plot_f1_curves(
     set_style()
     if not len(runs):
         fig, ax = plt.subplots(figsize=fig_size(4.6, 3.5))
-        no_data(ax, "no runs in the table")
+        nothing_to_draw("no runs in the table", ax)
         return fig
     s = curves(runs, metric)
     keys = sorted({(int(a), int(b), int(c)) for a, b, c in s[["m", "d_model", "r"]].itertuples(index=False)})
@@ -115,7 +117,7 @@ def plot_dk_star_grid(cells: pd.DataFrame) -> Figure:
     set_style()
     if not len(cells):
         fig, ax = plt.subplots(figsize=fig_size(4.6, 3.5))
-        no_data(ax, "no cells in the table")
+        nothing_to_draw("no cells in the table", ax)
         return fig
     ms = sorted(cells["m"].unique())
     ds = sorted(cells["d_model"].unique())
@@ -145,7 +147,7 @@ def plot_h_star(cells: pd.DataFrame) -> Figure:
     c = cells[cells["h_star"].notna()].sort_values(["d_model", "m"]).reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(min(max(5, 0.5 * len(c) + 1.5), MAX_WIDTH_IN), 3.6))
     if not len(c):
-        no_data(ax, f"no cell reached mean F1 {F1_TARGET} at any tested budget: no h* to show")
+        nothing_to_draw(f"no cell reached mean F1 {F1_TARGET} at any tested budget: no h* to show", ax)
         return fig
     x = np.arange(len(c))
     hs = c["h_star"].astype(float).to_numpy()
@@ -188,7 +190,7 @@ def plot_scaling_law(
     grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
     ax, lax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
     if fits is None or not len(ok):
-        no_data(ax, f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})")
+        nothing_to_draw(f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})", ax)
     else:
         _law_panel(ax, ok, fits, xlabel)
     _legend_row(lax, ax)
@@ -257,7 +259,7 @@ def plot_heads_law(cells: pd.DataFrame, fit: Fit | None) -> Figure:
     ok = cells[cells["h_star"].notna()]
     fig, ax = plt.subplots(figsize=fig_size(5.6, 4))
     if not len(ok):
-        no_data(ax, f"no cell reached mean F1 {F1_TARGET}: no h* to plot")
+        nothing_to_draw(f"no cell reached mean F1 {F1_TARGET}: no h* to plot", ax)
         return fig
     ax.scatter(ok["lam"], ok["h_star"].astype(float), c=[head_color(int(h)) for h in ok["h_star"]], s=55,
                edgecolors="k")
@@ -279,7 +281,7 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     c = cells.sort_values("m").reset_index(drop=True)
     fig, ax = plt.subplots(figsize=fig_size(6.4, 4))
     if not c["D_K_star"].notna().any():
-        no_data(ax, f"no cell on this diagonal reached mean F1 {F1_TARGET}")
+        nothing_to_draw(f"no cell on this diagonal reached mean F1 {F1_TARGET}", ax)
         return fig
     x = np.arange(len(c))
     ax2 = ax.twinx()

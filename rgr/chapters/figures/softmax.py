@@ -13,23 +13,22 @@ from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
 from ...task.metrics import F1_TARGET
-from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, legend_below, panel_grid, set_style
+from ..style import (
+    MAX_WIDTH_IN,
+    MIN_FONT_PT,
+    head_color,
+    legend_below,
+    nothing_to_draw,
+    panel_grid,
+    set_style,
+)
 from .permutation_sweeps import plot_f1_curves
-
-
-def _empty(message: str) -> Figure:
-    """A small figure that says why there is nothing to plot."""
-    set_style()
-    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
-    ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10, wrap=True)
-    return fig
 
 
 def plot_softmax_f1(runs: pd.DataFrame) -> Figure:
     """Paper's Fig. 5: the softmax model's mean test F1 against D_K per h, one panel per cell."""
     if runs.empty:
-        return _empty("no softmax runs in this table")
+        return nothing_to_draw("no softmax runs in this table")
     return plot_f1_curves(runs, ncols=3, title="softmax per head, heads summed")
 
 __all__ = ["plot_linear_ablation", "plot_softmax_construction", "plot_softmax_f1", "plot_threshold_shift"]
@@ -47,7 +46,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
     both = both.sort_values(["m", "d_model"]).reset_index(drop=True)
     if both.empty:
-        return _empty("no cell measured by both the max-over-heads and the softmax table")
+        return nothing_to_draw("no cell measured by both the max-over-heads and the softmax table")
     set_style()
     fig, ax = plt.subplots(figsize=(min(max(5, 1.3 * len(both) + 2), MAX_WIDTH_IN), 3.8))
     x = np.arange(len(both))
@@ -71,7 +70,7 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
     """Per cell: F1 vs D_K of heads summed linearly (every h), beside max-over-heads with h = 1 and
     with the cell's best h at any budget up to D_K (an envelope)."""
     if linear.empty:
-        return _empty("no linear-sum runs in this table")
+        return nothing_to_draw("no linear-sum runs in this table")
     set_style()
     sl, sm = curves(linear), curves(maxed)
     keys = sorted({(int(m), int(d)) for m, d in sl[["m", "d_model"]].itertuples(index=False)})
@@ -105,7 +104,7 @@ def plot_softmax_construction(df: pd.DataFrame) -> Figure:
     red line is ell = max(h, ln m), Theorem 8.1's condition with C_ell = 1; the shaded region is
     ell <= 2 (h - 1), where the non-owner heads' background (h - 1) / ell alone reaches tau = 1/2."""
     if df.empty:
-        return _empty("no construction results for these cells")
+        return nothing_to_draw("no construction results for these cells")
     set_style()
     keys = sorted({(int(m), int(d)) for m, d in df[["m", "d_model"]].itertuples(index=False)})
     nrows, ncols, size = panel_grid(len(keys), (3.6, 3.0))

@@ -10,17 +10,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
-from ..style import MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
+from ..style import MIN_FONT_PT, head_color, nothing_to_draw, panel_grid, plain_log_axes, set_style
 
 __all__ = ["plot_one_head_stopping", "plot_value_mse"]
-
-
-def _empty(message: str) -> Figure:
-    set_style()
-    fig, ax = plt.subplots(figsize=fig_size(6, 1.6))
-    ax.axis("off")
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=10)
-    return fig
 
 
 def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
@@ -33,7 +25,7 @@ def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
     """Paper's Fig. 6: test MSE against D_K per h, one panel per d_model, 95% intervals, with the MSE of
     the zero and mean-message predictors (``baselines``: columns d_model, mse_zero, mse_mean) as lines."""
     if runs.empty:
-        return _empty("no value-channel runs in this table")
+        return nothing_to_draw("no value-channel runs in this table")
     set_style()
     s = curves(runs, "test_mse")
     ds = sorted(s["d_model"].unique())
@@ -67,7 +59,7 @@ def plot_one_head_stopping(compare: pd.DataFrame) -> Figure:
     ratio, lo, hi).
     """
     if compare.empty:
-        return _empty("no one-head runs without early stopping in this table")
+        return nothing_to_draw("no one-head runs without early stopping in this table")
     set_style()
     ds = sorted(compare["d_model"].unique())
     nrows, ncols, size = panel_grid(len(ds), (3.6, 3.0))

@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 
 import torch
 
-from ...model.qk import MODEL_KINDS
+from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
 __all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys"]

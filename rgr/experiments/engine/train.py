@@ -144,7 +144,7 @@ def train(
     validation checks) and "test", and process-CPU seconds of each as
     "setup_cpu", "train_cpu", "test_cpu". ``on_steps``, when given, is called with the
     number of model-steps (runs x steps) after each stretch of training: a
-    progress bar in model-steps (:func:`rgr.experiments.projection.model_steps_bound`
+    progress bar in model-steps (:func:`rgr.experiments.sizing.projection.model_steps_bound`
     gives its total). ``cuda_graphs`` (default: on CUDA) replays each stack's
     step from a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`); True on a
     CPU runs its eager twin through the same static buffers. Left at None, the environment variable

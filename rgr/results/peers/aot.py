@@ -1,5 +1,5 @@
 """Dana et al.'s two contrary conclusions, measured under both head parameterisations (chapter *the law beside
-other capacity results*; table ``aot``, :mod:`rgr.experiments.aot_sweep`).
+other capacity results*; table ``aot``, :mod:`rgr.experiments.peers.aot_sweep`).
 
 Each conclusion is a difference of mean accuracy between two configurations at the same seeds: the difference
 per seed, its mean and the t-interval of that mean (paired over seeds), and whether it keeps its sign.

@@ -1,8 +1,8 @@
 """pal's associative memory on the law's axis (chapter *the law beside other capacity results*; table ``pal``,
-:mod:`rgr.experiments.pal_sweep`).
+:mod:`rgr.experiments.peers.pal_sweep`).
 
 Per line (d, seed, step budget) the capacity is the bracket its bisection closed: ``N_pass``, the largest N
-stored (accuracy over the N inputs at least :data:`rgr.experiments.pal_sweep.PASS`) below ``N_fail``, the smallest
+stored (accuracy over the N inputs at least :data:`rgr.experiments.peers.pal_sweep.PASS`) below ``N_fail``, the smallest
 N not stored. On the law's axis x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true
 crossing lies between x(N_fail) and it). Under the law's form x at capacity is the same at every d; a power law
 x* ∝ d^k through the lines measures how far it moves (k = 0 under the law).
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.pal import law_x
-from ...experiments.pal_sweep import PASS
+from ...experiments.peers.pal import law_x
+from ...experiments.peers.pal_sweep import PASS
 
 __all__ = ["MAIN", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading"]
 

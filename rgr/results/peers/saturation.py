@@ -1,5 +1,5 @@
 """Does one head's capacity stop growing in d_k at the context length ell? The ``dk_saturation`` table read
-(chapter *the law beside other capacity results*; design: :mod:`rgr.experiments.dk_sweep`).
+(chapter *the law beside other capacity results*; design: :mod:`rgr.experiments.peers.dk_sweep`).
 
 Two readings, each a paired difference over seeds with its 95% t-interval:
 

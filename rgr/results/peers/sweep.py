@@ -1,6 +1,6 @@
 """Where the peers' design crosses over on the law's axis (chapter *the law beside other capacity results*).
 
-Table ``peers`` (:mod:`rgr.experiments.head_sweep`) trains d_k = d_model = d with h swept, at fixed compression
+Table ``peers`` (:mod:`rgr.experiments.peers.head_sweep`) trains d_k = d_model = d with h swept, at fixed compression
 m / d_model and at fixed m. The law puts the transition at a fixed value of x = h d_k d_model / (m ln m); its
 precondition is d_model >= c_0 ln m. :func:`transitions` reads, per cell, where the mean test F1 over seeds
 crosses a level along x (linear interpolation in log x between the two tested head counts around the
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.head_sweep import law_x
+from ...experiments.peers.head_sweep import law_x
 from ...experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
 from ...task.metrics import F1_TARGET
 from ..stats import summarize

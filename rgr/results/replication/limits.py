@@ -5,7 +5,7 @@ why the GPT-2 block's `paper` preset was not run.
   seeds, largest h and largest m, and how far its `paper` sweep is;
 - :func:`few_seeds_of` — the experiments read on `paper` whose own seed counts are small somewhere (the paper's 3);
 - :func:`limits` — those and the GPT-2 block's basis in words (:class:`Limits`), the sentences the chapter pastes;
-  the cost of the block's `paper` preset comes from :func:`rgr.gpt2.training.preset_cost`;
+  the cost of the block's `paper` preset comes from :func:`rgr.gpt2.experiment.preset_cost`;
 - :func:`chapter_limits` — :func:`limits` of the chapter's loaded groups, with the catalog's completeness.
 
 Nothing here is typed from the data: every name and number comes from the rows, the presets or the FLOP count.
@@ -21,8 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...catalog import load, preset_completeness
-from ...gpt2.bench import latest_lease_bench
-from ...gpt2.training import PresetCost, preset_cost
+from ...gpt2.experiment import PresetCost, latest_lease_bench, preset_cost
 from ...paths import data_dir
 from ...store import TableError
 from ..findings import listed
@@ -162,7 +161,7 @@ def limits(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_rows: pd.DataFra
     """The chapter's limits in words: the experiments read on `book` (``reduced``, from :func:`basis_of`), those read
     on `paper` with few seeds somewhere (``few``, from :func:`few_seeds_of`: said once every sweep is on `paper`) and
     the GPT-2 block's basis (read on ``gpt2_preset``, its rows ``gpt2_rows``; its paper preset's ``cost``, from
-    :func:`rgr.gpt2.training.preset_cost`)."""
+    :func:`rgr.gpt2.experiment.preset_cost`)."""
     return Limits(presets=_reduced_words(reduced, few),
                   gpt2=_gpt2_words(gpt2_preset, gpt2_rows, cost, lease_minutes, paper_done, bench))
 

@@ -1,7 +1,7 @@
 """The verdict table of the chapter *Does it replicate?*: :func:`evaluate`, which reads every claim of
 :data:`rgr.results.replication.reported.CLAIMS` once, and the words the chapter says about its rows.
 
-Which function reads which claim: :data:`rgr.results.replication.registry.READERS` (Sec. 6.1 in
+Which reader reads which claim, and the walk over them: :data:`rgr.results.replication.registry.READERS` (Sec. 6.1 in
 :mod:`~rgr.results.replication.sec61`, Fig. 4 and App. A.3 in :mod:`~rgr.results.replication.fig4`, the extensions in
 :mod:`~rgr.results.replication.extensions`). Experiments compared with each other (the diagonal's two tables, softmax
 against
@@ -11,7 +11,7 @@ max-over-heads, every configuration tested) are read at one preset (:data:`JOINT
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 import pandas as pd
@@ -19,13 +19,10 @@ import pandas as pd
 from ..diagonals import with_cells_of
 from . import reported as rep
 from .budget import SETTLED, longer_rows, with_longer
-from .extensions import gpt2_rows, softmax_rows, value_rows
-from .fig4 import diag_rows, regular_rows
 from .paper_arithmetic import ArithmeticCheck, arithmetic_summary, table1_checks
+from .registry import Inputs, read
 from .rows import ClaimRow, Source, cutoffs
-from .sec61 import SharedBase, sec61_rows
 from .seed_bootstrap import Draws, seed_draws
-from .value_decision import deciding_runs
 from .verdicts import CONVENTION, LAW_BASE, STATUSES, Verdict, cause_of, table1_basis_words, verdict_label
 
 __all__ = ["evaluate", "complete_rows", "claims_frame", "CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value",
@@ -83,30 +80,15 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     if need - set(sources):
         raise ValueError(f"sources lacks {sorted(need - set(sources))}")
     joint = joint or {}
-
-    def group(name: str) -> dict[str, Source]:
-        return joint.get(name) or {n: sources[n] for n in JOINT[name] if n in sources}
-
-    base = sources["base"]
-    rows: list[ClaimRow] = []
-    at = lambda new, preset: [replace(r, preset=preset) for r in new]  # noqa: E731
-    if len(base.runs):
-        every, said = every_configuration(group("every"))
-        rows += at(sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(checks or arithmetic()))),
-                   base.preset)
-    diag, shift = group("diagonal"), group("shift")
-    rows += at(diag_rows(diag["base"], diag["lambda8"]),
-               "/".join(sorted({diag["base"].preset, diag["lambda8"].preset})))
-    rows += at(regular_rows(sources["regular"]), sources["regular"].preset)
-    soft = shift.get("softmax", sources["softmax"])
-    rows += at(softmax_rows(sources["softmax"], shift), soft.preset if len(soft.runs) else sources["softmax"].preset)
-    long = sources.get("value_long")
-    decided = {"value_d32_best": long.preset} if deciding_runs(long, 32) is not None else {}
-    rows += [replace(r, preset=decided.get(r.key, sources["value"].preset)) for r in value_rows(sources["value"], long)]
-    rows += at(gpt2_rows(sources["gpt2"]), sources["gpt2"].preset)
+    groups = {name: joint.get(name) or {n: sources[n] for n in names if n in sources} for name, names in JOINT.items()}
+    if not len(sources["base"].runs):  # Sec. 6.1 is not read: nothing of it is computed
+        rows = read(Inputs(sources, groups, (None, "no runs"), ()))
+    else:
+        rows = read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic())))
     settled = sources.get(SETTLED)
     if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
-        rows = with_longer(rows, longer_rows(base, diag["lambda8"], settled, checks or arithmetic()))
+        rows = with_longer(rows, longer_rows(sources["base"], groups["diagonal"]["lambda8"], settled,
+                                             checks or arithmetic()))
     return rows
 
 

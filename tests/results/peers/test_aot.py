@@ -1,12 +1,12 @@
-"""The re-implemented attention-only layer (rgr.experiments.aot), its table (rgr.experiments.aot_sweep) and the paired
-differences the chapter reads (rgr.results.peers.aot), on synthetic inputs."""
+"""The re-implemented attention-only layer (rgr.experiments.peers.aot), its table (rgr.experiments.peers.aot_sweep) and
+the paired differences the chapter reads (rgr.results.peers.aot), on synthetic inputs."""
 
 import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.aot import AoT, AoTConfig, train_aot
-from rgr.experiments.aot_sweep import AOT, PRESETS
+from rgr.experiments.peers.aot import AoT, AoTConfig, train_aot
+from rgr.experiments.peers.aot_sweep import AOT, PRESETS
 from rgr.results.peers.aot import accuracy_table, conclusions, difference
 
 

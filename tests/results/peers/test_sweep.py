@@ -1,4 +1,4 @@
-"""The peers' design on rgr's engine: its planner (rgr.experiments.head_sweep) and where its transitions fall
+"""The peers' design on rgr's engine: its planner (rgr.experiments.peers.head_sweep) and where its transitions fall
 in x (rgr.results.peers.sweep), on synthetic tables whose crossing x* is known."""
 
 import math
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rgr.experiments.grid import Cell
-from rgr.experiments.head_sweep import heads_for, law_x
+from rgr.experiments.peers.head_sweep import heads_for, law_x
 from rgr.experiments.registry import get_experiment
 from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rgr.gpt2.training import experiment_grid
+from rgr.gpt2.experiment import experiment_grid
 from rgr.results.replication.extensions import gpt2_rows
 from rgr.results.replication.gpt2_decision import paper_dk_at, x_of
 from rgr.results.replication.rows import Source

@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from rgr.experiments.projection import GPU_FP32_PEAK, gpu_hours
-from rgr.gpt2.training import PresetCost, preset_cost
+from rgr.gpt2.experiment import PresetCost, preset_cost
+from rgr.protocol import GPU_FP32_PEAK, gpu_hours
 from rgr.results.replication.limits import FewSeeds, Reduced, basis_of, chapter_limits, few_seeds_of, limits
 
 

@@ -9,8 +9,9 @@ from scipy import stats as sps
 
 from rgr.results.replication.paired import PAIRED_CLAIMS, paired_difference
 from rgr.results.replication.rows import Source
+from rgr.results.replication.value_decision import LONG
 from rgr.results.stats import summarize, t_interval
-from tests.results.replication.test_value_decision import LONG, _long, _row
+from tests.results.replication.synthetic import d32_best_row, long_runs
 
 
 def test_the_paired_difference_is_the_paired_t_test():
@@ -30,7 +31,7 @@ def test_only_shared_seeds_pair_and_one_seed_gives_no_interval():
 
 def _shared_noise(best: dict[int, tuple[int, float]], noise: float) -> Source:
     """value_long rows whose seeds move every configuration together by ``noise`` x seed (what pairing removes)."""
-    runs = _long(best)
+    runs = long_runs(best)
     runs["test_mse"] = runs["test_mse"] + noise * runs["seed"] - 1e-5 * runs["seed"]
     runs.loc[(runs.h == 16) & (runs.D_K == best[16][0]), "test_mse"] += 1e-5 * runs["seed"]  # not exactly constant
     return Source(LONG, "paper", runs)
@@ -45,16 +46,16 @@ def test_lowest_at_is_judged_on_paired_seeds_not_by_overlapping_intervals():
     d32 = long.runs[long.runs.d_model == 32]
     s = summarize(d32, ["h", "D_K"], "test_mse").set_index(["h", "D_K"])
     assert s.loc[(16, 256), "hi"] > s.loc[(8, 256), "lo"]  # the unpaired intervals overlap
-    row = _row(long)
+    row = d32_best_row(long)
     assert row.verdict.status == "deviates" and "paired over 3 seeds" in row.verdict.detail
     assert "h = 16 (D_K = 256) lower at 3 of 3" in row.verdict.detail
 
 
 def test_a_tie_on_paired_seeds_lets_the_claim_stand():
-    runs = _long({1: (128, 0.011), 2: (256, 0.005), 4: (256, 0.004), 8: (256, 0.0026), 16: (256, 0.0025)})
+    runs = long_runs({1: (128, 0.011), 2: (256, 0.005), 4: (256, 0.004), 8: (256, 0.0026), 16: (256, 0.0025)})
     flip = (runs.h == 16) & (runs.D_K == 256)
     runs.loc[flip, "test_mse"] = 0.0025 + np.where(runs.loc[flip, "seed"] == 1, 0.0004, -0.0001)
-    row = _row(Source(LONG, "paper", runs))
+    row = d32_best_row(Source(LONG, "paper", runs))
     assert row.verdict.status == "agrees" and "tied" in row.verdict.detail
 
 

@@ -33,8 +33,7 @@ from rgr.results.replication.verdicts import (
     with_log_base,
 )
 from rgr.results.stats import within
-
-NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is about (tests/test_paper_arithmetic.py)
+from tests.results.replication.synthetic import NO_CHECKS, base_runs, sources
 
 # ----------------------------------------------------------------------------- the paper's numbers
 
@@ -178,39 +177,12 @@ def test_dk_median_note_names_table1s_own_median():
 # ----------------------------------------------------------------------------- end to end on synthetic runs
 
 
-def _runs(dk_star: dict[tuple[int, int], int], heads=(1, 2, 4), seeds=(0, 1, 2), noise: float = 0.001,
-          edge: float | None = None) -> pd.DataFrame:
-    """Synthetic max-over-heads runs: h = 2 reaches F1 1 at dk_star[cell] and above; others stay low; a seed adds
-    ``noise`` times its number. With ``edge``, h = 2 at dk_star has mean F1 0.99 exactly, the seeds spread by ``edge``
-    around it (so the seeds' noise moves D_K* to the next rung, 5/4 of it)."""
-    rows = []
-    mid = float(np.mean(seeds))
-    for (m, d), star in dk_star.items():
-        for h in heads:
-            for D_K in sorted({star // 2, star, 5 * star // 4, 2 * star} | {8}):
-                for s in seeds:
-                    f1 = (1.0 if D_K >= star and h == 2 else 0.3) + noise * s
-                    if edge is not None and D_K == star and h == 2:
-                        f1 = 0.99 + edge * (s - mid)
-                    rows.append(dict(m=m, d_model=d, r=1, h=h, D_K=D_K, d_k=D_K / h, seed=s, test_f1=min(f1, 1.0),
-                                     max_steps=20000))
-    return pd.DataFrame(rows)
-
-
-def _sources(base: pd.DataFrame, preset: str = "book") -> dict[str, Source]:
-    empty = base.iloc[0:0]
-    gp = pd.DataFrame(columns=["m", "d_model", "ell", "h", "D_K", "seed", "test_acc", "embedding_source"])
-    return {"base": Source("base", preset, base), "lambda8": Source("lambda8", preset, empty),
-            "regular": Source("regular", preset, empty), "softmax": Source("softmax", preset, empty),
-            "value": Source("value", preset, empty.assign(test_mse=[])), "gpt2": Source("gpt2", preset, gp)}
-
-
 def test_a_slope_far_from_the_papers_deviates():
     # D_K* = 5 x (ln) in every base cell: the book's slope interval is [5, 5] and excludes the paper's 1.19 / 0.966
     from rgr.theory.laws import scaling_x
 
     stars = {(m, d): int(round(5 * float(scaling_x(m, d)))) for m in (64, 128, 256, 512) for d in (16, 32, 64)}
-    rows = evaluate(_sources(_runs(stars)), checks=NO_CHECKS)
+    rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)
     by = {r.key: r for r in rows}
     assert by["law_slope_all"].verdict.status == "deviates" and not by["law_slope_all"].verdict.near_miss
     assert by["law_slope_all"].value == pytest.approx(5.0, rel=0.02)
@@ -227,8 +199,8 @@ def test_a_slope_at_the_papers_value_agrees_in_the_verdicts_base_only():
 
     c = rep.claim("law_slope_pre").value
     stars = {(m, d): c * float(scaling_x(m, d)) for m in (64, 128, 256, 512) for d in (32, 64)}
-    runs = _runs({k: int(v) for k, v in stars.items()}, edge=0.004)
-    rows = evaluate(_sources(runs), checks=NO_CHECKS)
+    runs = base_runs({k: int(v) for k, v in stars.items()}, edge=0.004)
+    rows = evaluate(sources(runs), checks=NO_CHECKS)
     by = {r.key: r for r in rows}
     # D_K* rounded down puts the slope just below 0.966; the noise (and the conservative ends at the next rung) lift it
     assert by["law_slope_pre"].value < c < by["law_slope_pre"].hi
@@ -248,7 +220,7 @@ def test_the_verdict_follows_the_seed_noise_not_the_spread_over_cells():
 
     cells = [(m, d) for m in (64, 128, 256, 512) for d in (32, 64)]
     stars = {c: int(round((0.6 if i % 2 else 2.0) * float(scaling_x(*c)))) for i, c in enumerate(cells)}
-    row = {r.key: r for r in evaluate(_sources(_runs(stars, seeds=tuple(range(10)), noise=1e-4)),
+    row = {r.key: r for r in evaluate(sources(base_runs(stars, seeds=tuple(range(10)), noise=1e-4)),
                                       checks=NO_CHECKS)}["law_slope_pre"]
     lo_c, hi_c = (float(v) for v in row.cells.strip("[]").split(", "))
     paper = rep.claim("law_slope_pre").value
@@ -261,7 +233,7 @@ def test_one_row_per_claim():
     from rgr.theory.laws import scaling_x
 
     stars = {(m, d): int(round(float(scaling_x(m, d)))) for m in (64, 128, 256, 512) for d in (16, 32, 64)}
-    rows = evaluate(_sources(_runs(stars)), checks=NO_CHECKS)
+    rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)
     keys = [r.key for r in rows]
     assert sorted(keys) == sorted(c.key for c in rep.CLAIMS) and len(keys) == len(set(keys))
     f = claims_frame(rows, link=False)
@@ -320,9 +292,9 @@ def test_fit_words_follow_the_verdict_and_the_side():
 
 def test_the_diagonal_reads_one_preset_and_takes_a_shared_cell_from_lambda8():
     # base and lambda8 both hold (512, 64): at one preset its runs come from lambda8 only
-    base = _runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
-    lam = _runs({(512, 64): 16, (1024, 128): 32}, seeds=(0, 1))
-    src = _sources(base, "book")
+    base = base_runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
+    lam = base_runs({(512, 64): 16, (1024, 128): 32}, seeds=(0, 1))
+    src = sources(base, "book")
     src["lambda8"] = Source("lambda8", "book", lam)
     by = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}
     g = by["diag_growth"]
@@ -339,9 +311,9 @@ def test_the_diagonal_reads_one_preset_and_takes_a_shared_cell_from_lambda8():
 
 
 def test_the_growth_row_names_a_short_diagonal_and_the_cutoffs_as_a_likely_reason():
-    base = _runs({(512, 64): 64}, seeds=tuple(range(10)))
-    lam = _runs({(1024, 128): 64, (4096, 512): 64}, seeds=(0, 1, 2))
-    src = _sources(base, "paper")
+    base = base_runs({(512, 64): 64}, seeds=tuple(range(10)))
+    lam = base_runs({(1024, 128): 64, (4096, 512): 64}, seeds=(0, 1, 2))
+    src = sources(base, "paper")
     src["lambda8"] = Source("lambda8", "paper", lam)
     g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
     assert g.verdict.status == "deviates" and "stops at" not in g.verdict.detail  # it reaches the paper's 4096
@@ -358,9 +330,9 @@ def test_the_growth_row_names_a_short_diagonal_and_the_cutoffs_as_a_likely_reaso
 
 
 def test_softmax_shift_needs_one_preset():
-    soft = _runs({(64, 32): 16}, seeds=(0, 1)).assign(max_steps=80000)
-    maxed = _runs({(64, 32): 8}, seeds=(0, 1, 2))
-    src = _sources(maxed, "paper")
+    soft = base_runs({(64, 32): 16}, seeds=(0, 1)).assign(max_steps=80000)
+    maxed = base_runs({(64, 32): 8}, seeds=(0, 1, 2))
+    src = sources(maxed, "paper")
     src["softmax"] = Source("softmax", "book", soft)
     row = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["softmax_shift"]
     assert row.verdict.status == "not testable" and "not comparable yet" in row.verdict.detail
@@ -384,7 +356,7 @@ def _value_runs(cut_top: bool) -> pd.DataFrame:
 
 
 def test_value_rows_are_undecided_where_the_runs_were_cut_still_improving():
-    src = _sources(_runs({(64, 16): 8}))
+    src = sources(base_runs({(64, 16): 8}))
     src["value"] = Source("value", "paper", _value_runs(cut_top=True))
     by = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}
     v = by["value_d32_best"].verdict
@@ -453,14 +425,14 @@ def test_law_caveat_names_the_seeds_the_rows_have():
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
     from rgr.results.replication.verdicts import cause_of
 
-    base = _runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
-    lam = _runs({(1024, 128): 16}, seeds=(0, 1))  # the ratio's last cell: two seeds, and far below the law's growth
-    src = _sources(base, "book")
+    base = base_runs({(512, 64): 64, (256, 32): 64}, seeds=tuple(range(10)))
+    lam = base_runs({(1024, 128): 16}, seeds=(0, 1))  # the ratio's last cell: two seeds, and far below the law's growth
+    src = sources(base, "book")
     src["lambda8"] = Source("lambda8", "book", lam)
     g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
     assert g.verdict.status == "deviates" and cause_of(g) == "thin" and "m = 1024: 2 seeds" in g.verdict.detail
     # the same ratio measured with three seeds is an ordinary deviation
-    src["lambda8"] = Source("lambda8", "book", _runs({(1024, 128): 16}, seeds=(0, 1, 2)))
+    src["lambda8"] = Source("lambda8", "book", base_runs({(1024, 128): 16}, seeds=(0, 1, 2)))
     g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
     assert g.verdict.status == "deviates" and cause_of(g) == "unexplained"
     assert all(r.preset == "book" for r in evaluate(src, checks=NO_CHECKS))

@@ -2,12 +2,12 @@
 (``python -m rgr sweep pal --preset book``; chapter *the law beside other capacity results*).
 
 Per line (a width d, a seed of the embeddings, a step budget) a bisection over N finds the largest N whose
-trained memory (:func:`rgr.experiments.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
-from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`rgr.experiments.pal.law_x`),
+trained memory (:func:`rgr.experiments.peers.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
+from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`rgr.experiments.peers.pal.law_x`),
 extends the bracket by halving or doubling N while an end does not bracket, then halves it in log N, one run per
 line and round, until the first failing N is at most ``tol`` above the last passing one (or one more). The
-embeddings are nested in N (module :mod:`rgr.experiments.pal`), so under a budget that reaches the loss's minimiser
-passing is monotone in N and the bisection is well defined; every run is a row, so the reading can be redone
+embeddings are nested in N (module :mod:`rgr.experiments.peers.pal`), so under a budget that reaches the loss's
+minimiser passing is monotone in N and the bisection is well defined; every run is a row, so the reading can be redone
 from the table.
 
 - ``smoke``: d = 4, 6, one seed, 300 steps: seconds, for tests;
@@ -22,15 +22,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..store import Column, RowKey, Schema, provenance
-from .pal import OPTIMIZERS, PalConfig, law_x, train_pal
+from ...store import Column, RowKey, Schema
+from ..tables import check_preset
+from .pal import OPTIMIZERS, PalConfig
 
 __all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
            "run_key"]
@@ -40,11 +39,11 @@ PASS = 0.99  # accuracy over the N inputs at which N counts as stored
 
 def _schema() -> Schema:
     types = {int: "int", float: "float"}
-    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.pal)",
+    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.peers.pal)",
                    low=0 if f.name == "seed" else (2 if f.name == "N" else 1 if f.type == "int" else None))
             for f in dataclasses.fields(PalConfig) if f.name != "optimizer"]
-    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.pal): adam or gd (empty: adam, the rows "
-                    "written before the column)", nullable=True, since="2026-11-27", choices=OPTIMIZERS)]
+    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.peers.pal): adam or gd (empty: adam, "
+                    "the rows written before the column)", nullable=True, since="2026-11-27", choices=OPTIMIZERS)]
     cols += [Column("x", "float", "the law's variable d^2 / (N ln N) (h = 1, d_k = d_model = d, m = N)", low=0),
              Column("accuracy", "float", "argmax accuracy over the N inputs after training", low=0, high=1),
              Column("final_loss", "float", "cross-entropy over the N inputs after training", low=0),
@@ -148,7 +147,7 @@ def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class PalSweep:
-    """The ``pal`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+    """What the ``pal`` table is (module doc); it trains by :class:`rgr.experiments.peers.trainers.PalTrainer`."""
 
     name: str = "pal"
     spec: str = "pal's associative memory re-implemented"
@@ -167,8 +166,7 @@ class PalSweep:
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[PalConfig]:
         """Every run of the preset's bisections so far and each open line's next one (called after each round)."""
-        if preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        check_preset(self, preset)
         p, out = PRESETS[preset], []
         for line in p.lines:
             tried = _tried(line, done)
@@ -181,19 +179,6 @@ class PalSweep:
 
     def run_key(self, cfg: PalConfig, preset: str) -> str:
         return run_key(cfg, preset)
-
-    def stack_groups(self, configs: Sequence[PalConfig], max_stack: int | None) -> list[list[int]]:
-        return [[i] for i in range(len(configs))]
-
-    def train_stack(self, configs: Sequence[PalConfig], preset: str, device: torch.device) -> list[dict]:
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_pal(cfg)
-            rows.append({**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **res, "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
 
 
 PAL = PalSweep()

@@ -1,4 +1,4 @@
-"""rgr.experiments.bench: the naive loop agrees with the engine, and the benchmark runs end to end
+"""rgr.experiments.sizing.bench: the naive loop agrees with the engine, and the benchmark runs end to end
 (no timing asserts)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import torch
 
 from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
-from rgr.experiments.baselines import train_baseline, train_naive
-from rgr.experiments.bench import bench_sweep, main, step_flops
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.train import train_run
+from rgr.experiments.sizing.bench import bench_sweep, main, step_flops
+from rgr.experiments.sizing.loops import train_baseline, train_naive
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
 
@@ -95,7 +95,7 @@ def test_bench_rejects_bad_input_in_one_line(argv, name, capsys):
 
 
 def test_cell_stack_is_a_paper_first_round_stack():
-    from rgr.experiments.bench import CELLS, cell_stack
+    from rgr.experiments.sizing.bench import CELLS, cell_stack
 
     cfgs = cell_stack("4096x512", 8)
     assert {(c.m, c.d_model, c.h) for c in cfgs} == {(4096, 512, 8)}
@@ -106,8 +106,8 @@ def test_cell_stack_is_a_paper_first_round_stack():
 
 
 def test_bench_cell_and_cli(monkeypatch, capsys):
-    from rgr.experiments import bench
-    from rgr.experiments.bench import bench_cell
+    from rgr.experiments.sizing import bench
+    from rgr.experiments.sizing.bench import bench_cell
 
     cfgs = [RunConfig(m=16, seed=s, max_steps=10_000, **TINY) for s in range(3)]
     cb = bench_cell(cfgs, steps=30, baseline_steps=20, repeats=2)

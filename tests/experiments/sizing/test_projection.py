@@ -1,13 +1,14 @@
-"""rgr.experiments.projection: the step bound, the cost model's arithmetic, and a calibration that runs."""
+"""rgr.experiments.sizing.projection: the step bound, the cost model's arithmetic, and a calibration that runs."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from rgr.experiments.calibration import Calibration
+from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.projection import (
+from rgr.experiments.sizing.calibration import Calibration
+from rgr.experiments.sizing.projection import (
     dry_run_report,
     format_seconds,
     model_steps_bound,
@@ -63,15 +64,15 @@ def test_refinement_stand_ins_at_the_median_or_twice_the_top():
 
 
 def test_a_resumed_sweep_projects_what_is_left(monkeypatch):
-    from rgr import catalog
-    from rgr.experiments import registry
+    from rgr.trainers import trainer
 
-    exp = catalog.get("base")
+    exp = trainer("base")
     first = exp.planned_runs("smoke", None)
     done = pd.DataFrame([dict(run_key=exp.run_key(c, "smoke"), m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K,
                               test_f1=0.5) for c in first[:-3]])
     seen = {}
-    monkeypatch.setattr(registry, "dry_run_report", lambda runs, *a, pending=None, **kw: seen.update(p=pending) or [])
+    monkeypatch.setattr(experiment_trainer, "dry_run_report",
+                        lambda runs, *a, pending=None, **kw: seen.update(p=pending) or [])
     head = exp.dry_run_report("smoke", "cpu", 1, done=done)[0]
     left = {exp.run_key(c, "smoke") for c in first[-3:]}
     pending = {exp.run_key(c, "smoke") for c in seen["p"]}
@@ -116,7 +117,7 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
     """Steps cost a + r R + b F (r: what a run costs beyond its FLOPs). Stacks of many tiny runs and of few wide
     ones: the calibration, timing whole stacks at all and half their runs, must predict every stack's step within
     2%; the former a + b F on 16-run slices put a 40-run stack of tiny heads about 2x short."""
-    from rgr.experiments import calibration as P
+    from rgr.experiments.sizing import calibration as P
 
     a, r, b = 1e-4, 5e-5, 2e-10
     clock = _FakeClock()
@@ -144,12 +145,12 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
 
 def _history_rows(cal, stacks, date0=0):
     """A synthetic table: each stack's rows with the wall time ``cal`` gives it at the runs' actual steps."""
-    from rgr.experiments.projection import _stack_seconds
+    from rgr.experiments.sizing.projection import stack_seconds
 
     rows = []
     for j, runs in enumerate(stacks):
         actual = [c.replace(max_steps=n) for c, n in runs]
-        wall = _stack_seconds(actual, cal)
+        wall = stack_seconds(actual, cal)
         for c, n in runs:
             rows.append({**c.to_dict(), "steps": n, "stack_size": len(runs), "wall_time_s": wall / len(runs),
                          "date": f"2026-01-01T00:{date0 + j:02d}:00Z", "reused_from": None, "preset": "paper"})
@@ -160,8 +161,8 @@ def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
     reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry
     run says which it used."""
-    from rgr.experiments.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
-    from rgr.experiments.projection import _stack_seconds
+    from rgr.experiments.sizing.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
+    from rgr.experiments.sizing.projection import stack_seconds
 
     true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
     shape = lambda d, h, k, s, n: (
@@ -178,7 +179,7 @@ def test_calibration_from_a_tables_history():
     cal = calibrate_from_history(table)
     assert cal.source == "history" and cal.points == 10
     unseen = [c.replace(max_steps=n) for c, n in [shape(16, 2, 3, s, 250 + 50 * s) for s in range(6)]]
-    assert _stack_seconds(unseen, cal) == pytest.approx(_stack_seconds(unseen, true), rel=1e-3)
+    assert stack_seconds(unseen, cal) == pytest.approx(stack_seconds(unseen, true), rel=1e-3)
     assert calibrate_from_history(rows[rows["date"] < rows["date"].unique()[MIN_HISTORY_STACKS - 1]]) is None
     todo = [c for c, _ in stacks[0]]
     assert "finished stacks of this table" in dry_run_report(todo, "cpu", 1, history=table)[-1]

@@ -1,5 +1,5 @@
 """The cost model behind the dry run's projected time (chapter *permutation sweeps*; used by
-:mod:`rgr.experiments.projection`): what a stack does (:func:`cost_terms`) and two calibrations of its
+:mod:`rgr.experiments.sizing.projection`): what a stack does (:func:`cost_terms`) and two calibrations of its
 coefficients, timed here (:func:`calibrate`) or fitted to a table's finished stacks (:func:`calibrate_from_history`);
 :func:`pick_calibration` chooses. The model and both calibrations are described in projection's docstring."""
 
@@ -15,12 +15,12 @@ import pandas as pd
 import torch
 from scipy.optimize import nnls
 
-from .engine.config import RunConfig
-from .engine.device import resolve_device, sync
-from .engine.evaluate import check
-from .engine.groups import stack_groups, stack_shape
-from .engine.stack import build_stack
-from .engine.step import train_steps
+from ..engine.config import RunConfig
+from ..engine.device import resolve_device, sync
+from ..engine.evaluate import check
+from ..engine.groups import stack_groups, stack_shape
+from ..engine.stack import build_stack
+from ..engine.step import train_steps
 
 __all__ = ["Calibration", "MIN_HISTORY_STACKS", "calibrate", "calibrate_from_history", "cost_terms", "features",
            "history_stacks", "pick_calibration"]

@@ -1,5 +1,6 @@
-"""pal's associative memory re-implemented (rgr.experiments.pal), its bisection table (rgr.experiments.pal_sweep) and
-the reading the chapter glues (rgr.results.peers.pal), on synthetic inputs whose capacity is known."""
+"""pal's associative memory re-implemented (rgr.experiments.peers.pal), its bisection table
+(rgr.experiments.peers.pal_sweep) and the reading the chapter glues (rgr.results.peers.pal), on synthetic inputs
+whose capacity is known."""
 
 import math
 
@@ -7,8 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.pal import PalConfig, embeddings, law_x, pal_logits, train_pal
-from rgr.experiments.pal_sweep import PAL, PASS, PRESETS, PalPreset, n_at_x, next_n
+from rgr.experiments.peers.pal import PalConfig, embeddings, law_x, pal_logits, train_pal
+from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalPreset, n_at_x, next_n
 from rgr.results.peers.pal import capacities, capacity_table, pal_reading
 
 

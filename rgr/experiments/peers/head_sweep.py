@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
-from .engine.config import RunConfig
-from .grid import Cell, Grid, base_cutoff
-from .planner import in_shard
+from ..engine.config import RunConfig
+from ..grid import Cell, Grid, base_cutoff
+from ..planner import in_shard
 
 __all__ = ["law_x", "heads_for", "planned_runs"]
 

@@ -3,9 +3,9 @@
 Same-shape mode (the default) trains one configuration (protocol E1, chapter
 *permutation sweeps*) three ways in one process:
 
-- **naive** (:func:`rgr.experiments.baselines.train_naive`): the loop as one
+- **naive** (:func:`rgr.experiments.sizing.loops.train_naive`): the loop as one
   would first write it;
-- **baseline** (:func:`rgr.experiments.baselines.train_baseline`): the one-run
+- **baseline** (:func:`rgr.experiments.sizing.loops.train_baseline`): the one-run
   loop a competent researcher would write (one context per step, sampled a
   block at a time, fused weights, fused AdamW);
 - **stacked** (:func:`rgr.experiments.engine.train.train`): R runs as one program.
@@ -42,11 +42,11 @@ from typing import Sequence
 
 import torch
 
-from .baselines import train_baseline, train_naive
-from .engine.config import DTYPES, RunConfig
-from .engine.device import resolve_device
-from .engine.groups import MAX_PADDING, stack_groups
-from .engine.train import train
+from ..engine.config import DTYPES, RunConfig
+from ..engine.device import resolve_device
+from ..engine.groups import MAX_PADDING, stack_groups
+from ..engine.train import train
+from .loops import train_baseline, train_naive
 
 __all__ = ["step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
            "CELLS", "cell_stack", "CellBench", "bench_cell", "parser", "main"]
@@ -237,7 +237,7 @@ def parser() -> argparse.ArgumentParser:
 
 def _sweep_configs(name: str, preset: str) -> list[RunConfig]:
     """The first round's runs of an experiment's preset (the sweep registry is imported here, not above)."""
-    from .registry import get_experiment
+    from ..registry import get_experiment
 
     return get_experiment(name).planned_runs(preset)
 

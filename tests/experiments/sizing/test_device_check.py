@@ -1,13 +1,13 @@
-"""rgr.experiments.device_check: one stack on two devices, compared (issue 28's CPU/GPU check)."""
+"""rgr.experiments.sizing.device_check: one stack on two devices, compared (issue 28's CPU/GPU check)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from rgr.experiments.bench import cell_stack
-from rgr.experiments.device_check import compare_devices
 from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.sizing.bench import cell_stack
+from rgr.experiments.sizing.device_check import compare_devices
 
 TINY = dict(d_model=16, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2)
 
@@ -27,7 +27,7 @@ def test_same_device_differs_by_nothing():
 
 def test_a_different_stack_is_seen(monkeypatch):
     """The comparison is not blind: a doubled learning rate on the second device shows in every measure."""
-    from rgr.experiments import device_check
+    from rgr.experiments.sizing import device_check
 
     real, calls = device_check.train, []
 

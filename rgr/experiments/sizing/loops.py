@@ -23,13 +23,13 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..model.attention import QKWeights, scores
-from ..task.contexts import graph_table, sample, sample_stacked
-from ..task.metrics import counts
-from ..task.rng import stream_key
-from .engine.config import DTYPES, RunConfig
-from .engine.device import resolve_device
-from .engine.stack import build_task, init_weights
+from ...model.attention import QKWeights, scores
+from ...task.contexts import graph_table, sample, sample_stacked
+from ...task.metrics import counts
+from ...task.rng import stream_key
+from ..engine.config import DTYPES, RunConfig
+from ..engine.device import resolve_device
+from ..engine.stack import build_task, init_weights
 
 __all__ = ["NaiveResult", "train_naive", "train_baseline"]
 

@@ -43,16 +43,15 @@ from typing import Sequence
 import pandas as pd
 import torch
 
+from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
+from ..engine.config import RunConfig
+from ..engine.device import resolve_device
+from ..engine.groups import stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
-from .engine.config import RunConfig
-from .engine.device import resolve_device
-from .engine.groups import stack_groups
 
-__all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops", "gpu_hours",
-           "refinement_runs", "dry_run_report", "GPU_FP32_PEAK", "GPU_UTILIZATION"]
+__all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
+           "refinement_runs", "dry_run_report", "stack_seconds"]
 
-GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
-GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
 
 
 def model_steps_bound(configs: Sequence[RunConfig]) -> int:
@@ -71,15 +70,7 @@ def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = No
     return total
 
 
-def gpu_hours(flops: float, share: float, peak: float = GPU_FP32_PEAK) -> float:
-    """Hours of one GPU doing ``flops`` at ``share`` of its float32 ``peak`` (FLOP/s): an estimate, not a
-    measurement."""
-    if not 0 < share <= 1:
-        raise ValueError(f"share must be in (0, 1], got {share}")
-    return flops / (share * peak) / 3600
-
-
-def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
+def stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
     """Upper-bound seconds of one stack: every run trains to its cutoff, checked every check_every steps; the
     test (n_test contexts) costs like n_test / n_val checks (:func:`cost_terms`)."""
     return float(cost_terms(cfgs) @ cal.coefficients)
@@ -148,7 +139,7 @@ def project(
     cal = calibration if calibration is not None else calibrate(configs, dev)
     keep = 1.0 if futility_share is None else futility_share
     groups = [[configs[i] for i in g] for g in stack_groups(configs, max_stack, dev)]
-    times = sorted((_stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
+    times = sorted((stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
     load = [0.0] * workers
     for t in times:  # longest first, each to the least loaded worker
         load[load.index(min(load))] += t

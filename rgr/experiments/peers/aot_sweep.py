@@ -1,7 +1,7 @@
 """Dana et al.'s two contrary conclusions under both head parameterisations, as a table of the one runner
 (``python -m rgr sweep aot --preset book``; chapter *the law beside other capacity results*).
 
-Their settings (N = 50, their training schedule; :mod:`rgr.experiments.aot`) at two questions, each under the
+Their settings (N = 50, their training schedule; :mod:`rgr.experiments.peers.aot`) at two questions, each under the
 parameterisation of their code and that of their paper's formalism, several seeds each:
 
 - *d_model beyond d_h*: d_h = 10, H = 20 (their experiment 3) at d = 10 and d = 15;
@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping
 
 import pandas as pd
-import torch
 
-from ..store import Column, RowKey, Schema, provenance
-from .aot import AoTConfig, train_aot
+from ...store import Column, RowKey, Schema
+from ..tables import check_preset
+from .aot import AoTConfig
 
 __all__ = ["SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
 
@@ -29,7 +28,7 @@ _TYPES = {int: "int", float: "float", str: "str"}
 
 
 def _schema() -> Schema:
-    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.aot)",
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.peers.aot)",
                    low=0 if f.name == "seed" else (1 if f.type == "int" else None))
             for f in dataclasses.fields(AoTConfig)]
     cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),
@@ -66,7 +65,7 @@ def run_key(cfg: AoTConfig, preset: str) -> str:
 
 @dataclass(frozen=True)
 class AoTSweep:
-    """The ``aot`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
+    """What the ``aot`` table is (module doc); it trains by :class:`rgr.experiments.peers.trainers.AoTTrainer`."""
 
     name: str = "aot"
     spec: str = "Dana et al. re-implemented"
@@ -84,26 +83,11 @@ class AoTSweep:
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
-        if preset not in PRESETS:
-            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        check_preset(self, preset)
         return [cfg for _, cfg in PRESETS[preset]]
 
     def run_key(self, cfg: AoTConfig, preset: str) -> str:
         return run_key(cfg, preset)
-
-    def stack_groups(self, configs: Sequence[AoTConfig], max_stack: int | None) -> list[list[int]]:
-        return [[i] for i in range(len(configs))]
-
-    def train_stack(self, configs: Sequence[AoTConfig], preset: str, device: torch.device) -> list[dict]:
-        question = {cfg: q for q, cfg in PRESETS[preset]}
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_aot(cfg)
-            rows.append({**dataclasses.asdict(cfg), **res, "question": question[cfg], "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": run_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
 
 
 AOT = AoTSweep()

@@ -1,0 +1,31 @@
+"""The protocol's constants, each with one home on the ground floor (nothing here imports rgr), and the one
+hardware assumption of the estimates.
+
+- :data:`MODEL_KINDS`: how the heads' scores combine (max over heads, softmax summed, linear sum, the value
+  channel), the models of :mod:`rgr.model.qk` and a column of every protocol table;
+- :data:`PRESETS`, :data:`CHOICES`: the presets every sweep has (``smoke``, ``book``, ``paper``) and what a
+  chapter's ``preset`` may ask for (``auto`` besides them: :func:`rgr.catalog.resolve_preset`);
+- :data:`HEADS_ALL`: the paper's head counts (Table 1), the grid of every protocol experiment
+  (:mod:`rgr.experiments.registry`) and one colour each in every figure (:mod:`rgr.chapters.style`);
+- :data:`GPU_FP32_PEAK`, :data:`GPU_UTILIZATION` and :func:`gpu_hours`: what a FLOP count costs on one H100, an
+  estimate (:mod:`rgr.experiments.sizing.projection`, :func:`rgr.gpt2.experiment.preset_cost`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "GPU_FP32_PEAK", "GPU_UTILIZATION", "gpu_hours"]
+
+PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md); E7 adds its own
+CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
+MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
+HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
+GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
+GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
+
+
+def gpu_hours(flops: float, share: float, peak: float = GPU_FP32_PEAK) -> float:
+    """Hours of one GPU doing ``flops`` at ``share`` of its float32 ``peak`` (FLOP/s): an estimate, not a
+    measurement."""
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share}")
+    return flops / (share * peak) / 3600
