@@ -101,11 +101,17 @@ def test_theory_chapter_refuses_auto_in_one_line(name, tmp_path):
 def test_constructions_chapter_refuses_an_incomplete_table_in_one_line(name, cut, empty_checkout, tmp_path):
     """Issue 33: a constructions.csv of smoke rows gave `KeyError: 0`; one cut to half its rows ran with no warning."""
     lines = (ROOT / "data" / "constructions.csv").read_text().splitlines(keepends=True)
+    target = empty_checkout / "data" / "constructions.csv"
     if cut == "half":
-        lines = lines[: (len(lines) - 1) // 2 + 1]
-    else:
-        lines = lines[:1] + [line.replace(",book,", ",smoke,") for line in lines[1:]]
-    (empty_checkout / "data" / "constructions.csv").write_text("".join(lines))
+        target.write_text("".join(lines[: (len(lines) - 1) // 2 + 1]))
+    else:  # every row relabelled smoke, each under its own key (the loader refuses a row edited under its old one)
+        from rgr.catalog import get
+        from rgr.store import load_table, replace_table
+
+        schema = get("constructions").schema
+        smoke = load_table(ROOT / "data" / "constructions.csv", schema).assign(preset="smoke")
+        target.unlink(missing_ok=True)
+        replace_table(target, schema, smoke.assign(run_key=list(schema.key.of(smoke))))
     with pytest.raises(pm.PapermillExecutionError) as err:
         _run(BOOK / f"{name}.ipynb", tmp_path / f"{name}.ipynb", empty_checkout / "book", preset="smoke")
     assert err.value.ename == "TableError" and "\n" not in err.value.evalue
