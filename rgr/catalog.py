@@ -26,7 +26,8 @@ from .experiments.tables import Table, check_preset, load_results, table_path
 from .protocol import CHOICES
 from .store import Schema, TableError
 
-__all__ = ["NAMES", "get", "load", "load_complete", "produce_command", "schema_for_file", "table_path",
+__all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "produce_command", "schema_for_file",
+           "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
 # the tables declared outside the protocol's registry, each imported when it is first asked for: a chapter loads
@@ -55,6 +56,22 @@ def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.D
     if preset is not None:
         check_preset(sweep, preset, "(or None: every row) ")
     return load_results(sweep.schema, preset, root)
+
+
+def load_if_present(name: str, preset: str, root: Path | None = None) -> pd.DataFrame:
+    """:func:`load` of one preset's rows, none where data/ has no such table or the table has no such preset (an
+    extension not run yet is read as absent, never as a smoke fallback); a table that is there but unreadable is
+    an error, never read as empty."""
+    sweep = get(name)
+    empty = pd.DataFrame(columns=[c.name for c in sweep.schema.all_columns])
+    if preset not in sweep.presets:
+        return empty
+    try:
+        return load(name, preset, root)
+    except TableError:
+        if table_path(name, root=root).is_file():
+            raise
+        return empty
 
 
 def produce_command(name: str, preset: str) -> str:

@@ -23,13 +23,13 @@ import pandas as pd
 
 from ..experiments.tables import check_preset, load_results, table_path
 from ..protocol import gpu_hours
-from ..store import Column, RowKey, Schema, TableError, load_table
+from ..store import Column, RowKey, Schema, load_table
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
 from .items import items_available
 from .table import STAND_IN_SOURCE
 
 __all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "experiment_grid", "PresetCost", "preset_cost",
-           "load_gpt2_results", "preset_rows", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
+           "load_gpt2_results", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
            "read_lease_bench", "latest_lease_bench"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
@@ -159,17 +159,6 @@ GPT2 = GPT2Sweep()
 def load_gpt2_results(preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
     """The E7 table (strictly validated), optionally one preset's rows."""
     return load_results(SCHEMA, preset, root)
-
-
-def preset_rows(preset: str, root: Path | None = None) -> pd.DataFrame:
-    """One preset's rows of the E7 table, none where data/ has no table (the chapter then runs on smoke data); a
-    table that is there but unreadable is an error, never read as empty (chapter *GPT-2 block*)."""
-    try:
-        return load_gpt2_results(preset, root)
-    except TableError:
-        if table_path(GPT2.name, root=root).is_file():
-            raise
-        return pd.DataFrame(columns=[c.name for c in SCHEMA.all_columns])
 
 
 # the Config fields the protocol leaves open, as the chapter reports them

@@ -19,10 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..catalog import get, load, table_path
+from ..catalog import load_if_present
 from ..experiments.engine.config import step_cutoff
 from ..experiments.settled import UNITS, Unit, budgets_for, seeds_for
-from ..store import TableError
 from .stats import dk_star, summarize
 
 __all__ = ["SETTLED", "SETTLED_SHARE", "budget_thresholds", "budget_rows", "diagonal_budget_reason", "lowest_points",
@@ -33,19 +32,9 @@ SETTLED = "settled"
 
 
 def settled_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
-    """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke; the extension has
-    no book preset, so none there); no rows when data/ has no table. Never a smoke fallback: an extension that has
-    not run is read as absent."""
-    sweep = get(SETTLED)
-    empty = pd.DataFrame(columns=[c.name for c in sweep.schema.all_columns])
-    if preset not in sweep.presets:
-        return empty
-    try:
-        return load(SETTLED, preset, root)
-    except TableError:
-        if table_path(SETTLED, root=root).is_file():
-            raise  # present but unreadable: never a silent fallback
-        return empty
+    """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke); none where data/
+    has no table or no rows of it (:func:`rgr.catalog.load_if_present`)."""
+    return load_if_present(SETTLED, preset, root)
 
 
 def points_of(units: Sequence[Unit]) -> pd.DataFrame:

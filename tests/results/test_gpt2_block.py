@@ -98,10 +98,10 @@ def test_the_compressive_preset_is_worded_so_far_and_without_rows():
 
 
 def test_a_missing_gpt2_table_reads_as_no_rows_and_a_broken_one_fails(tmp_path):
-    from rgr.gpt2.experiment import preset_rows
+    from rgr.catalog import load_if_present
     from rgr.store import TableError
 
-    assert len(preset_rows("compressive", root=tmp_path)) == 0
+    assert len(load_if_present("gpt2", "compressive", root=tmp_path)) == 0
     (tmp_path / "gpt2.csv").write_text("not,a,table\n1,2,3\n")
     with pytest.raises(TableError):
-        preset_rows("compressive", root=tmp_path)
+        load_if_present("gpt2", "compressive", root=tmp_path)

@@ -103,9 +103,10 @@ def _base_cells(base: pd.DataFrame, extension: pd.DataFrame) -> list[tuple[int, 
     return [c for c in dict.fromkeys(map(tuple, extension[["m", "d_model"]].to_numpy(int))) if c in have]
 
 
-def longer_rows(base: Source, lam: Source, settled: Source, checks: Sequence[ArithmeticCheck]
-                ) -> dict[str, Longer]:
-    """Each verdict row that reads the extension's cells, read at its common budget, by claim key."""
+def longer_rows(base: Source, lam: Source, settled: Source, checks: Sequence[ArithmeticCheck],
+                base_draws: Draws | None = None) -> dict[str, Longer]:
+    """Each verdict row that reads the extension's cells, read at its common budget, by claim key;
+    ``base_draws``: the protocol's seed draws of ``base`` where the caller has them (computed otherwise)."""
     if not len(settled.runs) or not len(base.runs):
         return {}
     frame = budget_thresholds(settled.runs, {"base": base.runs, "lambda8": lam.runs})
@@ -115,7 +116,8 @@ def longer_rows(base: Source, lam: Source, settled: Source, checks: Sequence[Ari
         b, cells = got
         runs = budget_rows(settled.runs, b)
         runs = runs[[(m, d) in cells for m, d in runs[["m", "d_model"]].to_numpy(int)]]
-        sb = SharedBase(base, longer_draws(seed_draws(base.runs), runs), None, "", list(checks))
+        draws = base_draws if base_draws is not None else seed_draws(base.runs)
+        sb = SharedBase(base, longer_draws(draws, runs), None, "", list(checks))
         for r in law_rows(sb, "") + [excluded_above(sb, "")] + heads_rows(sb, "") + dk_rows(sb, ""):
             out[r.key] = _longer(r, b, frame, cells)
     diag = diagonal_runs(base, lam)

@@ -30,12 +30,14 @@ __all__ = ["Inputs", "Reader", "READERS", "read", "Claim", "claims", "reader_of"
 class Inputs:
     """What every reader reads: each experiment's :class:`~rgr.results.replication.rows.Source`, the comparisons' groups
     read at one preset (:data:`rgr.results.replication.table.JOINT`), the draws of every configuration tested and what
-    they are (:func:`rgr.results.replication.table.every_configuration`), and the Table 1 arithmetic."""
+    they are (:func:`rgr.results.replication.table.every_configuration`), the Table 1 arithmetic, and the base
+    grid's seed draws when the caller has them (computed here otherwise; the longer-budget reading reuses them)."""
 
     sources: dict[str, Source]
     groups: dict[str, dict[str, Source]]
     every: tuple[Draws | None, str]
     checks: tuple[ArithmeticCheck, ...]
+    base_draws: Draws | None = None
 
 
 Reader = Callable[[Inputs], list[ClaimRow]]
@@ -51,7 +53,8 @@ def sec61_claims(ins: Inputs) -> list[ClaimRow]:
     if not len(base.runs):
         return []
     every, said = ins.every
-    return _at(sec61_rows(SharedBase(base, seed_draws(base.runs), every, said, list(ins.checks))), base.preset)
+    draws = ins.base_draws if ins.base_draws is not None else seed_draws(base.runs)
+    return _at(sec61_rows(SharedBase(base, draws, every, said, list(ins.checks))), base.preset)
 
 
 def diagonal_claims(ins: Inputs) -> list[ClaimRow]:

@@ -82,13 +82,13 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     joint = joint or {}
     groups = {name: joint.get(name) or {n: sources[n] for n in names if n in sources} for name, names in JOINT.items()}
     if not len(sources["base"].runs):  # Sec. 6.1 is not read: nothing of it is computed
-        rows = read(Inputs(sources, groups, (None, "no runs"), ()))
-    else:
-        rows = read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic())))
+        return read(Inputs(sources, groups, (None, "no runs"), ()))
+    draws = seed_draws(sources["base"].runs)  # once: the verdicts and the longer-budget reading share them
+    rows = read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic()), draws))
     settled = sources.get(SETTLED)
     if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
         rows = with_longer(rows, longer_rows(sources["base"], groups["diagonal"]["lambda8"], settled,
-                                             checks or arithmetic()))
+                                             checks or arithmetic(), draws))
     return rows
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...catalog import get, load, table_path
-from ...store import TableError
+from ...catalog import load_if_present
 from ..futile import retrained_points, with_retrained
 from .fig4 import regular_rows
 from .rows import ClaimRow, Source
@@ -29,18 +28,9 @@ UNSTOPPED = "unstopped"
 
 
 def unstopped_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
-    """The extension's rows at ``preset``; none when data/ has no table or no rows of it (never a smoke fallback:
-    an extension that has not run is read as absent)."""
-    sweep = get(UNSTOPPED)
-    empty = pd.DataFrame(columns=[c.name for c in sweep.schema.all_columns])
-    if preset not in sweep.presets:
-        return empty
-    try:
-        return load(UNSTOPPED, preset, root)
-    except TableError:
-        if table_path(UNSTOPPED, root=root).is_file():
-            raise  # present but unreadable: never a silent fallback
-        return empty
+    """The extension's rows at ``preset``; none when data/ has no table or no rows of it
+    (:func:`rgr.catalog.load_if_present`)."""
+    return load_if_present(UNSTOPPED, preset, root)
 
 
 @dataclass(frozen=True)
