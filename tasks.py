@@ -56,6 +56,7 @@ from rgr_fresh import (  # noqa: E402, F401  (chapters as JSON, fresh pages: boo
     refresh,
     stale_chapters,
     staleness,
+    strip_timings,
     write_nb,
 )
 
@@ -324,6 +325,7 @@ def tag_notebook(nb: dict, install_source: str) -> bool:
     of the first code cell, so rerunning changes nothing. Returns whether ``nb`` changed.
     """
     before = json.dumps(nb, sort_keys=True)
+    strip_timings(nb)
     cells = [c for c in nb["cells"] if not (c["cell_type"] == "code" and cell_source(c).startswith(INSTALL_MARKER))]
     for c in cells:
         if c["cell_type"] == "code":

@@ -197,6 +197,13 @@ def stale_chapters(notebooks: list[Path], root: Path = ROOT) -> dict[Path, str]:
     return {p: why for p in notebooks if (why := staleness(p, root)) is not None}
 
 
+def strip_timings(nb: dict) -> None:
+    """Drop what only says when a cell ran (nbclient's ``execution`` timestamps in each cell's metadata), so that a
+    re-executed chapter's diff shows what changed in its outputs, not the clock (issue 49)."""
+    for c in nb["cells"]:
+        c.get("metadata", {}).pop("execution", None)
+
+
 def _renumber(nb: dict, by: int) -> None:
     for c in nb["cells"]:
         if c["cell_type"] == "code" and c.get("execution_count"):
@@ -226,6 +233,7 @@ def execute_recorded(nb_path: Path, root: Path = ROOT, timeout: int = 1800) -> d
     inputs = chapter_inputs(json.loads(text.strip().splitlines()[-1]), nb_path, root)
     changed_while_running(inputs["files"], started, root)
     plain = json.loads(nbformat.writes(nb))
+    strip_timings(plain)
     stamp(plain, inputs, root)
     write_nb(plain, nb_path)
     return inputs

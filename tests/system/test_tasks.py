@@ -63,6 +63,17 @@ def test_tag_inserts_install_cell_first_and_folds_code_idempotently(tmp_path):
     assert p.read_text() == once
 
 
+def test_tag_strips_execution_timestamps_and_keeps_every_other_cell_metadatum(tmp_path):
+    """A chapter's diff shows its outputs, not when each cell ran (issue 49): nbclient's per-cell ``execution``
+    timestamps go; tags and any other metadata stay."""
+    nb = tasks.read_nb(_write(_nb(("code", "x = 1", ["parameters"])), tmp_path / "ch.ipynb"))
+    cell = nb["cells"][-1]
+    cell["metadata"].update(execution={"iopub.status.busy": "2026-11-27T20:44:32Z"}, scrolled=True)
+    assert tasks.tag_notebook(nb, tasks.install_cell_source("")) is True
+    assert "execution" not in cell["metadata"]
+    assert cell["metadata"]["scrolled"] is True and cell["metadata"]["tags"] == ["parameters", "hide-input"]
+
+
 def test_tag_replaces_an_outdated_install_cell_in_place(tmp_path):
     nb = tasks.read_nb(_write(_nb(("code", "import rgr")), tmp_path / "ch.ipynb"))
     tasks.tag_notebook(nb, tasks.install_cell_source(""))
