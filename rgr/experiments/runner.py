@@ -30,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 from ..store import Schema, TableError, load_table, sweep_lock, write_rows
-from .engine.device import resolve_device
+from .engine.config import resolve_device
 from .tables import Table, check_preset, load_results, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",

@@ -17,9 +17,8 @@ import torch
 
 from ..store import provenance
 from . import futility, planner, reuse
-from .engine.config import RunConfig
-from .engine.groups import stack_groups
-from .engine.train import train
+from .engine.config import RunConfig, stack_groups
+from .engine.loop import train
 from .registry import SCHEMA, Experiment, SettledSweep
 from .runner import Sweepable
 from .sizing.projection import dry_run_report, model_steps_bound
@@ -33,7 +32,7 @@ STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session
 
 
 def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
-    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.groups.stack_groups`)
+    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.config.stack_groups`)
     with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
     families: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):

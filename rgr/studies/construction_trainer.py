@@ -16,10 +16,9 @@ import pandas as pd
 import torch
 
 from ..experiments.runner import Sweepable
-from ..experiments.tables import check_preset
 from ..store import provenance
 from .construction_search import build, min_dk, smallest_budget
-from .construction_table import CONSTRUCTIONS, ConstructionSweep, Run
+from .construction_table import ConstructionSweep, Run
 
 __all__ = ["ConstructionTrainer", "explicit_table"]
 
@@ -75,7 +74,6 @@ class ConstructionTrainer(Sweepable):
 def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
     """The table's rows of ``preset`` computed here, in memory (the command writes them:
     ``python -m rgr constructions``)."""
-    check_preset(CONSTRUCTIONS, preset)
     sweep = ConstructionTrainer(ConstructionSweep(seed))
     runs = sweep.planned_runs(preset)
     rows = [row for g in sweep.stack_groups(runs, None)
