@@ -386,9 +386,9 @@ def train(
     check_int("eval_elems", eval_elems, 1)
     clock = {k: 0.0 for k in ("setup", "train", "test", "setup_cpu", "train_cpu", "test_cpu")}
     out: list[RunResult | None] = [None] * len(configs)
+    graphed = graphs_enabled(dev) if cuda_graphs is None else bool(cuda_graphs)
     for group in stack_groups(configs, max_stack, dev):
         t = _Clock()
-        graphed = graphs_enabled(dev) if cuda_graphs is None else bool(cuda_graphs)
         st = build_stack([configs[i] for i in group], group, dev, block_elems, graphed)
         sync(dev)
         t.lap(clock, "setup")
