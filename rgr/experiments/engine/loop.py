@@ -301,15 +301,8 @@ class _Clock:
         self.wall, self.cpu = wall, cpu
 
 
-def _fit(
-    st: Stack,
-    keep_weights: bool,
-    progress: bool,
-    block_elems: int,
-    eval_elems: int,
-    timings: dict[str, float],
-    on_steps: StepCallback | None,
-) -> list[tuple[int, RunResult]]:
+def _fit(st: Stack, keep_weights: bool, progress: bool, block_elems: int, eval_elems: int, timings: dict[str, float],
+         on_steps: StepCallback | None) -> list[tuple[int, RunResult]]:
     """Train the stack until every run has stopped; results tagged with the caller's positions."""
     results: list[tuple[int, RunResult]] = []
     clock = _Clock()
