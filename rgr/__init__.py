@@ -14,8 +14,8 @@ one below it (tests/system/test_style.py checks it):
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
   colouring, bounds, checks, scaling laws;
-- :mod:`rgr.experiments` — engine (the stacked engine as one unit: config, device, groups, adam, graphed,
-  stack, step, evaluate, train), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
+- :mod:`rgr.experiments` — engine (the stacked engine, read top to bottom: config, stack, loop; plus adam and
+  graphed), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
   are), trainer (how they train), planner
   (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
   tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every

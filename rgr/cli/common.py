@@ -59,7 +59,7 @@ def at_least(value: int | None, low: int, param: str) -> None:
 
 
 def device(text: str, param: str = "--device") -> torch.device:
-    from ..experiments.engine.device import resolve_device
+    from ..experiments.engine.config import resolve_device
 
     try:
         return resolve_device(text)

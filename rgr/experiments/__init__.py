@@ -1,7 +1,7 @@
 """The experiments wing: many runs of the paper's protocol, planned, trained as stacks, written to data/.
 
-- :mod:`.engine` — the stacked engine as one unit (config, device, groups, adam, graphed, stack, step,
-  evaluate, train): R runs as one tensor program, each run equal to training it alone;
+- :mod:`.engine` — the stacked engine, read top to bottom (config, stack, loop; plus adam, the fused Adam, and
+  graphed, the CUDA-graphed step): R runs as one tensor program, each run equal to training it alone;
 - :mod:`.grid` — :class:`~.grid.Cell` and :class:`~.grid.Grid`, one preset of an experiment;
 - :mod:`.planner` — the D_K ladder, refinement rounds and shards of a grid;
 - :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema: what they
@@ -10,8 +10,8 @@
 - :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
 - :mod:`.tables` — what a table is (:class:`~.tables.Table`), where tables live, loading (shards merged), merging
   shards;
-- :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how it
-  trains), and its local executor;
+- :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how its
+  stacks train, the one base of every trainer), and its local executor;
   :mod:`.cluster` — the Dask executor;
 - :mod:`.sizing` — compute sizing: projection and calibration (a sweep's time before it starts), loops and
   bench (``python -m rgr bench``), device_check (one stack on two devices);

@@ -23,14 +23,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterator, Protocol, Sequence
+from typing import Any, Callable, Collection, Hashable, Iterator, Protocol, Sequence
 
 import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ..store import Schema, TableError, load_table, sweep_lock, write_rows
-from .engine.device import resolve_device
+from ..store import Schema, TableError, load_table, provenance, sweep_lock, write_rows
+from .engine.config import resolve_device
 from .tables import Table, check_preset, load_results, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
@@ -42,7 +42,9 @@ class Sweepable:
     """What the runner trains: a :class:`rgr.experiments.tables.Table` (what the table is: :mod:`rgr.catalog` holds
     them) and how its runs train, which a subclass adds (:func:`rgr.trainers.trainer` gives each table's).
 
-    A subclass defines ``stack_groups`` and ``train_stack``; optionally ``steps_bound`` (model-steps of some
+    A subclass says how one stack's runs train (``train_rows``: one row of results per config) and, when runs
+    share a stack, which (``stack_key``, or ``stack_groups`` itself); this base times the stack and adds what every
+    row carries (run_key, stack_size, wall_time_s, provenance). Optionally ``steps_bound`` (model-steps of some
     configs: the progress bar's total), ``reusable_rows`` (runs copied from other tables), ``dry_run_report``
     (``sweep --dry-run``) and ``honours_deadline``.
     """
@@ -71,12 +73,32 @@ class Sweepable:
     def run_key(self, cfg: Any, preset: str) -> str:
         return self.table.run_key(cfg, preset)
 
-    def stack_groups(self, configs: Sequence, max_stack: int | None) -> list[list[int]]:
-        """Which configs train together (default: one stack per run, at most ``max_stack`` is then moot)."""
-        return [[i] for i in range(len(configs))]
+    def stack_key(self, cfg: Any) -> Hashable | None:
+        """Configs with equal keys train as one stack; None (the default): each run alone."""
+        return None
 
-    def train_stack(self, configs: Sequence, preset: str, device: torch.device) -> list[dict]:
-        """Train ``configs`` as one stack here; their table rows (run_key and provenance included)."""
+    def stack_groups(self, configs: Sequence, max_stack: int | None) -> list[list[int]]:
+        """Which configs train together: equal :meth:`stack_key` (first-seen order), at most ``max_stack`` a stack."""
+        groups: dict[tuple, list[int]] = {}
+        for i, c in enumerate(configs):
+            key = self.stack_key(c)
+            groups.setdefault(("alone", i) if key is None else ("key", key), []).append(i)
+        size = max_stack or max(1, len(configs))
+        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
+
+    def train_stack(self, configs: Sequence, preset: str, device: torch.device, **options: Any) -> list[dict]:
+        """Train ``configs`` as one stack here; their table rows (run_key, stack size, wall time and provenance
+        added to what :meth:`train_rows` gives). ``options``: a subclass's own (``on_steps``, ``deadline``)."""
+        t0 = time.perf_counter()
+        rows = self.train_rows(list(configs), preset, device, **options)
+        wall = time.perf_counter() - t0
+        prov = provenance(preset, device)
+        for cfg, row in zip(configs, rows, strict=True):
+            row.update(run_key=self.run_key(cfg, preset), stack_size=len(rows), wall_time_s=wall / len(rows), **prov)
+        return rows
+
+    def train_rows(self, configs: list, preset: str, device: torch.device, **options: Any) -> list[dict]:
+        """One row of results per config, trained here as one stack (the columns of the table's own)."""
         raise NotImplementedError(f"{type(self).__name__} does not say how {self.name}'s runs train")
 
 

@@ -7,7 +7,6 @@ callers: the command line, a chapter's smoke fallback).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -15,11 +14,9 @@ from typing import Callable, Sequence
 import pandas as pd
 import torch
 
-from ..store import provenance
 from . import futility, planner, reuse
-from .engine.config import RunConfig
-from .engine.groups import stack_groups
-from .engine.train import train
+from .engine.config import RunConfig, stack_groups
+from .engine.loop import train
 from .registry import SCHEMA, Experiment, SettledSweep
 from .runner import Sweepable
 from .sizing.projection import dry_run_report, model_steps_bound
@@ -33,7 +30,7 @@ STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session
 
 
 def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
-    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.groups.stack_groups`)
+    """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.config.stack_groups`)
     with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
     families: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
@@ -99,17 +96,11 @@ class ExperimentTrainer(Sweepable):
         sources = reuse.source_rows(self.schema, others, preset, root)
         return reuse.reused_rows(todo, [self.run_key(c, preset) for c in todo], self.name, preset, sources)
 
-    def train_stack(self, configs: Sequence[RunConfig], preset: str, device: torch.device,
-                    on_steps: Callable[[int], None] | None = None) -> list[dict]:
-        t0 = time.perf_counter()
-        results = train(list(configs), device=device, progress=False, on_steps=on_steps)
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
+    def train_rows(self, configs: list[RunConfig], preset: str, device: torch.device,
+                   on_steps: Callable[[int], None] | None = None) -> list[dict]:
         rows = []
-        for res, cfg in zip(results, configs):
+        for res in train(configs, device=device, progress=False, on_steps=on_steps):
             r = res.row()
             r["config_key"] = r.pop("key")
-            r.update(run_key=self.run_key(cfg, preset), experiment=self.name, stack_size=len(results),
-                     wall_time_s=wall / len(results), reused_from=None, **prov)
-            rows.append(r)
+            rows.append({**r, "experiment": self.name, "reused_from": None})
         return rows

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..experiments.engine.device import resolve_device
+from ..experiments.engine.config import resolve_device
 from ..experiments.sizing.bench import matmul_gflops
 from .block import PRESETS, Config, step_flops
 from .experiment import experiment_grid

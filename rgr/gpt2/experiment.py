@@ -21,7 +21,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..experiments.tables import check_preset, load_results, table_path
+from ..experiments.tables import load_results, table_path
 from ..protocol import gpu_hours
 from ..store import Column, RowKey, Schema, load_table
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
@@ -80,7 +80,6 @@ def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides)
     config. ``overrides`` replace Config fields other than the grid's own (``D_K``, ``h``, ``seed``), e.g.
     ``ell=16`` or ``lr=3e-4``.
     """
-    check_preset(GPT2, preset)
     if embeddings not in ("auto", *EMBEDDINGS):
         raise ValueError(f"embeddings must be 'auto' or one of {EMBEDDINGS}, got {embeddings!r}")
     allowed = set(Config.__dataclass_fields__) - {"D_K", "h", "seed", "embeddings"}

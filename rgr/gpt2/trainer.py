@@ -8,18 +8,15 @@ What the table is (grid, schema, keys) is :data:`rgr.gpt2.experiment.GPT2`; this
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 import torch
 
 from ..experiments.runner import Sweepable
-from ..store import provenance
 from .block import Config
-from .experiment import SCHEMA, GPT2Sweep, run_key
+from .experiment import SCHEMA, GPT2Sweep
 from .training import train_runs
 
 __all__ = ["GPT2Trainer"]
@@ -54,24 +51,12 @@ class GPT2Trainer(Sweepable):
                       f"here for 20 steps at D_K = {shapes[0].D_K} and {shapes[-1].D_K}: "
                       f"{paces[0].ms_per_step:.0f}-{paces[1].ms_per_step:.0f} ms per stacked step)"]
 
-    def stack_groups(self, configs: Sequence[Config], max_stack: int | None) -> list[list[int]]:
-        groups: dict[Config, list[int]] = {}
-        for i, c in enumerate(configs):
-            groups.setdefault(c.shape_key(), []).append(i)
-        size = max_stack or max(1, len(configs))
-        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
+    def stack_key(self, cfg: Config) -> Config:
+        return cfg.shape_key()  # the seeds of one (D_K, h) shape
 
-    def train_stack(self, configs: Sequence[Config], preset: str, device: torch.device,
-                    deadline: float | None = None) -> list[dict]:
+    def train_rows(self, configs: list[Config], preset: str, device: torch.device,
+                   deadline: float | None = None) -> list[dict]:
         """One stack's rows; bf16 autocast on CUDA, fp32 on a CPU (the ``precision`` column says which)."""
-        t0 = time.perf_counter()
-        results = train_runs(list(configs), device=device, max_stack=len(configs), deadline=deadline)
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
-        rows = []
-        for res, cfg in zip(results, configs):
-            row = {c.name: res.get(c.name) for c in SCHEMA.columns}
-            row.update(dataclasses.asdict(cfg), d_k=cfg.d_k, stack_size=len(configs), wall_time_s=wall / len(configs),
-                       run_key=run_key(cfg, preset), **prov)
-            rows.append(row)
-        return rows
+        results = train_runs(configs, device=device, max_stack=len(configs), deadline=deadline)
+        return [{**{c.name: res.get(c.name) for c in SCHEMA.columns}, **dataclasses.asdict(cfg), "d_k": cfg.d_k}
+                for res, cfg in zip(results, configs)]

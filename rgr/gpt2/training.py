@@ -22,8 +22,7 @@ from dataclasses import asdict, replace
 import torch
 import torch.nn.functional as F
 
-from ..experiments.engine.graphed import StepProgram
-from ..experiments.engine.train import graphs_enabled
+from ..experiments.engine.graphed import StepProgram, graphs_enabled
 from ..experiments.runner import DeadlineExceeded
 from ..task.graphs import permutation_graph
 from ..task.rng import stream_key

@@ -25,7 +25,6 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..experiments.tables import check_preset
 from ..store import Column, RowKey, Schema
 
 __all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep"]
@@ -144,7 +143,7 @@ class ConstructionSweep:
         return SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Run]:
-        return _runs(PRESETS[check_preset(self, preset)], self.seed)
+        return _runs(PRESETS[preset], self.seed)
 
     def run_key(self, run: Run, preset: str) -> str:
         text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)

@@ -8,18 +8,14 @@ is imported by :mod:`rgr.trainers`, the command line and the chapters that compu
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
-from typing import Sequence
 
 import pandas as pd
 import torch
 
 from ..experiments.runner import Sweepable
-from ..experiments.tables import check_preset
-from ..store import provenance
 from .construction_search import build, min_dk, smallest_budget
-from .construction_table import CONSTRUCTIONS, ConstructionSweep, Run
+from .construction_table import ConstructionSweep, Run
 
 __all__ = ["ConstructionTrainer", "explicit_table"]
 
@@ -47,15 +43,10 @@ class ConstructionTrainer(Sweepable):
 
     table: ConstructionSweep
 
-    def stack_groups(self, runs: Sequence[Run], max_stack: int | None) -> list[list[int]]:
-        groups: dict[tuple, list[int]] = {}
-        for i, r in enumerate(runs):
-            groups.setdefault((r.construction, r.m, r.d_model, r.r, r.seed), []).append(i)
-        size = max_stack or max(1, len(runs))
-        return [g[j : j + size] for g in groups.values() for j in range(0, len(g), size)]
+    def stack_key(self, run: Run) -> tuple:
+        return run.construction, run.m, run.d_model, run.r, run.seed  # one cell's rows share the cached checks
 
-    def train_stack(self, runs: Sequence[Run], preset: str, device: torch.device) -> list[dict]:
-        t0 = time.perf_counter()
+    def train_rows(self, runs: list[Run], preset: str, device: torch.device) -> list[dict]:
         rows = []
         for run in runs:
             c0, g0 = build(run.construction, run.m, run.d_model, run.seed, d_k=1, r=run.r)
@@ -63,19 +54,13 @@ class ConstructionTrainer(Sweepable):
             c_eff = None if res["d_k"] is None else round(res["d_k"] / math.log(run.m), 3)
             rows.append(dict(construction=run.construction, graph=run.graph, m=run.m, d_model=run.d_model, r=run.r,
                              m_edges=g0.m_edges, delta=c0.info.delta, rule=run.rule, criterion=run.criterion, **res,
-                             C_eff=c_eff, seed=run.seed, n_seeds=run.n_seeds, d_k_max=run.d_k_max,
-                             run_key=self.run_key(run, preset)))
-        wall = time.perf_counter() - t0
-        prov = provenance(preset, device)
-        for row in rows:
-            row.update(stack_size=len(rows), wall_time_s=wall / len(rows), **prov)
+                             C_eff=c_eff, seed=run.seed, n_seeds=run.n_seeds, d_k_max=run.d_k_max))
         return rows
 
 
 def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
     """The table's rows of ``preset`` computed here, in memory (the command writes them:
     ``python -m rgr constructions``)."""
-    check_preset(CONSTRUCTIONS, preset)
     sweep = ConstructionTrainer(ConstructionSweep(seed))
     runs = sweep.planned_runs(preset)
     rows = [row for g in sweep.stack_groups(runs, None)

@@ -22,8 +22,8 @@ import pandas as pd
 import torch
 
 from ..experiments.engine.config import RunConfig
+from ..experiments.engine.loop import train_run
 from ..experiments.engine.stack import build_task
-from ..experiments.engine.train import train_run
 from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
 __all__ = ["Margin", "normalised_margin", "trained_margins"]

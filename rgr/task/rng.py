@@ -1,6 +1,6 @@
 """Counter-based random numbers: uniforms as a pure function of (seed, stream, index, slot).
 
-Stacked training (chapter *theory*, and :mod:`rgr.experiments.engine.train`) draws one context per
+Stacked training (chapter *theory*, and :mod:`rgr.experiments.engine.loop`) draws one context per
 run per step for hundreds of runs at once. For each run's result to equal
 training it alone, its random stream must not depend on the other runs in the
 stack, nor on how many steps are drawn per block. A stateful generator cannot

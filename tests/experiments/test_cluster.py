@@ -26,7 +26,7 @@ from rgr import catalog, cli
 from rgr.experiments import runner
 from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
-from rgr.experiments.engine.groups import stack_groups
+from rgr.experiments.engine.config import stack_groups
 from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import Job, SweepError, run_job

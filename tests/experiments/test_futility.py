@@ -8,7 +8,7 @@ import pytest
 from rgr import catalog
 from rgr.experiments import runner
 from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.engine.train import train
+from rgr.experiments.engine.loop import train
 from rgr.experiments.futility import RULES, FutilityRule, first_futile_check, futile, rule_named
 from rgr.experiments.grid import FUTILITY_MIN_SEEDS, Cell
 from rgr.experiments.planner import run_key

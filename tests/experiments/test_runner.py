@@ -192,3 +192,12 @@ def test_schema_doc_is_current():
 
     assert (ROOT / "data" / "SCHEMA.md").read_text() == render(), "run python -m rgr schema"
     assert all(f"`{c.name}`" in render() for c in SCHEMA.all_columns)
+
+
+@pytest.mark.parametrize("name", ["base", "gpt2", "constructions", "aot", "pal"])
+def test_one_preset_check_at_the_runners_entry(name, tmp_path):
+    """One preset vocabulary, checked once at the edge (issue 49): run_sweep refuses a preset the table does not
+    have in one line naming it, before anything is written; the tables' planners trust their callers."""
+    with pytest.raises(ValueError, match=f"preset must be one of .* for {name}, got 'huge'"):
+        runner.run_sweep(trainer(name), "huge", "cpu", root=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []

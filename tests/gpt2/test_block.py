@@ -137,8 +137,6 @@ def test_presets_and_smoke_grid():
     pilot = experiment_grid("compressive_pilot")  # seeds the preset does not use
     assert {c.seed for c in pilot} == {100, 101} and {c.lr for c in pilot} == {1e-3, 3e-3} and len(pilot) == 32
     assert {c.ell for c in pilot} == {4, 16}
-    with pytest.raises(ValueError, match="preset"):
-        experiment_grid("huge")
     with pytest.raises(ValueError, match="overrides"):
         experiment_grid("book", embeddings="stand-in", D_K=3)
     assert {c.ell for c in experiment_grid("book", embeddings="stand-in", ell=16)} == {16}

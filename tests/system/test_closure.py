@@ -13,7 +13,7 @@ import pytest
 from tests import ROOT
 
 # what training is: the engine's loop and stacks, the runner, every trainer, the peers' and E7's training loops
-TRAINING = ("rgr.experiments.engine.train", "rgr.experiments.engine.stack", "rgr.experiments.engine.step",
+TRAINING = ("rgr.experiments.engine.loop", "rgr.experiments.engine.stack",
             "rgr.experiments.runner", "rgr.experiments.trainer", "rgr.experiments.peers.trainers",
             "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training", "rgr.gpt2.trainer",
             "rgr.studies.construction_trainer")
@@ -47,4 +47,4 @@ def test_a_table_declared_elsewhere_is_imported_when_read():
 
 def test_the_check_can_fail():
     """The trainers' own module does load the engine."""
-    assert "rgr.experiments.engine.train" in rgr_modules("import rgr.trainers")
+    assert "rgr.experiments.engine.loop" in rgr_modules("import rgr.trainers")

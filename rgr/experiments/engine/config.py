@@ -1,8 +1,10 @@
-"""A run of the paper's protocol, fully described, and what it produced (chapter *permutation sweeps*).
+"""What a stack of runs is: a run of the paper's protocol, which runs stack, and where (chapter *permutation sweeps*).
 
-:class:`RunConfig` names one training run of protocol E1/E4/E5/E6 (its fields
-and :meth:`RunConfig.key` key the committed tables: do not change them);
-:class:`RunResult` is what the engine (:func:`rgr.experiments.engine.train.train`) returns.
+The engine's first page (then :mod:`.stack`, then :mod:`.loop`). :class:`RunConfig` names one training run of
+protocol E1/E4/E5/E6 (its fields and :meth:`RunConfig.key` key the committed tables: do not change them);
+:class:`RunResult` is what the engine (:func:`rgr.experiments.engine.loop.train`) returns. Runs with equal
+:meth:`RunConfig.stack_key` may train as one stack (:func:`stack_groups`), on the device a caller names
+(:func:`resolve_device`: ``"auto"``, ``"cpu"`` and ``"cuda[:i]"`` mean the same thing everywhere).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import torch
 from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
-__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys"]
+__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys",
+           "MAX_PADDING", "stack_cap", "padding_ok", "stack_groups", "stack_shape", "resolve_device", "sync"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
@@ -198,8 +201,7 @@ class RunConfig:
         """Runs with equal stack keys can train as one program.
 
         h, d_k (so D_K), m, seed, graph, r, alpha and the stopping rule may
-        differ within a stack (heads are padded and masked: see
-        :mod:`rgr.experiments.engine.stack`); what a stack step shares may not.
+        differ within a stack (heads are padded and masked: :func:`stack_groups`); what a stack step shares may not.
         """
         return (self.d_model, self.model, self.d_msg, self.ell, self.rho, self.lr,
                 self.check_every, self.n_val, self.n_test, self.dtype)
@@ -231,3 +233,104 @@ class RunResult:
                     if f.name not in ("config", "weights")})
         out["val_curve"] = [list(p) for p in self.val_curve]
         return out
+
+
+# ---------------------------------------------------------------------------------------
+# which runs train together
+#
+# Runs with equal stack keys (model kind, d_model, ell, rho, lr, the checking schedule, dtype) may stack whatever
+# their h, d_k, D_K, m, seed, graph or cutoff: the stack has the widest h and d_k of its runs, a run's missing
+# columns are zero and its missing heads masked (rgr.model.qk.QKModel), so each run still trains exactly as it
+# would alone (up to float rounding order). stack_groups bounds the padding: a run joins a stack of shape
+# (h, d_k) = (H, w) only if its d_k >= w/2 and H * w <= 2 h * d_k (so a stack spends at most twice a run's own
+# work on it), and caps a stack's size (stack_cap).
+
+# Stack-size caps: on a CPU the per-model-step cost stops falling at about 64 runs for D_K >= 128 (measured:
+# `python -m rgr bench`, see the README's Performance section) and later for narrow runs; a GPU wants thousands.
+CPU_COLUMNS = 16_384  # runs x padded D_K per stack on a CPU
+CPU_RUNS = (64, 256)  # fewest and most runs per stack on a CPU
+CUDA_RUNS = 4096  # runs per stack on CUDA
+MAX_PADDING = 2.0  # a stack spends at most this many times a run's own D_K on it
+
+
+def stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
+    """Most runs in one stack of shape (h, d_k) on ``device``. CPU: 16,384 / (h d_k) runs, within [64, 256];
+    CUDA: 4,096 runs."""
+    if torch.device(device).type == "cuda":
+        return CUDA_RUNS
+    lo, hi = CPU_RUNS
+    return int(min(hi, max(lo, CPU_COLUMNS // (h * d_k))))
+
+
+def padding_ok(cfg: RunConfig, h: int, d_k: int, max_padding: float = MAX_PADDING) -> bool:
+    """May ``cfg`` join a stack of shape (h, d_k)? Its head count and width fit, d_k >= half the
+    stack's width, and h * d_k <= ``max_padding`` times its own D_K (1: exact shapes only)."""
+    return cfg.h <= h and cfg.d_k <= d_k and 2 * cfg.d_k >= d_k and h * d_k <= max_padding * cfg.D_K
+
+
+def stack_groups(
+    configs: Sequence[RunConfig],
+    max_stack: int | None = None,
+    device: str | torch.device = "cpu",
+    max_padding: float = MAX_PADDING,
+) -> list[list[int]]:
+    """Indices of ``configs`` grouped into stacks.
+
+    Runs with equal stack keys (first-seen order) are taken largest D_K first
+    (then widest d_k, most heads; ties in input order): the first run left sets
+    the stack's shape (h, d_k), and the runs that fit it (:func:`padding_ok`)
+    join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`);
+    ``max_padding`` bounds the padding (:func:`padding_ok`).
+    A stack formed here forms again unchanged when passed back on its own.
+    """
+    if max_stack is not None:
+        check_int("max_stack", max_stack, 1)
+    if not isinstance(max_padding, (int, float)) or not max_padding >= 1:
+        raise ValueError(f"max_padding must be a number >= 1, got {max_padding!r}")
+    families: dict[tuple, list[int]] = {}
+    for i, c in enumerate(configs):
+        families.setdefault(c.stack_key(), []).append(i)
+    out: list[list[int]] = []
+    for members in families.values():
+        rest = sorted(members, key=lambda i: (-configs[i].D_K, -configs[i].d_k, -configs[i].h, i))
+        while rest:
+            top = configs[rest[0]]
+            cap = max_stack or stack_cap(top.h, top.d_k, device)
+            group = [i for i in rest if padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
+            taken = set(group)
+            rest = [i for i in rest if i not in taken]
+            out.append(sorted(group))
+    return out
+
+
+def stack_shape(cfgs: Sequence[RunConfig]) -> tuple[int, int]:
+    """The (h, d_k) of a stack of ``cfgs``: their most heads and widest head."""
+    return max(c.h for c in cfgs), max(c.d_k for c in cfgs)
+
+
+# ---------------------------------------------------------------------------------------
+# where a stack trains
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; ``"cpu"``/``"cuda[:i]"`` as given (checked)."""
+    if isinstance(device, torch.device):
+        dev = device
+    elif device == "auto":
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, TypeError) as e:
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {device!r}") from e
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda[:i]', got {device!r}")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' requested but CUDA is not available")
+    return dev
+
+
+def sync(device: torch.device) -> None:
+    """Wait for the kernels queued on ``device`` (a no-op on a CPU), so a clock read after it is honest."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

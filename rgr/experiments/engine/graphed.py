@@ -7,7 +7,7 @@ shape (R runs; it changes only when runs stop and the stack is compacted)
 does the same step over and over on new contexts, so the step is captured once
 in a CUDA graph (``torch.cuda.CUDAGraph``) and replayed: each step copies its
 contexts into static input buffers and replays the graph (forward, the
-hand-written backward, the fused AdamW update; :mod:`rgr.experiments.engine.step`).
+hand-written backward, the fused AdamW update; :func:`rgr.experiments.engine.loop.train_steps`).
 
 The twin (``capture=False`` with ``static=True``; ``train(..., cuda_graphs=True)``
 on a CPU) runs the same body on the same static buffers eagerly: the same code,
@@ -22,11 +22,12 @@ skip with that reason).
 
 from __future__ import annotations
 
+import os
 from typing import Callable, Sequence
 
 import torch
 
-__all__ = ["StepProgram"]
+__all__ = ["StepProgram", "graphs_enabled"]
 
 WARMUP_STEPS = 3  # eager steps on a side stream before a capture, as torch.cuda.graphs asks
 
@@ -84,3 +85,8 @@ class StepProgram:
                 self._body(self.static)
             self.graph.replay()  # this step
         self.steps += 1
+
+
+def graphs_enabled(dev: torch.device) -> bool:
+    """CUDA graphs on a GPU unless ``RGR_CUDA_GRAPHS=0``; never on a CPU by default."""
+    return dev.type == "cuda" and os.environ.get("RGR_CUDA_GRAPHS", "1") != "0"

@@ -1,23 +1,17 @@
-"""The stack: R runs trained as one tensor program, and how it is built (chapter *permutation sweeps*).
+"""The stack: R runs as one tensor program, how it is built, and its loss (chapter *permutation sweeps*).
 
-A stack (:class:`Stack`) holds everything R runs share in one program, each
-tensor with a leading run axis: the model's parameters (:mod:`rgr.model.qk`),
-the optimizer state (:mod:`rgr.experiments.engine.adam`), the frozen
-embeddings and graphs, the stream keys of each run's contexts, the fixed
-validation contexts, and each run's early-stopping record (:class:`Track`).
-The loss is summed over runs, so each run's gradient and its AdamW update are
-exactly its own; contexts are drawn for all runs at once
-(:func:`rgr.task.contexts.sample_stacked`; a run's contexts depend on its seed
-and the step only).
+The engine's second page (after :mod:`.config`, before :mod:`.loop`). A stack (:class:`Stack`) holds everything
+R runs share in one program, each tensor with a leading run axis on the stack's one device: the model's parameters
+(:mod:`rgr.model.qk`), the optimizer state (:mod:`.adam`), the frozen embeddings and graphs, the stream keys of each
+run's contexts, the fixed validation contexts, and each run's early-stopping record (:class:`Track`).
 
-Which runs may share a stack is :mod:`rgr.experiments.engine.groups`; a run
-narrower than its stack is padded (:func:`pad_heads`) with zero columns and
-masked heads. A run's task and initial weights (:func:`build_task`,
-:func:`init_weights`) come from its own seed, never from the stack. The step
-is :mod:`rgr.experiments.engine.step`, the checks and the test
-:mod:`rgr.experiments.engine.evaluate`, the loop :mod:`rgr.experiments.engine.train`.
+Which runs may share a stack is :func:`rgr.experiments.engine.config.stack_groups`; a run narrower than its stack is
+padded (:func:`pad_heads`) with zero columns and masked heads. A run's task and initial weights
+(:func:`build_task`, :func:`init_weights`) come from its own seed, never from the stack. The loss is summed over
+runs, so each run's gradient and its AdamW update are exactly its own: the losses of protocol E1/E4/E5/E6 and their
+gradients, written out, close this page; contexts are drawn for all runs at once
+(:func:`rgr.task.contexts.sample_stacked`; a run's contexts depend on its seed and the step only).
 """
-
 from __future__ import annotations
 
 import math
@@ -25,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import torch
+import torch.nn.functional as F
 
 from ...model.qk import QKModel
 from ...task.contexts import GraphTable, graph_table, sample_stacked
@@ -32,12 +27,12 @@ from ...task.embeddings import gaussian_unit
 from ...task.graphs import Graph, permutation_graph, regular_graph
 from ...task.rng import derive_seed, stream_key
 from .adam import StackAdam
-from .config import DTYPES, RunConfig
+from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
-from .groups import stack_shape
 
 __all__ = ["build_task", "init_weights", "pad_heads", "Track", "Stack", "build_stack", "stream_keys", "blocks",
-           "context_blocks", "gather"]
+           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_loss", "logistic_grads",
+           "value_targets", "value_loss", "value_grad"]
 
 
 def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
@@ -89,10 +84,9 @@ class Track:
 class Stack:
     """The state of R active runs trained as one program; every tensor has a leading run axis R.
 
-    Built by :func:`build_stack`; :func:`rgr.experiments.engine.step.train_steps` advances it (and sets
-    ``program`` at its first step), :func:`rgr.experiments.engine.evaluate.check` appends to ``tracks``,
-    the loop (:func:`rgr.experiments.engine.train.train`) sets ``step`` and compacts it with :meth:`select`
-    when runs stop. Mutable on purpose: the parameters and optimizer moments change in place every step.
+    Built by :func:`build_stack`; the loop (:mod:`rgr.experiments.engine.loop`) advances it (``train_steps``
+    sets ``program`` at its first step, ``check`` appends to ``tracks``), sets ``step`` and compacts it with
+    :meth:`select` when runs stop. Mutable on purpose: the parameters and optimizer moments change in place.
     """
 
     cfgs: list[RunConfig]  # the runs, in stack order; they share a stack key
@@ -115,9 +109,14 @@ class Stack:
     def R(self) -> int:
         return len(self.cfgs)
 
+    @property
+    def device(self) -> torch.device:
+        """Where every tensor of the stack lives (set once, by :func:`build_stack`)."""
+        return self.X.device
+
     def select(self, keep: list[int]) -> Stack:
         """The stack restricted to runs ``keep`` (positions in this stack); optimizer state carried over."""
-        idx = torch.tensor(keep, dtype=torch.long, device=self.X.device)
+        idx = torch.tensor(keep, dtype=torch.long, device=self.device)
         model = self.model.select(idx)
         opt = _optimizer(model, self.cfgs[0].lr)
         opt.carry(self.opt, idx)  # exp_avg, exp_avg_sq are per run; the step count is shared by the stack
@@ -163,7 +162,8 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
     """The stack of runs ``cfgs`` (tagged with the caller's positions ``ids``) on ``device``, at step 0.
 
     ``block_elems`` bounds the tensors built per block of validation contexts (memory only);
-    ``graphed``: train through a captured CUDA graph (:mod:`rgr.experiments.engine.graphed`).
+    ``graphed``: train through a captured CUDA graph (:mod:`.graphed`). The only place the engine passes a device
+    to: everything after reads :attr:`Stack.device`.
     """
     c0 = cfgs[0]
     if any(c.stack_key() != c0.stack_key() for c in cfgs):
@@ -220,8 +220,72 @@ def gather(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     return X[torch.arange(R, device=X.device).view(R, 1, 1), items]
 
 
+def block_rows(X: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+    """Rows of ``X.view(-1, d_model)`` holding a block's context items, step-major: X (R, m, d_model) and
+    items (R, B, ell) -> (B, R, ell), so step s's embeddings ``X[r, items[r, s]]`` are one ``index_select``."""
+    R, m = X.shape[:2]
+    return (torch.arange(R, device=X.device).view(R, 1, 1) * m + items).transpose(0, 1).contiguous()
+
+
 def blocks(t0: int, t1: int, size: int) -> Iterator[tuple[int, int]]:
     """Consecutive (a, b) ranges of at most ``size`` covering t0 .. t1-1."""
     for a in range(t0, t1, size):
         yield a, min(a + size, t1)
 
+
+# ---------------------------------------------------------------------------------------
+# the loss of a stack (summed over runs) and its gradient, written out (no autograd graph in a step)
+
+
+def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor,
+                          dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Coefficients (a, b) with ``loss = sum(a * softplus(z) - b * z)`` per context.
+
+    Since softplus(-z) = softplus(z) - z, E1's
+    ``ell^-2 sum[pw y softplus(-z) + (1 - y) softplus(z)]`` equals
+    ``sum[a softplus(z) - b z]`` with ``a = (pw y + 1 - y) / ell^2``, ``b = pw y / ell^2``
+    (the gradients agree exactly; only the form is cheaper). ``labels`` is
+    (R, n, ell, ell) bool; ``adaptive`` (R, 1, 1) bool picks pw = #neg/#pos of the
+    context (E4, 1 when the context has no positive) over pw = ell - 1 (E1).
+    """
+    ell = labels.shape[-1]
+    y = labels.to(dtype)
+    pos = y.sum((-1, -2), keepdim=True)  # (R, n, 1, 1)
+    pw_adaptive = torch.where(pos > 0, (ell * ell - pos) / pos.clamp_min(1), torch.ones_like(pos))
+    pw = torch.where(adaptive.unsqueeze(1), pw_adaptive, torch.full_like(pos, ell - 1))
+    return (pw * y + 1 - y) / ell**2, pw * y / ell**2
+
+
+def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,
+                  b: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
+    z = alpha * (S - tau.view(-1, 1, 1))
+    return (a * F.softplus(z) - b * z).sum()
+
+
+def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Targets and weights of E6's MSE: T (R, n, ell, d_msg) = message of each position's target;
+    w (R, n, ell, 1) = 1 / (#valid d_msg) on valid positions (target in context), else 0."""
+    T = labels.to(V_C.dtype) @ V_C  # (R, n, ell, d_msg): each row of labels has at most one 1
+    valid = labels.any(-1, keepdim=True).to(V_C.dtype)  # (R, n, ell, 1)
+    n_valid = valid.sum(-2, keepdim=True) * V_C.shape[-1]  # (R, n, 1, 1)
+    return T, valid / n_valid.clamp_min(1)
+
+
+def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E6's per-context MSE; S (R, ell, ell), V_C and T (R, ell, d_msg), w (R, ell, 1)."""
+    return (w * (torch.bmm(S, V_C) - T).square()).sum()
+
+
+def logistic_grads(
+    S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor, b: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of :func:`logistic_loss` with respect to S (R, ell, ell) and tau (R,), written out:
+    dL/dS = alpha (a sigmoid(z) - b), dL/dtau = -sum_pq dL/dS."""
+    gS = alpha * (a * torch.sigmoid(alpha * (S - tau.view(-1, 1, 1))) - b)
+    return gS, -gS.sum((1, 2))
+
+
+def value_grad(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Gradient of :func:`value_loss` with respect to S (R, ell, ell): 2 (w (S V_C - T)) V_C^T."""
+    return 2 * torch.bmm(w * (torch.bmm(S, V_C) - T), V_C.transpose(1, 2))

@@ -28,7 +28,6 @@ from typing import Mapping
 import pandas as pd
 
 from ...store import Column, RowKey, Schema
-from ..tables import check_preset
 from .pal import OPTIMIZERS, PalConfig
 
 __all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
@@ -166,7 +165,6 @@ class PalSweep:
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[PalConfig]:
         """Every run of the preset's bisections so far and each open line's next one (called after each round)."""
-        check_preset(self, preset)
         p, out = PRESETS[preset], []
         for line in p.lines:
             tried = _tried(line, done)

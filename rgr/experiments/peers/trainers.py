@@ -8,21 +8,16 @@ this module is imported by :mod:`rgr.trainers` alone.
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
-from ...store import provenance
 from ..runner import Sweepable
 from .aot import AoTConfig, train_aot
 from .aot_sweep import PRESETS as AOT_PRESETS
 from .aot_sweep import AoTSweep
-from .aot_sweep import run_key as aot_key
 from .pal import PalConfig, law_x, train_pal
 from .pal_sweep import PalSweep
-from .pal_sweep import run_key as pal_key
 
 __all__ = ["AoTTrainer", "PalTrainer"]
 
@@ -33,16 +28,9 @@ class AoTTrainer(Sweepable):
 
     table: AoTSweep
 
-    def train_stack(self, configs: Sequence[AoTConfig], preset: str, device: torch.device) -> list[dict]:
+    def train_rows(self, configs: list[AoTConfig], preset: str, device: torch.device) -> list[dict]:
         question = {cfg: q for q, cfg in AOT_PRESETS[preset]}
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_aot(cfg)
-            rows.append({**dataclasses.asdict(cfg), **res, "question": question[cfg], "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": aot_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
+        return [{**dataclasses.asdict(cfg), **train_aot(cfg), "question": question[cfg]} for cfg in configs]
 
 
 @dataclass(frozen=True)
@@ -51,12 +39,5 @@ class PalTrainer(Sweepable):
 
     table: PalSweep
 
-    def train_stack(self, configs: Sequence[PalConfig], preset: str, device: torch.device) -> list[dict]:
-        rows = []
-        for cfg in configs:
-            t0 = time.perf_counter()
-            res = train_pal(cfg)
-            rows.append({**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **res, "stack_size": 1,
-                         "wall_time_s": time.perf_counter() - t0, "run_key": pal_key(cfg, preset),
-                         **provenance(preset, device)})
-        return rows
+    def train_rows(self, configs: list[PalConfig], preset: str, device: torch.device) -> list[dict]:
+        return [{**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **train_pal(cfg)} for cfg in configs]

@@ -8,10 +8,10 @@ Same-shape mode (the default) trains one configuration (protocol E1, chapter
 - **baseline** (:func:`rgr.experiments.sizing.loops.train_baseline`): the one-run
   loop a competent researcher would write (one context per step, sampled a
   block at a time, fused weights, fused AdamW);
-- **stacked** (:func:`rgr.experiments.engine.train.train`): R runs as one program.
+- **stacked** (:func:`rgr.experiments.engine.loop.train`): R runs as one program.
 
 Sweep mode (``--sweep <experiment> --preset <p>``) trains the first round's
-actual stacks (as :func:`rgr.experiments.engine.groups.stack_groups` forms them),
+actual stacks (as :func:`rgr.experiments.engine.config.stack_groups` forms them),
 each run cut at ``--sweep-steps`` steps, stacks in a fixed shuffled order until
 ``--budget`` seconds have passed, and reports model-steps per second per
 worker beside the same-shape figure (``--padding 1`` forms exact-shape stacks,
@@ -42,10 +42,8 @@ from typing import Sequence
 
 import torch
 
-from ..engine.config import DTYPES, RunConfig
-from ..engine.device import resolve_device
-from ..engine.groups import MAX_PADDING, stack_groups
-from ..engine.train import train
+from ..engine.config import DTYPES, MAX_PADDING, RunConfig, resolve_device, stack_groups
+from ..engine.loop import train
 from .loops import train_baseline, train_naive
 
 __all__ = ["step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
@@ -140,7 +138,7 @@ CELLS: dict[str, tuple[str, int, int]] = {
 
 def cell_stack(name: str, heads: int, device: str | torch.device = "cpu") -> list[RunConfig]:
     """The ``paper`` preset's first-round stack of cell ``name`` (:data:`CELLS`) with ``heads`` heads and the
-    cell's largest D_K, as :func:`rgr.experiments.engine.groups.stack_groups` forms it on ``device``."""
+    cell's largest D_K, as :func:`rgr.experiments.engine.config.stack_groups` forms it on ``device``."""
     if name not in CELLS:
         raise ValueError(f"--cell must be one of {sorted(CELLS)}, got {name!r}")
     exp, m, d = CELLS[name]

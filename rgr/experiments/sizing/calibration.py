@@ -15,12 +15,9 @@ import pandas as pd
 import torch
 from scipy.optimize import nnls
 
-from ..engine.config import RunConfig
-from ..engine.device import resolve_device, sync
-from ..engine.evaluate import check
-from ..engine.groups import stack_groups, stack_shape
+from ..engine.config import RunConfig, resolve_device, stack_groups, stack_shape, sync
+from ..engine.loop import check, train_steps
 from ..engine.stack import build_stack
-from ..engine.step import train_steps
 
 __all__ = ["Calibration", "MIN_HISTORY_STACKS", "calibrate", "calibrate_from_history", "cost_terms", "features",
            "history_stacks", "pick_calibration"]

@@ -17,9 +17,8 @@ from typing import Sequence
 
 import torch
 
-from ..engine.config import RunConfig, RunResult, check_int
-from ..engine.device import resolve_device
-from ..engine.train import train
+from ..engine.config import RunConfig, RunResult, check_int, resolve_device
+from ..engine.loop import train
 
 __all__ = ["DeviceComparison", "compare_devices"]
 

@@ -1,7 +1,7 @@
 """One run at a time: the loops the stacked engine is measured against (chapter *permutation sweeps*).
 
 Both train one run of protocol E1/E4/E5 (logistic kinds; no test evaluation)
-and agree with :func:`rgr.experiments.engine.train.train_run` (the tests check it):
+and agree with :func:`rgr.experiments.engine.loop.train_run` (the tests check it):
 
 - :func:`train_naive`, the loop as one would first write it: each step samples
   its context with :func:`rgr.task.contexts.sample` (which rebuilds the graph's
@@ -27,8 +27,7 @@ from ...model.attention import QKWeights, scores
 from ...task.contexts import graph_table, sample, sample_stacked
 from ...task.metrics import counts
 from ...task.rng import stream_key
-from ..engine.config import DTYPES, RunConfig
-from ..engine.device import resolve_device
+from ..engine.config import DTYPES, RunConfig, resolve_device
 from ..engine.stack import build_task, init_weights
 
 __all__ = ["NaiveResult", "train_naive", "train_baseline"]

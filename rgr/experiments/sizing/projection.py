@@ -1,7 +1,7 @@
 """Know before you start: runs, an upper bound on model-steps, and a projected wall time (chapter *permutation sweeps*).
 
 :func:`project` takes the runs a sweep would train, forms their stacks as the
-engine will (:func:`rgr.experiments.engine.groups.stack_groups`), and projects the
+engine will (:func:`rgr.experiments.engine.config.stack_groups`), and projects the
 wall time of each stack from a cost model,
 
     stack = sum over steps (a + r R + b F_step) + sum over checks and the test (c + e F_check) + s R_0
@@ -44,9 +44,7 @@ import pandas as pd
 import torch
 
 from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
-from ..engine.config import RunConfig
-from ..engine.device import resolve_device
-from ..engine.groups import stack_groups
+from ..engine.config import RunConfig, resolve_device, stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 
 __all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
@@ -194,7 +192,7 @@ def dry_run_report(
     of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
     ``history``: the table's rows of this preset; their finished stacks calibrate the projection
     (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does. ``max_stack``:
-    the sweep's ``--max-stack`` (None: :func:`rgr.experiments.engine.groups.stack_cap`), so stacks are projected as
+    the sweep's ``--max-stack`` (None: :func:`rgr.experiments.engine.config.stack_cap`), so stacks are projected as
     they will train.
     """
     configs = list(configs)

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import torch
 
-from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.engine.groups import stack_groups
-from rgr.experiments.engine.train import train
+from rgr.experiments.engine.config import RunConfig, stack_groups
+from rgr.experiments.engine.loop import train
 from rgr.paths import data_dir
 
 # base, paper preset: (64, 16), h = 2, D_K = 24, ten seeds, all converged (trained at commit 1cdee022b66c)

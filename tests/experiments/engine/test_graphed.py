@@ -7,7 +7,7 @@ import torch
 
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.graphed import StepProgram
-from rgr.experiments.engine.train import train
+from rgr.experiments.engine.loop import train
 
 TINY = dict(d_model=16, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2)
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(),

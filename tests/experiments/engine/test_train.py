@@ -10,20 +10,18 @@ import torch
 import torch.nn.functional as F
 
 from rgr.experiments.engine.adam import StackAdam
-from rgr.experiments.engine.config import RunConfig, RunResult, step_cutoff
-from rgr.experiments.engine.device import resolve_device
-from rgr.experiments.engine.groups import stack_cap, stack_groups
-from rgr.experiments.engine.stack import build_stack, init_weights
-from rgr.experiments.engine.step import (
+from rgr.experiments.engine.config import RunConfig, RunResult, resolve_device, stack_cap, stack_groups, step_cutoff
+from rgr.experiments.engine.loop import train, train_run, train_steps
+from rgr.experiments.engine.stack import (
+    build_stack,
+    init_weights,
     logistic_coefficients,
     logistic_grads,
     logistic_loss,
-    train_steps,
     value_grad,
     value_loss,
     value_targets,
 )
-from rgr.experiments.engine.train import train, train_run
 
 # A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -366,7 +364,7 @@ def test_on_steps_counts_model_steps():
 
 def test_block_rows_gather_equals_indexing():
     """A step's embeddings by one index_select over block_rows equal X[r, items[r, s]] exactly."""
-    from rgr.experiments.engine.step import block_rows
+    from rgr.experiments.engine.stack import block_rows
 
     g = torch.Generator().manual_seed(0)
     R, m, d, B, ell = 3, 40, 8, 5, 6
@@ -382,7 +380,7 @@ def test_block_rows_gather_equals_indexing():
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_whole_stack_evaluation_equals_copied_path(dtype):
     """evaluate_runs on a whole unpadded stack (no copies) gives exactly what the copied tensors gave."""
-    from rgr.experiments.engine.evaluate import evaluate_group, evaluate_runs
+    from rgr.experiments.engine.loop import evaluate_group, evaluate_runs
 
     cfgs = [RunConfig(m=80, seed=s, max_steps=60, **{**TINY, "dtype": dtype}) for s in range(3)]
     st = build_stack(cfgs, [0, 1, 2], torch.device("cpu"), 1 << 16)

@@ -9,7 +9,7 @@ import torch
 from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
 from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.engine.train import train_run
+from rgr.experiments.engine.loop import train_run
 from rgr.experiments.sizing.bench import bench_sweep, main, step_flops
 from rgr.experiments.sizing.loops import train_baseline, train_naive
 
