@@ -1,7 +1,7 @@
 """The answer first (chapter *Does it replicate?*, pasted into the introduction): where the paper replicates, where
 not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
 
-Everything here is rendered from the verdict rows (:func:`rgr.results.replication.table.evaluate`): the names come
+Everything here is rendered from the verdict rows (:func:`rgr.results.replication.registry.evaluate`): the names come
 from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
 the numbers from
 the rows; no claim, cause or number is typed here.
@@ -24,8 +24,8 @@ from html import escape
 
 from ..results.replication import reported as rep
 from ..results.replication.fig4 import THIN_SEEDS
+from ..results.replication.registry import complete_rows
 from ..results.replication.rows import ClaimRow
-from ..results.replication.table import CHAPTER_TITLES, complete_rows
 from ..results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
@@ -36,6 +36,7 @@ from ..results.replication.verdicts import (
     other_base_reading,
     verdict_label,
 )
+from ..results.replication.words import CHAPTER_TITLES
 
 __all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 

@@ -325,7 +325,7 @@ class LowestHead:
 
 def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> LowestHead | None:
     """:class:`LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
-    from .replication.paired import by_seed, paired_difference
+    from .replication.seed_bootstrap import by_seed, paired_difference
 
     cell = runs[runs["d_model"] == d_model] if len(runs) else runs
     if not len(cell) or cell["h"].nunique() < 2:

@@ -40,7 +40,7 @@ STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
-# the name of a law row's reading fitted in log space (rgr.results.replication.law_constants), a cause when it holds
+# the name of a law row's reading fitted in log space (rgr.results.replication.paper_arithmetic), a cause when it holds
 LOG_SPACE = "ln, log space"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of

@@ -1,4 +1,4 @@
-"""The GPT-2 verdict rows read the compressive preset (rgr.results.replication.gpt2_decision; issue 46)."""
+"""The GPT-2 verdict rows read the compressive preset (rgr.results.replication.rows; issue 46)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import pytest
 
 from rgr.gpt2.experiment import experiment_grid
 from rgr.results.replication.extensions import gpt2_rows
-from rgr.results.replication.gpt2_decision import paper_dk_at, x_of
-from rgr.results.replication.rows import Source
+from rgr.results.replication.rows import Source, paper_dk_at, x_of
 
 
 def _rows(preset: str, acc) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The law's constant read three ways (rgr.results.replication.law_constants), the base Table 1 leaves the paper,
+"""The law's constant read three ways (rgr.results.replication.paper_arithmetic), the base Table 1 leaves the paper,
 and the "weighting" cause of a law row."""
 
 import math
@@ -8,8 +8,13 @@ import pandas as pd
 import pytest
 
 from rgr.results.replication import reported as rep
-from rgr.results.replication.law_constants import law_constant_values, law_constants, log_space_constant
-from rgr.results.replication.paper_arithmetic import ArithmeticCheck, table1_base
+from rgr.results.replication.paper_arithmetic import (
+    ArithmeticCheck,
+    law_constant_values,
+    law_constants,
+    log_space_constant,
+    table1_base,
+)
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.seed_bootstrap import seed_draws
 from rgr.results.replication.verdicts import LOG_SPACE, Verdict, cause_of

@@ -1,4 +1,4 @@
-"""The paired-seed rule for "X beats Y" and "lowest at h" claims (rgr.results.replication.paired)."""
+"""The paired-seed rule for "X beats Y" and "lowest at h" claims (rgr.results.replication.seed_bootstrap)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rgr.results.replication.paired import PAIRED_CLAIMS, paired_difference
-from rgr.results.replication.rows import Source
-from rgr.results.replication.value_decision import LONG
+from rgr.results.replication.rows import LONG, Source
+from rgr.results.replication.seed_bootstrap import PAIRED_CLAIMS, paired_difference
 from rgr.results.stats import summarize, t_interval
 from tests.results.replication.synthetic import d32_best_row, long_runs
 
@@ -63,8 +62,7 @@ def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
     """The rows of PAIRED_CLAIMS, as the chapter evaluates them on data/, each say how their pairs came out (or
     are not testable for another reason)."""
     from rgr.chapters.loading import load_groups
-    from rgr.results.replication.sources import GROUPS, sources_of
-    from rgr.results.replication.table import evaluate
+    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
 
     sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
     rows = {r.key: r for r in evaluate(sources, joint)}
@@ -94,9 +92,8 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause():
     import math
 
     from rgr.chapters.loading import load_groups
+    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
     from rgr.results.replication.reported import claim
-    from rgr.results.replication.sources import GROUPS, sources_of
-    from rgr.results.replication.table import evaluate
     from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, cause_of
     from rgr.results.stats import within
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rgr.results.replication import reported as rep
-from rgr.results.replication.paper_arithmetic import _search, check_words, printed_half_unit, table1_heads
+from rgr.results.replication.paper_arithmetic import check_words, meet_in_the_middle, printed_half_unit, table1_heads
 from rgr.results.stats import fit_line
 
 
@@ -41,7 +41,7 @@ def test_the_meet_in_the_middle_count_equals_brute_force(intercept):
     if intercept:
         keep &= np.array([icpt[0] <= f.intercept <= icpt[1] for f in fits])
     hits = keep & np.array([abs(f.r2 - target.r2) <= r2_tol for f in fits])
-    n_slope, tallies = _search(x, y, intercept, win, icpt, target.r2, r2_tol, chunk=7)
+    n_slope, tallies = meet_in_the_middle(x, y, intercept, win, icpt, target.r2, r2_tol, chunk=7)
     assert n_slope == int(keep.sum()) and tallies["centred"].matches == int(hits.sum()) >= 1
     assert tallies["centred"].nearest[2] == pytest.approx(target.r2, abs=r2_tol)
 
@@ -52,7 +52,7 @@ def test_check_words_without_a_check_say_nothing():
 
 def test_the_papers_table1_against_its_fits():
     # pure arithmetic on the paper's numbers: the precondition fit and the head-count line cannot come from Table 1
-    from rgr.results.replication.table import arithmetic
+    from rgr.results.replication.registry import arithmetic
 
     checks = arithmetic()
     by = {(c.fit, c.base, c.r2_kind): c for c in checks}

@@ -1,12 +1,11 @@
-"""The decision run value_long and the verdict value_d32_best it settles (rgr.results.replication.value_decision)."""
+"""The decision run value_long and the verdict value_d32_best it settles (rgr.results.replication.rows)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rgr.results.replication.rows import Source
-from rgr.results.replication.table import evaluate
-from rgr.results.replication.value_decision import LONG, complete, deciding_runs, long_source
+from rgr.results.replication.registry import evaluate
+from rgr.results.replication.rows import LONG, Source, complete, deciding_runs, long_source
 from tests.results.replication.synthetic import (
     LONG_EXP,
     NO_CHECKS,

@@ -11,16 +11,8 @@ import pytest
 
 from rgr.results.replication import reported as rep
 from rgr.results.replication.extensions import gpt2_testable
+from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Reading, Source
-from rgr.results.replication.table import (
-    base_words,
-    claims_frame,
-    evaluate,
-    fit_words,
-    near_misses,
-    row_value,
-    verdict_counts,
-)
 from rgr.results.replication.verdicts import (
     LOG_BASES,
     Verdict,
@@ -30,8 +22,10 @@ from rgr.results.replication.verdicts import (
     noise_verdict,
     side_verdict,
     table1,
+    verdict_label,
     with_log_base,
 )
+from rgr.results.replication.words import base_words, fit_words, near_misses, row_value, verdict_counts
 from rgr.results.stats import within
 from tests.results.replication.synthetic import NO_CHECKS, base_runs, sources
 
@@ -167,11 +161,11 @@ def test_dk_intervals_and_table1_verdicts():
 
 
 def test_dk_median_note_names_table1s_own_median():
-    from rgr.results.replication.sec61 import _table1_median_note
+    from rgr.results.replication.sec61 import table1_median_note
 
-    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in _table1_median_note(8.5, 11.0)
-    assert _table1_median_note(3.0, 5.0).endswith("outside the book's interval")
-    assert _table1_median_note(8.0, 16.0).endswith("inside the book's interval")
+    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in table1_median_note(8.5, 11.0)
+    assert table1_median_note(3.0, 5.0).endswith("outside the book's interval")
+    assert table1_median_note(8.0, 16.0).endswith("inside the book's interval")
 
 
 # ----------------------------------------------------------------------------- end to end on synthetic runs
@@ -236,28 +230,24 @@ def test_one_row_per_claim():
     rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)
     keys = [r.key for r in rows]
     assert sorted(keys) == sorted(c.key for c in rep.CLAIMS) and len(keys) == len(set(keys))
-    f = claims_frame(rows, link=False)
-    assert list(f["key"]) == [c.key for c in rep.CLAIMS]
+    assert [r.key for r in complete_rows(rows)] == [c.key for c in rep.CLAIMS]
     with pytest.raises(ValueError, match="one row per claim"):
-        claims_frame(rows + rows[:1])
+        complete_rows(rows + rows[:1])
     with pytest.raises(KeyError):
-        claims_frame([ClaimRow("law_slope_all_log2", "", "", "", Verdict("agrees", ""))])
+        complete_rows([ClaimRow("law_slope_all_log2", "", "", "", Verdict("agrees", ""))])
 
 
-def test_claims_frame_marks_missing_claims_and_near_misses():
-    f = claims_frame([], link=False)
-    assert list(f["key"]) == [c.key for c in rep.CLAIMS]
-    assert set(f["verdict"]) == {"not testable"}
+def test_missing_claims_are_not_testable_and_near_misses_are_labelled():
+    done = complete_rows([])
+    assert [r.key for r in done] == [c.key for c in rep.CLAIMS]
+    assert {verdict_label(r) for r in done} == {"not testable"}
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), cells="[0, 3]")]
-    f = claims_frame(rows)
-    assert f.set_index("key").loc["law_slope_all", "verdict"] == "deviates (near miss)"
-    assert f.set_index("key").loc["law_slope_all", "cells"] == "[0, 3]"
-    assert f["chapter"].str.contains('href="permutation_sweeps.html"').any()
+    assert verdict_label(complete_rows(rows)[0]) == "deviates (near miss)"
     assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
 
 
 def test_headline_and_law_words_read_the_rows():
-    from rgr.results.replication.table import headline, law_words
+    from rgr.results.replication.words import headline, law_words
 
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), 1.5, 1.0, 2.0),
             ClaimRow("heads_slope", "", "", "b", Verdict("agrees", ""), 1.6, 1.5, 1.7)]
@@ -410,16 +400,16 @@ def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
 
 
 def test_law_caveat_names_the_seeds_the_rows_have():
-    from rgr.results.replication.sec61 import _law_caveat
+    from rgr.results.replication.sec61 import law_caveat
 
     capped = pd.DataFrame([dict(m=512, d_model=16)])
     none = capped.iloc[:0]
-    few = _law_caveat(none, 32, 3)
+    few = law_caveat(none, 32, 3)
     assert few.startswith("With 3 seeds (paper 10)")
-    full = _law_caveat(capped, 64, 10)
+    full = law_caveat(capped, 64, 10)
     assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
     assert "(512, 16) (the paper's grid stops there too)" in full
-    assert "stops there too" not in _law_caveat(capped, 32, 3)
+    assert "stops there too" not in law_caveat(capped, 32, 3)
 
 
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():

@@ -1,12 +1,12 @@
-"""Where the chapter *Does it replicate?* is limited: which experiments it reads on a reduced (`book`) preset, and
-why the GPT-2 block's `paper` preset was not run.
+"""What the chapter *Does it replicate?* says beside its verdict rows: the counts (:func:`headline`), the law's
+rows as prose (:func:`law_words`), the sentences that belong to no one row (:func:`chapter_words`), and where the
+comparison is limited (:func:`chapter_limits`):
 
 - :func:`basis_of` — from the chapter's loaded rows: per experiment read on a preset other than `paper`, its
   seeds, largest h and largest m, and how far its `paper` sweep is;
 - :func:`few_seeds_of` — the experiments read on `paper` whose own seed counts are small somewhere (the paper's 3);
-- :func:`limits` — those and the GPT-2 block's basis in words (:class:`Limits`), the sentences the chapter pastes;
-  the cost of the block's `paper` preset comes from :func:`rgr.gpt2.experiment.preset_cost`;
-- :func:`chapter_limits` — :func:`limits` of the chapter's loaded groups, with the catalog's completeness.
+- :func:`limits` — those and the GPT-2 block's basis in words (:class:`Limits`); the cost of the block's `paper`
+  preset comes from :func:`rgr.gpt2.experiment.preset_cost`.
 
 Nothing here is typed from the data: every name and number comes from the rows, the presets or the FLOP count.
 """
@@ -27,8 +27,149 @@ from ...store import TableError
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE, is_stand_in
 from ..stats import seeds_per_cell
+from . import reported as rep
+from .paper_arithmetic import ArithmeticCheck, arithmetic_summary
+from .rows import ClaimRow
+from .verdicts import CONVENTION, LAW_BASE, STATUSES, table1_basis_words
 
-__all__ = ["FEW_SEEDS", "FewSeeds", "Reduced", "Limits", "basis_of", "few_seeds_of", "limits", "chapter_limits"]
+__all__ = ["CHAPTER_TITLES", "verdict_counts", "near_misses", "row_value", "fit_words", "base_words", "Headline",
+           "headline", "LawWords", "law_words", "ChapterWords", "chapter_words", "FEW_SEEDS", "FewSeeds", "Reduced",
+           "Limits", "basis_of", "few_seeds_of", "limits", "chapter_limits"]
+
+CHAPTER_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
+                  "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}
+
+
+def verdict_counts(rows: list[ClaimRow]) -> dict[str, int]:
+    """How many rows of the verdict table have each status (every status present, 0 when none)."""
+    return {s: sum(r.verdict.status == s for r in rows) for s in STATUSES}
+
+
+def near_misses(rows: list[ClaimRow]) -> int:
+    """How many deviations are near misses (the paper's value inside the book's 99% noise interval)."""
+    return sum(r.verdict.near_miss for r in rows)
+
+
+def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
+    """The book's number of one row as prose: "1.21 (95% noise interval 1.01–1.26)", or "not testable here";
+    ``reading``: the row's :class:`~rgr.results.replication.rows.Reading` whose name starts with it instead."""
+    found = [r for r in rows if r.key == key]
+    if not found or not math.isfinite(found[0].value):
+        return "not testable here"
+    r = found[0]
+    if reading is not None:
+        got = [x for x in r.readings if x.name.startswith(reading)]
+        if not got:
+            return "not testable here"
+        value, lo, hi = got[0].value, got[0].lo, got[0].hi
+    else:
+        value, lo, hi = r.value, r.lo, r.hi
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f"{value:.{digits}f} (95% noise interval {lo:.{digits}f}–{hi:.{digits}f})"
+    return f"{value:.{digits}f}"
+
+
+def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
+    """How the book's R² of a fit reads against the paper's, for the start of a sentence:
+    "The line itself replicates" (the paper's value in the book's interval), "The line is looser than the
+    paper's" / "... tighter ..." (outside it), or "The line's R² cannot be compared here"."""
+    found = [r for r in rows if r.key == key]
+    if not found or found[0].verdict.status == "not testable" or not math.isfinite(found[0].value):
+        return "The line's R² cannot be compared here"
+    if found[0].verdict.status == "agrees":
+        return "The line itself replicates"
+    return f"The line is {'looser' if found[0].value < rep.claim(key).value else 'tighter'} than the paper's"
+
+
+def base_words(rows: list[ClaimRow], key: str) -> str:
+    """For a law slope row: where the paper's constant lies under the law's base (the verdict's) and under the other
+    (a reading), e.g. "outside the book's noise interval with ln (the verdict's base), inside it with log2"."""
+    found = [r for r in rows if r.key == key]
+    if not found or found[0].verdict.status == "not testable":
+        return "not testable here"
+    r = found[0]
+    side = {"agrees": "inside", "deviates": "outside"}[r.verdict.status]
+    other = [x for x in r.readings if x.name.startswith("with ")]
+    said = f"{side} the book's noise interval with {LAW_BASE} (the verdict's base)"
+    if other and other[0].holds is not None:
+        said += f", {'inside' if other[0].holds else 'outside'} it {other[0].name}"
+    return said
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The verdict table in numbers, as the chapter and the introduction paste them (see :func:`headline`)."""
+
+    n_rows: int
+    n_agrees: int
+    n_deviates: int
+    n_not_testable: int
+    n_near_miss: int  # deviations whose paper value lies in the book's 99% noise interval
+
+
+def headline(rows: list[ClaimRow]) -> Headline:
+    """How many rows there are, per status (:func:`verdict_counts`), and how many deviations are near misses."""
+    n = verdict_counts(rows)
+    return Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
+                    n_not_testable=n["not testable"], n_near_miss=near_misses(rows))
+
+
+@dataclass(frozen=True)
+class ChapterWords:
+    """The chapter's sentences that belong to no one row (see :func:`chapter_words`): the interval convention, the
+    law's log base, what the base rows behind Table 1 are, and what the paper's fits' arithmetic shows."""
+
+    convention: str
+    law_base: str
+    t1_basis: str
+    arith_summary: str
+
+
+def chapter_words(base_runs: pd.DataFrame, checks: tuple[ArithmeticCheck, ...]) -> ChapterWords:
+    """The sentences of :class:`ChapterWords` from the base rows ``base_runs`` (columns h, seed; may be empty) and the
+    paper-arithmetic ``checks`` (:func:`arithmetic`); chapter ``replication.ipynb``."""
+    t1_basis = table1_basis_words(base_runs) if len(base_runs) else "No base rows are read here."
+    return ChapterWords(convention=CONVENTION, law_base=LAW_BASE, t1_basis=t1_basis,
+                        arith_summary=arithmetic_summary(list(checks)))
+
+
+@dataclass(frozen=True)
+class LawWords:
+    """The law's rows in words, as the chapter's section on the scaling law pastes them (see :func:`law_words`):
+    the book's value with its interval per fit and log base, how the R² reads, where the paper's constants fall,
+    and the paper's values."""
+
+    slope_all_ln: str
+    slope_all_log2: str
+    slope_pre_ln: str
+    slope_pre_log2: str
+    r2_pre: str
+    r2_pre_words: str
+    base_all: str
+    base_pre: str
+    heads_slope: str
+    regular_slope: str
+    paper_law_slope_all: str
+    paper_law_slope_pre: str
+    paper_law_r2_pre: str
+    paper_heads_slope: str
+    paper_regular_slope: str
+
+
+def law_words(rows: list[ClaimRow]) -> LawWords:
+    """:func:`row_value`, :func:`fit_words` and :func:`base_words` of the law's rows, beside the paper's values."""
+    paper = {f"paper_{k}": rep.claim(k).paper
+             for k in ("law_slope_all", "law_slope_pre", "law_r2_pre", "heads_slope", "regular_slope")}
+    return LawWords(
+        slope_all_ln=row_value(rows, "law_slope_all"),
+        slope_all_log2=row_value(rows, "law_slope_all", reading="with log2"),
+        slope_pre_ln=row_value(rows, "law_slope_pre"),
+        slope_pre_log2=row_value(rows, "law_slope_pre", reading="with log2"),
+        r2_pre=row_value(rows, "law_r2_pre"), r2_pre_words=fit_words(rows), base_all=base_words(rows, "law_slope_all"),
+        base_pre=base_words(rows, "law_slope_pre"), heads_slope=row_value(rows, "heads_slope"),
+        regular_slope=row_value(rows, "regular_slope"), **paper,
+    )
+
 
 FEW_SEEDS = 3  # at most this many seeds a cell: a seed bootstrap there has few distinct resamples
 
@@ -167,7 +308,7 @@ def limits(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_rows: pd.DataFra
 
 
 def chapter_limits(loaded: Mapping[str, Mapping[str, object]]) -> Limits:
-    """:func:`limits` of the chapter's loaded groups (:data:`rgr.results.replication.sources.GROUPS`, which hold
+    """:func:`limits` of the chapter's loaded groups (:data:`rgr.results.replication.registry.GROUPS`, which hold
     ``gpt2``): the `paper` sweeps' completeness from data/ (:func:`rgr.catalog.preset_completeness`)."""
     gpt2 = loaded["gpt2"]["gpt2"]
     reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))

@@ -1,5 +1,4 @@
-"""Where the replication chapter is limited: which experiments are read on a reduced preset, and the GPT-2 block's
-paper preset in FLOPs and GPU hours."""
+"""Where the chapter *Does it replicate?* is limited, and its chapter-level words (rgr.results.replication.words)."""
 
 from types import SimpleNamespace
 
@@ -8,7 +7,18 @@ import pytest
 
 from rgr.gpt2.experiment import PresetCost, preset_cost
 from rgr.protocol import GPU_FP32_PEAK, gpu_hours
-from rgr.results.replication.limits import FewSeeds, Reduced, basis_of, chapter_limits, few_seeds_of, limits
+from rgr.results.replication.paper_arithmetic import arithmetic_summary
+from rgr.results.replication.registry import arithmetic
+from rgr.results.replication.verdicts import CONVENTION, LAW_BASE
+from rgr.results.replication.words import (
+    FewSeeds,
+    Reduced,
+    basis_of,
+    chapter_limits,
+    chapter_words,
+    few_seeds_of,
+    limits,
+)
 
 
 def _data(name, preset, seeds=2, h=(1, 32), m=(128, 1024)):
@@ -86,3 +96,12 @@ def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_pr
     got = chapter_limits({"diagonal": {"base": _data("base", "book", seeds=3)}, "gpt2": {"gpt2": gpt2}})
     assert got.presets.startswith("base is complete at the paper preset")  # data/base.csv: the paper sweep is done
     assert f"{preset_cost('paper').flops / 1e18:.2f} EFLOP" in got.gpt2
+
+
+def test_chapter_words_read_the_base_rows_and_the_arithmetic():
+    runs = pd.DataFrame([dict(h=h, seed=s) for h in (1, 8) for s in range(3)])
+    words = chapter_words(runs, arithmetic())
+    assert (words.convention, words.law_base) == (CONVENTION, LAW_BASE)
+    assert "h = 8 with 3 seeds" in words.t1_basis
+    assert words.arith_summary == arithmetic_summary(list(arithmetic())) != ""
+    assert chapter_words(runs.iloc[:0], ()).t1_basis == "No base rows are read here."

@@ -1,10 +1,10 @@
-"""Second readings with a longer step budget (rgr.results.replication.budget; issue 45)."""
+"""Second readings with a longer step budget (rgr.results.replication.second_readings; issue 45)."""
 
 import numpy as np
 import pandas as pd
 
-from rgr.results.replication.budget import longer_draws, with_longer
 from rgr.results.replication.rows import ClaimRow, Longer
+from rgr.results.replication.second_readings import longer_draws, with_longer
 from rgr.results.replication.seed_bootstrap import seed_draws
 from rgr.results.replication.verdicts import Verdict, cause_of
 
