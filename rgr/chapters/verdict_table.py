@@ -36,7 +36,6 @@ from ..results.replication.verdicts import (
     other_base_reading,
     verdict_label,
 )
-from ..results.replication.words import CHAPTER_TITLES
 
 __all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
 
@@ -80,6 +79,9 @@ EXPLAIN: dict[str, str] = {
     "no_number": "The paper states no number the book could hold its measurement against.",
     "no_data": "The book's tables lack the cells or runs the claim needs.",
 }
+
+_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
+                  "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}  # a claim's chapter, by its title
 
 
 def explain(cause: str, rows: list[ClaimRow]) -> str:
@@ -190,7 +192,7 @@ def _longer_cell(r: ClaimRow) -> str:
 
 def _detail(r: ClaimRow) -> str:
     c = rep.claim(r.key)
-    title = CHAPTER_TITLES.get(c.chapter, c.chapter)
+    title = _TITLES.get(c.chapter, c.chapter)
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
     if r.longer is not None:
         items.append(("With a longer budget (the settled extension, not the protocol)", escape(r.longer.words())))

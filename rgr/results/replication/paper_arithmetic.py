@@ -44,7 +44,6 @@ import numpy as np
 import pandas as pd
 
 from ...theory.laws import scaling_x
-from ..findings import listed
 from ..stats import within
 from ..thresholds import meets_precondition
 from . import reported as rep
@@ -53,7 +52,7 @@ from .seed_bootstrap import Draws, noise
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
 __all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
-           "reproduced_with", "table1_base", "arithmetic_summary", "READINGS", "Constant", "CellSet", "LawConstants",
+           "reproduced_with", "table1_base", "READINGS", "Constant", "CellSet", "LawConstants",
            "law_constants", "law_constant_values", "log_space_constant", "log_space_reading", "meet_in_the_middle"]
 
 
@@ -254,33 +253,6 @@ def all_reproduced(checks: list[ArithmeticCheck]) -> bool:
 
 _NAMES = {"law_all": "the law fit over all twelve cells", "law_pre": "the law fit over the nine precondition cells",
           "heads": "the head-count line"}
-
-
-def arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
-    """Two sentences for the chapter: which of the paper's fits some head assignment of Table 1 reproduces (centred R²,
-    per base), and what follows for all of them together."""
-    parts = []
-    for fit, name in _NAMES.items():
-        found = [c for c in checks if c.fit == fit and c.r2_kind == "centred"]
-        if not found:
-            continue
-        said = []
-        for c in found:
-            where = "" if c.base == "—" else f" with {c.base}"
-            near = (
-                ""
-                if c.reproduced or c.nearest is None
-                else f" (the nearest R² with its {'line' if fit == 'heads' else 'slope'}: {c.nearest[2]:.3f})"
-            )
-            said.append(f"{f'{c.matches:,} assignments' if c.reproduced else 'none'}{where}{near}")
-        parts.append(f"{name} is reproduced by " + listed(said))
-    lead = "Of every power-of-two head assignment at the paper's own Table 1 d_k, " + "; ".join(parts) + "."
-    if all_reproduced(checks):
-        return lead + " Each fit can come from the twelve base cells at their Table 1 values."
-    return (
-        lead + " So the paper's fits cannot all come from its twelve base cells at their Table 1 values: they may span "
-        "other configurations, or Table 1, the fits or their transcription differ."
-    )
 
 
 READINGS: tuple[tuple[str, str, str], ...] = (("ln, least squares", "ln", "ls"), ("log2, least squares", "log2", "ls"),

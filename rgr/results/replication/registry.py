@@ -23,7 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...catalog import load, preset_completeness
+from ...gpt2.experiment import LeaseBench, PresetCost, latest_lease_bench, preset_cost
+from ...paths import data_dir
+from ...store import TableError
 from ..diagonals import with_cells_of
+from ..gpt2_block import is_stand_in
+from ..stats import seeds_per_cell
 from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows, regular_rows
@@ -36,7 +42,8 @@ from .verdicts import Verdict, table1
 
 __all__ = ["Inputs", "Reader", "READERS", "read", "sec61_claims", "diagonal_claims", "regular_claims", "softmax_claims",
            "value_claims", "gpt2_claims", "evaluate", "complete_rows", "JOINT", "every_configuration", "arithmetic",
-           "OWN", "GROUPS", "EXPERIMENTS", "sources_of", "table1_view"]
+           "OWN", "GROUPS", "EXPERIMENTS", "sources_of", "table1_view", "FEW_SEEDS", "Reduced", "FewSeeds",
+           "Basis", "basis_of", "few_seeds_of", "basis", "chapter_basis"]
 
 
 @dataclass(frozen=True)
@@ -274,3 +281,103 @@ def table1_view(base: Source) -> pd.DataFrame:
                       pd.DataFrame(columns=["m", "d_model", "r", "lo", "hi"]))
     d = reached(seed_draws(base.runs))
     return table1(d.cells, cell_noise(d, "d_k_star"))
+
+
+FEW_SEEDS = 3  # at most this many seeds a cell: a seed bootstrap there has few distinct resamples
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """One experiment the chapter reads on a preset other than `paper`."""
+
+    name: str
+    preset: str
+    seeds: int
+    h_max: int
+    m_max: int
+    paper_done: float | None  # the share of the `paper` preset's planned runs in data/ (None: no such rows)
+
+
+@dataclass(frozen=True)
+class FewSeeds:
+    """One experiment read on `paper` with at most :data:`FEW_SEEDS` seeds in some (m, d_model) cells."""
+
+    name: str
+    seeds: int  # the fewest seeds of a cell
+    where: tuple[int, ...]  # the m of those cells; () when every cell has that few
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What the chapter reads on which preset, for its *Where this comparison is limited*: the experiments read on a
+    reduced preset (:func:`basis_of`), those read on `paper` with few seeds somewhere (:func:`few_seeds_of`), and
+    the GPT-2 block's rows (their preset, largest m and d_model, whether a stand-in table) beside its `paper` preset's
+    cost (:func:`rgr.gpt2.experiment.preset_cost`), runs done and the last lease's bench (None without one)."""
+
+    reduced: tuple[Reduced, ...]
+    few: tuple[FewSeeds, ...]
+    gpt2_preset: str
+    gpt2_m: int
+    gpt2_d_model: int
+    gpt2_stand_in: bool
+    cost: PresetCost
+    paper_done: int = 0
+    bench: LeaseBench | None = None
+
+
+def basis_of(loaded: Mapping[str, Mapping[str, object]],
+             paper_done: Callable[[str], float | None]) -> tuple[Reduced, ...]:
+    """Every experiment other than ``gpt2`` that the chapter's loaded groups (objects with ``name``, ``preset`` and
+    ``runs``, e.g. :class:`rgr.chapters.loading.ExperimentData`) read on a preset other than `paper`, once, in order:
+    its seeds, largest ``h`` and ``m`` as read, and ``paper_done(name)``."""
+    out: dict[str, Reduced] = {}
+    for group in loaded.values():
+        for name, d in group.items():
+            if name == "gpt2" or name in out or d.preset == "paper":
+                continue
+            df = d.runs
+            out[name] = Reduced(name, d.preset, int(df["seed"].nunique()), int(df["h"].max()), int(df["m"].max()),
+                                paper_done(name))
+    return tuple(out.values())
+
+
+def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = FEW_SEEDS) -> tuple[FewSeeds, ...]:
+    """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most ``most`` seeds in some
+    (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8 diagonal's largest
+    points), once, in order."""
+    out: dict[str, FewSeeds] = {}
+    for group in loaded.values():
+        for name, d in group.items():
+            if name == "gpt2" or name in out or d.preset != "paper" or not len(d.runs):
+                continue
+            per = seeds_per_cell(d.runs)
+            if per.min() > most:
+                continue
+            few = per[per <= most]
+            ms = () if len(few) == len(per) else tuple(sorted({int(m) for m in few.index.get_level_values("m")}))
+            out[name] = FewSeeds(name, int(per.min()), ms)
+    return tuple(out.values())
+
+
+def basis(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_runs: pd.DataFrame, cost: PresetCost,
+          few: tuple[FewSeeds, ...] = (), paper_done: int = 0, bench: LeaseBench | None = None) -> Basis:
+    """:class:`Basis` of the GPT-2 block's rows ``gpt2_runs`` read on ``gpt2_preset`` beside the rest."""
+    m, d = (int(gpt2_runs["m"].max()), int(gpt2_runs["d_model"].max())) if len(gpt2_runs) else (0, 0)
+    return Basis(reduced, few, gpt2_preset, m, d, is_stand_in(gpt2_runs["embedding_source"]), cost, paper_done, bench)
+
+
+def chapter_basis(loaded: Mapping[str, Mapping[str, object]]) -> Basis:
+    """:func:`basis` of the chapter's loaded :data:`GROUPS` (which hold ``gpt2``): the `paper` sweeps' completeness
+    from data/ (:func:`rgr.catalog.preset_completeness`), the GPT-2 block's `paper` runs done and last bench."""
+    gpt2 = loaded["gpt2"]["gpt2"]
+    reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))
+    return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded),
+                 paper_done=paper_runs_done(), bench=latest_lease_bench(data_dir()))
+
+
+def paper_runs_done(root: Path | None = None) -> int:
+    """Runs of the GPT-2 block's paper preset in data/gpt2.csv (0 without a table)."""
+    try:
+        return len(load("gpt2", "paper", root))
+    except TableError:
+        return 0

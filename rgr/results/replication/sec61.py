@@ -1,9 +1,8 @@
 """One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
 
 :func:`rgr.results.replication.registry.evaluate` turns the runs of each experiment (:class:`Source`) into one
-:class:`ClaimRow`
-per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval (the convention of
-:data:`rgr.results.replication.verdicts.CONVENTION`), the preset and seeds behind it, and a
+:class:`ClaimRow` per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval
+(the convention of the chapter's "Intervals"), the preset and seeds behind it, and a
 :class:`~rgr.results.replication.verdicts.Verdict`.
 Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
 Every rule is stated in the docstring of its reader; the paper's numbers come from
