@@ -95,15 +95,6 @@ class Longer:
     moved: str
     reason: str = ""  # the measured effect of the cutoff on the row's claim, where the row offered it as a reason
 
-    def words(self) -> str:
-        """The reading in one sentence, with what it says about the step cutoff."""
-        head = f"with {self.budget}x the protocol's step cutoff: {self.book}"
-        head += "" if self.interval in ("", "—") else f" {self.interval}"
-        head += f", {self.status} ({self.said})"
-        moved = f"; D_K* from 1x to {self.budget}x: {self.moved}" if self.moved else ""
-        cut = f"; runs at the new D_K* still cut: {self.cut}"
-        return head + moved + cut + (" (settled)" if self.settled else " (not settled: a longer budget may move it)")
-
 
 @dataclass(frozen=True)
 class ClaimRow:
