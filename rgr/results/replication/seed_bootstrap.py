@@ -24,7 +24,7 @@ paired difference over the seeds both have (:func:`paired_difference`): X beats 
 X's side of zero; they are tied when it holds zero. Two overlapping unpaired intervals decide nothing by this rule.
 
 :data:`PAIRED_CLAIMS` names the verdict rows that are of this form; each is judged here
-(tests/results/replication/test_paired.py checks that every one of them reports a paired comparison).
+(tests/results/replication/test_seed_bootstrap.py checks that every one of them reports a paired comparison).
 """
 
 from __future__ import annotations
