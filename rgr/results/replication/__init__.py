@@ -8,10 +8,10 @@
   (softmax, value channel, GPT-2 block), :mod:`.paper_arithmetic` (the paper's Table 1 against its fits, and the
   law's constant read three ways);
 - :mod:`.second_readings` — the rows read again with a longer step budget, and without futility stopping;
-- :mod:`.registry` — how the chapter gathers its rows, :data:`~.registry.READERS` (claim key -> its reader) and
-  :func:`~.registry.evaluate` (every claim once);
-- :mod:`.words` — what the chapter says beside the rows (counts, the law's rows, its limits).
+- :mod:`.registry` — how the chapter gathers its rows and on which presets (:func:`~.registry.chapter_basis`),
+  :data:`~.registry.READERS` (claim key -> its reader) and :func:`~.registry.evaluate` (every claim once).
 
-The verdict table's HTML, the bottom line and the frames the chapter shows live in :mod:`rgr.chapters`
-(verdict_table, bottom_line, glossary_links, replication_frames): words and display, not numbers.
+The verdict table's HTML, the bottom line, the frames the chapter shows and its sentences that choose on a verdict
+live in :mod:`rgr.chapters` (verdict_table, bottom_line, glossary_links, replication_frames, replication_words):
+words and display, not numbers.
 """

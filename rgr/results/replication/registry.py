@@ -9,7 +9,9 @@ replicate?*).
   :mod:`~rgr.results.replication.extensions` that makes that row;
 - :func:`read` walks it, each reader once, and refuses a row its reader does not own; :func:`evaluate` builds the
   inputs, calls :func:`read` and adds the longer budget's second reading;
-- :func:`complete_rows` — one row per claim; :func:`table1_view` — the paper's Table 1 beside the book's d_k*.
+- :func:`complete_rows` — one row per claim; :func:`table1_view` — the paper's Table 1 beside the book's d_k*;
+- :func:`chapter_basis` — which experiments the chapter reads on a reduced preset or with few seeds, and the GPT-2
+  block's rows beside its `paper` preset's cost (:class:`Basis`; worded by :mod:`rgr.chapters.replication_words`).
 
 The frames the chapter only displays live in :mod:`rgr.chapters.replication_frames`.
 """
