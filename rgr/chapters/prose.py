@@ -14,7 +14,7 @@ from typing import Any
 from ..results.findings import entries, glued
 from .display import number
 
-__all__ = ["finding_values", "glue_finding"]
+__all__ = ["finding_values", "glue_finding", "prose_digits"]
 
 
 def finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> dict[str, Any]:
@@ -44,3 +44,16 @@ def glue_finding(found: Any, digits: Mapping[str, int] | None = None, prefix: st
 
     for name, value in finding_values(found, digits, prefix).items():
         glue(name, value, display=False)
+
+
+def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:
+    """:func:`glue_finding`'s ``digits`` for the frozen finding ``found``: every field holding a float or None
+    (shown "—") at ``default`` decimals, or at ``exact[field]``."""
+    if not dataclasses.is_dataclass(found) or isinstance(found, type):
+        raise TypeError(f"found must be a dataclass instance, got {type(found).__name__}")
+    names = {f.name for f in dataclasses.fields(found)}
+    unknown = set(exact) - names
+    if unknown:
+        raise ValueError(f"exact names no field of {type(found).__name__}: {sorted(unknown)}")
+    return {name: exact.get(name, default) for name in names
+            if getattr(found, name) is None or isinstance(getattr(found, name), float)}

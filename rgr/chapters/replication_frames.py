@@ -4,7 +4,7 @@
 - :func:`used_frame` — the rows behind every number: per comparison, experiment, preset, runs and seeds;
 - :func:`readings_frame` — a reading of every fit row (every configuration tested, the other log base);
 - :func:`arithmetic_frame` — the Table 1 arithmetic (:mod:`rgr.results.replication.paper_arithmetic`), one line per fit;
-- :func:`longer_frame` — the rows read again with a longer step budget (:mod:`rgr.results.replication.budget`).
+- :func:`longer_frame` — the rows read again with a longer step budget (:mod:`rgr.results.replication.second_readings`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pandas as pd
 from ..catalog import preset_completeness
 from ..results.replication import reported as rep
 from ..results.replication.paper_arithmetic import ArithmeticCheck
+from ..results.replication.registry import JOINT
 from ..results.replication.rows import ClaimRow
-from ..results.replication.table import JOINT
 from ..results.stats import within
 
 __all__ = ["used_frame", "readings_frame", "arithmetic_frame", "longer_frame"]
@@ -65,7 +65,7 @@ def arithmetic_frame(checks: tuple[ArithmeticCheck, ...] | list[ArithmeticCheck]
 
 
 def longer_frame(rows: list[ClaimRow]) -> pd.DataFrame:
-    """The rows read again with a longer step budget (:mod:`rgr.results.replication.budget`): the claim, the
+    """The rows read again with a longer step budget (:mod:`rgr.results.replication.second_readings`): the claim, the
     protocol's verdict, the budget, the book's value there, the status that reading would get, and whether it is
     settled."""
     out = [dict(claim=rep.claim(r.key).name, protocol=r.verdict.status, budget=f"{r.longer.budget}x",

@@ -1,7 +1,7 @@
 """The answer first (chapter *Does it replicate?*, pasted into the introduction): where the paper replicates, where
 not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
 
-Everything here is rendered from the verdict rows (:func:`rgr.results.replication.table.evaluate`): the names come
+Everything here is rendered from the verdict rows (:func:`rgr.results.replication.registry.evaluate`): the names come
 from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
 the numbers from
 the rows; no claim, cause or number is typed here.
@@ -24,8 +24,8 @@ from html import escape
 
 from ..results.replication import reported as rep
 from ..results.replication.fig4 import THIN_SEEDS
-from ..results.replication.rows import ClaimRow
-from ..results.replication.table import CHAPTER_TITLES, complete_rows
+from ..results.replication.registry import complete_rows
+from ..results.replication.rows import ClaimRow, Longer
 from ..results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
@@ -37,7 +37,8 @@ from ..results.replication.verdicts import (
     verdict_label,
 )
 
-__all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes"]
+__all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes",
+           "longer_words"]
 
 VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
@@ -79,6 +80,9 @@ EXPLAIN: dict[str, str] = {
     "no_number": "The paper states no number the book could hold its measurement against.",
     "no_data": "The book's tables lack the cells or runs the claim needs.",
 }
+
+_TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser graphs", "softmax": "Softmax",
+                  "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}  # a claim's chapter, by its title
 
 
 def explain(cause: str, rows: list[ClaimRow]) -> str:
@@ -187,12 +191,22 @@ def _longer_cell(r: ClaimRow) -> str:
             f"{'' if x.settled else ' (not settled)'}</span>")
 
 
+def longer_words(longer: Longer) -> str:
+    """A row's reading with a longer step budget in one sentence, with what it says about the step cutoff."""
+    head = f"with {longer.budget}x the protocol's step cutoff: {longer.book}"
+    head += "" if longer.interval in ("", "—") else f" {longer.interval}"
+    head += f", {longer.status} ({longer.said})"
+    moved = f"; D_K* from 1x to {longer.budget}x: {longer.moved}" if longer.moved else ""
+    cut = f"; runs at the new D_K* still cut: {longer.cut}"
+    return head + moved + cut + (" (settled)" if longer.settled else " (not settled: a longer budget may move it)")
+
+
 def _detail(r: ClaimRow) -> str:
     c = rep.claim(r.key)
-    title = CHAPTER_TITLES.get(c.chapter, c.chapter)
+    title = _TITLES.get(c.chapter, c.chapter)
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
     if r.longer is not None:
-        items.append(("With a longer budget (the settled extension, not the protocol)", escape(r.longer.words())))
+        items.append(("With a longer budget (the settled extension, not the protocol)", escape(longer_words(r.longer))))
     if r.cells not in ("—", ""):
         items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
     items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))

@@ -17,8 +17,8 @@ from ..gpt2.experiment import PresetCost
 from ..gpt2.table import STAND_IN_SOURCE
 from .stats import summarize
 
-__all__ = ["COMPRESSIVE", "COLLAPSED", "CompressiveWords", "GPT2Reading", "GPT2Words", "compressive_words",
-           "embedding_label", "gpt2_reading", "gpt2_words", "is_stand_in"]
+__all__ = ["COMPRESSIVE", "COLLAPSED", "CompressiveFinding", "GPT2Reading", "GPT2Finding", "compressive_finding",
+           "embedding_label", "gpt2_reading", "gpt2_finding", "is_stand_in"]
 
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
 
@@ -84,8 +84,8 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
 
 
 @dataclass(frozen=True)
-class GPT2Words:
-    """What the chapter's prose pastes, by field name (see :func:`gpt2_words`)."""
+class GPT2Finding:
+    """What the chapter's prose pastes, by field name (see :func:`gpt2_finding`)."""
 
     m: int
     d_model: int
@@ -114,8 +114,8 @@ class GPT2Words:
     paper_gpu: str = ""  # that GPU
 
 
-def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
-               bench=None) -> GPT2Words:
+def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
+                 bench=None) -> GPT2Finding:
     """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
     preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
     ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
@@ -123,23 +123,23 @@ def gpt2_words(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float 
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)
-    return GPT2Words(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
-                     regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
-                     n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
-                     n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
-                     n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
-                     wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
-                     times_more=COMPRESSIVE * r.d_model / book_m, paper_eflop=paper.flops / 1e18,
-                     paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1), paper_done=paper_done,
-                     paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
-                     paper_gpu="" if bench is None else bench.device)
+    return GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
+                       regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
+                       n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
+                       n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
+                       n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
+                       wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
+                       times_more=COMPRESSIVE * r.d_model / book_m, paper_eflop=paper.flops / 1e18,
+                       paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1), paper_done=paper_done,
+                       paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
+                       paper_gpu="" if bench is None else bench.device)
 
 
 COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost) nothing: its seed collapsed
 
 
 @dataclass(frozen=True)
-class CompressiveWords:
+class CompressiveFinding:
     """What the chapter says of the compressive preset (m / d_model = 8) so far: the share of its planned runs in
     the table, its size, the budgets trained, the best head count per budget, how often h > 1 is best, how many
     head counts never lose accuracy as D_K grows, the runs still improving at their last check, seed splits, and
@@ -163,17 +163,17 @@ class CompressiveWords:
     one_head_runs: int
 
 
-def compressive_words(runs: pd.DataFrame, done: float, split: float = 0.3) -> CompressiveWords:
-    """:class:`CompressiveWords` of the compressive preset's ``runs`` (any share ``done`` of its plan)."""
+def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> CompressiveFinding:
+    """:class:`CompressiveFinding` of the compressive preset's ``runs`` (any share ``done`` of its plan)."""
     if not len(runs):
-        return CompressiveWords(pct_done=100 * done, n_runs=0, m=0, d_model=0, lam=math.nan, budgets="—", best_h="—",
-                                multi_head_best=0, n_budgets=0, n_monotone=0, n_heads=0, pct_best_last=math.nan,
-                                n_split=0, n_settings=0, one_head_collapsed=0, one_head_runs=0)
+        return CompressiveFinding(pct_done=100 * done, n_runs=0, m=0, d_model=0, lam=math.nan, budgets="—", best_h="—",
+                                  multi_head_best=0, n_budgets=0, n_monotone=0, n_heads=0, pct_best_last=math.nan,
+                                  n_split=0, n_settings=0, one_head_collapsed=0, one_head_runs=0)
     r = gpt2_reading(runs, split=split)
     one = runs[runs["h"] == 1]
-    return CompressiveWords(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
-                            budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
-                            best_h=", ".join(map(str, r.best_h)), multi_head_best=r.multi_head_best,
-                            n_budgets=r.n_budgets, n_monotone=r.n_monotone, n_heads=r.n_heads,
-                            pct_best_last=100 * r.frac_best_last, n_split=r.n_split, n_settings=r.n_settings,
-                            one_head_collapsed=int((one["test_acc"] < COLLAPSED).sum()), one_head_runs=len(one))
+    return CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
+                              budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
+                              best_h=", ".join(map(str, r.best_h)), multi_head_best=r.multi_head_best,
+                              n_budgets=r.n_budgets, n_monotone=r.n_monotone, n_heads=r.n_heads,
+                              pct_best_last=100 * r.frac_best_last, n_split=r.n_split, n_settings=r.n_settings,
+                              one_head_collapsed=int((one["test_acc"] < COLLAPSED).sum()), one_head_runs=len(one))

@@ -24,10 +24,10 @@ __all__ = [
     "Algorithm2Reading",
     "LinearSumCheck",
     "ShiftCell",
-    "ShiftWords",
+    "ShiftFinding",
     "ThresholdShift",
     "algorithm2_reading",
-    "shift_words",
+    "shift_finding",
     "best_f1_by_cell",
     "linear_sum_check",
     "threshold_shift",
@@ -137,8 +137,8 @@ def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Thresh
 
 
 @dataclass(frozen=True)
-class ShiftWords:
-    """The chapter's reading of :class:`ThresholdShift`, by the names its prose pastes (see :func:`shift_words`)."""
+class ShiftFinding:
+    """The chapter's reading of :class:`ThresholdShift`, by the names its prose pastes (see :func:`shift_finding`)."""
 
     n_both: int  # cells where both models reach the target
     n_cells: int  # cells both tables have
@@ -152,13 +152,13 @@ class ShiftWords:
     n_soft_cells: int  # cells of the softmax table
 
 
-def shift_words(shift: ThresholdShift, soft_cells: pd.DataFrame) -> ShiftWords:
+def shift_finding(shift: ThresholdShift, soft_cells: pd.DataFrame) -> ShiftFinding:
     """Word ``shift`` beside the softmax table's own cells (``soft_cells``: its
     :func:`rgr.results.thresholds.thresholds`)."""
-    return ShiftWords(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
-                      ratio_max=shift.ratio_max, n_costly=shift.n_costly, n_below_ln_m=shift.n_below_ln_m,
-                      n_more_heads=shift.n_more_heads, n_one_head_soft=shift.n_one_head_soft,
-                      n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
+    return ShiftFinding(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
+                        ratio_max=shift.ratio_max, n_costly=shift.n_costly, n_below_ln_m=shift.n_below_ln_m,
+                        n_more_heads=shift.n_more_heads, n_one_head_soft=shift.n_one_head_soft,
+                        n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 
 @dataclass(frozen=True)

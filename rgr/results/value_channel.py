@@ -28,7 +28,7 @@ __all__ = [
     "ValueCell",
     "ValueSetup",
     "ValueSummary",
-    "ValueWords",
+    "ValueFinding",
     "cells_table",
     "error_ratios",
     "lowest_head",
@@ -39,7 +39,7 @@ __all__ = [
     "value_cells",
     "value_setup",
     "value_summary",
-    "value_words",
+    "value_finding",
 ]
 
 
@@ -254,9 +254,9 @@ def value_setup(runs: pd.DataFrame) -> ValueSetup:
 
 
 @dataclass(frozen=True)
-class ValueWords:
+class ValueFinding:
     """The chapter's readings of :class:`ValueSummary` and :class:`StoppingEffect`, by the names its prose pastes
-    (see :func:`value_words`); a missing number is None (no cell reached the level)."""
+    (see :func:`value_finding`); a missing number is None (no cell reached the level)."""
 
     solved: float  # the level: a fraction of the mean predictor's MSE
     n_cells: int
@@ -279,21 +279,21 @@ class ValueWords:
     floor: str  # "is not" / "may be": one head's floor moved by early stopping
 
 
-def value_words(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: float,
-                tracks_factor: float = 2.0, floor_tol: float = 0.01) -> ValueWords:
+def value_finding(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: float,
+                  tracks_factor: float = 2.0, floor_tol: float = 0.01) -> ValueFinding:
     """Word :func:`value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
     (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
     s = value_summary(cells)
     c = s.closest_cell
-    return ValueWords(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
-                      tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
-                      closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
-                      closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
-                      multi_head_best=s.multi_head_best, n_budgets=s.n_budgets,
-                      n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
-                      n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
-                      n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
-                      best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")
+    return ValueFinding(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
+                        tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
+                        closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
+                        closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
+                        multi_head_best=s.multi_head_best, n_budgets=s.n_budgets,
+                        n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
+                        n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
+                        n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
+                        best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")
 
 
 @dataclass(frozen=True)
@@ -325,7 +325,7 @@ class LowestHead:
 
 def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> LowestHead | None:
     """:class:`LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
-    from .replication.paired import by_seed, paired_difference
+    from .replication.seed_bootstrap import by_seed, paired_difference
 
     cell = runs[runs["d_model"] == d_model] if len(runs) else runs
     if not len(cell) or cell["h"].nunique() < 2:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..task.embeddings import gaussian_unit, random_binary
+from ..task.embeddings import gaussian_unit, one_hot, random_binary
 from ..task.graphs import Graph
 from .coloring import matching_blocks, max_degree
 from .laws import DEFAULT_C
@@ -123,7 +123,7 @@ def construct_one_hot(
         tau = (p + p * p) / 2 * d_k
     else:
         tau, p = d_k / 2, None
-    X = torch.eye(graph.m)
+    X = one_hot(graph.m)
     return assemble(
         "one-hot", "max", graph, X, 1.0, [e], d_k, C, 1, signature, p, tau, "one-hot", seed, 1
     )

@@ -18,8 +18,8 @@ from rgr.chapters.verdict_table import (
     verdict_table_html,
 )
 from rgr.results.replication import reported as rep
+from rgr.results.replication.registry import JOINT, complete_rows
 from rgr.results.replication.rows import ClaimRow, Reading
-from rgr.results.replication.table import JOINT, complete_rows
 from rgr.results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
@@ -157,8 +157,7 @@ def test_the_committed_summary_names_exactly_the_claims_the_committed_table_make
 def data_rows():
     """The verdict rows of data/, read as the chapter reads them, and the softmax chapter's group."""
     from rgr.chapters.loading import load_groups
-    from rgr.results.replication.sources import GROUPS, sources_of
-    from rgr.results.replication.table import evaluate
+    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
 
     loaded = load_groups(GROUPS, "auto", "cpu")
     sources, joint = sources_of(loaded)

@@ -1,5 +1,5 @@
 """The regular table with its retrained futility stops (rgr.results.futile.with_retrained / retrained_points,
-rgr.results.replication.unstopped; issue 45 item 5)."""
+rgr.results.replication.second_readings; issue 45 item 5)."""
 
 import math
 
@@ -10,7 +10,7 @@ from rgr.catalog import load
 from rgr.experiments.unstopped import PLATEAUS, UNITS
 from rgr.results.futile import retrained_points, with_retrained
 from rgr.results.replication.rows import Source
-from rgr.results.replication.unstopped import unstopped_reading, unstopped_runs
+from rgr.results.replication.second_readings import unstopped_reading, unstopped_runs
 
 
 def _runs() -> pd.DataFrame:

@@ -5,7 +5,7 @@ import pytest
 
 from rgr.gpt2.experiment import PresetCost
 from rgr.gpt2.table import STAND_IN_SOURCE
-from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_reading, gpt2_words, is_stand_in
+from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_finding, gpt2_reading, is_stand_in
 from tests import ROOT
 
 
@@ -72,7 +72,7 @@ def test_titles_say_which_embeddings_the_table_used():
 def test_words_of_a_table_are_its_reading():
     runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
     paper = PresetCost(runs=112, steps=100_000, m=6144, flops=3e17)
-    w = gpt2_words(runs, book_m=256, paper=paper, split=0.3)
+    w = gpt2_finding(runs, book_m=256, paper=paper, split=0.3)
     r = gpt2_reading(runs, split=0.3)
     assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone) == (r.m, r.d_model, 3, 3, r.n_monotone)
     assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
@@ -81,19 +81,19 @@ def test_words_of_a_table_are_its_reading():
     assert w.embeddings.startswith("STAND-IN")
     assert (w.paper_eflop, w.paper_hours_half, w.paper_hours_tenth) == (0.3, paper.hours(0.5), paper.hours(0.1))
     with pytest.raises(ValueError, match="book_m"):
-        gpt2_words(runs, book_m=0, paper=paper)
+        gpt2_finding(runs, book_m=0, paper=paper)
 
 
 def test_the_compressive_preset_is_worded_so_far_and_without_rows():
-    from rgr.results.gpt2_block import compressive_words
+    from rgr.results.gpt2_block import compressive_finding
 
     def acc(dk, h, s):  # one head's seed 0 collapses at every budget; two heads best
         return 0.001 if (h, s) == (1, 0) else 0.3 + 0.1 * (h == 2) + dk / 1000
 
-    w = compressive_words(_runs(acc, m=512, d_model=64), done=0.45)
+    w = compressive_finding(_runs(acc, m=512, d_model=64), done=0.45)
     assert (w.pct_done, w.n_runs, w.lam, w.budgets, w.best_h) == (45.0, 27, 8.0, "64, 128, 256", "2, 2, 2")
     assert (w.one_head_collapsed, w.one_head_runs) == (3, 9) and w.multi_head_best == 3
-    empty = compressive_words(_runs(acc).iloc[:0], done=0.0)
+    empty = compressive_finding(_runs(acc).iloc[:0], done=0.0)
     assert (empty.n_runs, empty.budgets, empty.one_head_runs) == (0, "—", 0)
 
 

@@ -12,7 +12,7 @@ from rgr.results.softmax import (  # noqa: E402
     algorithm2_reading,
     best_f1_by_cell,
     linear_sum_check,
-    shift_words,
+    shift_finding,
     threshold_shift,
 )
 
@@ -98,6 +98,6 @@ def test_shift_words_count_the_softmax_tables_own_cells():
     mx = _cells([(64, 16, 20, 2, 0.9), (64, 32, 6, 1, 1.0)])
     soft = _cells([(64, 16, 32, 4, 0.67), (64, 32, None, 4, 1.0), (256, 32, 40, 4, 1.0)])
     soft["D_K_star"] = soft["D_K_star"].astype("Int64")
-    w = shift_words(threshold_shift(mx, soft), soft)
+    w = shift_finding(threshold_shift(mx, soft), soft)
     assert (w.n_cells, w.n_both, w.n_soft_reach, w.n_soft_cells) == (2, 1, 2, 3)
     assert w.ratio_min == w.ratio_max == pytest.approx(1.6)

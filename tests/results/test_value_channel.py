@@ -19,9 +19,9 @@ from rgr.results.value_channel import (  # noqa: E402
     rank_floor,
     stopping_effect,
     value_cells,
+    value_finding,
     value_setup,
     value_summary,
-    value_words,
 )
 
 
@@ -125,12 +125,12 @@ def test_value_words_name_the_closest_cell_and_the_stopping_effect():
     cells = value_cells(ratios, f1, solved=0.1)
     stopped = _runs(lambda d, h, dk: 0.1 * (0.6 if dk <= d else 0.6 + 0.01 * dk), heads=(1, 2), steps=500)
     full = _runs(lambda d, h, dk: 0.1 * (0.6 if dk <= d else 0.6 + 0.005 * dk), heads=(1,), steps=2000)
-    w = value_words(cells, stopping_effect(one_head_stopping(stopped, full, BASE)), solved=0.1)
+    w = value_finding(cells, stopping_effect(one_head_stopping(stopped, full, BASE)), solved=0.1)
     assert (w.closest_d_model, w.closest_first_D_K, w.closest_f1_D_K) == (16, 32, 20)
     assert w.tracks == "does not" and w.closest_to_f1 == pytest.approx(32 / 20)  # d_model = 32 is 8x its threshold
     assert (w.n_d_model, w.n_rise_without_stop, w.floor) == (2, 2, "is not")
     no_stop = stopping_effect(one_head_stopping(stopped, full.iloc[:0], BASE))
-    none = value_words(value_cells(ratios, pd.DataFrame(), solved=1e-9), no_stop, 1e-9)
+    none = value_finding(value_cells(ratios, pd.DataFrame(), solved=1e-9), no_stop, 1e-9)
     assert none.closest_d_model is None and none.n_solved == 0 and none.floor == "may be"
 
 

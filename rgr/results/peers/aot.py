@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..stats import summarize, t_interval
+from .sweep import cpu_minutes
 
-__all__ = ["CONFIG", "accuracy_table", "param_table", "Difference", "difference", "conclusions", "verdicts"]
+__all__ = ["CONFIG", "accuracy_table", "param_table", "Difference", "difference", "conclusions", "verdicts",
+           "AotFinding", "aot_finding"]
 
 CONFIG = ["question", "param", "d", "d_h", "H"]
 
@@ -111,3 +113,25 @@ def verdicts(found: dict[str, Difference]) -> dict[str, str]:
     if reversed_:
         split += f"; it reverses with {' and '.join(reversed_)} maps (there the narrower heads do better)"
     return {"beyond": beyond, "split": split}
+
+
+@dataclass(frozen=True)
+class AotFinding:
+    """Of the attention-only re-implementation: seeds behind each paired difference, the two verdicts
+    (:func:`verdicts`), its rows and cost ("19 worker-minutes")."""
+
+    beyond_code_n: int
+    beyond_paper_n: int
+    split_code_n: int
+    split_paper_n: int
+    verdict_beyond: str
+    verdict_split: str
+    aot_runs: int
+    aot_cpu: str
+
+
+def aot_finding(runs: pd.DataFrame, found: dict[str, Difference], said: dict[str, str]) -> AotFinding:
+    """:class:`AotFinding` from the ``aot`` rows, :func:`conclusions` and :func:`verdicts`."""
+    n = {f"{key}_n": len(found[key].seeds) for key in ("beyond_code", "beyond_paper", "split_code", "split_paper")}
+    return AotFinding(**n, verdict_beyond=said["beyond"], verdict_split=said["split"], aot_runs=len(runs),
+                    aot_cpu=f"{cpu_minutes(runs):.0f} worker-minutes")

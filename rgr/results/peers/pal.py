@@ -19,7 +19,8 @@ import pandas as pd
 from ...experiments.peers.pal import law_x
 from ...experiments.peers.pal_sweep import PASS
 
-__all__ = ["MAIN", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading"]
+__all__ = ["MAIN", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading", "LrFinding",
+           "lr_finding"]
 
 LINE = ["d", "steps", "optimizer", "lr", "seed"]
 MAIN = ("adam", 0.1)  # the optimiser and learning rate of the chapter's main lines
@@ -159,3 +160,33 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
         budget_lines=n_check, budget_change=change, budget_x_ratio_main=ratios[0], budget_x_ratio_big=ratios[1],
         budget_reading=reading, runs=len(runs),
         cpu_minutes=float(runs.wall_time_s.sum() / 60))
+
+
+@dataclass(frozen=True)
+class LrFinding:
+    """Of :func:`lr_table`: per other setting, the range over widths of N stored against the main setting's
+    (paired by seed), and the range of x* over every setting and width."""
+
+    lr_widths: str  # "8, 16, 32"
+    adam_low_lr: float
+    adam_low_min: float
+    adam_low_max: float
+    gd_lr: float
+    gd_min: float
+    gd_max: float
+    x_all_min: float
+    x_all_max: float
+
+
+def lr_finding(lr: pd.DataFrame) -> LrFinding:
+    """:class:`LrFinding` of :func:`lr_table` (Adam at a lower rate and gradient descent); NaN
+    where the table has neither (a smoke table)."""
+    adam = lr[(lr.optimizer == "adam") & (lr.lr < lr[lr.optimizer == "adam"].lr.max())] if len(lr) else lr
+    gd = lr[lr.optimizer == "gd"] if len(lr) else lr
+    if adam.empty or gd.empty:
+        nan = float("nan")
+        return LrFinding("", nan, nan, nan, nan, nan, nan, nan, nan)
+    return LrFinding(lr_widths=", ".join(str(int(d)) for d in sorted(lr.d.unique())),
+                     adam_low_lr=float(adam.lr.iloc[0]), adam_low_min=float(adam.N_ratio.min()),
+                     adam_low_max=float(adam.N_ratio.max()), gd_lr=float(gd.lr.iloc[0]), gd_min=float(gd.N_ratio.min()),
+                     gd_max=float(gd.N_ratio.max()), x_all_min=float(lr.x_mean.min()), x_all_max=float(lr.x_mean.max()))

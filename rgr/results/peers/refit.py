@@ -40,7 +40,7 @@ from .dana import (
 
 __all__ = ["REPO", "COMMIT", "EXP1", "EXP1_LARGE", "EXP3", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND",
            "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir", "local_name", "read_peer_files", "summarise",
-           "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider"]
+           "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider", "RefitFinding", "refit_finding"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
@@ -232,3 +232,18 @@ def dana_wider(root: Path | None = None, d_from: int = 6) -> tuple[PowerRefit, L
     fit = power_refit(kept.d.to_numpy(int), kept.value.to_numpy(float))
     return fit, log_factor(int(main.N.iloc[0]), kept.d.to_numpy(int), kept.value.to_numpy(float),
                            int(large.N.iloc[0]), large.d.to_numpy(int), large.value.to_numpy(float))
+
+
+@dataclass(frozen=True)
+class RefitFinding:
+    """Of the re-fit of their experiment 1: RSS(cubic) / RSS(quadratic) and the largest step-1 slope."""
+
+    rss_ratio: float
+    slope_max: float
+
+
+def refit_finding(fit: PowerRefit) -> RefitFinding:
+    """:class:`RefitFinding` of :func:`rgr.results.peers.dana.power_refit`'s result."""
+    if not fit.slope:
+        raise ValueError("fit must hold at least one slope")
+    return RefitFinding(rss_ratio=float(fit.rss_ratio), slope_max=float(max(fit.slope)))

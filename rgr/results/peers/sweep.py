@@ -23,7 +23,7 @@ from ..stats import summarize
 
 __all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head",
            "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
-           "transitions_table"]
+           "transitions_table", "SweepFinding", "sweep_finding", "OneHeadFinding", "one_head_finding"]
 
 SERIES: dict[str, tuple[tuple[int, int], ...]] = {
     "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
@@ -202,3 +202,53 @@ def drift_table(found: list[Transition]) -> pd.DataFrame:
                      "exponent k in x* ∝ d^k": dr.exponent, "max/min x*": dr.spread,
                      "cells censored": dr.n_censored})
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class SweepFinding:
+    """Of the head sweep: its size and cost, the cells behind each drift, the failing cells and how to word
+    them (``separates``: "do" / "do not"; the drift of x* at F1 = 0.5 ``direction`` "falls" / "rises", and which
+    of the two factors ``dominates``, "first" / "second")."""
+
+    n_runs: int
+    n_seeds: int
+    cpu: float  # worker-minutes
+    half_n_cells: int
+    pass_n_cells: int
+    n_fail: int
+    fail_cells: str  # "(m, d_model), ..." or "none"
+    separates: str
+    direction: str
+    dominates: str
+
+
+def sweep_finding(runs: pd.DataFrame, half: SeriesDrift, passed: SeriesDrift, pre: PreconditionReading) -> SweepFinding:
+    """:class:`SweepFinding` from the sweep's rows, the drifts of one series at both :data:`LEVELS`
+    (``half``, ``passed``) and :func:`precondition_reading`."""
+    if half.level != LEVELS[0] or passed.level != LEVELS[1]:
+        raise ValueError(f"half and passed must be drifts at the levels {LEVELS}, got {half.level}, {passed.level}")
+    falls = (half.exponent or 0) < 0
+    return SweepFinding(n_runs=len(runs), n_seeds=int(runs.seed.nunique()), cpu=cpu_minutes(runs),
+                      half_n_cells=len(half.cells), pass_n_cells=len(passed.cells), n_fail=len(pre.failing),
+                      fail_cells=", ".join(f"({m}, {d})" for m, d in pre.failing) or "none",
+                      separates="do" if pre.separates else "do not", direction="falls" if falls else "rises",
+                      dominates="first" if falls else "second")
+
+
+@dataclass(frozen=True)
+class OneHeadFinding:
+    """Of the one-head rows (:func:`one_head`): cells, those whose mean F1 reaches the protocol's,
+    the best mean F1 and the largest x (None without rows)."""
+
+    n_one: int
+    n_one_pass: int
+    one_best: float | None
+    one_x_max: float | None
+
+
+def one_head_finding(one: pd.DataFrame) -> OneHeadFinding:
+    """:class:`OneHeadFinding` of :func:`one_head`'s table."""
+    empty = one.empty
+    return OneHeadFinding(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
+                        one_best=None if empty else float(one["mean"].max()),
+                        one_x_max=None if empty else float(one.x.max()))

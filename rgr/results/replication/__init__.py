@@ -1,15 +1,17 @@
 """What the chapter *Does it replicate?* computes: one verdict row per claim of the paper.
 
 - :mod:`.reported` — the paper's numbers (the only place they are typed) and :data:`~.reported.CLAIMS`;
-- :mod:`.registry` — :data:`~.registry.READERS`, claim key -> the function that reads that row;
+- :mod:`.verdicts` — the verdict rules and the causes a deviation names;
+- :mod:`.seed_bootstrap` — noise intervals from seed resamples, and the paired rule for "X beats Y";
+- :mod:`.rows` — what every reader shares (a source, a row, a reading), and which tables the E6 and E7 rows read;
 - the readers: :mod:`.sec61` (Sec. 6.1 / App. A.2), :mod:`.fig4` (Fig. 4 and App. A.3), :mod:`.extensions`
-  (softmax, value channel, GPT-2 block), on the shared rows of :mod:`.rows`;
-- :mod:`.table` — :func:`~.table.evaluate` (every claim once) and the chapter's words about the rows;
-- :mod:`.verdicts` (the verdict rules), :mod:`.seed_bootstrap` (noise intervals), :mod:`.paper_arithmetic`
-  (the paper's Table 1 against its fits), :mod:`.law_constants` (the law's constant read three ways),
-  :mod:`.budget` (second readings with a longer step budget), :mod:`.value_decision` (the E6 decision run),
-  :mod:`.sources` (how the chapter gathers its rows).
+  (softmax, value channel, GPT-2 block), :mod:`.paper_arithmetic` (the paper's Table 1 against its fits, and the
+  law's constant read three ways);
+- :mod:`.second_readings` — the rows read again with a longer step budget, and without futility stopping;
+- :mod:`.registry` — how the chapter gathers its rows and on which presets (:func:`~.registry.chapter_basis`),
+  :data:`~.registry.READERS` (claim key -> its reader) and :func:`~.registry.evaluate` (every claim once).
 
-The verdict table's HTML, the bottom line and the frames the chapter shows live in :mod:`rgr.chapters`
-(verdict_table, bottom_line, glossary_links, replication_frames): words and display, not numbers.
+The verdict table's HTML, the bottom line, the frames the chapter shows and its sentences that choose on a verdict
+live in :mod:`rgr.chapters` (verdict_table, bottom_line, glossary_links, replication_frames, replication_words):
+words and display, not numbers.
 """

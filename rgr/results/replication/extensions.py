@@ -15,11 +15,18 @@ from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
 from ..stats import summarize, t_interval, within
 from . import reported as rep
-from .gpt2_decision import COMPRESSIVE_PRESET, paper_dk_at
-from .paired import by_seed, paired_difference
-from .rows import ClaimRow, Source, basis, cutoffs, untestable
-from .seed_bootstrap import Draws, cell_noise, seed_draws
-from .value_decision import deciding_runs, long_basis
+from .rows import (
+    COMPRESSIVE_PRESET,
+    ClaimRow,
+    Source,
+    basis,
+    cutoffs,
+    deciding_runs,
+    long_basis,
+    paper_dk_at,
+    untestable,
+)
+from .seed_bootstrap import Draws, by_seed, cell_noise, paired_difference, seed_draws
 from .verdicts import Verdict
 
 __all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
@@ -129,7 +136,7 @@ def value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
     """E6 readings at m = 64 from the mean test MSE per (d_model, h, D_K) and its 95% t-interval. A comparison is
     undecided (not testable) when the point that could still overtake is unsettled (:func:`_unsettled`).
     ``long``: the decision run ``value_long``; its rows at d_model = 32 decide value_d32_best when its table is complete
-    (:func:`rgr.results.replication.value_decision.deciding_runs`), ``val``'s otherwise."""
+    (:func:`rgr.results.replication.rows.deciding_runs`), ``val``'s otherwise."""
     b = basis(val)
     keys = ("value_d16", "value_d32_small", "value_d32_best")
     if not len(val.runs) or not {16, 32} <= set(val.runs.d_model) or 1 not in set(val.runs.h):
@@ -187,7 +194,8 @@ def value_rows(val: Source, long: Source | None = None) -> list[ClaimRow]:
 
 def value_d32_small(s: pd.DataFrame, runs: pd.DataFrame, b: str) -> ClaimRow:
     """d_model = 32: one head's MSE below h = 16's at the smallest budget both tested, on paired seeds
-    (:mod:`rgr.results.replication.paired`): agrees when the paired interval says one head is lower, deviates when it
+    (:mod:`~rgr.results.replication.seed_bootstrap`):
+    agrees when the paired interval says one head is lower, deviates when it
     says h = 16 is, not testable (the noise cannot decide) when they are tied."""
     h16 = rep.claim("value_d32_small").value
     g = s[s.d_model == 32].pivot_table(index="D_K", columns="h", values="mean")
@@ -215,7 +223,8 @@ def value_d32_small(s: pd.DataFrame, runs: pd.DataFrame, b: str) -> ClaimRow:
 
 def value_d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRow:
     """d_model = 32: the lowest mean MSE over every (h, D_K) is at h in {4, 8}, or the best point with h in {4, 8} is
-    tied with it on paired seeds (:mod:`rgr.results.replication.paired`); deviates when the lowest point, outside
+    tied with it on paired seeds
+    (:mod:`~rgr.results.replication.seed_bootstrap`); deviates when the lowest point, outside
     {4, 8}, beats the best of {4, 8} on paired seeds; undecided when either point is unsettled."""
     hs = rep.claim("value_d32_best").value
     top, cand = best(32, list(s.h.unique())), best(32, list(hs))

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
-           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS",
-           "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX"]
+           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS", "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX",
+           "markdown_cell"]
 
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
@@ -177,7 +177,7 @@ def claim(key: str) -> Reported:
 PAGE = "book/reported.md"  # the appendix page written by page_markdown()
 
 
-def _md(text: str) -> str:
+def markdown_cell(text: str) -> str:
     """``text`` safe in a Markdown table cell: no emphasis from ``*`` / ``_``, no cell break from ``|``."""
     return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
 
@@ -201,7 +201,8 @@ def page_markdown() -> str:
     ]
     for section in SECTIONS:
         out += ["", f"## {SECTION_TITLES[section]}", "", "| claim | reported | measured in |", "|---|---|---|"]
-        out += [f"| {_md(c.claim)} | {_md(c.paper)} | {{doc}}`{c.chapter}` |" for c in CLAIMS if c.section == section]
+        out += [f"| {markdown_cell(c.claim)} | {markdown_cell(c.paper)} | {{doc}}`{c.chapter}` |"
+                for c in CLAIMS if c.section == section]
         if section == SECTIONS[0]:
             ms, ds = sorted({m for m, _ in TABLE1}), sorted({d for _, d in TABLE1})
             out += ["", "Table 1 of the paper: the per-head width d\\_k at D\\_K\\* (rows m, columns d\\_model).", "",

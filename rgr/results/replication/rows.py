@@ -3,24 +3,50 @@
 number (:func:`basis`), a row that cannot be read (:func:`untestable`) and one fitted constant's row (:func:`fit_row`).
 
 The readers themselves are listed per claim key in :data:`rgr.results.replication.registry.READERS`.
+
+The decision run ``value_long`` and the rows it lends the verdict ``value_d32_best`` (chapter *Does it replicate?*).
+
+At m = 64, d_model = 32 the ``value`` sweep cut its top budget's runs with h >= 4 at the protocol's 20,000 steps,
+their error still falling, so the paper's "lowest error at h = 4 and 8" is undecided there. ``value_long``
+(:mod:`rgr.experiments.registry`; declared in data/README.md before it ran) reruns that cell with a ladder up to
+D_K = 512 and an 80,000-step cutoff, a deviation from the protocol made only to settle that comparison.
+:func:`deciding_runs` says when its rows decide the row (its table complete); :func:`long_source` reads them the
+way every chapter reads a table (``preset = "auto"``: :func:`rgr.catalog.resolve_preset`), without a smoke fallback.
+
+The GPT-2 block's verdict rows read the compressive preset (chapter *Does it replicate?*; issue 46).
+
+The ``book`` rows of ``gpt2`` put m = 256 items in d_model = 768 (m / d_model = 0.33): the capacity argument says
+nothing there, so they are the non-compressive control. The ``compressive`` preset keeps E7's task and block at
+m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64: :data:`rgr.gpt2.block.PRESETS`).
+:func:`gpt2_source` picks the rows the three GPT-2 verdicts read: the ``paper`` preset's when it is complete (the
+chapter's own ``preset = "auto"`` then reads it too), else the ``compressive`` preset's when that is complete, else
+what the chapter loaded (whose rows then say why they cannot test the claims). :func:`x_of` maps a budget to the
+law's variable x = D_K d_model / (m ln m), so a claim the paper makes at a D_K of its task is read at the same x
+of another task.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
+from ...catalog import get, load, preset_completeness, resolve_preset, table_path
+from ...store import TableError
 from ..futile import futile_stops
 from . import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
 
 __all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_noise", "fit_row", "fmt_iv", "reached",
-           "seeds_per_point", "untestable"]
+           "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
+           "COMPRESSIVE_PRESET", "gpt2_source", "x_of", "paper_dk_at"]
 
 NAN = math.nan
+
+
 _FIT = {"slope": 0, "intercept": 1, "r2": 2}
 
 
@@ -54,7 +80,8 @@ class Reading:
 @dataclass(frozen=True)
 class Longer:
     """A row read again with a longer step budget (the settled extension, not the protocol;
-    :mod:`rgr.results.replication.budget`): the budget (a multiple of the protocol's cutoff), the book's value and
+    :mod:`~rgr.results.replication.second_readings`):
+    the budget (a multiple of the protocol's cutoff), the book's value and
     interval there, the status that reading would get and its reason's first clause, whether it is settled (few
     runs at the new D_K* still cut), the runs at each cell's D_K* still cut, and D_K* per cell from 1x to it."""
 
@@ -68,21 +95,12 @@ class Longer:
     moved: str
     reason: str = ""  # the measured effect of the cutoff on the row's claim, where the row offered it as a reason
 
-    def words(self) -> str:
-        """The reading in one sentence, with what it says about the step cutoff."""
-        head = f"with {self.budget}x the protocol's step cutoff: {self.book}"
-        head += "" if self.interval in ("", "—") else f" {self.interval}"
-        head += f", {self.status} ({self.said})"
-        moved = f"; D_K* from 1x to {self.budget}x: {self.moved}" if self.moved else ""
-        cut = f"; runs at the new D_K* still cut: {self.cut}"
-        return head + moved + cut + (" (settled)" if self.settled else " (not settled: a longer budget may move it)")
-
 
 @dataclass(frozen=True)
 class ClaimRow:
     """The book's side of one reported claim: ``interval`` is always the 95% noise interval (or the rule's reading of
     the seeds' noise), ``cells`` the bootstrap over cells of a fitted constant, shown beside it; ``preset`` the preset
-    of the rows read (set by :func:`rgr.results.replication.table.evaluate`)."""
+    of the rows read (set by :func:`rgr.results.replication.registry.evaluate`)."""
 
     key: str
     book: str
@@ -98,7 +116,7 @@ class ClaimRow:
     cells_lo: float = NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
     cells_hi: float = NAN
     base_ruled_out: bool = False  # the paper's own Table 1 reproduces its fit in the law's base only (law rows)
-    longer: Longer | None = None  # the row read with a longer step budget (rgr.results.replication.budget)
+    longer: Longer | None = None  # the row read with a longer step budget (rgr.results.replication.second_readings)
 
 
 def seeds_per_point(runs: pd.DataFrame) -> int:
@@ -198,3 +216,70 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
                     base_ruled_out=base_ruled_out)
 
 
+LONG = "value_long"
+
+
+def complete(src: Source) -> bool:
+    """Whether ``src`` holds every run its preset's planner asks for (the test of :func:`rgr.catalog.load_complete`,
+    on the rows in hand). A preset the experiment does not have, or no rows: False."""
+    sweep = get(src.name)
+    if src.preset not in sweep.presets or not len(src.runs) or "run_key" not in src.runs:
+        return False
+    planned = {sweep.run_key(c, src.preset) for c in sweep.planned_runs(src.preset, src.runs)}
+    return planned <= set(src.runs["run_key"])
+
+
+def deciding_runs(long: Source | None, d_model: int = 32) -> pd.DataFrame | None:
+    """``long``'s rows at ``d_model`` when its table is complete and has that width; None otherwise (the verdict
+    then reads ``value`` as before)."""
+    if long is None or not complete(long):
+        return None
+    rows = long.runs[long.runs.d_model == d_model]
+    return rows.reset_index(drop=True) if len(rows) else None
+
+
+def long_basis(long: Source, rows: pd.DataFrame) -> str:
+    """What decided the row, for its basis: table, preset, seeds, heads, budgets and the cutoff, named as a
+    deviation."""
+    dks = f"D_K {int(rows.D_K.min())}–{int(rows.D_K.max())}"
+    return (f"{LONG} {basis(Source('value', long.preset, rows))}, {dks}, {len(rows)} runs at d_model = "
+            f"{int(rows.d_model.iloc[0])} (the protocol's cutoff is 20k: a longer one, declared before the run, to "
+            "settle this comparison; data/README.md)")
+
+
+def long_source(requested: str = "auto", root: Path | None = None) -> Source:
+    """``value_long``'s rows at the preset ``requested`` resolves to; no rows when data/ has none (no smoke run)."""
+    preset = resolve_preset([LONG], requested, root)
+    try:
+        runs = load(LONG, preset, root)
+    except TableError:
+        if table_path(LONG, root=root).is_file():
+            raise  # present but unreadable: never a silent fallback
+        runs = pd.DataFrame(columns=[c.name for c in get(LONG).schema.all_columns])  # no table yet: value decides
+    return Source(LONG, preset, runs)
+
+
+COMPRESSIVE_PRESET = "compressive"
+
+
+def x_of(D_K: float, m: int, d_model: int) -> float:
+    """The law's variable x = D_K d_model / (m ln m)."""
+    return D_K * d_model / (m * math.log(m))
+
+
+def paper_dk_at(D_K_paper: float, m: int, d_model: int) -> float:
+    """The budget of a task (m, d_model) at the x of the paper's E7 budget ``D_K_paper`` (m = 6144, d_model = 768)."""
+    return x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
+
+
+def gpt2_source(loaded: Source, requested: str = "auto", root: Path | None = None) -> Source:
+    """The rows the GPT-2 verdicts read (module doc): ``loaded`` unless the chapter asked for ``auto``, the paper
+    preset is incomplete and the compressive preset complete."""
+    if requested != "auto" or loaded.preset == "paper":
+        return loaded
+    if (preset_completeness("gpt2", COMPRESSIVE_PRESET, root) or 0.0) < 1.0:
+        return loaded
+    try:
+        return Source("gpt2", COMPRESSIVE_PRESET, load("gpt2", COMPRESSIVE_PRESET, root))
+    except TableError:
+        return loaded

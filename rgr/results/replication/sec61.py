@@ -1,9 +1,8 @@
 """One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
 
-:func:`rgr.results.replication.table.evaluate` turns the runs of each experiment (:class:`Source`) into one
-:class:`ClaimRow`
-per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval (the convention of
-:data:`rgr.results.replication.verdicts.CONVENTION`), the preset and seeds behind it, and a
+:func:`rgr.results.replication.registry.evaluate` turns the runs of each experiment (:class:`Source`) into one
+:class:`ClaimRow` per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval
+(the convention of the chapter's "Intervals"), the preset and seeds behind it, and a
 :class:`~rgr.results.replication.verdicts.Verdict`.
 Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
 Every rule is stated in the docstring of its reader; the paper's numbers come from
@@ -22,16 +21,13 @@ from ...task.metrics import F1_TARGET
 from ..stats import within
 from ..thresholds import curves, meets_precondition
 from . import reported as rep
-from .law_constants import log_space_reading
-from .paired import by_seed, paired_difference
-from .paper_arithmetic import ArithmeticCheck, check_words, reproduced_with, table1_base
+from .paper_arithmetic import ArithmeticCheck, check_words, log_space_reading, reproduced_with, table1_base
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
-from .seed_bootstrap import Draws, cell_noise, noise
+from .seed_bootstrap import Draws, by_seed, cell_noise, noise, paired_difference
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
 __all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",
-           "law_rows",
-           "sec61_rows", "single_head_never"]
+           "law_rows", "sec61_rows", "single_head_never", "table1_median_note", "law_caveat"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +47,7 @@ def _missing(cells: pd.DataFrame, wanted) -> list:
     return [c for c in wanted if tuple(c) not in have]
 
 
-def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
+def law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
     """Why a fitted slope could sit off the paper's: head counts at the grid's cap, and the ladder's resolution."""
     paper_seeds = rep.PAPER_SEEDS["base"]
     step = (f"with {seeds} seeds (paper {paper_seeds}) a threshold moves by a refinement step" if seeds < paper_seeds
@@ -67,7 +63,7 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
 def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
     base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base, the ln fit in log space
-    (:mod:`rgr.results.replication.law_constants`) and every configuration tested ride along."""
+    (:mod:`rgr.results.replication.paper_arithmetic`) and every configuration tested ride along."""
     ok = reached(sb.draws)
     top_h, seeds = int(sb.src.runs["h"].max()), seeds_per_point(sb.src.runs)
     every = reached(sb.every) if sb.every is not None else None
@@ -88,7 +84,7 @@ def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
             if e is None
             else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
         )
-        caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
+        caveat = law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
         f = LOG_BASES[LAW_BASE]
         ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
         ruled_out = table1_base(sb.arithmetic) == LAW_BASE  # Table 1 leaves the paper's law one base: the protocol's
@@ -169,7 +165,7 @@ def _table1_median_inside(lo: float, hi: float) -> bool:
     return within(float(pd.Series(list(rep.TABLE1.values())).median()), lo, hi)
 
 
-def _table1_median_note(lo: float, hi: float) -> str:
+def table1_median_note(lo: float, hi: float) -> str:
     """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
     t1 = float(pd.Series(list(rep.TABLE1.values())).median())
     where = "inside" if _table1_median_inside(lo, hi) else "outside"
@@ -192,7 +188,7 @@ def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
             basis=b,
             verdict=Verdict(
                 v.status,
-                v.detail + _table1_median_note(n.lo, n.hi),
+                v.detail + table1_median_note(n.lo, n.hi),
                 v.near_miss,
                 "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause,
             ),
@@ -255,7 +251,7 @@ def _paired_at(dk, diff, h: int) -> str:
 
 def fig1_one_head_worse(sb: SharedBase, b: str) -> ClaimRow:
     """At the Fig. 1 cell: one head worse than the best multi-head configuration at every budget both tested, each
-    budget judged on paired seeds (:mod:`rgr.results.replication.paired`)."""
+    budget judged on paired seeds (:mod:`rgr.results.replication.seed_bootstrap`)."""
     key, (m, d) = "fig1_one_head_worse", rep.claim("fig1_one_head_worse").value
     runs = sb.src.runs
     cell = runs[(runs.m == m) & (runs.d_model == d)] if len(runs) else runs

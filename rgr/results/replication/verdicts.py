@@ -1,7 +1,8 @@
 """The comparison machinery of the chapter *Does it replicate?*: verdicts, intervals, Table 1.
 
-One interval convention decides every verdict (:data:`CONVENTION`): the measurement's own noise on the cells the
-claim names (:mod:`rgr.results.replication.seed_bootstrap`); the bootstrap over cells is only shown beside it.
+One interval convention decides every verdict (chapter *Does it replicate?*, "Intervals"): the measurement's own
+noise on the cells the claim names (:mod:`rgr.results.replication.seed_bootstrap`);
+the bootstrap over cells is only shown beside it.
 
 - :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
@@ -27,20 +28,20 @@ import numpy as np
 import pandas as pd
 
 from ..stats import Fit, fit_line, tie_margin, within
-from .reported import PAPER_MAX_HEADS, PAPER_SEEDS, TABLE1
+from .reported import TABLE1
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "CONVENTION", "FitInterval",
+    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "FitInterval",
     "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
-    "table1_basis_words", "by_cause",
+    "by_cause", "verdict_counts", "near_misses", "Headline", "headline",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
-# the name of a law row's reading fitted in log space (rgr.results.replication.law_constants), a cause when it holds
+# the name of a law row's reading fitted in log space (rgr.results.replication.paper_arithmetic), a cause when it holds
 LOG_SPACE = "ln, log space"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
@@ -68,17 +69,6 @@ CAUSES: dict[str, str] = {
 }
 NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
 _READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget", "budget_bound")
-
-CONVENTION = (
-    "Every verdict is decided by the measurement's own noise on the cells the claim names: a 95% interval from "
-    "resampling each cell's seeds with replacement (a seed's runs at every h and D_K together; D_K* and h* recomputed "
-    "per cell, then the number), widened to hold the book's own value and its value with every cell at its optimistic, "
-    "then its conservative D_K* (protocol E3, the ends the ladder allows). A statement about F1 or MSE curves is read "
-    "on their 95% t-intervals across seeds. The paper's value inside: agrees; outside: deviates, a near miss when it "
-    "lies inside the 99% interval. A fitted constant's bootstrap over cells is shown beside it, as how the constant "
-    "depends on the cells chosen; it decides nothing."
-)
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -317,23 +307,6 @@ def table1(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table1_basis_words(runs: pd.DataFrame) -> str:
-    """What the base rows behind Table 1 are, against the paper's head counts and seeds, as one or two sentences.
-
-    Says whether the rows reach the paper's largest head count and seed count; only where they fall short does
-    it say what that costs (a less sharply determined h*)."""
-    h_max, seeds = int(runs["h"].max()), int(runs["seed"].nunique())
-    paper_h, paper_seeds = PAPER_MAX_HEADS, PAPER_SEEDS["base"]
-    said = (f"The base rows read here reach h = {h_max} with {seeds} seeds per point "
-            f"(the paper: {paper_h} and {paper_seeds})")
-    step = (
-        "a cell whose noise interval is a single value can still miss the paper's d_k* by one refinement step of D_K."
-    )
-    if h_max >= paper_h and seeds >= paper_seeds:
-        return f"{said}: the same head counts and seeds. Both sides still read D_K* on a refined ladder, so {step}"
-    return f"{said}. Fewer seeds or head counts leave h* less sharply determined, and {step}"
-
-
 def by_cause(rows: list) -> dict[str, list]:
     """The verdict rows (:class:`~rgr.results.replication.rows.ClaimRow`) that do not agree, per cause
     (:data:`CAUSES`): deviations first, in the order of :data:`DEVIATION_CAUSES`, then the untestable ones; causes
@@ -344,3 +317,31 @@ def by_cause(rows: list) -> dict[str, list]:
         if c:
             out[c].append(r)
     return {c: rs for c, rs in out.items() if rs}
+
+
+def verdict_counts(rows: list) -> dict[str, int]:
+    """How many rows of the verdict table have each status (every status present, 0 when none)."""
+    return {s: sum(r.verdict.status == s for r in rows) for s in STATUSES}
+
+
+def near_misses(rows: list) -> int:
+    """How many deviations are near misses (the paper's value inside the book's 99% noise interval)."""
+    return sum(r.verdict.near_miss for r in rows)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The verdict table in numbers, as the chapter and the introduction paste them (see :func:`headline`)."""
+
+    n_rows: int
+    n_agrees: int
+    n_deviates: int
+    n_not_testable: int
+    n_near_miss: int  # deviations whose paper value lies in the book's 99% noise interval
+
+
+def headline(rows: list) -> Headline:
+    """How many rows there are, per status (:func:`verdict_counts`), and how many deviations are near misses."""
+    n = verdict_counts(rows)
+    return Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
+                    n_not_testable=n["not testable"], n_near_miss=near_misses(rows))

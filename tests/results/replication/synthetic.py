@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 
 from rgr.experiments.registry import get_experiment
-from rgr.results.replication.rows import Source
-from rgr.results.replication.value_decision import LONG
+from rgr.results.replication.rows import LONG, Source
 
 NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is about (tests/test_paper_arithmetic.py)
 

@@ -1,15 +1,34 @@
-"""Can the paper's fits come from its own Table 1? (rgr.results.replication.paper_arithmetic)."""
+"""Can the paper's fits come from its own Table 1? (rgr.results.replication.paper_arithmetic).
+
+The law's constant read three ways (rgr.results.replication.paper_arithmetic), the base Table 1 leaves the paper,
+and the "weighting" cause of a law row."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rgr.results.replication import reported as rep
-from rgr.results.replication.paper_arithmetic import _search, check_words, printed_half_unit, table1_heads
+from rgr.results.replication.paper_arithmetic import (
+    ArithmeticCheck,
+    check_words,
+    law_constant_values,
+    law_constants,
+    log_space_constant,
+    meet_in_the_middle,
+    printed_half_unit,
+    table1_base,
+    table1_heads,
+)
+from rgr.results.replication.rows import ClaimRow, Reading
+from rgr.results.replication.seed_bootstrap import seed_draws
+from rgr.results.replication.verdicts import LOG_SPACE, Verdict, cause_of
 from rgr.results.stats import fit_line
+from rgr.theory.laws import scaling_x
 
 
 def test_printed_half_unit():
@@ -41,7 +60,7 @@ def test_the_meet_in_the_middle_count_equals_brute_force(intercept):
     if intercept:
         keep &= np.array([icpt[0] <= f.intercept <= icpt[1] for f in fits])
     hits = keep & np.array([abs(f.r2 - target.r2) <= r2_tol for f in fits])
-    n_slope, tallies = _search(x, y, intercept, win, icpt, target.r2, r2_tol, chunk=7)
+    n_slope, tallies = meet_in_the_middle(x, y, intercept, win, icpt, target.r2, r2_tol, chunk=7)
     assert n_slope == int(keep.sum()) and tallies["centred"].matches == int(hits.sum()) >= 1
     assert tallies["centred"].nearest[2] == pytest.approx(target.r2, abs=r2_tol)
 
@@ -52,7 +71,7 @@ def test_check_words_without_a_check_say_nothing():
 
 def test_the_papers_table1_against_its_fits():
     # pure arithmetic on the paper's numbers: the precondition fit and the head-count line cannot come from Table 1
-    from rgr.results.replication.table import arithmetic
+    from rgr.results.replication.registry import arithmetic
 
     checks = arithmetic()
     by = {(c.fit, c.base, c.r2_kind): c for c in checks}
@@ -61,3 +80,78 @@ def test_the_papers_table1_against_its_fits():
     for key in (("law_pre", "ln", "centred"), ("law_pre", "log2", "centred"), ("heads", "—", "centred")):
         assert by[key].slope_matches > 0 and not by[key].reproduced, key
     assert "no single assignment reproduces the paper's base-grid fits together" in check_words(list(checks), "heads")
+
+
+def test_log_space_constant_of_an_exact_law_is_its_constant():
+    x = np.array([3.0, 10.0, 55.0, 400.0])
+    dk = np.outer(x, [0.5, 1.19, 7.0])
+    assert log_space_constant(x, dk) == pytest.approx([0.5, 1.19, 7.0])
+
+
+def test_log_space_weighs_every_cell_alike_where_least_squares_follows_the_largest():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 100.0])
+    dk = x.copy()
+    dk[-1] *= 2  # the largest cell twice the line
+    ls = float((x * dk).sum() / (x**2).sum())
+    assert ls > 1.98  # least squares follows the largest cell
+    assert log_space_constant(x, dk[:, None])[0] == pytest.approx(2 ** (1 / 5))  # one cell in five
+
+
+def _check(fit: str, base: str, matches: int) -> ArithmeticCheck:
+    return ArithmeticCheck(fit, base, "centred", 12, 100, matches, matches, None)
+
+
+def test_table1_leaves_the_paper_the_one_base_that_reproduces_a_law_fit():
+    assert table1_base([_check("law_all", "ln", 5), _check("law_all", "log2", 0), _check("law_pre", "ln", 0),
+                        _check("law_pre", "log2", 0)]) == "ln"
+    assert table1_base([_check("law_all", "ln", 0), _check("law_pre", "log2", 2)]) == "log2"
+    assert table1_base([_check("law_all", "ln", 0), _check("law_all", "log2", 0)]) == ""  # cannot tell
+    assert table1_base([_check("law_all", "ln", 1), _check("law_pre", "log2", 1)]) == ""  # both: cannot tell
+    assert table1_base([_check("heads", "—", 3)]) == ""  # the head-count line says nothing about the log
+
+
+def _runs(c: float, seeds=(0, 1, 2)) -> pd.DataFrame:
+    """Max-over-heads runs on the base grid whose h = 2 reaches F1 1 from D_K = c x (ln) upward, rounded up."""
+    rows = []
+    for m in (64, 128, 256, 512):
+        for d in (16, 32, 64):
+            star = math.ceil(c * float(scaling_x(m, d)))
+            for D_K in (star // 2, star, 2 * star):
+                for s in seeds:
+                    rows.append(dict(m=m, d_model=d, r=1, h=2, D_K=D_K, d_k=D_K / 2, seed=s,
+                                     test_f1=1.0 if D_K >= star else 0.3, max_steps=20000))
+    return pd.DataFrame(rows)
+
+
+def test_the_three_readings_on_an_exact_law():
+    checks = [_check("law_all", "ln", 5), _check("law_all", "log2", 0), _check("law_pre", "ln", 0),
+              _check("law_pre", "log2", 0)]
+    frame = law_constants(seed_draws(_runs(2.0)), checks)
+    assert list(frame["cells"]) == ["all"] * 3 + ["pre"] * 3 and list(frame["n"]) == [12] * 3 + [9] * 3
+    by = frame.set_index(["cells", "reading"])["value"]
+    for cells in ("all", "pre"):
+        assert by[(cells, "ln, least squares")] == pytest.approx(2.0, rel=0.02)  # ceil: just above 2
+        assert by[(cells, LOG_SPACE)] == pytest.approx(2.0, rel=0.02)
+        assert by[(cells, "log2, least squares")] == pytest.approx(by[(cells, "ln, least squares")] * math.log(2))
+    assert not frame["inside"].any()  # 2.0 and 1.39 are far from 1.19 / 0.966, and the seeds do not move them
+    assert list(frame["table1"].astype("Float64").fillna(-1)) == [5, 0, -1, 0, 0, -1]
+    words = law_constant_values(frame, checks, rows=[])
+    assert words.t1_base == "ln" and words.c_all.t1_ln == "5" and words.c_pre.ln.inside == "outside"
+    assert words.cause_all == "no row"
+
+
+def _law_row(readings: tuple[Reading, ...], cause: str = "", cells: tuple[float, float] = (math.nan, math.nan)):
+    return ClaimRow("law_slope_all", "1.77", "[1.71, 2.23]", "b", Verdict("deviates", "far", cause=cause), value=1.77,
+                    lo=1.71, hi=2.23, readings=readings, cells_lo=cells[0], cells_hi=cells[1])
+
+
+def test_a_log_space_reading_that_holds_the_papers_value_is_the_cause_weighting():
+    paper = rep.claim("law_slope_all").value
+    holds = Reading(LOG_SPACE, 1.13, 1.06, 1.22, True)
+    misses = Reading(LOG_SPACE, 1.5, 1.4, 1.6, False)
+    assert cause_of(_law_row((holds,))) == "weighting"
+    assert cause_of(_law_row((misses,))) == "unexplained"
+    assert cause_of(_law_row((misses,), cells=(1.0, 2.0))) == "cell_choice"
+    assert cause_of(_law_row((holds,), cells=(1.0, 2.0))) == "weighting"  # before the choice of cells
+    assert cause_of(_law_row((holds,), cause="paper_table1")) == "paper_table1"  # what the reader found comes first
+    assert 1.0 < paper < 2.0

@@ -16,7 +16,7 @@ def test_every_claim_is_on_the_page_under_its_section():
     page = reported.page_markdown()
     for c in reported.CLAIMS:
         heading = page.index(f"## {reported.SECTION_TITLES[c.section]}")
-        row = page.index(reported._md(c.claim))
+        row = page.index(reported.markdown_cell(c.claim))
         later = [page.index(f"## {t}") for t in reported.SECTION_TITLES.values() if page.index(f"## {t}") > heading]
         assert heading < row < min(later, default=len(page))
     assert all(f"| {m} |" in page for m, _ in reported.TABLE1)

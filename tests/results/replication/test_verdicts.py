@@ -9,27 +9,24 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rgr.chapters.replication_words import base_words
 from rgr.results.replication import reported as rep
 from rgr.results.replication.extensions import gpt2_testable
-from rgr.results.replication.rows import ClaimRow, Reading, Source
-from rgr.results.replication.table import (
-    base_words,
-    claims_frame,
-    evaluate,
-    fit_words,
-    near_misses,
-    row_value,
-    verdict_counts,
-)
+from rgr.results.replication.registry import complete_rows, evaluate
+from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
     LOG_BASES,
     Verdict,
     dk_star_intervals,
     fit_interval,
+    headline,
     interval_verdict,
+    near_misses,
     noise_verdict,
     side_verdict,
     table1,
+    verdict_counts,
+    verdict_label,
     with_log_base,
 )
 from rgr.results.stats import within
@@ -167,11 +164,11 @@ def test_dk_intervals_and_table1_verdicts():
 
 
 def test_dk_median_note_names_table1s_own_median():
-    from rgr.results.replication.sec61 import _table1_median_note
+    from rgr.results.replication.sec61 import table1_median_note
 
-    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in _table1_median_note(8.5, 11.0)
-    assert _table1_median_note(3.0, 5.0).endswith("outside the book's interval")
-    assert _table1_median_note(8.0, 16.0).endswith("inside the book's interval")
+    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in table1_median_note(8.5, 11.0)
+    assert table1_median_note(3.0, 5.0).endswith("outside the book's interval")
+    assert table1_median_note(8.0, 16.0).endswith("inside the book's interval")
 
 
 # ----------------------------------------------------------------------------- end to end on synthetic runs
@@ -236,58 +233,27 @@ def test_one_row_per_claim():
     rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)
     keys = [r.key for r in rows]
     assert sorted(keys) == sorted(c.key for c in rep.CLAIMS) and len(keys) == len(set(keys))
-    f = claims_frame(rows, link=False)
-    assert list(f["key"]) == [c.key for c in rep.CLAIMS]
+    assert [r.key for r in complete_rows(rows)] == [c.key for c in rep.CLAIMS]
     with pytest.raises(ValueError, match="one row per claim"):
-        claims_frame(rows + rows[:1])
+        complete_rows(rows + rows[:1])
     with pytest.raises(KeyError):
-        claims_frame([ClaimRow("law_slope_all_log2", "", "", "", Verdict("agrees", ""))])
+        complete_rows([ClaimRow("law_slope_all_log2", "", "", "", Verdict("agrees", ""))])
 
 
-def test_claims_frame_marks_missing_claims_and_near_misses():
-    f = claims_frame([], link=False)
-    assert list(f["key"]) == [c.key for c in rep.CLAIMS]
-    assert set(f["verdict"]) == {"not testable"}
+def test_missing_claims_are_not_testable_and_near_misses_are_labelled():
+    done = complete_rows([])
+    assert [r.key for r in done] == [c.key for c in rep.CLAIMS]
+    assert {verdict_label(r) for r in done} == {"not testable"}
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), cells="[0, 3]")]
-    f = claims_frame(rows)
-    assert f.set_index("key").loc["law_slope_all", "verdict"] == "deviates (near miss)"
-    assert f.set_index("key").loc["law_slope_all", "cells"] == "[0, 3]"
-    assert f["chapter"].str.contains('href="permutation_sweeps.html"').any()
+    assert verdict_label(complete_rows(rows)[0]) == "deviates (near miss)"
     assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
 
 
-def test_headline_and_law_words_read_the_rows():
-    from rgr.results.replication.table import headline, law_words
-
+def test_headline_counts_the_rows():
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), 1.5, 1.0, 2.0),
             ClaimRow("heads_slope", "", "", "b", Verdict("agrees", ""), 1.6, 1.5, 1.7)]
     h = headline(rows)
     assert (h.n_rows, h.n_agrees, h.n_deviates, h.n_not_testable, h.n_near_miss) == (2, 1, 1, 0, 1)
-    w = law_words(rows)
-    assert w.slope_all_ln == row_value(rows, "law_slope_all") == "1.50 (95% noise interval 1.00–2.00)"
-    assert w.slope_pre_ln == "not testable here" and w.heads_slope.startswith("1.60")
-    assert w.paper_law_slope_all == rep.claim("law_slope_all").paper and w.base_all.startswith("outside")
-
-
-def test_row_value_wording():
-    rows = [ClaimRow("k", "", "", "", Verdict("agrees", ""), 1.234, 1.0, 1.5,
-                     readings=(Reading("with log2", 0.5, 0.4, 0.6, False),)),
-            ClaimRow("n", "", "", "", Verdict("not testable", "why", cause="no_data"))]
-    assert row_value(rows, "k") == "1.23 (95% noise interval 1.00–1.50)"
-    assert row_value(rows, "k", reading="with log2") == "0.50 (95% noise interval 0.40–0.60)"
-    assert row_value(rows, "k", reading="every") == "not testable here"
-    assert row_value(rows, "n") == row_value(rows, "missing") == "not testable here"
-
-
-def test_fit_words_follow_the_verdict_and_the_side():
-    paper = rep.claim("law_r2_pre").value
-    row = lambda status, v: [ClaimRow("law_r2_pre", "", "", "",
-                                      Verdict(status, "", cause="no_data" if status == "not testable" else ""),
-                                      v, v - 0.1, v + 0.1)]
-    assert fit_words(row("agrees", paper)) == "The line itself replicates"
-    assert fit_words(row("deviates", paper - 0.2)) == "The line is looser than the paper's"
-    assert fit_words(row("deviates", min(paper + 0.005, 1.0))) == "The line is tighter than the paper's"
-    assert "cannot be compared" in fit_words(row("not testable", math.nan)) and "cannot" in fit_words([])
 
 
 def test_the_diagonal_reads_one_preset_and_takes_a_shared_cell_from_lambda8():
@@ -396,30 +362,17 @@ def test_committed_book_tables_give_every_status_a_reason():
             assert (r.verdict.status == "agrees") == (r.lo <= paper <= r.hi), r.key
 
 
-def test_table1_basis_words_says_a_shortfall_only_where_there_is_one():
-    from rgr.results.replication.verdicts import table1_basis_words
-
-    def runs(h_max, seeds):
-        return pd.DataFrame([dict(h=h, seed=s) for h in (1, h_max) for s in range(seeds)])
-
-    full = table1_basis_words(runs(64, 10))
-    assert "h = 64 with 10 seeds" in full and "same head counts and seeds" in full and "Fewer" not in full
-    short = table1_basis_words(runs(32, 3))
-    assert "h = 32 with 3 seeds" in short and "Fewer seeds or head counts" in short
-    assert "Fewer" in table1_basis_words(runs(64, 3))
-
-
 def test_law_caveat_names_the_seeds_the_rows_have():
-    from rgr.results.replication.sec61 import _law_caveat
+    from rgr.results.replication.sec61 import law_caveat
 
     capped = pd.DataFrame([dict(m=512, d_model=16)])
     none = capped.iloc[:0]
-    few = _law_caveat(none, 32, 3)
+    few = law_caveat(none, 32, 3)
     assert few.startswith("With 3 seeds (paper 10)")
-    full = _law_caveat(capped, 64, 10)
+    full = law_caveat(capped, 64, 10)
     assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
     assert "(512, 16) (the paper's grid stops there too)" in full
-    assert "stops there too" not in _law_caveat(capped, 32, 3)
+    assert "stops there too" not in law_caveat(capped, 32, 3)
 
 
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():

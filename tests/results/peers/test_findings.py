@@ -1,13 +1,14 @@
-"""What the peers chapter pastes beyond its readings (rgr.results.peers.words), on small synthetic inputs."""
+"""The small findings the peers chapter glues beyond its readings (refit, sweep, aot, pal) and the decimals it shows
+them with (rgr.chapters.prose.prose_digits), on small synthetic inputs."""
 
 import pandas as pd
 import pytest
 
-from rgr.chapters.prose import finding_values
-from rgr.results.peers.aot import Difference, verdicts
+from rgr.chapters.prose import finding_values, prose_digits
+from rgr.results.peers.aot import AotFinding, Difference, aot_finding, verdicts
 from rgr.results.peers.dana import PowerRefit
-from rgr.results.peers.sweep import LEVELS, PreconditionReading, SeriesDrift
-from rgr.results.peers.words import AotWords, aot_words, one_head_words, prose_digits, refit_words, sweep_words
+from rgr.results.peers.refit import refit_finding
+from rgr.results.peers.sweep import LEVELS, PreconditionReading, SeriesDrift, one_head_finding, sweep_finding
 
 
 def _fit(slope=(0.01, 0.055, 0.02, 0.03)) -> PowerRefit:
@@ -33,7 +34,7 @@ def test_prose_digits_names_every_float_or_missing_field_and_rejects_unknown_nam
 
 
 def test_refit_words_read_the_ratio_and_the_largest_slope():
-    w = refit_words(_fit())
+    w = refit_finding(_fit())
     assert w.rss_ratio == pytest.approx(5.4) and w.slope_max == 0.055
     assert {k: str(v) for k, v in finding_values(w, digits=dict(rss_ratio=1, slope_max=3)).items()} == {
         "rss_ratio": "5.4", "slope_max": "0.055"}
@@ -44,22 +45,22 @@ def test_sweep_words_word_the_failing_cells_and_the_drift_direction():
     half, passed = _drift(LEVELS[0], -0.3, cells=((32, 4), (64, 8), (128, 16))), _drift(LEVELS[1], 0.2)
     pre = PreconditionReading(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9,
                               x_max_failing=6.9)
-    w = sweep_words(runs, half, passed, pre)
+    w = sweep_finding(runs, half, passed, pre)
     assert (w.n_runs, w.n_seeds, w.cpu, w.half_n_cells, w.pass_n_cells, w.n_fail) == (4, 3, 15.5, 3, 2, 2)
     assert (w.fail_cells, w.separates, w.direction, w.dominates) == ("(32, 4), (128, 8)", "do", "falls", "first")
     none = PreconditionReading(failing=(), failing_ratio_max=None, passing_ratio_min=1.9, x_max_failing=None)
-    w = sweep_words(runs, _drift(LEVELS[0], 0.4), passed, none)
+    w = sweep_finding(runs, _drift(LEVELS[0], 0.4), passed, none)
     assert (w.fail_cells, w.separates, w.direction, w.dominates) == ("none", "do not", "rises", "second")
     assert str(finding_values(w, digits=dict(cpu=0))["fail_cells"]) == "none"
     with pytest.raises(ValueError, match="half and passed"):
-        sweep_words(runs, passed, half, pre)
+        sweep_finding(runs, passed, half, pre)
 
 
 def test_glued_failing_cells_keep_their_text_not_a_tuple():
     runs = pd.DataFrame({"seed": [0], "wall_time_s": [60.0]})
     pre = PreconditionReading(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9,
                               x_max_failing=6.9)
-    cells = finding_values(sweep_words(runs, _drift(LEVELS[0], 0.1), _drift(LEVELS[1], 0.1), pre))["fail_cells"]
+    cells = finding_values(sweep_finding(runs, _drift(LEVELS[0], 0.1), _drift(LEVELS[1], 0.1), pre))["fail_cells"]
     assert repr(cells) == "'(32, 4), (128, 8)'"  # quoted: myst-nb evaluates the quotes away, not into a tuple
 
 
@@ -70,8 +71,8 @@ def test_aot_words_count_the_seeds_of_each_difference_and_carry_the_verdicts():
     found = {"beyond_code": dif(0.0, -0.1, 0.1), "beyond_paper": dif(0.2, 0.1, 0.3, (0, 1)),
              "split_code": dif(0.1, 0.05, 0.15), "split_paper": dif(-0.1, -0.2, -0.05)}
     runs = pd.DataFrame({"wall_time_s": [600.0, 540.0, 30.0]})
-    w = aot_words(runs, found, verdicts(found))
-    assert isinstance(w, AotWords)
+    w = aot_finding(runs, found, verdicts(found))
+    assert isinstance(w, AotFinding)
     assert (w.beyond_code_n, w.beyond_paper_n, w.split_code_n, w.split_paper_n, w.aot_runs) == (3, 2, 3, 3, 3)
     assert w.aot_cpu == "20 worker-minutes" and w.verdict_beyond.startswith("holds for the heads of their code")
     assert "reverses" in w.verdict_split
@@ -79,10 +80,10 @@ def test_aot_words_count_the_seeds_of_each_difference_and_carry_the_verdicts():
 
 def test_one_head_words_count_the_passing_cells_and_show_missing_without_rows():
     one = pd.DataFrame({"mean": [0.4, LEVELS[1], 1.0], "x": [0.5, 1.65, 1.2]})
-    w = one_head_words(one)
+    w = one_head_finding(one)
     assert (w.n_one, w.n_one_pass, w.one_best, w.one_x_max) == (3, 2, 1.0, 1.65)
     shown = finding_values(w, digits=dict(one_best=3, one_x_max=2))
     assert (str(shown["one_best"]), str(shown["one_x_max"])) == ("1.000", "1.65")
-    empty = one_head_words(one.iloc[:0])
+    empty = one_head_finding(one.iloc[:0])
     assert (empty.n_one, empty.n_one_pass, empty.one_best, empty.one_x_max) == (0, 0, None, None)
     assert str(finding_values(empty, digits=dict(one_best=3, one_x_max=2))["one_best"]) == "—"

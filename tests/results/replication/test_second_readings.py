@@ -1,10 +1,11 @@
-"""Second readings with a longer step budget (rgr.results.replication.budget; issue 45)."""
+"""Second readings with a longer step budget (rgr.results.replication.second_readings; issue 45)."""
 
 import numpy as np
 import pandas as pd
 
-from rgr.results.replication.budget import longer_draws, with_longer
+from rgr.chapters.verdict_table import longer_words
 from rgr.results.replication.rows import ClaimRow, Longer
+from rgr.results.replication.second_readings import longer_draws, with_longer
 from rgr.results.replication.seed_bootstrap import seed_draws
 from rgr.results.replication.verdicts import Verdict, cause_of
 
@@ -56,6 +57,6 @@ def test_the_likely_reason_gives_way_to_the_measured_one():
     (r,) = with_longer([_row(detail="book 1; a likely reason, not measured here: x")],
                        {"diag_growth": _longer("deviates", reason="Measured.")})
     assert r.verdict.detail == "book 1. Measured."
-    words = _longer("deviates").words()
+    words = longer_words(_longer("deviates"))
     assert words.startswith("with 4x the protocol's step cutoff: 0.83 [0.8, 0.9], deviates (x)")
     assert "(not settled: a longer budget may move it)" in words
