@@ -5,8 +5,8 @@ A table cut at a line boundary (its last lines gone whole: a copy or a download 
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
 count, the sha256 of the bytes and short hashes of the first and last rows. Every write of the store
-(:func:`rgr.store.write.write_rows`, :func:`rgr.store.write.replace_table`, :func:`rgr.store.write.repair_table`) renames the table
-into place, then its new seal.
+(:func:`rgr.store.write.write_rows`, :func:`rgr.store.write.replace_table`, :func:`rgr.store.write.repair_table`)
+renames the table into place, then its new seal.
 The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
@@ -44,8 +44,8 @@ from typing import NamedTuple
 from .. import atomic
 from .schema import TableError
 
-__all__ = ["NotAFile", "open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal",
-           "drop_seal", "compare", "enforce"]
+__all__ = ["NotAFile", "open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
+           "seal_of", "read_seal", "write_seal", "drop_seal", "compare", "enforce"]
 
 # ------------------------------------------------------------------ a table's files on disk: side files opened
 # without following links, files replaced whole
