@@ -34,6 +34,7 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "produce_
 # the modules of the tables it reads, not those of every table
 ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
     "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}

@@ -1,6 +1,6 @@
 """What the chapter *The law beside other results* (``book/peers.ipynb``) pastes into its prose beyond the
 readings of :mod:`.dana`, :mod:`.sweep`, :mod:`.aot` and :mod:`.pal`: small frozen findings glued by field name
-(:func:`rgr.chapters.prose.glue_finding`), and the decimals each float field is shown with (:func:`prose_digits`).
+(:func:`rgr.chapters.display.glue_finding`), and the decimals each float field is shown with (:func:`prose_digits`).
 """
 
 from __future__ import annotations

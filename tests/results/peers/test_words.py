@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from rgr.chapters.prose import finding_values
+from rgr.chapters.display import finding_values
 from rgr.results.peers.aot import Difference, verdicts
 from rgr.results.peers.dana import PowerRefit
 from rgr.results.peers.sweep import LEVELS, PreconditionReading, SeriesDrift
