@@ -7,10 +7,10 @@ from pathlib import Path
 
 from .atomic import replace_whole
 from .experiments import futility, planner, reuse, unstopped
-from .experiments.grid import FUTILITY_MIN_SEEDS
 from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.peers.head_sweep import PEERS
 from .experiments.peers.pal_sweep import SCHEMA as PAL_SCHEMA
+from .experiments.planner import FUTILITY_MIN_SEEDS
 from .experiments.registry import EXPERIMENTS, SCHEMA
 from .experiments.settled import SETTLED
 from .experiments.unstopped import UNSTOPPED

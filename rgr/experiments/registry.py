@@ -3,7 +3,7 @@
 
 An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
 ``softmax``, ``linear``, ``value``, ``value_long``, ...) has three presets, each a frozen
-:class:`rgr.experiments.grid.Grid`:
+:class:`rgr.experiments.planner.Grid`:
 
 - ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
 - ``book``: the same protocol on a reduced grid (fewer seeds, heads and
@@ -31,7 +31,7 @@ from ..protocol import HEADS_ALL, MODEL_KINDS
 from ..store import Column, RowKey, Schema
 from . import futility, planner
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
-from .grid import Cell, Grid
+from .planner import Cell, Grid
 from .tables import check_preset
 
 __all__ = ["Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment", "smoke_grid"]

@@ -39,8 +39,7 @@ from typing import Sequence
 import pandas as pd
 
 from .engine.config import RunConfig, step_cutoff
-from .grid import Cell, Grid
-from .planner import in_shard
+from .planner import Cell, Grid, in_shard
 from .registry import Experiment, smoke_grid
 
 __all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "BUDGETS", "SEEDS", "budgets_for", "seeds_for",

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..engine.config import RunConfig
-from ..grid import Cell, Grid, base_cutoff
-from ..planner import in_shard
+from ..planner import Cell, Grid, base_cutoff, in_shard
 from ..registry import Experiment
 
 __all__ = ["law_x", "heads_for", "planned_runs", "HeadSweep", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M",

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.grid import Cell
 from rgr.experiments.peers.head_sweep import PEERS, heads_for, law_x
+from rgr.experiments.planner import Cell
 from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
