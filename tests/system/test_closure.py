@@ -1,6 +1,7 @@
 """A chapter imports what it reads (issue 49): reading tables never loads the engine or a trainer, and the modules
 a data chapter's first imports pull in stay few (each is an input of its freshness stamp: book/_ext/rgr_fresh.py).
-Measured in a fresh interpreter, from its sys.modules."""
+Measured in a fresh interpreter, from its sys.modules; each data chapter's stamp is measured so too, without
+executing the chapter (:func:`stamp_closure`), and compared with its count when issue 49 was filed."""
 
 from __future__ import annotations
 
@@ -44,6 +45,15 @@ def test_a_table_declared_elsewhere_is_imported_when_read():
     assert "rgr.gpt2.experiment" not in rgr_modules("import rgr.catalog")
     loaded = rgr_modules("from rgr import catalog\ncatalog.get('gpt2')")
     assert "rgr.gpt2.experiment" in loaded and not set(TRAINING) & set(loaded)
+
+
+def test_the_catalog_names_the_registry_s_tables_in_its_order():
+    """rgr.catalog lists the registry's tables without importing it (PROTOCOL); the two lists are one."""
+    from rgr import catalog
+    from rgr.experiments.registry import EXPERIMENTS
+
+    assert catalog.PROTOCOL == tuple(EXPERIMENTS)
+    assert not set(catalog.PROTOCOL) & set(catalog.ELSEWHERE)
 
 
 def test_the_check_can_fail():
