@@ -2,7 +2,7 @@
 
 A full disk, a kill or an error mid-way leaves the target as it was, never half-written. Standard library only,
 so that tasks.py and the book's extensions (book/_ext/rgr_fresh.py: the chapters' notebooks) use it in a bare
-Python too; the store's tables and seals (:func:`rgr.store.files.replace_whole`), data/SCHEMA.md
+Python too; the store's tables and seals (:func:`rgr.store.seal.replace_whole`), data/SCHEMA.md
 (:mod:`rgr.schema_doc`) and book/reported.md are written through it.
 """
 

@@ -5,8 +5,9 @@
 and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
 :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
-:func:`rgr.trainers.trainer`, which nothing here imports. The tables declared outside the registry
-(:data:`ELSEWHERE`) are imported when first asked for, so a chapter loads the modules of the tables it reads.
+:func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
+asked for (:data:`PROTOCOL`: the registry's, :data:`ELSEWHERE`: the others), so a chapter loads the modules of the
+tables it reads, and no other table's.
 
 Which preset's rows a reader gets is decided here too, once for every chapter:
 :func:`resolve_preset` turns ``"auto"`` into ``"paper"`` where that sweep is complete
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiments.registry import EXPERIMENTS
 from .experiments.tables import Table, check_preset, load_results, table_path
 from .protocol import CHOICES
 from .store import Schema, TableError
@@ -30,22 +30,26 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "produce_
            "table_path",
            "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
 
-# the tables declared outside the protocol's registry, each imported when it is first asked for: a chapter loads
-# the modules of the tables it reads, not those of every table
+# every table of data/ by name, with the module that declares it (and the name it has there), imported when the
+# table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
+REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
+PROTOCOL: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
+                             "value_nostop", "value_long")
 ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
     "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
-NAMES: tuple[str, ...] = (*EXPERIMENTS, *ELSEWHERE)  # every table of data/
+NAMES: tuple[str, ...] = (*PROTOCOL, *ELSEWHERE)  # every table of data/
 
 
 def get(name: str) -> Table:
     """What the table data/<name>.csv is (its declaration; imported now if it lives outside the registry)."""
     if name not in NAMES:
         raise ValueError(f"experiment must be one of {sorted(NAMES)}, got {name!r}")
-    if name in EXPERIMENTS:
-        return EXPERIMENTS[name]
+    if name in PROTOCOL:
+        return importlib.import_module(REGISTRY).EXPERIMENTS[name]
     module, attr = ELSEWHERE[name]
     return getattr(importlib.import_module(module), attr)
 

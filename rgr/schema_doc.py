@@ -7,10 +7,12 @@ from pathlib import Path
 
 from .atomic import replace_whole
 from .experiments import futility, planner, reuse, unstopped
-from .experiments.grid import FUTILITY_MIN_SEEDS
 from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
+from .experiments.peers.head_sweep import PEERS
 from .experiments.peers.pal_sweep import SCHEMA as PAL_SCHEMA
+from .experiments.planner import FUTILITY_MIN_SEEDS
 from .experiments.registry import EXPERIMENTS, SCHEMA
+from .experiments.settled import SETTLED
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir
@@ -79,7 +81,7 @@ def _grid_doc() -> str:
 
 def _experiment_rows() -> str:
     lines = []
-    for e in (*EXPERIMENTS.values(), UNSTOPPED):
+    for e in (*EXPERIMENTS.values(), PEERS, SETTLED, UNSTOPPED):
         for name, g in e.presets.items():
             cells = ", ".join(f"({c.m}, {c.d_model}{', r=' + str(c.r) if c.r > 1 else ''})" for c in g.cells)
             steps = f"{g.max_steps}" if g.max_steps else f"{g.step_scale:g} x " + (

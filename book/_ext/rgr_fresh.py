@@ -76,7 +76,7 @@ def chapters(root: Path = ROOT) -> list[Path]:
 # eleven through rgr, its code names one), and on the rgr modules it imported, directly or through another
 # module (the transitive closure, not the whole package): editing rgr/results/softmax.py re-executes the chapters
 # that import it, not the theory chapter. The closure is what Python loaded, so it is exact; reading a table loads what
-# the table is (rgr.catalog), never how it trains (rgr.trainers), so a data chapter imports about 45-55 modules.
+# the table is (rgr.catalog), never how it trains (rgr.trainers), so a data chapter imports 33-68 of its modules.
 # Not inputs: markdown cells (they render, they do not compute), the install cell (inert in a checkout), the
 # installed packages (pinned in pyproject.toml; nbval in `test` catches an output that a new pin changes), and
 # folders that Python lists to find modules. A new file in a listed folder (a table's shard in data/) changes

@@ -11,7 +11,7 @@
   entry by author and year, "[Adler 2025]", as the chapters cite it (``bibtex_reference_style: author_year``),
   not pybtex's alpha code ("[Thercontributors26]" for a corporate author).
 - **Tables to download.** data/*.csv and data/SCHEMA.md (those git tracks, regular files only) are copied to
-  ``_build/html/data/``, where the links of :func:`rgr.chapters.downloads.download_links` (``../data/<name>``)
+  ``_build/html/data/``, where the links of :func:`rgr.chapters.display.download_links` (``../data/<name>``)
   point.
 - **Source bundle.** ``rgr-book-<version>.zip`` (:func:`source_bundle`: the package, the chapters, data/, the
   tests and the build files, everything a downloaded chapter needs to run, as git tracks them at the commit it

@@ -1,23 +1,50 @@
-"""How chapters show a table: HTML with headers, sensible rounding and readable missing values.
+"""How chapters show what they read: tables (HTML with headers, sensible rounding and readable missing values),
+glued findings and links to their data.
 
 Every chapter shows its tables through :func:`table` (never ``print(df)``), so a reader sees a
 rendered HTML table with a header row in words (:func:`column_label`, the one home of the book's column
 labels: the data keep their code names, a reader sees "key width D_K*" for ``D_K_star``), numbers
 rounded to what the experiment supports, and "—" where a value does not exist (a cell whose D_K* was
 never reached, say).
+
+**Glued findings.** :func:`glue_finding` is the one way a chapter glues numbers, from its frozen finding to its
+prose.
+
+A chapter's Markdown pastes ``{glue:text}`name```; every such name is a field of a frozen dataclass that an
+``rgr.results`` function returned (nested fields joined by ``_``, tuples as ``name_0``, ``name_1``, ...; see
+:func:`rgr.results.findings.entries`), so a pasted number leads to the function that computed it by its name.
+
+**Downloads.** Each chapter's tables, downloadable from its page: :func:`download_links`.
+
+A chapter calls ``download_links(["base", "constructions"])`` in a code cell below its results; the
+output is a line of links to the CSV files behind its figures and to data/SCHEMA.md (what every column
+means). The links are relative (``../data/<file>``): in the built site they point to the copies that the
+book's Sphinx extension (book/_ext/rgr_site.py) puts into ``_build/html/data/``, and in Jupyter, where
+a chapter runs in book/, to the repository's data/ folder itself.
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import hashlib
+import html
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
+from IPython.display import HTML
 from pandas.io.formats.style import Styler
 
-__all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table"]
+from ..catalog import NAMES
+from ..paths import data_dir
+from ..results.findings import entries, glued
+
+__all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table", "finding_values", "glue_finding", "SITE_DATA",
+           "table_files", "download_links", "prose_digits"]
 
 MISSING = "—"
 
@@ -174,3 +201,100 @@ def column_label(name: object) -> str:
     spaces for underscores (a label already in words passes through)."""
     text = str(name)
     return COLUMN_LABELS.get(text, text.replace("_", " "))
+
+
+# --------------------------------------------------------------------------------- a finding glued by field name
+
+
+def finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> dict[str, Any]:
+    """What :func:`glue_finding` glues: every field of the dataclass ``found`` under ``prefix`` + its name
+    (:func:`rgr.results.findings.entries`); a field named in ``digits`` as prose, rounded to that many decimals,
+    "—" where it is missing (:func:`rgr.chapters.display.number`)."""
+    if not dataclasses.is_dataclass(found) or isinstance(found, type):
+        raise TypeError(f"found must be a dataclass instance, got {type(found).__name__}")
+    digits = dict(digits or {})
+    unknown = set(digits) - {f.name for f in dataclasses.fields(found)}
+    if unknown:
+        raise ValueError(f"digits names no field of {type(found).__name__}: {sorted(unknown)}")
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(found):
+        value = getattr(found, f.name)
+        if f.name in digits:
+            out[prefix + f.name] = glued(number(value, digits[f.name]))
+        else:
+            out.update(entries(prefix + f.name, value))
+    return out
+
+
+def glue_finding(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> None:
+    """Glue every field of the frozen finding ``found`` under its field name, without displaying it
+    (:func:`finding_values` says what is glued)."""
+    from myst_nb import glue  # the book's renderer; imported here so that rgr imports without it
+
+    for name, value in finding_values(found, digits, prefix).items():
+        glue(name, value, display=False)
+
+
+def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:
+    """:func:`glue_finding`'s ``digits`` for the frozen finding ``found``: every field holding a float or None
+    (shown "—") at ``default`` decimals, or at ``exact[field]``."""
+    if not dataclasses.is_dataclass(found) or isinstance(found, type):
+        raise TypeError(f"found must be a dataclass instance, got {type(found).__name__}")
+    names = {f.name for f in dataclasses.fields(found)}
+    unknown = set(exact) - names
+    if unknown:
+        raise ValueError(f"exact names no field of {type(found).__name__}: {sorted(unknown)}")
+    return {name: exact.get(name, default) for name in names
+            if getattr(found, name) is None or isinstance(getattr(found, name), float)}
+
+
+# ------------------------------------------------------------- each chapter's tables, downloadable from its page
+
+
+SITE_DATA = "../data"  # data/ as seen from a chapter's page (book/<chapter>.html) or notebook (book/)
+
+
+def table_files(names: Sequence[str], root: Path | None = None) -> list[Path]:
+    """The CSV files of data/ named by ``names`` (``"base"`` or ``"base.csv"``), in the given order."""
+    if isinstance(names, str) or not len(names):
+        raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
+    folder = data_dir(root)
+    files = []
+    for name in names:
+        path = folder / (name if name.endswith(".csv") else f"{name}.csv")
+        if not path.is_file():
+            raise FileNotFoundError(f"names: no table {path.name} in {folder}")
+        files.append(path)
+    return files
+
+
+def _rows(path: Path) -> int:
+    with path.open(newline="", encoding="utf-8") as f:
+        return max(sum(1 for _ in csv.reader(f)) - 1, 0)
+
+
+def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
+    """HTML links to the tables ``names`` (with their row counts) and to data/SCHEMA.md.
+
+    A table this checkout does not have (a chapter running on smoke data) is named as missing, not linked.
+    """
+    if isinstance(names, str) or not len(names):
+        raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
+    known = set(NAMES)
+    unknown = [n for n in names if n.removesuffix(".csv") not in known]
+    if unknown:
+        raise ValueError(f"names: no table called {unknown} (the tables of data/ are {sorted(known)})")
+    folder = data_dir(root)
+    present = [n for n in names if (folder / (n if n.endswith(".csv") else f"{n}.csv")).is_file()]
+    items = [
+        f'<a href="{SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
+        for p in (table_files(present, root) if present else [])
+    ]
+    items += [f"{html.escape(n if n.endswith('.csv') else n + '.csv')} (not in this checkout)"
+              for n in names if n not in present]
+    schema = f'<a href="{SITE_DATA}/SCHEMA.md">SCHEMA.md</a>'
+    return HTML(
+        '<div class="rgr-downloads">The data behind this chapter: '
+        + ", ".join(items)
+        + f"; what each column means: {schema}.</div>"
+    )

@@ -163,7 +163,7 @@ def _table_schema(path: Path):
 
 
 def repair(argv: Sequence[str]) -> int:
-    from ..store import repair_table
+    from ..store.write import repair_table
 
     ap = Parser(prog="rgr repair", description="Cut a damaged table in data/ back to its intact rows (every one kept); "
                                                "check an intact one against its seal, or record its seal (--seal).")
@@ -184,7 +184,8 @@ def repair(argv: Sequence[str]) -> int:
 
 
 def _repair_report(table: Path, done) -> str:
-    """What :func:`rgr.store.repair_table` did to ``table``: one line, and what its seal says when it does not match."""
+    """What :func:`rgr.store.write.repair_table` did to ``table``: one line, and what its seal says when it does not
+    match."""
     was = done.before.sealed_rows
     if done.dropped:
         which = ", ".join(map(str, done.lines[:10])) + (" ..." if done.dropped > 10 else "")

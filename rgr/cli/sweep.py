@@ -67,8 +67,8 @@ def _list_sweeps() -> int:
 
 def sweep(argv: Sequence[str]) -> int:
     from ..experiments.planner import parse_cells, parse_shard
-    from ..experiments.runner import SweepError, cell_filter, check_shard, run_sweep
-    from ..experiments.tables import check_preset, merge_shards, table_path
+    from ..experiments.runner import SweepError, cell_filter, check_shard, merge_shards, run_sweep
+    from ..experiments.tables import check_preset, table_path
     from ..paths import data_dir
     from ..store import TableBusy, TableError
     from ..trainers import trainer

@@ -1,4 +1,6 @@
-"""Which runs a protocol sweep needs: the common D_K ladder, refinement rounds, shards (data/SCHEMA.md).
+"""Which runs a protocol sweep needs: its grid (:class:`Grid`, one preset of an experiment of
+:mod:`rgr.experiments.registry`: its (m, d_model) cells, heads, seeds and D_K ladder), the common D_K ladder,
+refinement rounds, shards (data/SCHEMA.md).
 
 How D_K is chosen (recorded in data/SCHEMA.md). Every (cell, h) starts on one
 common ladder of powers of two, ``D_K in {2, 4, 8, ...}`` from ``max(h, 2)``
@@ -25,15 +27,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
 from ..task.metrics import reaches_target
-from .engine.config import RunConfig, config_keys
-from .grid import Cell, Grid, base_cutoff
+from .engine.config import RunConfig, config_keys, step_cutoff
 
 __all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
-           "parse_shard", "parse_cells"]
+           "parse_shard", "parse_cells", "FUTILITY_MIN_SEEDS", "Cell", "Grid", "base_cutoff"]
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
@@ -112,7 +114,7 @@ def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None
     That is the ladder, every D_K already tested, and — with ``refine``, once all
     seeds of all of those have finished — the next extension or bisection point of
     each (cell, h) (see the module's docstring). ``model``, ``graph`` and
-    ``fixed_cutoff`` (:func:`rgr.experiments.grid.base_cutoff`) are the experiment's.
+    ``fixed_cutoff`` (:func:`rgr.experiments.planner.base_cutoff`) are the experiment's.
     """
     runs: list[RunConfig] = []
     for cell in grid.cells:
@@ -192,3 +194,60 @@ def parse_cells(text: str) -> tuple[tuple[int, int], ...]:
             raise ValueError(f"cells: m and d_model must be positive, got {part.strip()!r}")
         out.append((m, d))
     return tuple(dict.fromkeys(out))
+
+
+# ------------------------------------------------------ the grids: a preset's cells, heads, seeds and D_K ladder
+
+
+# Futility stopping (rgr.experiments.futility) only where a cell has this many seeds: its replay changed no
+# answer on any 10-seed table, but moved the optimistic D_K* end of 5 cells of the 2-3-seed book tables (README).
+FUTILITY_MIN_SEEDS = 10
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (m, d_model) point of a grid; r > 1 for r-regular graphs."""
+
+    m: int
+    d_model: int
+    r: int = 1
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One preset of an experiment: which runs, how long, how the D_K ladder is set."""
+
+    cells: tuple[Cell, ...]
+    heads: tuple[int, ...]
+    seeds: tuple[int, ...]
+    dk_factor: float = 4.0  # ladder top ~ factor * m ln m / d_model (times r)
+    dk_min: int = 8  # the ladder's top is at least this
+    dk_max: int = 4096  # no D_K above this
+    dk_from: int = 2  # the ladder's bottom: no D_K below this (2: the whole ladder)
+    refine_rounds: int = 3
+    step_scale: float = 1.0  # max_steps = step_scale * protocol cutoff (rounded to check_every)
+    max_steps: int | None = None  # overrides the protocol cutoff when set
+    few_seeds_from_m: int | None = None  # cells with m >= this use only the first `few_seeds` seeds
+    few_seeds: int = 3
+    run_fields: tuple[tuple[str, object], ...] = ()  # extra RunConfig fields (e.g. n_test for smoke)
+    futility: str | None = None  # futility rule of this preset's runs, at cells with FUTILITY_MIN_SEEDS seeds
+
+    def seeds_for(self, cell: Cell) -> tuple[int, ...]:
+        if self.few_seeds_from_m is not None and cell.m >= self.few_seeds_from_m:
+            return self.seeds[: self.few_seeds]
+        return self.seeds
+
+    def futility_for(self, cell: Cell) -> str | None:
+        """The cell's futility rule: the grid's, where the cell has at least FUTILITY_MIN_SEEDS seeds; else None."""
+        return self.futility if len(self.seeds_for(cell)) >= FUTILITY_MIN_SEEDS else None
+
+    def steps_for(self, cell: Cell, base: int) -> int:
+        """The step cutoff of the cell's runs, from the experiment's cutoff ``base`` (:func:`base_cutoff`)."""
+        if self.max_steps is not None:
+            return self.max_steps
+        return max(500, int(round(self.step_scale * base / 500)) * 500)
+
+
+def base_cutoff(cell: Cell, fixed_cutoff: int | None = None) -> int:
+    """An experiment's step cutoff at ``cell``: its ``fixed_cutoff``, else the protocol's (Table 2)."""
+    return fixed_cutoff if fixed_cutoff is not None else step_cutoff(cell.m, cell.d_model)

@@ -3,12 +3,16 @@
 
 An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
 ``softmax``, ``linear``, ``value``, ``value_long``, ...) has three presets, each a frozen
-:class:`rgr.experiments.grid.Grid`:
+:class:`rgr.experiments.planner.Grid`:
 
 - ``paper``: the protocol's grid, seeds and step cutoffs — for a GPU;
 - ``book``: the same protocol on a reduced grid (fewer seeds, heads and
   largest points) that a 2-core CPU finishes in about an hour;
 - ``smoke``: seconds, for tests.
+
+Two tables of the same kind are declared in their own modules, so a chapter that reads neither loads neither: the
+peers' head sweep (:data:`rgr.experiments.peers.head_sweep.PEERS`) and the settled-threshold extension
+(:data:`rgr.experiments.settled.SETTLED`); :func:`rgr.catalog.get` finds every table by name.
 
 An experiment is what its table is (:class:`rgr.experiments.tables.Table`): it plans its runs
 (:mod:`rgr.experiments.planner`) and keys them, and its rows follow :data:`SCHEMA`. How its runs train (stacks of
@@ -25,13 +29,12 @@ import pandas as pd
 
 from ..protocol import HEADS_ALL, MODEL_KINDS
 from ..store import Column, RowKey, Schema
-from . import futility, planner, settled
+from . import futility, planner
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
-from .grid import Cell, Grid
-from .peers import head_sweep
+from .planner import Cell, Grid
 from .tables import check_preset
 
-__all__ = ["Experiment", "HeadSweep", "SettledSweep", "EXPERIMENTS", "SCHEMA", "get_experiment"]
+__all__ = ["Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment", "smoke_grid"]
 
 FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
 
@@ -132,36 +135,7 @@ class Experiment:
         return planner.run_key(cfg, preset)
 
 
-@dataclass(frozen=True)
-class HeadSweep(Experiment):
-    """An experiment of the peers' design: d_k = d_model, heads swept (:mod:`rgr.experiments.peers.head_sweep`)."""
-
-    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
-                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-        """Every run of the head sweep (``done`` is not needed: the design has no refinement rounds)."""
-        return head_sweep.planned_runs(self.grid(preset), model=self.model, graph=self.graph,
-                                       fixed_cutoff=self.fixed_cutoff, shard=shard)
-
-
-@dataclass(frozen=True)
-class SettledSweep(Experiment):
-    """The settled-threshold extension (:mod:`rgr.experiments.settled`): explicit units at longer budgets."""
-
-    def _units(self, preset: str) -> tuple[settled.Unit, ...]:
-        self.grid(preset)  # checks the preset's name
-        return settled.SMOKE_UNITS if preset == "smoke" else settled.UNITS
-
-    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
-                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-        """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (cell, h) units."""
-        units = [u for u in self._units(preset) if planner.in_shard(Cell(u.m, u.d_model), u.h, *shard)]
-        if preset == "smoke":
-            return settled.planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25,
-                                        run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
-        return settled.planned_runs(units)
-
-
-def _smoke(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
+def smoke_grid(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
     return Grid(cells=cells, heads=heads, seeds=(0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=1,
                 max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
 
@@ -174,20 +148,11 @@ SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
 VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
 LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
 DESIGN_CHECK_CELLS = (Cell(384, 48),)
-# chapter *the law beside other capacity results*: the peers' design at fixed m / d_model = 8 and at fixed m
-PEERS_FIXED_RATIO = tuple(Cell(8 * d, d) for d in (4, 8, 16, 32))
-PEERS_FIXED_M = tuple(Cell(128, d) for d in (4, 8, 32))  # with (128, 16) above: m = 128, d in {4, 8, 16, 32}
-# chapter *choosing heads*: a held-out cell, chosen before it was run
-PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 # patience above any step cutoff / check interval: a run stops only at its cutoff
 NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 # value_long, a decision run declared before it ran (README "value_long"): E6 at (64, 32), the ladder 64..512 and a
 # cutoff of 80,000 steps (the protocol's is 20,000), where value's top budget was cut still improving for h >= 4
 VALUE_LONG = Grid((Cell(64, 32),), (1, 2, 4, 8, 16), (0, 1, 2), dk_min=512, dk_max=512, dk_from=64, refine_rounds=0)
-
-# settled, a declared extension (README "settled"): its cells, for listings; its runs are settled.UNITS
-SETTLED = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in settled.UNITS)),
-               tuple(sorted({u.h for u in settled.UNITS})), settled.SEEDS, refine_rounds=0)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -198,7 +163,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             {
                 "paper": Grid(BASE_CELLS, HEADS_ALL, tuple(range(10))),
                 "book": Grid(BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=2),
-                "smoke": _smoke((Cell(16, 8), Cell(32, 8))),
+                "smoke": smoke_grid((Cell(16, 8), Cell(32, 8))),
             },
         ),
         Experiment(
@@ -208,7 +173,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 # the first three diagonal cells are base-grid cells: the book runs the next one
                 "book": Grid(LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024,
                              refine_rounds=2),
-                "smoke": _smoke((Cell(16, 2), Cell(32, 4))),
+                "smoke": smoke_grid((Cell(16, 2), Cell(32, 4))),
             },
             reuse_from=("base",),
         ),
@@ -218,7 +183,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
                 # (512, 16) is a base-grid cell: the book runs (1024, 32)
                 "book": Grid(LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
-                "smoke": _smoke((Cell(32, 1),)),
+                "smoke": smoke_grid((Cell(32, 1),)),
             },
             reuse_from=("base",),
         ),
@@ -228,7 +193,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
                 "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
                              refine_rounds=2),
-                "smoke": _smoke((Cell(16, 8, 1), Cell(16, 8, 2))),
+                "smoke": smoke_grid((Cell(16, 8, 1), Cell(16, 8, 2))),
             },
         ),
         Experiment(
@@ -236,7 +201,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             {
                 "paper": Grid(SOFTMAX_CELLS, HEADS_ALL, (0, 1, 2), dk_factor=8.0),
                 "book": Grid(SOFTMAX_CELLS[:3], (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024, refine_rounds=1),
-                "smoke": _smoke((Cell(16, 8),)),
+                "smoke": smoke_grid((Cell(16, 8),)),
             },
             fixed_cutoff=80_000,
         ),
@@ -246,7 +211,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             {
                 "paper": Grid(LINEAR_CELLS, (1, 4, 16, 64), tuple(range(10))),
                 "book": Grid(LINEAR_CELLS, (1, 4, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=1),
-                "smoke": _smoke((Cell(16, 8),)),
+                "smoke": smoke_grid((Cell(16, 8),)),
             },
         ),
         Experiment(
@@ -255,7 +220,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 # the ladder reaches 8x the permutation law: at 2x the error was still falling at the top rung
                 "paper": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
                 "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
-                "smoke": _smoke((Cell(16, 8),)),
+                "smoke": smoke_grid((Cell(16, 8),)),
             },
             refine=False,
         ),
@@ -266,22 +231,8 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "paper": Grid(DESIGN_CHECK_CELLS, HEADS_ALL, tuple(range(10))),
                 "book": Grid(DESIGN_CHECK_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024,
                              refine_rounds=2),
-                "smoke": _smoke((Cell(24, 6),)),
+                "smoke": smoke_grid((Cell(24, 6),)),
             },
-        ),
-        HeadSweep(
-            "peers", "Dana et al. design", "d_k = d_model = d, heads swept (chapter the law beside other capacity "
-            "results): m / d_model = 8 and m = 128", "max", "permutation",
-            {
-                "paper": Grid(PEERS_FIXED_RATIO + (Cell(512, 64),) + PEERS_FIXED_M + (Cell(128, 64),), PEERS_HEADS,
-                              tuple(range(10)), dk_factor=12.0, dk_max=4096, refine_rounds=0),
-                "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
-                             refine_rounds=0),
-                "smoke": Grid((Cell(16, 2), Cell(16, 4)), (1, 2, 4), (0, 1), dk_factor=8.0, dk_max=32,
-                              refine_rounds=0, max_steps=100,
-                              run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50))),
-            },
-            refine=False, book_scope="three seeds and the protocol's step cutoffs; cells up to m = 256",
         ),
         Experiment(
             "value_nostop", "E6 ablation", "value channel, one head, early stopping off: every run trains to the step "
@@ -300,15 +251,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "value_long", "E6 deviation", "value channel at (64, 32), D_K 64..512, 80,000-step cutoff (the protocol's: "
             "20,000): decides value_d32_best, undecided at value's cutoff (chapter does it replicate?)", "value",
             "permutation",
-            {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": _smoke((Cell(16, 8),))},
+            {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": smoke_grid((Cell(16, 8),))},
             fixed_cutoff=80_000, refine=False, book_scope="identical to the paper preset (one cell, three seeds)",
-        ),
-        SettledSweep(
-            "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
-            "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
-            "permutation",
-            {"paper": SETTLED, "book": SETTLED, "smoke": _smoke((Cell(16, 2),), (1, 2))},
-            refine=False, book_scope="identical to the paper preset (the declared design)",
         ),
     )
 }

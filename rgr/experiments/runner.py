@@ -7,7 +7,7 @@ with how it trains (groups runs into stacks, trains a stack into table rows; :fu
 The runner trains pending runs stack by stack, writes each finished stack's rows atomically to data/<name>.csv (or a
 shard file) and skips every run whose key is already in the table; refinement
 rounds are planned from the table, so a rerun continues where an interrupted
-sweep stopped. The table is held (:func:`rgr.store.sweep_lock`) for the whole
+sweep stopped. The table is held (:func:`rgr.store.write.sweep_lock`) for the whole
 sweep: a second sweep of the same table refuses and names the first.
 
 Where the stacks train is the runner's :class:`Executor`: :class:`LocalExecutor`
@@ -21,6 +21,7 @@ after the others have been written.
 from __future__ import annotations
 
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Hashable, Iterator, Protocol, Sequence
@@ -29,12 +30,13 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ..store import Schema, TableError, load_table, provenance, sweep_lock, write_rows
+from ..store import Schema, TableError, load_table, provenance
+from ..store.write import drop_table, sweep_lock, write_rows
 from .engine.config import resolve_device
-from .tables import Table, check_preset, load_results, table_path
+from .tables import Table, check_preset, load_results, shard_paths, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
-           "run_sweep", "check_shard", "cell_filter"]
+           "run_sweep", "check_shard", "cell_filter", "merge_shards"]
 
 
 @dataclass(frozen=True)
@@ -373,3 +375,19 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, de
             close()  # an executor stops (or cancels) what it still had under way
         bar.close()
     return failures
+
+
+def merge_shards(schema: Schema, root: Path | None = None) -> int:
+    """Fold shard files into the main table (then delete them and their seals); returns the row count.
+
+    Refuses (:class:`rgr.store.TableBusy`) while a sweep still writes one of the shards.
+    """
+    shards = shard_paths(schema.name, root)
+    with ExitStack() as held:
+        for p in shards:
+            held.enter_context(sweep_lock(p, "merging shards"))
+        df = load_results(schema, root=root)
+        n = write_rows(table_path(schema.name, root=root), schema, df.to_dict("records"))
+        for p in shards:
+            drop_table(p)
+    return n

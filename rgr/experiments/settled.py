@@ -26,6 +26,9 @@ below are that rule's output, written out so the design cannot drift when tables
 
 Stacks stay within one (cell, budget) and hold at most 40 runs (:func:`rgr.experiments.trainer.unit_groups`), so a
 stack's rows reach the table within a session even at 16x.
+
+The table ``settled`` (:data:`SETTLED`, read through :func:`rgr.catalog.get`) is declared here, so a chapter that
+reads another table does not load it.
 """
 
 from __future__ import annotations
@@ -33,10 +36,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import pandas as pd
+
 from .engine.config import RunConfig, step_cutoff
+from .planner import Cell, Grid, in_shard
+from .registry import Experiment, smoke_grid
 
 __all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "BUDGETS", "SEEDS", "budgets_for", "seeds_for",
-           "planned_runs"]
+           "planned_runs", "SettledSweep", "GRID", "SETTLED"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +104,34 @@ def planned_runs(units: Sequence[Unit], budgets: Sequence[int] | None = None, se
 
 
 SMOKE_UNITS: tuple[Unit, ...] = (Unit(16, 2, 1, (4, 6)), Unit(16, 2, 2, (4,)))  # the smoke preset's two units
+
+
+@dataclass(frozen=True)
+class SettledSweep(Experiment):
+    """The settled-threshold extension: explicit units at longer budgets (see the module doc)."""
+
+    def units(self, preset: str) -> tuple[Unit, ...]:
+        """The units ``preset`` retrains (the smoke preset's two, or the declared design's)."""
+        self.grid(preset)  # checks the preset's name
+        return SMOKE_UNITS if preset == "smoke" else UNITS
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+        """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (cell, h) units."""
+        units = [u for u in self.units(preset) if in_shard(Cell(u.m, u.d_model), u.h, *shard)]
+        if preset == "smoke":
+            return planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25,
+                                run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
+        return planned_runs(units)
+
+
+# its cells, for listings; its runs are UNITS
+GRID = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in UNITS)), tuple(sorted({u.h for u in UNITS})), SEEDS,
+            refine_rounds=0)
+SETTLED = SettledSweep(
+    "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
+    "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
+    "permutation",
+    {"paper": GRID, "book": GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2))},
+    refine=False, book_scope="identical to the paper preset (the declared design)",
+)

@@ -1,4 +1,5 @@
-"""What a table of data/ is (:class:`Table`), where it lives, reading it (shards merged), merging shards.
+"""What a table of data/ is (:class:`Table`), where it lives, reading it (shards merged; folding them into the
+main table is the writers' :func:`rgr.experiments.runner.merge_shards`).
 
 Every table of data/ is read here, through :func:`rgr.store.load_table` and the
 experiment's own :class:`rgr.store.Schema`: the protocol sweeps, E7
@@ -8,16 +9,15 @@ reach it through :func:`rgr.catalog.load` (by name).
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
 
 from ..paths import data_dir
-from ..store import Schema, TableError, drop_table, load_table, sweep_lock, write_rows
+from ..store import Schema, TableError, load_table
 
-__all__ = ["Table", "check_preset", "table_path", "shard_paths", "load_results", "merge_shards"]
+__all__ = ["Table", "check_preset", "table_path", "shard_paths", "load_results"]
 
 
 class Table(Protocol):
@@ -72,19 +72,3 @@ def load_results(schema: Schema, preset: str | None = None, root: Path | None = 
     if preset is not None:
         df = df[df["preset"] == preset].reset_index(drop=True)
     return df
-
-
-def merge_shards(schema: Schema, root: Path | None = None) -> int:
-    """Fold shard files into the main table (then delete them and their seals); returns the row count.
-
-    Refuses (:class:`rgr.store.TableBusy`) while a sweep still writes one of the shards.
-    """
-    shards = shard_paths(schema.name, root)
-    with ExitStack() as held:
-        for p in shards:
-            held.enter_context(sweep_lock(p, "merging shards"))
-        df = load_results(schema, root=root)
-        n = write_rows(table_path(schema.name, root=root), schema, df.to_dict("records"))
-        for p in shards:
-            drop_table(p)
-    return n

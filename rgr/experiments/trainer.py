@@ -17,8 +17,9 @@ import torch
 from . import futility, planner, reuse
 from .engine.config import RunConfig, stack_groups
 from .engine.loop import train
-from .registry import SCHEMA, Experiment, SettledSweep
+from .registry import SCHEMA, Experiment
 from .runner import Sweepable
+from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
 from .tables import load_results
 

@@ -33,7 +33,7 @@ import pandas as pd
 
 from . import planner
 from .engine.config import RunConfig, step_cutoff
-from .grid import Cell, Grid
+from .planner import Cell, Grid
 from .registry import Experiment
 
 __all__ = ["Unit", "M", "D_MODEL", "PLATEAUS", "UNITS", "SMOKE_UNITS", "planned_runs", "UnstoppedSweep",

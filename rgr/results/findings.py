@@ -2,7 +2,7 @@
 
 A chapter words its findings in Markdown with myst-nb's ``{glue:text}`name:.2f```; the numbers come from
 frozen dataclasses of ``rgr.results.<chapter>``, flattened here by field name (:func:`entries`, :func:`flatten`)
-so that the chapter glues each in one call (:func:`rgr.chapters.prose.glue_finding`).
+so that the chapter glues each in one call (:func:`rgr.chapters.display.glue_finding`).
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ schema does not know, checks the file's integrity (every line complete) and
 recomputes each row's ``run_key`` from its columns (:class:`RowKey`, passed in by
 the module that declares the table), so a row edited in place is refused; it
 stops with a message that names the file and the problem rather than return
-half a table. A truncated table is recovered by ``python -m rgr repair <file>``
-(:func:`repair_table`): every intact row is kept.
+half a table. The package reads; writing is :mod:`rgr.store.write` (:func:`~rgr.store.write.write_rows`,
+:func:`~rgr.store.write.replace_table`, :func:`~rgr.store.write.sweep_lock`, ...), imported by the writers
+alone, so a chapter that reads tables does not load it. A truncated table is recovered by
+``python -m rgr repair <file>`` (:func:`rgr.store.write.repair_table`): every intact row is kept.
 
 Every write also records the table's seal beside it, ``<table>.seal`` (row count, size, sha256, first and last rows:
 :mod:`rgr.store.seal`), so a table cut at a line boundary, which still parses, is refused too; a table
@@ -28,8 +30,6 @@ from __future__ import annotations
 from .read import finished_keys, load_table
 from .schema import PROVENANCE, Column, RowKey, Schema, TableBusy, TableError, code_version, provenance
 from .seal import UnsealedTable, seal_path
-from .write import drop_table, repair_table, replace_table, sweep_lock, write_rows
 
 __all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version",
-           "provenance", "write_rows", "replace_table", "load_table", "finished_keys", "sweep_lock", "repair_table",
-           "drop_table", "seal_path"]
+           "provenance", "load_table", "finished_keys", "seal_path"]

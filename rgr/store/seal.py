@@ -1,11 +1,12 @@
-"""A table's seal: the rows and bytes rgr last wrote to it, recorded beside it (ground wing; see :mod:`rgr.store`).
+"""A table's side files and seal: files opened without following links and replaced whole, and the seal, the rows
+and bytes rgr last wrote to a table, recorded beside it (ground wing; see :mod:`rgr.store`).
 
 A table cut at a line boundary (its last lines gone whole: a copy or a download that stopped, a disk that
 filled while copying) still parses, since every line left is complete. So the store records, beside each table
 it writes, what it wrote: ``<table>.seal`` (``data/base.csv.seal``), one JSON line with the row count, the byte
 count, the sha256 of the bytes and short hashes of the first and last rows. Every write of the store
-(:func:`rgr.store.write_rows`, :func:`rgr.store.replace_table`, :func:`rgr.store.repair_table`) renames the table
-into place, then its new seal.
+(:func:`rgr.store.write.write_rows`, :func:`rgr.store.write.replace_table`, :func:`rgr.store.write.repair_table`)
+renames the table into place, then its new seal.
 The loader compares (:func:`compare`):
 
 - the table's bytes are the sealed ones: ``sealed``, nothing to say;
@@ -15,7 +16,7 @@ The loader compares (:func:`compare`):
 - no seal (``unsealed``), or more rows than sealed with the sealed bytes intact at the start (``appended``: by a
   writer that does not seal, such as an rgr from before seals), or other bytes (``changed``): read, with an
   :class:`UnsealedTable` warning that says which, until ``python -m rgr repair <table> --seal``
-  (:func:`rgr.store.repair_table` with ``seal=True``) records the table as it is.
+  (:func:`rgr.store.write.repair_table` with ``seal=True``) records the table as it is.
 
 The writer renames the table into place before its seal, and the loader reads the seal before the table, so a reader
 racing a write sees at worst a table newer than its seal (a statement), never a cut. A writer killed between the two
@@ -30,18 +31,86 @@ seal and its temporary file are opened without following a symbolic link planted
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .files import NotAFile, open_own, replace_whole
+from .. import atomic
 from .schema import TableError
 
-__all__ = ["Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path", "seal_of", "read_seal", "write_seal",
-           "drop_seal", "compare", "enforce"]
+__all__ = ["NotAFile", "open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
+           "seal_of", "read_seal", "write_seal", "drop_seal", "compare", "enforce"]
+
+# ------------------------------------------------------------------ a table's files on disk: side files opened
+# without following links, files replaced whole
+_CREATE = os.O_RDWR | os.O_CREAT
+_FLAGS = {"r": os.O_RDONLY, "rb": os.O_RDONLY, "a": _CREATE | os.O_APPEND, "a+": _CREATE | os.O_APPEND,
+          "w": _CREATE | os.O_TRUNC, "wb": _CREATE | os.O_TRUNC}
+
+
+def open_own(path: Path, mode: str):
+    """Open a table's side file (a lock, its seal, ``.damaged``, a temporary file) without following a symbolic
+    link planted at its name; ``mode``: r, rb (read), a, a+ (create, append), w, wb (create, truncate).
+
+    Anything at the name that is not a regular file (a folder, a FIFO, a device) is refused at once with a
+    :class:`NotAFile` naming it: opened without blocking (a FIFO with no writer would hang every reader), then
+    checked with ``fstat``."""
+    if mode not in _FLAGS:
+        raise ValueError(f"mode must be one of {sorted(_FLAGS)}, got {mode!r}")
+    try:
+        fd = os.open(path, _FLAGS[mode] | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
+                             "(remove it)") from None
+        if e.errno in (errno.EISDIR, errno.ENXIO):
+            raise NotAFile(path, "a folder" if e.errno == errno.EISDIR else "a FIFO or socket") from None
+        raise
+    try:
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            raise NotAFile(path, _kind(kind))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a socket"
+            if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
+
+
+class NotAFile(TableError):
+    """Something other than a regular file where rgr expects one of its files (``path``, ``kind``)."""
+
+    def __init__(self, path: Path, kind: str):
+        self.path, self.kind = Path(path), kind
+        super().__init__(f"{path}: is {kind}, not a file; rgr reads and writes only regular files there (remove it)")
+
+
+def replace_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename: whole or not at all
+    (:func:`rgr.atomic.replace_whole`; a link planted at the temporary name is a :class:`TableError`).
+
+    A symbolic link at ``path`` itself is replaced by the file (a rename never writes through a link)."""
+    try:
+        atomic.replace_whole(path, data)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TableError(f"{e.filename}: is a symbolic link; rgr does not follow links at its lock and side "
+                             "files (remove it)") from None
+        raise
+
+
+# ------------------------------------------------------------------ the seal
 
 SUFFIX = ".seal"
 FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
@@ -75,7 +144,7 @@ class Seal:
 
 class SealCheck(NamedTuple):
     """A table against its seal: ``state`` (sealed | unsealed | appended | changed | cut; unreadable, for
-    :func:`rgr.store.repair_table` only) and what to say."""
+    :func:`rgr.store.write.repair_table` only) and what to say."""
 
     state: str
     message: str  # "" when sealed

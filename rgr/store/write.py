@@ -14,10 +14,9 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import pandas as pd
 
-from .files import open_own, replace_whole
 from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
-from .seal import BadSeal, SealCheck, compare, drop_seal, read_seal, seal_of, write_seal
+from .seal import BadSeal, SealCheck, compare, drop_seal, open_own, read_seal, replace_whole, seal_of, write_seal
 
 __all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table", "types_hold",
            "write_sealed"]

@@ -10,8 +10,7 @@ from rgr.experiments import runner
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train
 from rgr.experiments.futility import RULES, FutilityRule, first_futile_check, futile, rule_named
-from rgr.experiments.grid import FUTILITY_MIN_SEEDS, Cell
-from rgr.experiments.planner import run_key
+from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable

@@ -6,7 +6,7 @@ import pytest
 
 from rgr import catalog
 from rgr.chapters import loading, params
-from rgr.store import write_rows
+from rgr.store.write import write_rows
 
 
 @pytest.mark.parametrize(

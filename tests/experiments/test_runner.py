@@ -12,10 +12,9 @@ import pytest
 
 from rgr import catalog
 from rgr.experiments import runner
-from rgr.experiments.grid import Cell, Grid
-from rgr.experiments.planner import ladder, parse_cells, run_key
+from rgr.experiments.planner import Cell, Grid, ladder, parse_cells, run_key
 from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
-from rgr.experiments.tables import merge_shards
+from rgr.experiments.runner import merge_shards
 from rgr.store import TableError
 from rgr.trainers import trainer
 from tests import ROOT

@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from rgr.experiments.registry import SCHEMA, get_experiment
+from rgr.experiments.registry import SCHEMA
 from rgr.experiments.runner import run_sweep
-from rgr.experiments.settled import GPU_UNITS, UNITS, Unit, planned_runs
+from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results
 from rgr.experiments.trainer import unit_groups
 from rgr.results.stats import dk_star, reaches_target, summarize
@@ -66,7 +66,7 @@ def test_budgets_seeds_and_stacks():
 
 
 def test_the_smoke_preset_runs_through_the_one_runner(tmp_path):
-    exp = get_experiment("settled")
+    exp = SETTLED
     out = run_sweep(trainer("settled"), "smoke", device="cpu", root=tmp_path, progress=False)
     assert len(out) == len(exp.planned_runs("smoke")) == 6
     assert set(out["max_steps"]) == {100} and out["reused_from"].isna().all()

@@ -10,8 +10,9 @@ from rgr import catalog
 from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.store import TableError, load_table, repair_table, sweep_lock, write_rows
+from rgr.store import TableError, load_table
 from rgr.store.read import FIELD_LIMIT
+from rgr.store.write import repair_table, sweep_lock, write_rows
 from rgr.trainers import trainer
 from tests import ROOT
 
@@ -193,7 +194,7 @@ def test_the_design_rule_names_an_absurd_or_degenerate_input():
 
 
 def test_a_shard_rerun_after_a_merge_trains_nothing_and_a_merge_says_what_is_missing(tmp_path, capsys):
-    from rgr.experiments.tables import merge_shards
+    from rgr.experiments.runner import merge_shards
 
     base = trainer("base")
     run_sweep(base, "smoke", "cpu", shard=(0, 2), root=tmp_path, progress=False, log=lambda s: None)

@@ -20,8 +20,9 @@ import pytest
 from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.paths import data_dir
-from rgr.store import TableError, load_table, repair_table, seal_path
+from rgr.store import TableError, load_table, seal_path
 from rgr.store import write as store_write
+from rgr.store.write import repair_table
 from tests import ROOT
 
 NAME = "value_nostop"  # a small committed table (45 runs), sealed

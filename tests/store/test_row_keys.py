@@ -22,8 +22,9 @@ from rgr.experiments import planner
 from rgr.experiments.registry import get_experiment
 from rgr.paths import data_dir
 from rgr.results.peers import refit
-from rgr.store import TableError, load_table, repair_table, seal_path
+from rgr.store import TableError, load_table, seal_path
 from rgr.store import write as store_write
+from rgr.store.write import repair_table
 
 BASE = get_experiment("base").schema
 

@@ -18,8 +18,9 @@ from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
 from rgr.paths import data_dir
-from rgr.store import TableError, UnsealedTable, load_table, repair_table, seal_path, write_rows
+from rgr.store import TableError, UnsealedTable, load_table, seal_path
 from rgr.store.seal import compare, read_seal
+from rgr.store.write import repair_table, write_rows
 from rgr.trainers import trainer
 
 BASE = get_experiment("base").schema
@@ -247,7 +248,7 @@ def test_repair_of_a_damaged_table_reseals_it_and_says_what_its_seal_recorded(ta
 
 
 def test_a_merge_removes_the_shards_and_their_seals(tmp_path):
-    from rgr.experiments.tables import merge_shards
+    from rgr.experiments.runner import merge_shards
 
     base = trainer("base")
     for i in range(2):
@@ -272,7 +273,7 @@ def test_every_committed_table_is_sealed():
 
 
 def test_a_table_replaced_whole_is_validated_then_sealed(table, tmp_path):
-    from rgr.store import replace_table
+    from rgr.store.write import replace_table
 
     rows = load_table(table, BASE)
     rows["val_curve"] = rows["val_curve"].map(json.dumps)

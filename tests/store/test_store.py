@@ -1,7 +1,8 @@
 import pandas as pd
 import pytest
 
-from rgr.store import Column, Schema, TableError, finished_keys, load_table, provenance, write_rows
+from rgr.store import Column, Schema, TableError, finished_keys, load_table, provenance
+from rgr.store.write import write_rows
 
 SCHEMA = Schema(
     "toy",

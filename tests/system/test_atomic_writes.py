@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rgr import atomic, schema_doc
-from rgr.store.files import replace_whole as store_replace_whole
 from rgr.store.seal import Seal, write_seal
+from rgr.store.seal import replace_whole as store_replace_whole
 from tests import ROOT
 
 # a bare Python (no rgr installed) writes a notebook bigger than the file-size limit: as on a disk that fills up

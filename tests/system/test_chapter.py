@@ -16,7 +16,8 @@ from rgr.chapters.loading import (
     seeds_words,
 )
 from rgr.paths import data_dir
-from rgr.store import TableError, load_table, repair_table, replace_table
+from rgr.store import TableError, load_table
+from rgr.store.write import repair_table, replace_table
 
 
 def test_missing_table_falls_back_to_labelled_smoke(tmp_path):

@@ -106,7 +106,8 @@ def test_constructions_chapter_refuses_an_incomplete_table_in_one_line(name, cut
         target.write_text("".join(lines[: (len(lines) - 1) // 2 + 1]))
     else:  # every row relabelled smoke, each under its own key (the loader refuses a row edited under its old one)
         from rgr.catalog import get
-        from rgr.store import load_table, replace_table
+        from rgr.store import load_table
+        from rgr.store.write import replace_table
 
         schema = get("constructions").schema
         smoke = load_table(ROOT / "data" / "constructions.csv", schema).assign(preset="smoke")

@@ -23,7 +23,7 @@ NO_DIRECT_TEST = {
     "rgr.cli.sweep": ("tests/system/test_reliability.py", "the sweep command through rgr.cli.main"),
     "rgr.results.replication.fig4": ("tests/results/replication/test_registry.py", "every claim's reader runs "
                                      "on the committed tables there, the Fig. 4 readers among them"),
-    "rgr.store.files": ("tests/store/test_seal.py", "side files without following symlinks, through the store's "
+    "rgr.store.seal": ("tests/store/test_seal.py", "side files without following symlinks, through the store's "
                         "public API"),
     "rgr.store.schema": ("tests/store/test_store.py", "typed columns, through the store's public API (rgr.store)"),
     "rgr.store.write": ("tests/store/test_store.py", "locked atomic writes and repair, through rgr.store"),

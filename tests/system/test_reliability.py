@@ -17,17 +17,8 @@ from rgr import catalog
 from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.store import (
-    Column,
-    Schema,
-    TableBusy,
-    TableError,
-    load_table,
-    provenance,
-    repair_table,
-    sweep_lock,
-    write_rows,
-)
+from rgr.store import Column, Schema, TableBusy, TableError, load_table, provenance
+from rgr.store.write import repair_table, sweep_lock, write_rows
 from rgr.trainers import trainer
 from tests import ROOT
 

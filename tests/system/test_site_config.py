@@ -88,7 +88,7 @@ def test_site_data_copies_tables_and_schema(tmp_path):
     assert (tmp_path / "html" / "data" / "base.csv").read_text() == "x"
 
 
-# --- rgr.chapters.downloads ----------------------------------------------------------------------------
+# --- rgr.chapters.display ----------------------------------------------------------------------------
 
 
 def _repo(tmp_path: Path) -> Path:

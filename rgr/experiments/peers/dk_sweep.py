@@ -29,8 +29,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..engine.config import RunConfig, step_cutoff
-from ..grid import Cell, Grid
-from ..planner import in_shard
+from ..planner import Cell, Grid, in_shard
 from ..registry import Experiment
 
 __all__ = ["DkPoint", "DK_POINTS", "DkSweep", "DK_SATURATION", "series_of"]

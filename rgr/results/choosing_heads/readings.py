@@ -1,5 +1,5 @@
 """What the chapter *Choosing heads* pastes into its prose, as frozen findings glued by field name
-(:func:`rgr.chapters.prose.glue_finding`): the rows behind the rule, the held-out cells, the F1 check and the
+(:func:`rgr.chapters.display.glue_finding`): the rows behind the rule, the held-out cells, the F1 check and the
 real layers (the tables themselves come from :mod:`.checks`).
 """
 

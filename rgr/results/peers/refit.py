@@ -23,7 +23,8 @@ import pandas as pd
 
 from ... import __version__
 from ...paths import data_dir
-from ...store import Column, RowKey, Schema, TableError, code_version, load_table, replace_table
+from ...store import Column, RowKey, Schema, TableError, code_version, load_table
+from ...store.write import replace_table
 from .dana import (
     EXP1_LARGE_WIDTHS,
     EXP1_WIDTHS,

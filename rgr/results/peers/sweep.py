@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.head_sweep import law_x
-from ...experiments.registry import PEERS_FIXED_M, PEERS_FIXED_RATIO
+from ...experiments.peers.head_sweep import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
 from ...task.metrics import F1_TARGET
 from ..stats import summarize
 

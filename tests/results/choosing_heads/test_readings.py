@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.chapters.prose import finding_values
+from rgr.chapters.display import finding_values
 from rgr.results.choosing_heads.checks import REAL_LAYERS
 from rgr.results.choosing_heads.readings import (
     f1_reading,

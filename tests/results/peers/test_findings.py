@@ -1,10 +1,10 @@
 """The small findings the peers chapter glues beyond its readings (refit, sweep, aot, pal) and the decimals it shows
-them with (rgr.chapters.prose.prose_digits), on small synthetic inputs."""
+them with (rgr.chapters.display.prose_digits), on small synthetic inputs."""
 
 import pandas as pd
 import pytest
 
-from rgr.chapters.prose import finding_values, prose_digits
+from rgr.chapters.display import finding_values, prose_digits
 from rgr.results.peers.aot import AotFinding, Difference, aot_finding, verdicts
 from rgr.results.peers.dana import PowerRefit
 from rgr.results.peers.refit import refit_finding

@@ -7,9 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.grid import Cell
-from rgr.experiments.peers.head_sweep import heads_for, law_x
-from rgr.experiments.registry import get_experiment
+from rgr.experiments.peers.head_sweep import PEERS, heads_for, law_x
+from rgr.experiments.planner import Cell
 from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
@@ -31,7 +30,7 @@ def _runs(cells, x_star, seeds=(0, 1, 2), sharp=6.0):
 
 def test_law_x_and_the_head_list():
     assert law_x(4, 8, 8, 64) == pytest.approx(256 / (64 * math.log(64)))
-    grid = get_experiment("peers").grid("book")
+    grid = PEERS.grid("book")
     heads = heads_for(Cell(128, 16), grid)
     assert all(law_x(h, 16, 16, 128) <= grid.dk_factor and h * 16 <= grid.dk_max for h in heads)
     assert len(heads) < len(grid.heads) and heads == sorted(heads)
@@ -40,7 +39,7 @@ def test_law_x_and_the_head_list():
 
 
 def test_planned_runs_are_the_peers_design():
-    exp = get_experiment("peers")
+    exp = PEERS
     for preset in ("smoke", "book", "paper"):
         runs = exp.planned_runs(preset)
         assert runs and all(r.d_k == r.d_model and r.model == "max" for r in runs)

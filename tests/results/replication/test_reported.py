@@ -29,7 +29,7 @@ def test_the_page_is_in_the_book():
 def test_the_papers_seed_counts_match_the_paper_preset():
     """The seeds the replication chapter says the paper used are the ones the `paper` preset runs (E2: 10 seeds, 3 at
     the diagonal's largest points)."""
-    from rgr.experiments.grid import Cell
+    from rgr.experiments.planner import Cell
     from rgr.experiments.registry import EXPERIMENTS
     from rgr.results.replication.reported import PAPER_FEW_SEEDS, PAPER_SEEDS
 

@@ -1,4 +1,4 @@
-"""Figures without overprinted or cut text (issue 47): rgr.chapters.text_layout measures every text box with
+"""Figures without overprinted or cut text (issue 47): rgr.chapters.style measures every text box with
 matplotlib's own renderer; every figure a chapter shows records the count of problems in its PNG
 (rgr.chapters.style.png_metadata), and every committed chapter figure must record none.
 
@@ -21,8 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from rgr.chapters.style import PROBLEMS_KEY, png_metadata  # noqa: E402
-from rgr.chapters.text_layout import text_boxes, text_problems  # noqa: E402
+from rgr.chapters.style import PROBLEMS_KEY, png_metadata, text_boxes, text_problems  # noqa: E402  # noqa: E402
 from tests import ROOT  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "book").glob("*.ipynb"))

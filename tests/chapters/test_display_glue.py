@@ -1,12 +1,11 @@
-"""rgr.chapters.prose: a finding glued by field name, formatted where the chapter says so."""
+"""rgr.chapters.display: a finding glued by field name, formatted where the chapter says so."""
 
 import math
 from dataclasses import dataclass
 
 import pytest
 
-from rgr.chapters.display import MISSING
-from rgr.chapters.prose import finding_values
+from rgr.chapters.display import MISSING, finding_values
 from rgr.results.findings import Text, listed, pastes_as_itself
 
 
