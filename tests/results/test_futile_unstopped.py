@@ -9,8 +9,8 @@ import pytest
 from rgr.catalog import load
 from rgr.experiments.unstopped import PLATEAUS, UNITS
 from rgr.results.futile import retrained_points, with_retrained
+from rgr.results.replication.fig4 import unstopped_reading, unstopped_runs
 from rgr.results.replication.rows import Source
-from rgr.results.replication.second_readings import unstopped_reading, unstopped_runs
 
 
 def _runs() -> pd.DataFrame:
