@@ -412,6 +412,7 @@ def _execute(args: list[str]) -> None:
         print(f"[{i}/{len(paths)}] executing {_shown(p)}", flush=True)
         inputs = execute_recorded(p)
         print(f"  stamped: {len(inputs['files'])} files, {len(inputs['folders'])} folders", flush=True)
+        pair([str(p)])  # its text, in case the notebook was edited since `tag`
 
 
 def _shown(p: Path) -> Path:
