@@ -6,7 +6,8 @@
     python3 tasks.py vary [book/x.ipynb ...]         # nbval again, other thread count and floating-point kernels
 
     python3 tasks.py execute book/theory.ipynb ...   # re-execute chapters in place (commit the outputs)
-    python3 tasks.py tag [book/x.ipynb ...]          # install cell first, `hide-input` on code cells
+    python3 tasks.py tag [book/x.ipynb ...]          # install cell first, `hide-input` on code cells, then `pair`
+    python3 tasks.py pair [book/x.ipynb ...]         # each chapter's reviewable text: book/_text/<name>.md
     python3 tasks.py check-site [page.html ...]      # render the built site in headless Chromium
 
     python3 tasks.py fresh [book/x.ipynb ...]       # which chapters' committed outputs are stale (exit 1 if any)
@@ -356,6 +357,50 @@ def tag(paths: list[str]) -> None:
         if tag_notebook(nb, source):
             write_nb(nb, p)
             print("tagged", p)
+    pair(paths)
+
+
+# ---------------------------------------------------------------------------------------------------
+# pair: each chapter's reviewable text. The notebook is the source that is executed; book/_text/<name>.md is its
+# code and Markdown cells (with their tags) as MyST Markdown, written by jupytext, without outputs or metadata, so
+# that a diff of a chapter reads as text. Not next to the notebook: Jupyter Book would see two sources for one
+# _toc.yml entry (_config.yml excludes book/_text). tests/system/test_chapter_text.py fails on a missing or
+# outdated text.
+
+TEXT_FORMAT = "md:myst"
+TEXT_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
+
+
+def text_path(chapter: Path) -> Path:
+    """Where the reviewable text of ``chapter`` (book/<name>.ipynb) lives: book/_text/<name>.md."""
+    return chapter.parent / "_text" / f"{chapter.stem}.md"
+
+
+def chapter_text(chapter: Path) -> str:
+    """The reviewable text of ``chapter``: jupytext's MyST rendering of its cells (see the comment above)."""
+    import jupytext  # the book extra's; tasks.py itself starts on a bare Python
+    import nbformat
+
+    nb = nbformat.reads(chapter.read_text(encoding="utf-8"), as_version=4)
+    nb.metadata = {"jupytext": dict(TEXT_FILTERS)}
+    return jupytext.writes(nb, fmt=TEXT_FORMAT)
+
+
+def pair(paths: list[str]) -> None:
+    """Write the reviewable text of the chapters named (default: every chapter, and remove the texts of chapters
+    that are gone); a text that is current is left alone."""
+    named = notebook_args(paths)
+    for p in named or chapters():
+        text, out = chapter_text(p), text_path(p)
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            out.parent.mkdir(exist_ok=True)
+            out.write_text(text, encoding="utf-8")
+            print("paired", _shown(out), flush=True)
+    if not named:
+        for orphan in sorted((ROOT / "book" / "_text").glob("*.md")):
+            if not (ROOT / "book" / f"{orphan.stem}.ipynb").exists():
+                orphan.unlink()
+                print("removed", _shown(orphan), "(its chapter is gone)", flush=True)
 
 
 def _execute(args: list[str]) -> None:
@@ -367,6 +412,7 @@ def _execute(args: list[str]) -> None:
         print(f"[{i}/{len(paths)}] executing {_shown(p)}", flush=True)
         inputs = execute_recorded(p)
         print(f"  stamped: {len(inputs['files'])} files, {len(inputs['folders'])} folders", flush=True)
+        pair([str(p)])  # its text, in case the notebook was edited since `tag`
 
 
 def _shown(p: Path) -> Path:
@@ -513,6 +559,7 @@ COMMANDS = {
     "vary": vary,
     "execute": execute,
     "tag": tag,
+    "pair": pair,
     "check-site": check_site,
     "fresh": fresh,
     "pdf": pdf,

@@ -14,6 +14,9 @@ A chapter's Markdown pastes ``{glue:text}`name```; every such name is a field of
 ``rgr.results`` function returned (nested fields joined by ``_``, tuples as ``name_0``, ``name_1``, ...; see
 :func:`rgr.results.findings.entries`), so a pasted number leads to the function that computed it by its name.
 
+**Figures.** :func:`show_figure` glues a chapter's figure under its name for the Markdown's
+``{glue:figure}`name``` and closes it, so it shows once, where the text places it.
+
 **Downloads.** Each chapter's tables, downloadable from its page: :func:`download_links`.
 
 A chapter calls ``download_links(["base", "constructions"])`` in a code cell below its results; the
@@ -33,7 +36,7 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from IPython.display import HTML
@@ -43,8 +46,11 @@ from ..catalog import NAMES
 from ..paths import data_dir
 from ..results.findings import entries, glued
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table", "finding_values", "glue_finding", "SITE_DATA",
-           "table_files", "download_links", "prose_digits"]
+           "table_files", "download_links", "prose_digits", "show_figure"]
 
 MISSING = "—"
 
@@ -233,6 +239,17 @@ def glue_finding(found: Any, digits: Mapping[str, int] | None = None, prefix: st
 
     for name, value in finding_values(found, digits, prefix).items():
         glue(name, value, display=False)
+
+
+def show_figure(name: str, fig: Figure) -> None:
+    """Glue ``fig`` under ``name`` without showing it in the code cell (the chapter's Markdown places it with
+    ``{glue:figure}`name```), then close it: the one way a chapter shows a figure, instead of
+    ``glue(name, fig, display=False); plt.close(fig)``."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue  # the book's renderer; imported here so that rgr imports without it
+
+    glue(name, fig, display=False)
+    plt.close(fig)
 
 
 def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:

@@ -6,8 +6,9 @@ from rgr.chapters.params import PRESETS, ParameterError, check, in_range, one_of
 
 
 def test_good_parameters_pass():
-    p = check("book", "cpu", 0)
-    assert (p.preset, p.device, p.seed) == ("book", "cpu", 0)
+    p = check("book", "cpu")
+    assert (p.preset, p.device, p.seed) == ("book", "cpu", 0)  # a data chapter has no seed: 0
+    assert check("book", "cpu", seed=3).seed == 3  # a chapter that draws live passes its own
     assert check("smoke", "auto").device in ("cpu", "cuda")
 
 
@@ -19,6 +20,11 @@ def test_good_parameters_pass():
 def test_bad_parameters_name_themselves(kwargs, name):
     with pytest.raises(ParameterError, match=rf"^{name} ="):
         check(**kwargs)
+
+
+def test_the_seed_is_a_keyword():
+    with pytest.raises(TypeError):
+        check("book", "cpu", 0)  # positionally, a seed would read as a parameter every chapter has
 
 
 def test_a_chapter_may_narrow_the_presets():

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from ...results.gpt2_block import embedding_label
 from ...results.stats import t_interval
-from ..style import MIN_FONT_PT, fig_size, head_color, set_style
+from ..style import MIN_FONT_PT, fig_size, head_color, nothing_to_draw, set_style
 
 __all__ = ["plot_accuracy_vs_dk", "plot_or_say"]
 
@@ -73,10 +73,4 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
 def plot_or_say(df: pd.DataFrame, what: str) -> Figure:
     """:func:`plot_accuracy_vs_dk` of ``df``, or a small figure saying ``what`` is missing where it has no rows (a
     preset not run yet)."""
-    if len(df):
-        return plot_accuracy_vs_dk(df)
-    set_style()
-    fig, ax = plt.subplots(figsize=fig_size(4.8, 1.2))
-    ax.text(0.5, 0.5, what, ha="center", va="center", fontsize=10, transform=ax.transAxes)
-    ax.set_axis_off()
-    return fig
+    return plot_accuracy_vs_dk(df) if len(df) else nothing_to_draw(what)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import MIN_FONT_PT, fig_size, set_style
+from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
 
 __all__ = ["plot_bounds_vs_constructions", "plot_per_context", "plot_margins"]
 
@@ -128,8 +128,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a2.set_xlabel("m")
     a2.set_ylabel("D_K serving every context")
     if budget.empty:  # e.g. a smoke run of the chapter against a table without that d_model
-        a2.text(0.5, 0.5, "no trained thresholds\nat this d_model in these rows", ha="center", va="center",
-                transform=a2.transAxes, color="0.4")
+        nothing_to_draw("no trained thresholds\nat this d_model in these rows", a2)
     a2.set_title("one set of weights for all contexts" + (f", d_model = {int(budget.d_model.iloc[0])}"
                                                           if len(budget) else ""), fontsize=11)
     if len(budget):
