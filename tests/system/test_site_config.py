@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 import rgr
-from rgr.chapters import downloads, style
+from rgr.chapters import display, style
 from tests import ROOT
 
 _spec = importlib.util.spec_from_file_location("rgr_site", ROOT / "book" / "_ext" / "rgr_site.py")
@@ -102,28 +102,28 @@ def _repo(tmp_path: Path) -> Path:
 
 def test_download_links(tmp_path):
     root = _repo(tmp_path)
-    html = downloads.download_links(["base", "softmax.csv"], root=root).data
+    html = display.download_links(["base", "softmax.csv"], root=root).data
     assert '<a href="../data/base.csv" download>base.csv</a> (3 rows)' in html
     assert '<a href="../data/softmax.csv" download>softmax.csv</a> (1 rows)' in html
     assert html.index("base.csv") < html.index("softmax.csv") and "../data/SCHEMA.md" in html
-    assert downloads.download_links(["base"], root=root).data == downloads.download_links(["base"], root=root).data
+    assert display.download_links(["base"], root=root).data == display.download_links(["base"], root=root).data
 
 
 def test_download_links_bad_input(tmp_path):
     root = _repo(tmp_path)
     with pytest.raises(ValueError, match="names: no table called"):
-        downloads.download_links(["nope"], root=root)
+        display.download_links(["nope"], root=root)
     # a known table this checkout lacks (a chapter on smoke data) is named, not linked
-    html = downloads.download_links(["base", "regular"], root=root).data
+    html = display.download_links(["base", "regular"], root=root).data
     assert "regular.csv (not in this checkout)" in html and '<a href="../data/regular.csv"' not in html
     with pytest.raises(ValueError, match="names"):
-        downloads.download_links("base", root=root)
+        display.download_links("base", root=root)
     with pytest.raises(ValueError, match="names"):
-        downloads.download_links([], root=root)
+        display.download_links([], root=root)
 
 
 def test_the_repository_tables_are_linkable():
-    assert [p.name for p in downloads.table_files(["base", "constructions"])] == ["base.csv", "constructions.csv"]
+    assert [p.name for p in display.table_files(["base", "constructions"])] == ["base.csv", "constructions.csv"]
 
 
 # --- rgr.chapters.style ---------------------------------------------------------------------------------
