@@ -52,19 +52,19 @@ def _find_wte(names: Iterable[str]) -> str:
     raise KeyError(f"no token-embedding tensor 'wte.weight' in the checkpoint (has {sorted(names)[:8]}...)")
 
 
-class SourceError(ValueError):
+class _SourceError(ValueError):
     """A GPT-2 file (checkpoint or tokenizer) that cannot be read; the message names the file."""
 
 
-def _named(path: Path, what: str, e: Exception) -> SourceError:
+def _named(path: Path, what: str, e: Exception) -> _SourceError:
     detail = " ".join(f"{type(e).__name__}: {e}".split())[:300]
     via = " (found through RGR_GPT2_DIR)" if os.environ.get("RGR_GPT2_DIR") and str(path).startswith(
         os.environ["RGR_GPT2_DIR"]) else ""
-    return SourceError(f"{path}{via}: cannot read GPT-2's {what} ({detail}); restore the file or fetch a fresh copy")
+    return _SourceError(f"{path}{via}: cannot read GPT-2's {what} ({detail}); restore the file or fetch a fresh copy")
 
 
 def read_wte(path: str | Path) -> np.ndarray:
-    """GPT-2's token-embedding matrix (vocab, d_model) float32 from a ``.safetensors`` file (:class:`SourceError`
+    """GPT-2's token-embedding matrix (vocab, d_model) float32 from a ``.safetensors`` file (:class:`_SourceError`
     naming the file when it is damaged)."""
     path = Path(path)
     if not path.is_file():
@@ -218,7 +218,7 @@ def load_tokenizer(directory: str | Path) -> Tokenizer:
         raise FileNotFoundError(f"no tokenizer in {d}: need tokenizer.json, or vocab.json and merges.txt")
     try:
         return _load_tokenizer(d, tj, vj, mt)
-    except SourceError:
+    except _SourceError:
         raise
     except Exception as e:  # the tokenizers package raises a bare Exception on a damaged file: one, named
         raise _named(tj if tj.is_file() else d, "tokenizer", e) from None
@@ -239,7 +239,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
             impl = f"tokenizers {tokenizers.__version__} (vocab.json + merges.txt)"
         eos = tok.token_to_id(EOS_TOKEN)
         if eos is None:
-            raise SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
+            raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
         return Tokenizer(
             encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
             eos_id=int(eos),
@@ -257,7 +257,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
         vocab = json.loads(vj.read_text(encoding="utf-8"))
         merges = _read_merges(mt.read_text(encoding="utf-8").splitlines())
     if EOS_TOKEN not in vocab:
-        raise SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
+        raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
     bpe = BytePairEncoder(vocab, merges)
     inverse = {i: s for s, i in vocab.items()}
     unbyte = {c: b for b, c in bpe.alphabet.items()}

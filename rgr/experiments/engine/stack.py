@@ -3,10 +3,10 @@
 The engine's second page (after :mod:`.config`, before :mod:`.loop`). A stack (:class:`Stack`) holds everything
 R runs share in one program, each tensor with a leading run axis on the stack's one device: the model's parameters
 (:mod:`rgr.model.qk`), the optimizer state (:mod:`.adam`), the frozen embeddings and graphs, the stream keys of each
-run's contexts, the fixed validation contexts, and each run's early-stopping record (:class:`Track`).
+run's contexts, the fixed validation contexts, and each run's early-stopping record (:class:`_Track`).
 
 Which runs may share a stack is :func:`rgr.experiments.engine.config.stack_groups`; a run narrower than its stack is
-padded (:func:`pad_heads`) with zero columns and masked heads. A run's task and initial weights
+padded (:func:`_pad_heads`) with zero columns and masked heads. A run's task and initial weights
 (:func:`build_task`, :func:`init_weights`) come from its own seed, never from the stack. The loss is summed over
 runs, so each run's gradient and its AdamW update are exactly its own: the losses of protocol E1/E4/E5/E6 and their
 gradients, written out, close this page; contexts are drawn for all runs at once
@@ -30,7 +30,7 @@ from .adam import StackAdam
 from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
-__all__ = ["build_task", "init_weights", "pad_heads", "Track", "Stack", "build_stack", "stream_keys", "blocks",
+__all__ = ["build_task", "init_weights", "Stack", "build_stack", "stream_keys", "blocks",
            "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_loss", "logistic_grads",
            "value_targets", "value_loss", "value_grad"]
 
@@ -62,7 +62,7 @@ def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     return out
 
 
-def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
+def _pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
     """(d_model, h d_k) in heads-side-by-side layout -> (d_model, H w): head k's columns first, zeros after."""
     d = W.shape[0]
     out = torch.zeros(d, H, w, dtype=W.dtype)
@@ -71,7 +71,7 @@ def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor
 
 
 @dataclass
-class Track:
+class _Track:
     """Early-stopping record of one run: its validation curve, the checks in a row that count towards its
     stop, and (for "value") its best validation MSE so far."""
 
@@ -91,7 +91,7 @@ class Stack:
 
     cfgs: list[RunConfig]  # the runs, in stack order; they share a stack key
     ids: list[int]  # positions in the caller's list
-    tracks: list[Track]  # early-stopping record per run
+    tracks: list[_Track]  # early-stopping record per run
     model: QKModel  # the runs' W_Q, W_K (R, d_model, H w), tau (R,) and frozen W_V; padded heads masked
     opt: StackAdam  # AdamW moments per run, one step count for the stack
     X: torch.Tensor  # (R, m_max, d_model) embeddings, zero padded
@@ -178,7 +178,7 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
         X[i, : x.shape[0]] = x.to(dt)
     inits = [init_weights(c) for c in cfgs]
     W_V = torch.stack([i["W_V"] for i in inits]).to(device) if c0.model == "value" else None
-    padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w)
+    padded = lambda name: torch.stack([_pad_heads(i[name], c.h, c.d_k, H, w)
                                        for i, c in zip(inits, cfgs)]).to(device)
     model = QKModel(
         W_Q=padded("W_Q"),  # (R, d_model, H w)
@@ -200,7 +200,7 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
     return Stack(
         cfgs=list(cfgs),
         ids=list(ids),
-        tracks=[Track() for _ in cfgs],
+        tracks=[_Track() for _ in cfgs],
         model=model,
         opt=_optimizer(model, c0.lr),
         X=X.to(device),

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...task.metrics import F1_TARGET, reaches_target
-from ...theory.laws import regular_x_bound, scaling_x
+from ...theory.bounds import regular_x_bound, scaling_x
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
 from ..thresholds import curves
 from . import reported as rep
@@ -20,7 +20,7 @@ from .rows import ClaimRow, Source, basis, cutoffs, fit_row, reached, untestable
 from .seed_bootstrap import Draws, cell_noise, fit_stats, noise, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
-__all__ = ["THIN_SEEDS", "diag_heads", "diag_rows", "diagonal_basis", "diagonal_runs", "growth_rows", "regular_heads",
+__all__ = ["THIN_SEEDS", "diag_heads", "diag_rows", "diagonal_runs", "growth_rows", "regular_heads",
            "regular_lower_form", "regular_plateaus", "regular_rows"]
 
 _DIAG = ("diag_growth", "diag_first_two_above", "diag_heads")
@@ -32,7 +32,7 @@ def diagonal_runs(base: Source, lam: Source) -> pd.DataFrame:
     return (with_cells_of(lam.runs, on_diag) if len(lam.runs) else on_diag).reset_index(drop=True)
 
 
-def diagonal_basis(base: Source, lam: Source) -> str:
+def _diagonal_basis(base: Source, lam: Source) -> str:
     """Preset, then seeds and step cutoff per diagonal cell (paper: 10 seeds, 3 at the largest points, its Table 2
     cutoffs); both presets named when they differ."""
     runs = diagonal_runs(base, lam)
@@ -50,7 +50,7 @@ def diagonal_basis(base: Source, lam: Source) -> str:
 
 def diag_rows(base: Source, lam: Source) -> list[ClaimRow]:
     """The lambda = 8 diagonal: growth from m >= 512 against ln m, the first two points above that trend, one h*."""
-    b = diagonal_basis(base, lam)
+    b = _diagonal_basis(base, lam)
     if len(base.runs) and len(lam.runs) and base.preset != lam.preset:
         why = (f"not comparable yet: the diagonal's cells would come from two presets (base {base.preset}, lambda8 "
                f"{lam.preset}), whose seeds and grids differ; read both at one preset")

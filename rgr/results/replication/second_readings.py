@@ -22,8 +22,8 @@ The regular table read again with its retrained futility stops (issue 45, item 5
 The ``unstopped`` extension (:mod:`rgr.experiments.unstopped`, declared before its first row; not the protocol)
 retrained, with futility stopping off, the regular table's stopped runs at its false-stop point and on the two
 plateau curves. :func:`unstopped_reading` puts them in the stopped rows' place
-(:func:`rgr.results.futile.with_retrained`), says per retrained point what changed
-(:func:`rgr.results.futile.retrained_points`) and reads the verdict rows of the regular table
+(:func:`rgr.experiments.futility.with_retrained`), says per retrained point what changed
+(:func:`rgr.experiments.futility.retrained_points`) and reads the verdict rows of the regular table
 (:func:`rgr.results.replication.fig4.regular_rows`: the fit, the bound's form, the plateaus, h*) on both versions.
 A second reading only: the protocol table's rows stay the verdicts.
 """
@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from ...catalog import load_if_present
+from ...experiments.futility import retrained_points, with_retrained
 from ...task.metrics import F1_TARGET
-from ..futile import retrained_points, with_retrained
 from ..settled import (
     SETTLED,
     SETTLED_SHARE,
@@ -62,8 +62,8 @@ from .sec61 import SharedBase, dk_rows, excluded_above, heads_rows, law_rows
 from .seed_bootstrap import Draws, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["settled_source", "longer_draws", "longer_rows", "with_longer", "LongerSummary", "longer_summary",
-           "UNSTOPPED", "unstopped_runs", "RowChange", "UnstoppedReading", "unstopped_reading"]
+__all__ = ["settled_source", "longer_draws", "longer_rows", "with_longer", "longer_summary",
+           "UNSTOPPED", "unstopped_runs", "unstopped_reading"]
 
 _LIKELY = "a likely reason, not measured here:"  # how the diagonal's row offers the cutoff (fig4.growth_rows)
 
@@ -194,7 +194,7 @@ def with_longer(rows: Sequence[ClaimRow], longer: Mapping[str, Longer]) -> list[
 
 
 @dataclass(frozen=True)
-class LongerSummary:
+class _LongerSummary:
     """How the rows read again with a longer budget fare: how many have a second reading, how many keep their
     status there and how many change it, the deviations that become budget-bound, the settled readings, and the
     budgets read ("4x", "4x–16x"; "none")."""
@@ -207,12 +207,12 @@ class LongerSummary:
     budgets: str
 
 
-def longer_summary(rows: Sequence[ClaimRow]) -> LongerSummary:
-    """:class:`LongerSummary` of verdict ``rows`` (after :func:`with_longer`)."""
+def longer_summary(rows: Sequence[ClaimRow]) -> _LongerSummary:
+    """:class:`_LongerSummary` of verdict ``rows`` (after :func:`with_longer`)."""
     got = [r for r in rows if r.longer is not None]
     same = sum(r.longer.status == r.verdict.status for r in got)
     budgets = sorted({r.longer.budget for r in got})
-    return LongerSummary(n_rows=len(got), n_same=same, n_changed=len(got) - same,
+    return _LongerSummary(n_rows=len(got), n_same=same, n_changed=len(got) - same,
                          n_budget_bound=sum(r.verdict.cause == "budget_bound" for r in got),
                          n_settled=sum(r.longer.settled for r in got),
                          budgets="–".join(f"{b}x" for b in budgets) or "none")
@@ -228,7 +228,7 @@ def unstopped_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class RowChange:
+class _RowChange:
     """One verdict row of the regular table, read on the protocol's rows (``before``) and with the retrained runs in
     the stopped ones' place (``after``)."""
 
@@ -253,8 +253,8 @@ class RowChange:
 
 
 @dataclass(frozen=True)
-class UnstoppedReading:
-    """What retraining the stopped runs changed. ``points``: :func:`rgr.results.futile.retrained_points`;
+class _UnstoppedReading:
+    """What retraining the stopped runs changed. ``points``: :func:`rgr.experiments.futility.retrained_points`;
     ``rows``: every verdict row of the regular table on both versions; the rest: counts for the chapter's prose
     (``false_*``: the false-stop point(s); ``plateau_*``: the plateau curves' points)."""
 
@@ -277,15 +277,15 @@ class UnstoppedReading:
     statuses_changed: int
     changed_words: str  # "none", or "key (status before -> after)" / "key (values only; still status)", ...
     points: pd.DataFrame
-    rows: tuple[RowChange, ...]
+    rows: tuple[_RowChange, ...]
 
 
-def _change(a: ClaimRow, b: ClaimRow) -> RowChange:
-    return RowChange(a.key, a.verdict.status, b.verdict.status, a.book, b.book, a.interval, b.interval,
+def _change(a: ClaimRow, b: ClaimRow) -> _RowChange:
+    return _RowChange(a.key, a.verdict.status, b.verdict.status, a.book, b.book, a.interval, b.interval,
                      float(a.value), float(b.value))
 
 
-def _words(rows: tuple[RowChange, ...]) -> str:
+def _words(rows: tuple[_RowChange, ...]) -> str:
     moved = [r for r in rows if r.changed]
     if not moved:
         return "none"
@@ -293,7 +293,7 @@ def _words(rows: tuple[RowChange, ...]) -> str:
                      else f"{r.key} (values only; still {r.status_before})" for r in moved)
 
 
-def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> UnstoppedReading:
+def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> _UnstoppedReading:
     """The regular table ``src`` read with ``retrained`` (the extension's rows at ``src``'s preset) in its stopped
     rows' place. ``plateaus``: the (r, h) curves read as plateaus (the other retrained points are false stops)."""
     pts = retrained_points(src.runs, retrained)
@@ -309,7 +309,7 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
     shift = (pla["f1_after"] - pla["f1_before"]).abs()
     top = pla.loc[shift.idxmax()] if len(pla) else None
     where = "—" if top is None else f"r = {int(top.r)}, h = {int(top.h)}, D_K = {int(top.D_K)}"
-    return UnstoppedReading(
+    return _UnstoppedReading(
         retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()), still_cut=int(pts["still_cut"].sum()),
         false_retrained=int(fal["retrained"].sum()), false_reached=int(fal["reached"].sum()),
         false_f1_before=mean(fal, "f1_before"), false_f1_after=mean(fal, "f1_after"),
