@@ -19,7 +19,6 @@ The rows that do not agree, grouped by cause in a fixed order, are
 from __future__ import annotations
 
 import math
-import re
 from html import escape
 
 from ..results.replication import reported as rep
@@ -37,7 +36,7 @@ from ..results.replication.verdicts import (
     verdict_label,
 )
 
-__all__ = ["EXPLAIN", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes",
+__all__ = ["EXPLAIN", "summary_html", "verdict_table_html", "VERDICT_CLASS",
            "longer_words"]
 
 VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
@@ -113,19 +112,6 @@ def _item(r: ClaimRow) -> str:
     if r.preset and r.preset != "paper":
         said.append(f"{escape(r.preset)} preset")
     return name + (f" ({'; '.join(said)})" if said else "")
-
-
-def summary_causes(html: str) -> dict[str, set[str]]:
-    """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
-    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS` (for tests and the site
-    check)."""
-    out: dict[str, set[str]] = {}
-    for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
-        for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):
-            if name != escape(rep.claim(key).name):
-                raise ValueError(f"claim {key!r} shown as {name!r}, not as its name")
-            out.setdefault(cause, set()).add(key)
-    return out
 
 
 def summary_html(rows: list[ClaimRow]) -> str:

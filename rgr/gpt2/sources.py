@@ -25,7 +25,6 @@ __all__ = [
     "EOS_TOKEN",
     "read_wte",
     "BytePairEncoder",
-    "Tokenizer",
     "load_tokenizer",
     "count_tokens",
     "items_from_counts",
@@ -185,7 +184,7 @@ class BytePairEncoder:
 
 
 @dataclass(frozen=True)
-class Tokenizer:
+class _Tokenizer:
     """What the loader needs of a tokenizer: encode many lines, the EOS id, a description."""
 
     encode_batch: Callable[[list[str]], list[list[int]]]
@@ -206,7 +205,7 @@ def _read_merges(lines: Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
-def load_tokenizer(directory: str | Path) -> Tokenizer:
+def load_tokenizer(directory: str | Path) -> _Tokenizer:
     """GPT-2's tokenizer from ``tokenizer.json`` or ``vocab.json`` + ``merges.txt`` in ``directory``.
 
     With the ``tokenizers`` package installed it does the work; otherwise
@@ -224,7 +223,7 @@ def load_tokenizer(directory: str | Path) -> Tokenizer:
         raise _named(tj if tj.is_file() else d, "tokenizer", e) from None
 
 
-def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
+def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
     try:
         import tokenizers
     except ImportError:
@@ -240,7 +239,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
         eos = tok.token_to_id(EOS_TOKEN)
         if eos is None:
             raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
-        return Tokenizer(
+        return _Tokenizer(
             encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
             eos_id=int(eos),
             vocab_size=int(tok.get_vocab_size()),
@@ -268,7 +267,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
             return s
         return bytes(unbyte[c] for c in s).decode("utf-8", errors="replace")
 
-    return Tokenizer(
+    return _Tokenizer(
         encode_batch=lambda lines: [bpe.encode(t) for t in lines],
         eos_id=int(vocab[EOS_TOKEN]),
         vocab_size=max(vocab.values()) + 1,
@@ -281,7 +280,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
 
 
 def count_tokens(
-    lines: Iterable[str], tok: Tokenizer, n_tokens: int = N_TOKENS, chunk: int = 1000
+    lines: Iterable[str], tok: _Tokenizer, n_tokens: int = N_TOKENS, chunk: int = 1000
 ) -> tuple[np.ndarray, int]:
     """Token counts (vocab_size,) over the first ``n_tokens`` tokens of ``lines``.
 

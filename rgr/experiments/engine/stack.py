@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from ...model.qk import QKModel
 from ...task.contexts import GraphTable, graph_table, sample_stacked
@@ -31,8 +30,8 @@ from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
 __all__ = ["build_task", "init_weights", "Stack", "build_stack", "stream_keys", "blocks",
-           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_loss", "logistic_grads",
-           "value_targets", "value_loss", "value_grad"]
+           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_grads",
+           "value_targets", "value_grad"]
 
 
 def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
@@ -256,13 +255,6 @@ def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor,
     return (pw * y + 1 - y) / ell**2, pw * y / ell**2
 
 
-def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,
-                  b: torch.Tensor) -> torch.Tensor:
-    """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
-    z = alpha * (S - tau.view(-1, 1, 1))
-    return (a * F.softplus(z) - b * z).sum()
-
-
 def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Targets and weights of E6's MSE: T (R, n, ell, d_msg) = message of each position's target;
     w (R, n, ell, 1) = 1 / (#valid d_msg) on valid positions (target in context), else 0."""
@@ -270,11 +262,6 @@ def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor
     valid = labels.any(-1, keepdim=True).to(V_C.dtype)  # (R, n, ell, 1)
     n_valid = valid.sum(-2, keepdim=True) * V_C.shape[-1]  # (R, n, 1, 1)
     return T, valid / n_valid.clamp_min(1)
-
-
-def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """Sum over runs of E6's per-context MSE; S (R, ell, ell), V_C and T (R, ell, d_msg), w (R, ell, 1)."""
-    return (w * (torch.bmm(S, V_C) - T).square()).sum()
 
 
 def logistic_grads(

@@ -9,15 +9,13 @@ that is not fetched (Mahdavi et al.) are listed with ``quote=None`` and a paraph
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 import pandas as pd
 
 from .refit import COMMIT, PAPER, PAPER_V2, REPO
 
-__all__ = ["PAL_COMMIT", "CLAIMS", "claims_table",
-           "quoted_in"]
+__all__ = ["PAL_COMMIT", "CLAIMS", "claims_table",]
 
 _PAL_REPO = "facebookresearch/pal"
 PAL_COMMIT = "4d977c1ac2a8b3640e5a72e6ada8264a6020cd34"
@@ -74,23 +72,6 @@ CLAIMS: tuple[_PeerClaim, ...] = (
               None, paraphrase="H heads of an attention layer with context size n < d memorise Omega(H n) examples; "
               "in their synthetic experiments memorisation grows with the head width d_h only while d_h <= n"),
 )
-
-
-def _normalise(text: str, hyphenation: str = "-") -> str:
-    """Text as compared: Unicode NFKC, typographic quotes made plain, a hyphen at a line's end joined to the next
-    line by ``hyphenation`` ("-": a hyphenated word; "": a word the line break split), every run of whitespace
-    one space (a PDF's extracted text breaks lines and ligatures where the source did not)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    text = re.sub(r"-[ \t]*\n\s*", hyphenation, text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def quoted_in(quote: str, text: str) -> bool:
-    """Whether ``quote`` occurs in ``text`` once both are :func:`_normalise`d, spaces ignored (a PDF's extraction
-    drops or adds spaces between words: "Amongrecentworks"), with a line-end hyphen read either way."""
-    q = _normalise(quote).replace(" ", "")
-    return any(q in _normalise(text, h).replace(" ", "") for h in ("-", ""))
 
 
 _SUB = str.maketrans("0123456789h", "₀₁₂₃₄₅₆₇₈₉ₕ")

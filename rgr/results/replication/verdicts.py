@@ -33,7 +33,7 @@ from .reported import TABLE1
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
     "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict",
-    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
+    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
     "by_cause", "verdict_counts", "near_misses", "headline",
 ]
 
@@ -273,13 +273,6 @@ def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     lo_hi = [tuple(float(v) for v in np.percentile(a[:, k], q)) for k in range(3)]
     return _FitInterval(fit, lo_hi[0], lo_hi[1], lo_hi[2], len(reps))
-
-
-def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
-    """The thresholds table with ``x_law`` = m log_base m / d_model (``base`` "ln" or "log2")."""
-    if base not in LOG_BASES:
-        raise ValueError(f"base must be one of {sorted(LOG_BASES)}, got {base!r}")
-    return cells.assign(x_law=cells["x_law"] * LOG_BASES[base])
 
 
 # ----------------------------------------------------------------------------- Table 1

@@ -15,7 +15,6 @@ from rgr.results.replication.extensions import gpt2_testable
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
-    LOG_BASES,
     Verdict,
     dk_star_intervals,
     fit_interval,
@@ -27,7 +26,6 @@ from rgr.results.replication.verdicts import (
     table1,
     verdict_counts,
     verdict_label,
-    with_log_base,
 )
 from rgr.results.stats import within
 from tests.results.replication.synthetic import NO_CHECKS, base_runs, sources
@@ -134,15 +132,6 @@ def test_fit_interval_exact_line_and_determinism():
     y = 2 * x + rng.normal(0, 1, x.size)
     a, b = fit_interval(x, y), fit_interval(x, y)
     assert a == b and a.slope[0] < a.fit.slope < a.slope[1]
-
-
-def test_log_bases_scale_the_slope_by_ln2():
-    cells = pd.DataFrame({"x_law": [10.0, 20.0, 40.0], "D_K_star": [12.0, 24.0, 48.0]})
-    ln = fit_interval(with_log_base(cells, "ln")["x_law"], cells["D_K_star"]).fit.slope
-    l2 = fit_interval(with_log_base(cells, "log2")["x_law"], cells["D_K_star"]).fit.slope
-    assert l2 == pytest.approx(ln * math.log(2)) and LOG_BASES["ln"] == 1.0
-    with pytest.raises(ValueError, match="base"):
-        with_log_base(cells, "log10")
 
 
 def _cells(rows):
