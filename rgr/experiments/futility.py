@@ -26,17 +26,6 @@ Linear extension of a saturating curve from its best point is optimistic, so the
 rule errs towards training on. It was chosen on the base grid's paper rows only
 and then replayed, unchanged, on every other table
 (``python -m rgr replay-stopping``; :mod:`rgr.results.futility_replay`).
-
-Reading a table's stops (chapters *permutation sweeps*, *denser graphs*, *does it replicate?*): the rule is not in
-the paper's protocol; it was added to three ``paper`` presets (lambda8, lambda32, regular) after the release, to
-save CPU. A stopped run keeps its F1 at the stop and counts as failing. Every chapter that reads such a table says
-how many runs the rule stopped (:func:`futile_stops`); a *false stop* is a stopped run at a (cell, h, D_K) point
-where a sibling seed reached the F1 target, the clearest case where the rule may have cut a run that would have
-passed.
-
-The ``unstopped`` extension (:mod:`rgr.experiments.unstopped`) retrained some stopped runs with the rule off, under
-the stopped rows' run keys; :func:`with_retrained` puts them in those rows' place and :func:`retrained_points`
-says, per retrained point, what changed (a second reading: the protocol table's stays the verdict).
 """
 
 from __future__ import annotations
@@ -150,6 +139,18 @@ def kept_share(runs: "pd.DataFrame", rule: FutilityRule) -> float:
     stops = replayed_stops(f1, rule)
     kept = sum(int(st) if at is None else at[0] for at, st in zip(stops, f1["steps"]))
     return kept / float(f1["max_steps"].sum())
+
+# ----------------------------------------------------------------------------- reading a table's stops
+# Reading a table's stops (chapters *permutation sweeps*, *denser graphs*, *does it replicate?*): the rule is not in
+# the paper's protocol; it was added to three ``paper`` presets (lambda8, lambda32, regular) after the release, to
+# save CPU. A stopped run keeps its F1 at the stop and counts as failing. Every chapter that reads such a table says
+# how many runs the rule stopped (:func:`futile_stops`); a *false stop* is a stopped run at a (cell, h, D_K) point
+# where a sibling seed reached the F1 target, the clearest case where the rule may have cut a run that would have
+# passed.
+#
+# The ``unstopped`` extension (:mod:`rgr.experiments.unstopped`) retrained some stopped runs with the rule off, under
+# the stopped rows' run keys; :func:`with_retrained` puts them in those rows' place and :func:`retrained_points`
+# says, per retrained point, what changed (a second reading: the protocol table's stays the verdict).
 
 POINT = ["m", "d_model", "r", "h", "D_K"]
 
