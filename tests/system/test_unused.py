@@ -95,7 +95,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.experiments.sizing.calibration.history_stacks",
     "rgr.experiments.sizing.projection.format_seconds",
     "rgr.experiments.sizing.projection.matmul_flops",
-    "rgr.experiments.sizing.projection.project",
     "rgr.experiments.sizing.projection.refinement_runs",
     "rgr.experiments.sizing.projection.stack_seconds",
     "rgr.experiments.trainer.unit_groups",
@@ -224,7 +223,7 @@ def used_identifiers(source: str, reexports: bool = True) -> set[str]:
     ``reexports``, names a module only imports (a package's ``__init__`` re-exporting them) do not count."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:  # a notebook cell with IPython magics: its words
+    except SyntaxError:  # a shell script, or a cell with IPython magics: its words
         return set(_WORD.findall(source))
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -260,12 +259,12 @@ def notebook_code(path: Path) -> str:
 
 def users(root: Path) -> dict[str, str]:
     """Every file that may use rgr's names outside tests, as its source: rgr, the chapters' code cells, book/_ext,
-    scripts/, tasks.py."""
+    scripts/ (its shell scripts too), tasks.py."""
     files = {str(p.relative_to(root)): p.read_text() for p in (root / "rgr").rglob("*.py")}
     files |= {str(p.relative_to(root)): notebook_code(p) for p in (root / "book").glob("*.ipynb")}
-    for p in [*(root / "book").rglob("*.py"), *(root / "scripts").glob("*.py"), root / "tasks.py"]:
+    for p in [*(root / "book").rglob("*.py"), *(root / "scripts").glob("*"), root / "tasks.py"]:
         if p.is_file():
-            files[str(p.relative_to(root))] = p.read_text()
+            files[str(p.relative_to(root))] = p.read_text()  # a shell script's Python is read as its words
     return files
 
 
