@@ -12,6 +12,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests import ROOT
 
 # entry points reached by no import: the name, and why it is public
@@ -285,8 +287,12 @@ def unused(root: Path, allowed: dict[str, str] = ENTRY_POINTS) -> dict[str, list
     return out
 
 
-def test_no_public_name_goes_unused():
-    found = unused(ROOT)
+@pytest.fixture(scope="module")
+def found() -> dict[str, list[str]]:
+    return unused(ROOT)
+
+
+def test_no_public_name_goes_unused(found):
     own = [n for n in found["own"] if n not in OTHER_BRANCH | TESTED_DIRECTLY]
     dead = [n for n in found["dead"] if n not in OTHER_BRANCH | TESTED_DIRECTLY]
     assert not own and not dead, (
@@ -294,10 +300,9 @@ def test_no_public_name_goes_unused():
         "\nused by nothing but tests (delete them and their tests):\n" + "\n".join(dead))
 
 
-def test_the_pending_lists_only_shrink():
+def test_the_pending_lists_only_shrink(found):
     """Every name still listed is still unused and still public (a name fixed leaves the list); every allowed entry
     point exists."""
-    found = unused(ROOT)
     stale = (OTHER_BRANCH | TESTED_DIRECTLY) - set(found["own"]) - set(found["dead"])
     assert not stale, f"no longer unused (take them off the list): {sorted(stale)}"
     gone = [n for n in ENTRY_POINTS if not hasattr(importlib.import_module(n.rsplit(".", 1)[0]), n.rsplit(".", 1)[1])]
