@@ -13,7 +13,7 @@ one below it (tests/system/test_style.py checks it):
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
-  colouring, bounds, checks, scaling laws;
+  colouring, bounds (and the scaling laws), checks;
 - :mod:`rgr.experiments` — engine (the stacked engine, read top to bottom: config, stack, loop; plus adam and
   graphed), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
   are), trainer (how they train), planner

@@ -32,7 +32,7 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "produce_
 
 # every table of data/ by name, with the module that declares it (and the name it has there), imported when the
 # table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
-REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
+_REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
 PROTOCOL: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
                              "value_nostop", "value_long")
 ELSEWHERE: dict[str, tuple[str, str]] = {
@@ -49,7 +49,7 @@ def get(name: str) -> Table:
     if name not in NAMES:
         raise ValueError(f"experiment must be one of {sorted(NAMES)}, got {name!r}")
     if name in PROTOCOL:
-        return importlib.import_module(REGISTRY).EXPERIMENTS[name]
+        return importlib.import_module(_REGISTRY).EXPERIMENTS[name]
     module, attr = ELSEWHERE[name]
     return getattr(importlib.import_module(module), attr)
 

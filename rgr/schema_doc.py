@@ -19,7 +19,7 @@ from .paths import data_dir
 from .results.peers.refit import SCHEMA as PEERS_REFIT
 from .studies.construction_table import SCHEMA as CONSTRUCTIONS
 
-__all__ = ["render", "schema_path", "write", "is_current"]
+__all__ = ["render", "write", "is_current"]
 
 _HEAD = """# data/ schema
 
@@ -158,16 +158,16 @@ def render() -> str:
     return text
 
 
-def schema_path() -> Path:
+def _schema_path() -> Path:
     return data_dir() / "SCHEMA.md"
 
 
 def is_current(path: Path | None = None) -> bool:
-    path = path or schema_path()
+    path = path or _schema_path()
     return path.is_file() and path.read_text() == render()
 
 
 def write(path: Path | None = None) -> Path:
-    path = path or schema_path()
+    path = path or _schema_path()
     replace_whole(path, render().encode())
     return path

@@ -3,14 +3,25 @@
 What a table is (:mod:`rgr.catalog`: name, schema, presets, planned runs) needs none of this, so a chapter that
 reads tables never imports a trainer; only the command line (``python -m rgr sweep``) and a chapter's smoke
 fallback (:func:`rgr.chapters.loading.load_experiment`, when a table is missing) import this module.
+
+The peers' tables (chapter *the law beside other capacity results*) train here too, one run at a time, on the
+re-implemented models (:func:`rgr.experiments.peers.aot.train_aot`, :func:`rgr.experiments.peers.pal.train_pal`):
+:class:`AoTTrainer`, :class:`PalTrainer`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
 from .catalog import get
+from .experiments.peers.aot import AoTConfig, train_aot
+from .experiments.peers.aot_sweep import PRESETS as AOT_PRESETS
 from .experiments.peers.aot_sweep import AoTSweep
+from .experiments.peers.pal import PalConfig, law_x, train_pal
 from .experiments.peers.pal_sweep import PalSweep
-from .experiments.peers.trainers import AoTTrainer, PalTrainer
 from .experiments.registry import Experiment
 from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer
@@ -19,16 +30,38 @@ from .gpt2.trainer import GPT2Trainer
 from .studies.construction_table import ConstructionSweep
 from .studies.construction_trainer import ConstructionTrainer
 
-__all__ = ["trainer", "trains"]
+__all__ = ["trainer", "trains", "AoTTrainer", "PalTrainer"]
 
-TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
+
+@dataclass(frozen=True)
+class AoTTrainer(Sweepable):
+    """The ``aot`` table as the runner trains it: each run alone."""
+
+    table: AoTSweep
+
+    def train_rows(self, configs: list[AoTConfig], preset: str, device: torch.device) -> list[dict]:
+        question = {cfg: q for q, cfg in AOT_PRESETS[preset]}
+        return [{**dataclasses.asdict(cfg), **train_aot(cfg), "question": question[cfg]} for cfg in configs]
+
+
+@dataclass(frozen=True)
+class PalTrainer(Sweepable):
+    """The ``pal`` table as the runner trains it: each run alone."""
+
+    table: PalSweep
+
+    def train_rows(self, configs: list[PalConfig], preset: str, device: torch.device) -> list[dict]:
+        return [{**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **train_pal(cfg)} for cfg in configs]
+
+
+_TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
     (Experiment, ExperimentTrainer), (GPT2Sweep, GPT2Trainer), (ConstructionSweep, ConstructionTrainer),
     (AoTSweep, AoTTrainer), (PalSweep, PalTrainer))
 
 
 def trains(table: object) -> Sweepable:
     """``table`` (one of :data:`rgr.catalog.NAMES`, or a variant of one) with its trainer: the runner's unit."""
-    for kind, how in TRAINERS:
+    for kind, how in _TRAINERS:
         if isinstance(table, kind):
             return how(table)
     raise ValueError(f"table: no trainer for {type(table).__name__}")

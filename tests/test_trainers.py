@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from rgr import catalog
-from rgr.experiments.peers.trainers import AoTTrainer, PalTrainer
 from rgr.experiments.runner import Sweepable
 from rgr.experiments.trainer import ExperimentTrainer
 from rgr.gpt2.trainer import GPT2Trainer
 from rgr.studies.construction_trainer import ConstructionTrainer
-from rgr.trainers import trainer, trains
+from rgr.trainers import AoTTrainer, PalTrainer, trainer, trains
 
 
 @pytest.mark.parametrize("name", catalog.NAMES)

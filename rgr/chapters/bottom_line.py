@@ -1,7 +1,7 @@
 """The bottom line (the box that opens the introduction and chapter *Does it replicate?*): three sentences computed
 from the verdict rows, so that the box changes whenever a verdict does.
 
-- :func:`bottom_line` — the counts and the three sentences (:class:`BottomLine`): what replicates, per section of
+- :func:`bottom_line` — the counts and the three sentences (:class:`_BottomLine`): what replicates, per section of
   the paper; what deviates, with its causes in plain words; what cannot be tested here, and why;
 - :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary
   (:func:`rgr.chapters.glossary_links.link_terms`).
@@ -23,12 +23,12 @@ from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 from .glossary_links import link_terms
 
-__all__ = ["BottomLine", "PLAIN", "bottom_line", "bottom_line_html", "section_name"]
+__all__ = ["PLAIN", "bottom_line", "bottom_line_html", "section_name"]
 
 
 
 @dataclass(frozen=True)
-class BottomLine:
+class _BottomLine:
     """How many rows there are per status, and the box's sentences in plain text."""
 
     n_rows: int
@@ -90,7 +90,7 @@ def _share(k: int, n: int, name: str) -> str:
     return f"{k} of {n} on {name}"
 
 
-def bottom_line(rows: list[ClaimRow]) -> BottomLine:
+def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     """The box's counts and sentences from the verdict rows (one per claim of
     :data:`rgr.results.replication.reported.CLAIMS`); an empty list is refused."""
     if not rows:
@@ -108,7 +108,7 @@ def bottom_line(rows: list[ClaimRow]) -> BottomLine:
                 f"{_causes(dev, DEVIATION_CAUSES)}." if dev else f"None of the {n} claims deviates.")
     untested = (f"{len(open_)} of {n} are not testable here: {_causes(open_, NOT_TESTABLE_CAUSES)}."
                 if open_ else f"Every one of the {n} claims could be tested here.")
-    return BottomLine(n, len(agree), len(dev), len(open_), replicates, deviates, untested)
+    return _BottomLine(n, len(agree), len(dev), len(open_), replicates, deviates, untested)
 
 
 def bottom_line_html(rows: list[ClaimRow]) -> str:

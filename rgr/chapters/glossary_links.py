@@ -63,19 +63,19 @@ def link_terms(html: str, page: str = "glossary.html", terms: dict[str, str] | N
 _PAIR = re.compile(r"(?<![\w.\[])(-?\d+(?:\.\d+)?)x?(?:\s*\((?:n = \d+|law: [^)]*)\))?\s*\[(-?\d+(?:\.\d+)?), "
                    r"(-?\d+(?:\.\d+)?)\]")
 _SAME = re.compile(r"\[(-?[\d.]+), (-?[\d.]+)\]\s*\[\1, \2\]")
-EDGE_SHARE = 0.15  # a point in the outer 15% of its interval's width reads as "on its end"
-EDGE_NOTE = ('<span class="rgr-vnote">a point at or near an end of its interval, or an interval of one value, is '
+_EDGE_SHARE = 0.15  # a point in the outer 15% of its interval's width reads as "on its end"
+_EDGE_NOTE = ('<span class="rgr-vnote">a point at or near an end of its interval, or an interval of one value, is '
              'how the convention reads few seeds: <a class="rgr-term" href="{page}#term-noise-interval">why</a></span>')
 
 
 def on_edge(value: float, lo: float, hi: float) -> bool:
-    """Whether ``value`` sits at or near an end of [``lo``, ``hi``] (within :data:`EDGE_SHARE` of its width) or the
+    """Whether ``value`` sits at or near an end of [``lo``, ``hi``] (within :data:`_EDGE_SHARE` of its width) or the
     interval is one value: what a reader could take for a bug (glossary: noise interval). A value outside is not its
     interval's point (the convention widens every interval to hold it): False."""
     width = hi - lo
     if not lo <= value <= hi:
         return False
-    return width <= 0 or min(value - lo, hi - value) <= EDGE_SHARE * width
+    return width <= 0 or min(value - lo, hi - value) <= _EDGE_SHARE * width
 
 
 def edge_cells(text: str) -> bool:
@@ -95,6 +95,6 @@ def note_edges(html: str, page: str = "glossary.html", cell_class: str = "rgr-vb
     def cell(m: re.Match) -> str:
         text = re.sub(r"<[^>]+>", " ", m.group(2))
         return m.group(0) if not edge_cells(" ".join(text.split())) else (
-            m.group(1) + m.group(2) + "<br>" + EDGE_NOTE.format(page=page) + "</td>")
+            m.group(1) + m.group(2) + "<br>" + _EDGE_NOTE.format(page=page) + "</td>")
 
     return re.sub(rf'(<td class="{cell_class}"[^>]*>)(.*?)</td>', cell, html, flags=re.S)

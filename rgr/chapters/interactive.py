@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 from .style import FIGURE_DPI, shown_png
 
-__all__ = ["PICKER_DPI", "figure_picker", "png_data_uri"]
+__all__ = ["figure_picker",]
 
 # Show the option at selectedIndex, hide the rest (scoped to this picker's own images).
 _ONCHANGE = (
@@ -31,24 +31,14 @@ _ONCHANGE = (
 
 # 1.5 PNG pixels per CSS pixel: sharp on high-DPI screens at about 70% of the bytes of 2x; a picker
 # carries every one of its figures in the page (12 single-cell F1 figures: about 75 KB each as base64)
-PICKER_DPI = 1.5 * FIGURE_DPI
-
-
-def png_data_uri(fig: Figure, dpi: float = PICKER_DPI) -> str:
-    """``fig`` as a ``data:image/png;base64,...`` URI at ``dpi``; the same figure gives the same bytes
-    (no software or date metadata in the PNG; its smallest text recorded, :func:`~rgr.chapters.style.png_metadata`)."""
-    if not isinstance(fig, Figure):
-        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
-    if not dpi > 0:
-        raise ValueError(f"dpi must be positive, got {dpi}")
-    return _uri(shown_png(fig, dpi)[0])
+_PICKER_DPI = 1.5 * FIGURE_DPI
 
 
 def _uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = PICKER_DPI) -> HTML:
+def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = _PICKER_DPI) -> HTML:
     """A drop-down of ``figures``' names (in order) above the chosen figure; the first is shown first.
 
     ``label``: what the names are (shown before the drop-down, e.g. ``"cell (m, d_model)"``).

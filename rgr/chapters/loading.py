@@ -24,7 +24,7 @@ import torch
 from IPython.display import Markdown
 
 from ..catalog import completeness, get, load, resolve_preset, table_path
-from ..results.futile import futile_stops
+from ..experiments.futility import futile_stops
 from ..results.stats import seeds_per_cell
 from ..store import TableError
 
@@ -155,7 +155,7 @@ def seeds_words(df: pd.DataFrame) -> str:
 
 def provenance_note(data: ExperimentData) -> Markdown:
     """A visible note: which preset, device, code version and dates produced the rows, and how many of them the
-    futility rule stopped (:func:`rgr.results.futile.futile_stops`; a rule the paper's protocol does not have)."""
+    futility rule stopped (:func:`rgr.experiments.futility.futile_stops`; a rule the paper's protocol does not have)."""
     df = data.runs
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)

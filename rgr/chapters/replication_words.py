@@ -24,10 +24,10 @@ from ..results.replication.registry import Basis, FewSeeds, Reduced
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import LAW_BASE
 
-__all__ = ["row_value", "fit_words", "base_words", "LawWords", "law_words", "table1_basis_words", "arithmetic_summary",
-           "ChapterWords", "chapter_words", "Limits", "limits_words"]
+__all__ = ["row_value", "fit_words", "base_words", "law_words", "table1_basis_words", "arithmetic_summary",
+           "chapter_words", "limits_words"]
 
-LEASE_MINUTES = 15  # the GPU leases this project gets (the limits' sentence on the GPT-2 block's paper preset)
+_LEASE_MINUTES = 15  # the GPU leases this project gets (the limits' sentence on the GPT-2 block's paper preset)
 
 
 def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
@@ -77,7 +77,7 @@ def base_words(rows: list[ClaimRow], key: str) -> str:
 
 
 @dataclass(frozen=True)
-class LawWords:
+class _LawWords:
     """The law's rows in words, as the chapter's section on the scaling law pastes them (see :func:`law_words`):
     the book's value with its interval per fit and log base, how the R² reads, where the paper's constants fall,
     and the paper's values."""
@@ -99,11 +99,11 @@ class LawWords:
     paper_regular_slope: str
 
 
-def law_words(rows: list[ClaimRow]) -> LawWords:
+def law_words(rows: list[ClaimRow]) -> _LawWords:
     """:func:`row_value`, :func:`fit_words` and :func:`base_words` of the law's rows, beside the paper's values."""
     paper = {f"paper_{k}": rep.claim(k).paper
              for k in ("law_slope_all", "law_slope_pre", "law_r2_pre", "heads_slope", "regular_slope")}
-    return LawWords(
+    return _LawWords(
         slope_all_ln=row_value(rows, "law_slope_all"),
         slope_all_log2=row_value(rows, "law_slope_all", reading="with log2"),
         slope_pre_ln=row_value(rows, "law_slope_pre"),
@@ -163,7 +163,7 @@ def arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
 
 
 @dataclass(frozen=True)
-class ChapterWords:
+class _ChapterWords:
     """The chapter's sentences that belong to no one row (see :func:`chapter_words`): the law's log base, what the
     base rows behind Table 1 are, and what the paper's fits' arithmetic shows."""
 
@@ -172,15 +172,15 @@ class ChapterWords:
     arith_summary: str
 
 
-def chapter_words(base_runs: pd.DataFrame, checks: tuple[ArithmeticCheck, ...]) -> ChapterWords:
-    """The sentences of :class:`ChapterWords` from the base rows ``base_runs`` (columns h, seed; may be empty) and the
+def chapter_words(base_runs: pd.DataFrame, checks: tuple[ArithmeticCheck, ...]) -> _ChapterWords:
+    """The sentences of :class:`_ChapterWords` from the base rows ``base_runs`` (columns h, seed; may be empty) and the
     paper-arithmetic ``checks`` (:func:`rgr.results.replication.registry.arithmetic`)."""
     t1_basis = table1_basis_words(base_runs) if len(base_runs) else "No base rows are read here."
-    return ChapterWords(law_base=LAW_BASE, t1_basis=t1_basis, arith_summary=arithmetic_summary(list(checks)))
+    return _ChapterWords(law_base=LAW_BASE, t1_basis=t1_basis, arith_summary=arithmetic_summary(list(checks)))
 
 
 @dataclass(frozen=True)
-class Limits:
+class _Limits:
     """The chapter's *Where this comparison is limited*, in sentences."""
 
     presets: str  # which experiments are read on a preset other than `paper`, and what that costs in noise
@@ -216,7 +216,7 @@ def _reduced_words(reduced: tuple[Reduced, ...], few: tuple[FewSeeds, ...] = ())
     along = [r.name for r in reduced if r.paper_done == 1.0]  # complete, read on book beside one that is not
     seeds = sorted({r.seeds for r in reduced})
     counts = " or ".join(str(s) for s in seeds) if len(seeds) <= 2 else f"{seeds[0]} to {seeds[-1]}"
-    said = f"Read on a reduced preset, with fewer runs than the paper's: {'; '.join(map(_reduced, own))}." if own \
+    said = f"Read on a reduced preset, with fewer runs than the paper's: {'; '.join(map(_reduced, own))}." if own\
         else ""
     if along:
         said += (f" {' and '.join(along)} {'is' if len(along) == 1 else 'are'} complete at the paper preset but read "
@@ -247,7 +247,7 @@ def _gpt2_words(b: Basis, lease_minutes: int) -> str:
                f"this project had came in leases of {lease_minutes} minutes."))
 
 
-def limits_words(b: Basis, lease_minutes: int = LEASE_MINUTES) -> Limits:
+def limits_words(b: Basis, lease_minutes: int = _LEASE_MINUTES) -> _Limits:
     """The chapter's limits in words: the experiments read on a reduced preset, those read on `paper` with few seeds
     somewhere (said once every sweep is on `paper`), and the GPT-2 block's basis against its `paper` preset's cost."""
-    return Limits(presets=_reduced_words(b.reduced, b.few), gpt2=_gpt2_words(b, lease_minutes))
+    return _Limits(presets=_reduced_words(b.reduced, b.few), gpt2=_gpt2_words(b, lease_minutes))

@@ -21,7 +21,7 @@ tests/chapters/test_style.py.
 
 Boxes: every visible, non-empty text (titles, axis labels, the tick labels matplotlib draws, the axis offset
 text, annotations, figure texts) and each legend as one box (its own texts are inside it by design).
-Two boxes overlap when their intersection is more than :data:`TOLERANCE_PX` pixels in both directions.
+Two boxes overlap when their intersection is more than :data:`_TOLERANCE_PX` pixels in both directions.
 """
 
 from __future__ import annotations
@@ -42,22 +42,22 @@ from matplotlib.transforms import Bbox
 
 from ..protocol import HEADS_ALL
 
-__all__ = ["HEAD_COUNTS", "MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "FigureTextWarning", "set_style", "fig_size",
+__all__ = ["MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "set_style", "fig_size",
            "panel_grid", "legend_below", "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes",
-           "head_palette", "head_color", "nothing_to_draw", "Box", "TOLERANCE_PX", "text_boxes", "text_problems"]
+           "head_palette", "head_color", "nothing_to_draw", "text_boxes", "text_problems"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
-HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
+_HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
-MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
+_MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
 TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
 PROBLEMS_KEY = "rgr-text-problems"  # PNG text chunk: overlapping or cut texts (rgr.chapters.style), 0 wanted
 
 
-class FigureTextWarning(UserWarning):
+class _FigureTextWarning(UserWarning):
     """A chapter figure whose texts overlap or are cut (:func:`rgr.chapters.style.text_problems`)."""
 MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
@@ -108,7 +108,7 @@ def _retina_png(fig):
         return None
     problems = text_problems(fig)
     if problems:
-        warnings.warn(FigureTextWarning(f"figure text unreadable: {'; '.join(problems[:5])}"
+        warnings.warn(_FigureTextWarning(f"figure text unreadable: {'; '.join(problems[:5])}"
                                         + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")),
                       stacklevel=2)
     png, width, height = shown_png(fig, 2 * FIGURE_DPI)
@@ -162,7 +162,7 @@ def panel_grid(
     """``(nrows, ncols, figsize)`` for ``n`` panels of size ``panel`` (inches), at most ``max_width`` wide.
 
     Several panels sit at least two a row: a panel wider than half of ``max_width`` is scaled down
-    (aspect kept) to that, but not below :data:`MIN_PANEL_IN`. Beyond that panels wrap into rows
+    (aspect kept) to that, but not below :data:`_MIN_PANEL_IN`. Beyond that panels wrap into rows
     rather than shrink: a row holds ``floor(max_width / panel width)`` panels (at least one), and rows
     are filled as evenly as possible.
     """
@@ -174,7 +174,7 @@ def panel_grid(
     if max_width <= 0:
         raise ValueError(f"max_width must be positive, got {max_width}")
     if n > 1 and w > max_width / 2:
-        k = max(max_width / 2, min(w, MIN_PANEL_IN)) / w
+        k = max(max_width / 2, min(w, _MIN_PANEL_IN)) / w
         w, h = w * k, h * k
     per_row = max(1, min(n, int(max_width // w + 1e-9)))
     nrows = math.ceil(n / per_row)
@@ -207,9 +207,9 @@ def plain_log_axes(ax, which: str = "xy", subs: tuple[float, ...] = (1.0, 2.0, 5
 
 
 def head_palette() -> dict[int, tuple[float, float, float]]:
-    """A fixed colour for each head count h in :data:`HEAD_COUNTS` (dark = one head)."""
-    colours = sns.color_palette("viridis", len(HEAD_COUNTS))
-    return dict(zip(HEAD_COUNTS, colours))
+    """A fixed colour for each head count h in :data:`_HEAD_COUNTS` (dark = one head)."""
+    colours = sns.color_palette("viridis", len(_HEAD_COUNTS))
+    return dict(zip(_HEAD_COUNTS, colours))
 
 
 def head_color(h: int) -> tuple[float, float, float]:
@@ -217,7 +217,7 @@ def head_color(h: int) -> tuple[float, float, float]:
     pal = head_palette()
     if h in pal:
         return pal[h]
-    nearest = min(HEAD_COUNTS, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
+    nearest = min(_HEAD_COUNTS, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
     return pal[nearest]
 
 
@@ -237,11 +237,11 @@ def nothing_to_draw(what: str, ax=None):
 # ---------------------------------------------------------------------------- is every text readable? (issue 47)
 
 
-TOLERANCE_PX = 1.0  # at the figure's dpi: anti-aliasing fringes and touching boxes are not overlaps
+_TOLERANCE_PX = 1.0  # at the figure's dpi: anti-aliasing fringes and touching boxes are not overlaps
 
 
 @dataclass(frozen=True)
-class Box:
+class _Box:
     """One text's box in display pixels: what it says (for the message), its extent, and what clips it (or None)."""
 
     what: str
@@ -266,11 +266,11 @@ def _name(kind: str, t: Text) -> str:
     return f"{kind} {t.get_text().strip()[:40]!r}"
 
 
-def text_boxes(fig: Figure) -> list[Box]:
+def text_boxes(fig: Figure) -> list[_Box]:
     """Every text box of ``fig`` as drawn (the figure is drawn first, with its own renderer)."""
     fig.draw_without_rendering()  # lays out ticks and tight layouts with the renderer below, draws no pixels
     r = fig._get_renderer()  # the figure's own (Agg) renderer, at the figure's dpi
-    boxes: list[Box] = []
+    boxes: list[_Box] = []
 
     seen: set[int] = set()
 
@@ -278,7 +278,7 @@ def text_boxes(fig: Figure) -> list[Box]:
         if _shown(t) and id(t) not in seen:
             seen.add(id(t))
             clip = t.get_clip_box() if t.get_clip_on() and t.get_clip_box() is not None else None
-            boxes.append(Box(_name(kind, t), t.get_window_extent(r), clip))
+            boxes.append(_Box(_name(kind, t), t.get_window_extent(r), clip))
 
     for ax in fig.axes:
         if not ax.get_visible():
@@ -296,25 +296,25 @@ def text_boxes(fig: Figure) -> list[Box]:
             add("text", t)
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
-            boxes.append(Box("legend", leg.get_window_extent(r), None))
+            boxes.append(_Box("legend", leg.get_window_extent(r), None))
     if getattr(fig, "_suptitle", None) is not None:
         add("suptitle", fig._suptitle)
     for t in fig.texts:
         add("figure text", t)
     for leg in fig.legends:
         if isinstance(leg, Legend) and leg.get_visible():
-            boxes.append(Box("figure legend", leg.get_window_extent(r), None))
+            boxes.append(_Box("figure legend", leg.get_window_extent(r), None))
     return boxes
 
 
 def _overlap(a: Bbox, b: Bbox) -> bool:
     w = min(a.x1, b.x1) - max(a.x0, b.x0)
     h = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return w > TOLERANCE_PX and h > TOLERANCE_PX
+    return w > _TOLERANCE_PX and h > _TOLERANCE_PX
 
 
 def _inside(a: Bbox, outer: Bbox) -> bool:
-    t = TOLERANCE_PX
+    t = _TOLERANCE_PX
     return a.x0 >= outer.x0 - t and a.y0 >= outer.y0 - t and a.x1 <= outer.x1 + t and a.y1 <= outer.y1 + t
 
 

@@ -9,7 +9,7 @@ the rows; no claim, cause or number is typed here.
 The rows that do not agree, grouped by cause in a fixed order, are
 :func:`rgr.results.replication.verdicts.by_cause`; here:
 
-- :data:`EXPLAIN` and :func:`explain` — one sentence per cause;
+- :data:`EXPLAIN` and :func:`_explain` — one sentence per cause;
 - :func:`summary_html` — the short "where it replicates, where not, and why";
 - :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
   and why folded into a detail row (``<details>``); styled by ``book/_static/verdict.css``, whose verdict cells
@@ -19,7 +19,6 @@ The rows that do not agree, grouped by cause in a fixed order, are
 from __future__ import annotations
 
 import math
-import re
 from html import escape
 
 from ..results.replication import reported as rep
@@ -37,7 +36,7 @@ from ..results.replication.verdicts import (
     verdict_label,
 )
 
-__all__ = ["EXPLAIN", "explain", "summary_html", "verdict_table_html", "VERDICT_CLASS", "summary_causes",
+__all__ = ["EXPLAIN", "summary_html", "verdict_table_html", "VERDICT_CLASS",
            "longer_words"]
 
 VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
@@ -85,7 +84,7 @@ _TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser 
                   "value_channel": "Value channel", "gpt2_block": "GPT-2 block"}  # a claim's chapter, by its title
 
 
-def explain(cause: str, rows: list[ClaimRow]) -> str:
+def _explain(cause: str, rows: list[ClaimRow]) -> str:
     """:data:`EXPLAIN` of ``cause``, with the log bases named from the rows' readings."""
     if cause not in EXPLAIN:
         raise ValueError(f"cause must be one of {sorted(EXPLAIN)}, got {cause!r}")
@@ -115,19 +114,6 @@ def _item(r: ClaimRow) -> str:
     return name + (f" ({'; '.join(said)})" if said else "")
 
 
-def summary_causes(html: str) -> dict[str, set[str]]:
-    """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
-    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS` (for tests and the site
-    check)."""
-    out: dict[str, set[str]] = {}
-    for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
-        for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):
-            if name != escape(rep.claim(key).name):
-                raise ValueError(f"claim {key!r} shown as {name!r}, not as its name")
-            out.setdefault(cause, set()).add(key)
-    return out
-
-
 def summary_html(rows: list[ClaimRow]) -> str:
     """Where the paper replicates (the claims that agree), where it does not and why (the deviations per cause) and
     what the book cannot test (per cause), as one HTML block."""
@@ -139,7 +125,7 @@ def summary_html(rows: list[ClaimRow]) -> str:
     n_dev = sum(len(rs) for rs in dev.values())
     n_open = sum(len(rs) for rs in untested.values())
     li = lambda c, rs: (f'<li data-cause="{c}"><strong>{escape(_cap(CAUSES[c]))}</strong> ({len(rs)}). '  # noqa: E731
-                        f"{escape(explain(c, rs))} " + "; ".join(_item(r) for r in rs) + ".</li>")
+                        f"{escape(_explain(c, rs))} " + "; ".join(_item(r) for r in rs) + ".</li>")
     out = [
         '<div class="rgr-verdict-summary">',
         f'<p data-cause="agrees"><strong>Where it replicates.</strong> {len(agree)} of {len(rows)} claims agree with '

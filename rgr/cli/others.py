@@ -53,7 +53,7 @@ def constructions(argv: Sequence[str]) -> int:
 # bench, gpt2 build, schema, repair
 
 
-BENCH_MAX_GIB = 4  # a benchmark's embeddings may take at most this much memory: a size check before any work
+_BENCH_MAX_GIB = 4  # a benchmark's embeddings may take at most this much memory: a size check before any work
 _BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk-total", "seed": "--seed",
                 "check_every": "--check-every", "dtype": "--dtype", "model": "--model"}
 
@@ -90,9 +90,9 @@ def bench(argv: Sequence[str]) -> int:
                 raise UsageError(f"--m must be at least the context length ell = 16, got {a.m}") from None
             raise UsageError(f"{_BENCH_FLAGS.get(field, field)}: {e}") from None
         gib = (a.runs * a.m * a.d_model * (8 if a.dtype == "float64" else 4)) / 2**30
-        if gib > BENCH_MAX_GIB:
+        if gib > _BENCH_MAX_GIB:
             raise UsageError(f"--m x --d-model: {a.runs} runs' embeddings alone take {gib:,.0f} GiB (at most "
-                             f"{BENCH_MAX_GIB} GiB here); choose smaller --m, --d-model or --runs")
+                             f"{_BENCH_MAX_GIB} GiB here); choose smaller --m, --d-model or --runs")
         device_of(a.device)
     except UsageError as e:
         return fail("rgr bench", str(e))

@@ -34,7 +34,7 @@ import pandas as pd
 from ..task.metrics import reaches_target
 from .engine.config import RunConfig, config_keys, step_cutoff
 
-__all__ = ["ladder", "next_dk", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
+__all__ = ["ladder", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
            "parse_shard", "parse_cells", "FUTILITY_MIN_SEEDS", "Cell", "Grid", "base_cutoff"]
 
 
@@ -88,7 +88,7 @@ def _config(grid: Grid, cell: Cell, h: int, D_K: int, seed: int, *, model: str, 
     )
 
 
-def next_dk(tested: dict[int, float], h: int, base: list[int], grid: Grid) -> int | None:
+def _next_dk(tested: dict[int, float], h: int, base: list[int], grid: Grid) -> int | None:
     """One extension or bisection point for a (cell, h) from mean F1 per tested D_K (None: done)."""
     extra = [d for d in tested if d not in base]
     if len(extra) >= grid.refine_rounds:
@@ -126,7 +126,7 @@ def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None
             f1 = _mean_f1(done, cell, h, len(seeds))
             dks = set(base) | set(f1)
             if refine and f1 and set(base) <= set(f1) and len(f1) == len(dks):
-                nxt = next_dk(f1, h, base, grid)
+                nxt = _next_dk(f1, h, base, grid)
                 if nxt is not None:
                     dks.add(nxt)
             runs += [_config(grid, cell, h, D_K, seed, model=model, graph=graph, fixed_cutoff=fixed_cutoff)

@@ -36,7 +36,7 @@ from .tables import check_preset
 
 __all__ = ["Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment", "smoke_grid"]
 
-FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
+_FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
 
 
 def _schema() -> Schema:
@@ -140,19 +140,19 @@ def smoke_grid(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid
                 max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
 
 
-BASE_CELLS = tuple(Cell(m, d) for m in (64, 128, 256, 512) for d in (16, 32, 64))
-LAMBDA8_CELLS = tuple(Cell(m, m // 8) for m in (128, 256, 512, 1024, 2048, 4096))
-LAMBDA32_CELLS = (Cell(1024, 32), Cell(512, 16))
-REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
-SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
-VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
-LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
-DESIGN_CHECK_CELLS = (Cell(384, 48),)
+_BASE_CELLS = tuple(Cell(m, d) for m in (64, 128, 256, 512) for d in (16, 32, 64))
+_LAMBDA8_CELLS = tuple(Cell(m, m // 8) for m in (128, 256, 512, 1024, 2048, 4096))
+_LAMBDA32_CELLS = (Cell(1024, 32), Cell(512, 16))
+_REGULAR_CELLS = tuple(Cell(128, 32, r) for r in (1, 2, 4, 8, 16, 32))
+_SOFTMAX_CELLS = (Cell(64, 32), Cell(64, 16), Cell(128, 32), Cell(256, 32))
+_VALUE_CELLS = (Cell(64, 16), Cell(64, 32))
+_LINEAR_CELLS = (Cell(64, 16), Cell(128, 32), Cell(256, 32))
+_DESIGN_CHECK_CELLS = (Cell(384, 48),)
 # patience above any step cutoff / check interval: a run stops only at its cutoff
-NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
+_NO_EARLY_STOP: tuple[tuple[str, object], ...] = (("patience", 1_000_000),)
 # value_long, a decision run declared before it ran (README "value_long"): E6 at (64, 32), the ladder 64..512 and a
 # cutoff of 80,000 steps (the protocol's is 20,000), where value's top budget was cut still improving for h >= 4
-VALUE_LONG = Grid((Cell(64, 32),), (1, 2, 4, 8, 16), (0, 1, 2), dk_min=512, dk_max=512, dk_from=64, refine_rounds=0)
+_VALUE_LONG = Grid((Cell(64, 32),), (1, 2, 4, 8, 16), (0, 1, 2), dk_min=512, dk_max=512, dk_from=64, refine_rounds=0)
 
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
@@ -161,17 +161,17 @@ EXPERIMENTS: dict[str, Experiment] = {
             "base", "E1, E2", "base grid: m in {64..512} x d_model in {16, 32, 64}, max over heads", "max",
             "permutation",
             {
-                "paper": Grid(BASE_CELLS, HEADS_ALL, tuple(range(10))),
-                "book": Grid(BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=2),
+                "paper": Grid(_BASE_CELLS, HEADS_ALL, tuple(range(10))),
+                "book": Grid(_BASE_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=2),
                 "smoke": smoke_grid((Cell(16, 8), Cell(32, 8))),
             },
         ),
         Experiment(
             "lambda8", "E1, E2", "fixed compression m / d_model = 8, m up to 4096", "max", "permutation",
             {
-                "paper": Grid(LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048, futility=FUTILITY),
+                "paper": Grid(_LAMBDA8_CELLS, HEADS_ALL, tuple(range(10)), few_seeds_from_m=2048, futility=_FUTILITY),
                 # the first three diagonal cells are base-grid cells: the book runs the next one
-                "book": Grid(LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024,
+                "book": Grid(_LAMBDA8_CELLS[3:4], (1, 4, 8, 16, 32), (0, 1), dk_factor=2.0, dk_max=1024,
                              refine_rounds=2),
                 "smoke": smoke_grid((Cell(16, 2), Cell(32, 4))),
             },
@@ -180,9 +180,9 @@ EXPERIMENTS: dict[str, Experiment] = {
         Experiment(
             "lambda32", "E1, E2", "extreme compression m / d_model = 32", "max", "permutation",
             {
-                "paper": Grid(LAMBDA32_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
+                "paper": Grid(_LAMBDA32_CELLS, HEADS_ALL, tuple(range(10)), futility=_FUTILITY),
                 # (512, 16) is a base-grid cell: the book runs (1024, 32)
-                "book": Grid(LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
+                "book": Grid(_LAMBDA32_CELLS[:1], (1, 4, 16, 32), (0, 1), dk_factor=2.0, dk_max=2048, refine_rounds=2),
                 "smoke": smoke_grid((Cell(32, 1),)),
             },
             reuse_from=("base",),
@@ -190,8 +190,8 @@ EXPERIMENTS: dict[str, Experiment] = {
         Experiment(
             "regular", "E4", "directed r-regular graphs, m = 128, d_model = 32, r in {1..32}", "max", "regular",
             {
-                "paper": Grid(REGULAR_CELLS, HEADS_ALL, tuple(range(10)), futility=FUTILITY),
-                "book": Grid(REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
+                "paper": Grid(_REGULAR_CELLS, HEADS_ALL, tuple(range(10)), futility=_FUTILITY),
+                "book": Grid(_REGULAR_CELLS, (1, 2, 4, 8, 16, 32), (0, 1, 2), dk_factor=2.0, dk_max=4096,
                              refine_rounds=2),
                 "smoke": smoke_grid((Cell(16, 8, 1), Cell(16, 8, 2))),
             },
@@ -199,8 +199,8 @@ EXPERIMENTS: dict[str, Experiment] = {
         Experiment(
             "softmax", "E5", "softmax per head, summed over heads", "softmax", "permutation",
             {
-                "paper": Grid(SOFTMAX_CELLS, HEADS_ALL, (0, 1, 2), dk_factor=8.0),
-                "book": Grid(SOFTMAX_CELLS[:3], (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024, refine_rounds=1),
+                "paper": Grid(_SOFTMAX_CELLS, HEADS_ALL, (0, 1, 2), dk_factor=8.0),
+                "book": Grid(_SOFTMAX_CELLS[:3], (1, 2, 4, 8, 16), (0, 1), dk_factor=4.0, dk_max=1024, refine_rounds=1),
                 "smoke": smoke_grid((Cell(16, 8),)),
             },
             fixed_cutoff=80_000,
@@ -209,8 +209,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "linear", "ablation", "heads summed without a nonlinearity (not in the paper): one head of width D_K?",
             "sum", "permutation",
             {
-                "paper": Grid(LINEAR_CELLS, (1, 4, 16, 64), tuple(range(10))),
-                "book": Grid(LINEAR_CELLS, (1, 4, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=1),
+                "paper": Grid(_LINEAR_CELLS, (1, 4, 16, 64), tuple(range(10))),
+                "book": Grid(_LINEAR_CELLS, (1, 4, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024, refine_rounds=1),
                 "smoke": smoke_grid((Cell(16, 8),)),
             },
         ),
@@ -218,8 +218,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "value", "E6", "value channel: S_max V_C against the target's message, MSE", "value", "permutation",
             {
                 # the ladder reaches 8x the permutation law: at 2x the error was still falling at the top rung
-                "paper": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
-                "book": Grid(VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
+                "paper": Grid(_VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
+                "book": Grid(_VALUE_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=8.0, refine_rounds=0),
                 "smoke": smoke_grid((Cell(16, 8),)),
             },
             refine=False,
@@ -228,8 +228,8 @@ EXPERIMENTS: dict[str, Experiment] = {
             "design_check", "E1, E2", "held-out cell (384, 48) for the design rule (chapter choosing heads)", "max",
             "permutation",
             {
-                "paper": Grid(DESIGN_CHECK_CELLS, HEADS_ALL, tuple(range(10))),
-                "book": Grid(DESIGN_CHECK_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024,
+                "paper": Grid(_DESIGN_CHECK_CELLS, HEADS_ALL, tuple(range(10))),
+                "book": Grid(_DESIGN_CHECK_CELLS, (1, 2, 4, 8, 16), (0, 1, 2), dk_factor=2.0, dk_max=1024,
                              refine_rounds=2),
                 "smoke": smoke_grid((Cell(24, 6),)),
             },
@@ -239,11 +239,11 @@ EXPERIMENTS: dict[str, Experiment] = {
             "cutoff (chapter value channel: is the one-head error's rise with D_K an early stop?)", "value",
             "permutation",
             {
-                "paper": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),
-                "book": Grid(VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=NO_EARLY_STOP),
+                "paper": Grid(_VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=_NO_EARLY_STOP),
+                "book": Grid(_VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=_NO_EARLY_STOP),
                 "smoke": Grid((Cell(16, 8),), (1,), (0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=0,
                               max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50),
-                                                         *NO_EARLY_STOP)),
+                                                         *_NO_EARLY_STOP)),
             },
             refine=False,
         ),
@@ -251,7 +251,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "value_long", "E6 deviation", "value channel at (64, 32), D_K 64..512, 80,000-step cutoff (the protocol's: "
             "20,000): decides value_d32_best, undecided at value's cutoff (chapter does it replicate?)", "value",
             "permutation",
-            {"paper": VALUE_LONG, "book": VALUE_LONG, "smoke": smoke_grid((Cell(16, 8),))},
+            {"paper": _VALUE_LONG, "book": _VALUE_LONG, "smoke": smoke_grid((Cell(16, 8),))},
             fixed_cutoff=80_000, refine=False, book_scope="identical to the paper preset (one cell, three seeds)",
         ),
     )

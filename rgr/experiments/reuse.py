@@ -26,10 +26,10 @@ from ..store import Schema, TableError
 from .engine.config import RunConfig
 from .tables import load_results
 
-__all__ = ["twin_keys", "source_rows", "reused_rows"]
+__all__ = ["source_rows", "reused_rows"]
 
 
-def twin_keys(cfg: RunConfig) -> tuple[str, ...]:
+def _twin_keys(cfg: RunConfig) -> tuple[str, ...]:
     """The config keys of the rows that may stand in for ``cfg``: its own, and its twin's without futility stopping."""
     return (cfg.key(),) if cfg.futility is None else (cfg.key(), cfg.replace(futility=None).key())
 
@@ -65,7 +65,7 @@ def reused_rows(todo: Sequence[RunConfig], keys: Sequence[str], name: str, prese
     by_key = sources.set_index("config_key", drop=False)
     rows = []
     for cfg, key in zip(todo, keys):
-        hit = next((k for k in twin_keys(cfg) if k in by_key.index), None)
+        hit = next((k for k in _twin_keys(cfg) if k in by_key.index), None)
         if hit is None:
             continue
         src = {k: (None if _missing(v) else v) for k, v in by_key.loc[hit].to_dict().items()}

@@ -10,7 +10,7 @@ rounds are planned from the table, so a rerun continues where an interrupted
 sweep stopped. The table is held (:func:`rgr.store.write.sweep_lock`) for the whole
 sweep: a second sweep of the same table refuses and names the first.
 
-Where the stacks train is the runner's :class:`Executor`: :class:`LocalExecutor`
+Where the stacks train is the runner's :class:`_Executor`: :class:`LocalExecutor`
 (the default: one after the other, in this process) or
 :class:`rgr.experiments.cluster.DaskExecutor` (a Dask cluster). Either way a
 :class:`Job`'s rows come back to this process, which writes them as each job
@@ -35,7 +35,7 @@ from ..store.write import drop_table, sweep_lock, write_rows
 from .engine.config import resolve_device
 from .tables import Table, check_preset, load_results, shard_paths, table_path
 
-__all__ = ["Sweepable", "Job", "run_job", "Executor", "LocalExecutor", "Failure", "SweepError", "DeadlineExceeded",
+__all__ = ["Sweepable", "Job", "run_job", "LocalExecutor", "SweepError", "DeadlineExceeded",
            "run_sweep", "check_shard", "cell_filter", "merge_shards"]
 
 
@@ -158,7 +158,7 @@ def steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
     return getattr(sweep, "steps_bound", None)
 
 
-class Executor(Protocol):
+class _Executor(Protocol):
     """Where a sweep's jobs train. :func:`run_sweep` writes the rows it yields."""
 
     def describe(self) -> str:
@@ -194,7 +194,7 @@ class LocalExecutor:
 
 
 @dataclass(frozen=True)
-class Failure:
+class _Failure:
     """A run that could not be trained, and why."""
 
     config: Any
@@ -205,11 +205,11 @@ class Failure:
 class SweepError(RuntimeError):
     """Some runs failed; every other finished run is in the table. ``failures`` lists them."""
 
-    def __init__(self, name: str, preset: str, failures: Sequence[Failure]) -> None:
+    def __init__(self, name: str, preset: str, failures: Sequence[_Failure]) -> None:
         self.failures = list(failures)
         lines = [f"{name}/{preset}: {len(self.failures)} run(s) failed (the others are written; "
                  "rerunning the sweep retries only what is missing):"]
-        by_error: dict[str, list[Failure]] = {}
+        by_error: dict[str, list[_Failure]] = {}
         for f in self.failures:
             by_error.setdefault(f.error, []).append(f)
         for err, fs in by_error.items():
@@ -233,7 +233,7 @@ def run_sweep(
     max_stack: int | None = None,
     max_rounds: int = 32,
     log: Callable[[str], None] = print,
-    executor: Executor | None = None,
+    executor: _Executor | None = None,
     path: Path | None = None,
     cells: Collection[tuple[int, int]] | None = None,
     deadline: float | None = None,
@@ -263,7 +263,7 @@ def run_sweep(
     if out.exists() and not out.is_file():
         raise TableError(f"{out}: is not a file (a folder?); move it away, then rerun")
     schema = sweep.schema
-    failed: dict[str, Failure] = {}
+    failed: dict[str, _Failure] = {}
     wanted = cell_filter(sweep, preset, cells)
     with sweep_lock(out, f"{sweep.name}/{preset}"):
         for rnd in range(max_rounds):
@@ -337,11 +337,11 @@ def _reuse(sweep: Sweepable, preset: str, todo: list, out: Path, schema: Schema,
     return [c for c in todo if sweep.run_key(c, preset) not in copied]
 
 
-def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, deadline=None) -> list[Failure]:
+def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, deadline=None) -> list[_Failure]:
     """Hand one round's jobs to the executor; write each job's rows as it comes back. A job stopped by the
     deadline ends the round: :class:`DeadlineExceeded` is raised after the rows before it are written."""
     jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
-    failures: list[Failure] = []
+    failures: list[_Failure] = []
     bound = steps_bound(sweep)
     size = {id(job): bound(job.configs) if bound else len(job.configs) for job in jobs}
     bar = tqdm(total=sum(size.values()), desc=f"{sweep.name}/{preset}", unit="model-step" if bound else "run",
@@ -363,7 +363,7 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, de
                 raise res
             if isinstance(res, BaseException):
                 err = _error_text(res)
-                failures += [Failure(c, k, err) for c, k in zip(job.configs, job.keys)]
+                failures += [_Failure(c, k, err) for c, k in zip(job.configs, job.keys)]
                 bar.set_postfix(failed=len(failures))
             else:
                 write_rows(out, sweep.schema, res)

@@ -42,8 +42,8 @@ from .engine.config import RunConfig, step_cutoff
 from .planner import Cell, Grid, in_shard
 from .registry import Experiment, smoke_grid
 
-__all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "BUDGETS", "SEEDS", "budgets_for", "seeds_for",
-           "planned_runs", "SettledSweep", "GRID", "SETTLED"]
+__all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "budgets_for", "seeds_for",
+           "planned_runs", "SettledSweep", "SETTLED"]
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,16 @@ UNITS: tuple[Unit, ...] = (
 )
 # declared for a GPU, not in a preset yet (see the module doc): the same rule at (4096, 512)
 GPU_UNITS: tuple[Unit, ...] = _units(4096, 512, {1: (32, 48, 52), 2: (32, 48, 52), 4: (32, 48, 52, 56)})
-BUDGETS = (4, 16)  # multiples of the protocol's cutoff; 16 only where m <= 1024
-SEEDS = tuple(range(10))  # the paper's; the first 3 from m = 2048
+_BUDGETS = (4, 16)  # multiples of the protocol's cutoff; 16 only where m <= 1024
+_SEEDS = tuple(range(10))  # the paper's; the first 3 from m = 2048
 
 
 def budgets_for(m: int) -> tuple[int, ...]:
-    return BUDGETS if m <= 1024 else BUDGETS[:1]
+    return _BUDGETS if m <= 1024 else _BUDGETS[:1]
 
 
 def seeds_for(m: int) -> tuple[int, ...]:
-    return SEEDS if m < 2048 else SEEDS[:3]
+    return _SEEDS if m < 2048 else _SEEDS[:3]
 
 
 def planned_runs(units: Sequence[Unit], budgets: Sequence[int] | None = None, seeds: Sequence[int] | None = None,
@@ -92,7 +92,7 @@ def planned_runs(units: Sequence[Unit], budgets: Sequence[int] | None = None, se
     budget x the cell's protocol cutoff. ``budgets``, ``seeds``, ``cutoff`` (in place of the protocol's) and
     ``run_fields`` override the design for the smoke preset."""
     runs = []
-    for b in BUDGETS:
+    for b in _BUDGETS:
         for u in units:
             if b not in (budgets if budgets is not None else budgets_for(u.m)):
                 continue
@@ -126,12 +126,12 @@ class SettledSweep(Experiment):
 
 
 # its cells, for listings; its runs are UNITS
-GRID = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in UNITS)), tuple(sorted({u.h for u in UNITS})), SEEDS,
+_GRID = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in UNITS)), tuple(sorted({u.h for u in UNITS})), _SEEDS,
             refine_rounds=0)
 SETTLED = SettledSweep(
     "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
     "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
     "permutation",
-    {"paper": GRID, "book": GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2))},
+    {"paper": _GRID, "book": _GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2))},
     refine=False, book_scope="identical to the paper preset (the declared design)",
 )

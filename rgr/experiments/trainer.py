@@ -23,22 +23,22 @@ from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
 from .tables import load_results
 
-__all__ = ["ExperimentTrainer", "FUTILITY_BASIS", "STACK_RUNS", "unit_groups"]
+__all__ = ["ExperimentTrainer", "unit_groups"]
 
-FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
+_FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
 
-STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
+_STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
 
 
 def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
     """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.config.stack_groups`)
-    with at most ``max_stack`` (default :data:`STACK_RUNS`) runs, families in the configs' order (4x first)."""
+    with at most ``max_stack`` (default :data:`_STACK_RUNS`) runs, families in the configs' order (4x first)."""
     families: dict[tuple, list[int]] = {}
     for i, c in enumerate(configs):
         families.setdefault((c.m, c.d_model, c.max_steps), []).append(i)
     out = []
     for members in families.values():
-        out += [[members[j] for j in g] for g in stack_groups([configs[i] for i in members], max_stack or STACK_RUNS)]
+        out += [[members[j] for j in g] for g in stack_groups([configs[i] for i in members], max_stack or _STACK_RUNS)]
     return out
 
 
@@ -83,7 +83,7 @@ class ExperimentTrainer(Sweepable):
             runs, pending = (kept, None) if pending is None else (runs, kept)
         share = None
         if any(c.futility for c in runs):
-            basis, basis_preset = FUTILITY_BASIS
+            basis, basis_preset = _FUTILITY_BASIS
             rows = load_results(SCHEMA.renamed(basis), basis_preset)
             share = futility.kept_share(rows, futility.rule_named(grid.futility))
         if not runs:

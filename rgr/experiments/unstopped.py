@@ -6,7 +6,7 @@ the protocol; the ``regular`` paper preset (m = 128, d_model = 32, r in {1, ...,
 it, and it stopped 1,528 of 3,820 runs. Two kinds of stopped run bear on a reading (README, *Choices the paper
 left open*, "unstopped", declared before the first row):
 
-- *false stops* (:func:`rgr.results.futile.false_stops`): a stopped run at an (r, h, D_K) point where a sibling
+- *false stops* (:func:`rgr.experiments.futility.false_stops`): a stopped run at an (r, h, D_K) point where a sibling
   seed reached the F1 target;
 - the *plateau points*: every D_K of the two "few heads plateau" curves that the verdict row ``regular_plateaus``
   reads (:func:`rgr.results.replication.fig4.regular_plateaus`), r = 2 with h = 1 and r = 4 with h = 2.
@@ -15,7 +15,7 @@ Each such run is retrained from its seed with the same config (the same 20,000-s
 on convergence) and futility stopping off; its run key is the stopped row's (the key leaves the rule out), so a
 reading can put it in that row's place (:func:`rgr.results.replication.fig4.unstopped_reading`). Nothing is
 reused: a futility-stopped row never stands in for a run without the rule (:mod:`rgr.experiments.reuse`), and this
-table copies no row at all (:meth:`UnstoppedSweep.reusable_rows`). The other 1,352 stopped runs are left alone: no
+table copies no row at all (:meth:`_UnstoppedSweep.reusable_rows`). The other 1,352 stopped runs are left alone: no
 sibling seed passed at their points and no verdict row reads their curve as a plateau, and retraining all 1,528
 (about 9x the runs) is beyond the issue's scope.
 
@@ -36,10 +36,10 @@ from .engine.config import RunConfig, step_cutoff
 from .planner import Cell, Grid
 from .registry import Experiment
 
-__all__ = ["Unit", "M", "D_MODEL", "PLATEAUS", "UNITS", "SMOKE_UNITS", "planned_runs", "UnstoppedSweep",
+__all__ = ["Unit", "M", "PLATEAUS", "UNITS", "SMOKE_UNITS", "planned_runs",
            "UNSTOPPED"]
 
-M, D_MODEL = 128, 32  # the regular table's one cell (E4)
+M, _D_MODEL = 128, 32  # the regular table's one cell (E4)
 PLATEAUS: tuple[tuple[int, int], ...] = ((2, 1), (4, 2))  # (r, h) of the curves regular_plateaus reads
 
 
@@ -67,12 +67,12 @@ UNITS: tuple[Unit, ...] = (
 )
 # the smoke preset's units: a regular cell of the smoke regular grid, 100 steps
 SMOKE_UNITS: tuple[Unit, ...] = (Unit(2, 1, 4, (0, 1), "plateau"), Unit(2, 2, 8, (0,), "false stop"))
-SMOKE_CELL = (16, 8)
-SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), ("check_every", 50), ("n_val", 20),
+_SMOKE_CELL = (16, 8)
+_SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), ("check_every", 50), ("n_val", 20),
                                                 ("n_test", 50))
 
 
-def planned_runs(units: Sequence[Unit], m: int = M, d_model: int = D_MODEL,
+def planned_runs(units: Sequence[Unit], m: int = M, d_model: int = _D_MODEL,
                  run_fields: tuple[tuple[str, object], ...] = ()) -> list[RunConfig]:
     """Every run of ``units``: the regular table's config at (m, d_model, r, h, D_K, seed), the protocol's cutoff
     (unless ``run_fields`` overrides it, as the smoke preset does), futility stopping off."""
@@ -88,7 +88,7 @@ def _grid(units: Sequence[Unit], m: int, d_model: int, **kw) -> Grid:
 
 
 @dataclass(frozen=True)
-class UnstoppedSweep(Experiment):
+class _UnstoppedSweep(Experiment):
     """The unstopped extension (see the module doc): explicit units, no refinement, nothing reused (no
     ``reuse_from``: a stopped row of regular.csv shares its run key, and must not stand in for its retraining)."""
 
@@ -96,16 +96,16 @@ class UnstoppedSweep(Experiment):
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
         """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (r, h) curves."""
         self.grid(preset)  # checks the preset's name
-        m, d, units, fields = ((*SMOKE_CELL, SMOKE_UNITS, SMOKE_FIELDS) if preset == "smoke"
-                               else (M, D_MODEL, UNITS, ()))
+        m, d, units, fields = ((*_SMOKE_CELL, SMOKE_UNITS, _SMOKE_FIELDS) if preset == "smoke"
+                               else (M, _D_MODEL, UNITS, ()))
         units = [u for u in units if planner.in_shard(Cell(m, d, u.r), u.h, *shard)]
         return planned_runs(units, m, d, fields)
 
 
-UNSTOPPED = UnstoppedSweep(
+UNSTOPPED = _UnstoppedSweep(
     "unstopped", "E4 extension", "the regular table's futility-stopped runs at false-stop and plateau points, "
     "retrained to the protocol's cutoff with the rule off (a declared extension: README, issue 45)", "max", "regular",
-    {"paper": _grid(UNITS, M, D_MODEL), "book": _grid(UNITS, M, D_MODEL),
-     "smoke": _grid(SMOKE_UNITS, *SMOKE_CELL, max_steps=100, run_fields=SMOKE_FIELDS[1:])},
+    {"paper": _grid(UNITS, M, _D_MODEL), "book": _grid(UNITS, M, _D_MODEL),
+     "smoke": _grid(SMOKE_UNITS, *_SMOKE_CELL, max_steps=100, run_fields=_SMOKE_FIELDS[1:])},
     refine=False, book_scope="identical to the paper preset (the declared design)",
 )

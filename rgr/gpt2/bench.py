@@ -28,11 +28,11 @@ from .block import PRESETS, Config, step_flops
 from .experiment import experiment_grid
 from .training import item_table, resolve_precision, train_runs
 
-__all__ = ["StackPace", "time_stack", "project_minutes", "parser", "main"]
+__all__ = ["time_stack", "project_minutes", "parser", "main"]
 
 
 @dataclass(frozen=True)
-class StackPace:
+class _StackPace:
     """One stack's measured pace: ``runs`` stacked runs of ``cfg``'s shape, ``seconds`` for ``steps`` steps."""
 
     cfg: Config
@@ -55,7 +55,7 @@ class StackPace:
 
 
 def time_stack(cfg: Config, runs: int, device: torch.device, steps: int = 200, warmup: int = 30,
-               precision: str = "auto") -> StackPace:
+               precision: str = "auto") -> _StackPace:
     """Time ``steps`` training steps of a stack of ``runs`` seeds of ``cfg`` after ``warmup`` steps."""
     if steps < 1 or warmup < 1 or runs < 1:
         raise ValueError(f"steps, warmup and runs must be >= 1, got {steps}, {warmup}, {runs}")
@@ -70,10 +70,10 @@ def time_stack(cfg: Config, runs: int, device: torch.device, steps: int = 200, w
             marks[done] = time.perf_counter()
 
     train_runs(configs, device=device, progress=tick, max_stack=runs, table=item_table(short), precision=precision)
-    return StackPace(cfg, runs, steps, marks[warmup + steps] - marks[warmup])
+    return _StackPace(cfg, runs, steps, marks[warmup + steps] - marks[warmup])
 
 
-def project_minutes(preset: str, paces: list[StackPace]) -> float:
+def project_minutes(preset: str, paces: list[_StackPace]) -> float:
     """Minutes of one process to train every stack of ``preset`` at the measured ``paces`` (see the module doc)."""
     grid = experiment_grid(preset, "stand-in")
     flops = np.array([step_flops(p.cfg) for p in paces], dtype=float)

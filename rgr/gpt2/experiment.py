@@ -21,7 +21,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..experiments.tables import load_results, table_path
+from ..experiments.tables import table_path
 from ..protocol import gpu_hours
 from ..store import Column, RowKey, Schema, load_table
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
@@ -29,8 +29,7 @@ from .items import items_available
 from .table import STAND_IN_SOURCE
 
 __all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "experiment_grid", "PresetCost", "preset_cost",
-           "load_gpt2_results", "embeddings_banner", "OPEN_CHOICES", "LeaseBench",
-           "read_lease_bench", "latest_lease_bench"]
+           "embeddings_banner", "OPEN_CHOICES", "LeaseBench", "read_lease_bench", "latest_lease_bench"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
 _POSITIVE = ("m", "ell", "d_model", "D_K", "h", "d_ff", "steps", "batch_size", "eval_interval", "n_val", "n_test")
@@ -153,11 +152,6 @@ class GPT2Sweep:
 
 
 GPT2 = GPT2Sweep()
-
-
-def load_gpt2_results(preset: str | None = None, root: Path | None = None) -> pd.DataFrame:
-    """The E7 table (strictly validated), optionally one preset's rows."""
-    return load_results(SCHEMA, preset, root)
 
 
 # the Config fields the protocol leaves open, as the chapter reports them

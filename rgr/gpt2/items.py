@@ -48,17 +48,15 @@ from .sources import count_tokens, items_from_counts, load_tokenizer, read_wte
 from .table import N_TOKENS, ItemTable, StandInSpec, default_path, stand_in_items
 
 __all__ = [
-    "HUB_REPO",
-    "WIKITEXT",
     "build_items",
     "save_items",
     "load_items",
     "items_available",
 ]
 
-HUB_REPO = "openai-community/gpt2"
-WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
-TEXT_FILES = ("wiki.train.raw", "train.txt", "text.txt")
+_HUB_REPO = "openai-community/gpt2"
+_WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
+_TEXT_FILES = ("wiki.train.raw", "train.txt", "text.txt")
 
 
 # ----------------------------------------------------------------------------- building, saving, loading
@@ -105,9 +103,9 @@ def build_items(
         ckpt = d / "model.safetensors"
         tok = load_tokenizer(d)
         if text is None:
-            found = [d / n for n in TEXT_FILES if (d / n).is_file()]
+            found = [d / n for n in _TEXT_FILES if (d / n).is_file()]
             if not found:
-                raise FileNotFoundError(f"no text to count in {d}: expected one of {TEXT_FILES} (or pass text=)")
+                raise FileNotFoundError(f"no text to count in {d}: expected one of {_TEXT_FILES} (or pass text=)")
             text = found[0]
         text = Path(text)
         lines: Iterable[str] = _text_lines(text)
@@ -121,17 +119,17 @@ def build_items(
     elif hub:
         from huggingface_hub import hf_hub_download
 
-        ckpt = Path(hf_hub_download(HUB_REPO, "model.safetensors", revision=revision))
-        tok_path = Path(hf_hub_download(HUB_REPO, "tokenizer.json", revision=revision))
+        ckpt = Path(hf_hub_download(_HUB_REPO, "model.safetensors", revision=revision))
+        tok_path = Path(hf_hub_download(_HUB_REPO, "tokenizer.json", revision=revision))
         tok = load_tokenizer(tok_path.parent)
         import datasets
 
-        name, config, split = WIKITEXT
+        name, config, split = _WIKITEXT
         rows = datasets.load_dataset(name, config, split=split, streaming=True)
         lines = (r["text"] for r in rows)
         prov = {
-            "source": f"GPT-2 small ({HUB_REPO})",
-            "checkpoint": f"{HUB_REPO}/model.safetensors",
+            "source": f"GPT-2 small ({_HUB_REPO})",
+            "checkpoint": f"{_HUB_REPO}/model.safetensors",
             "checkpoint_revision": ckpt.parent.name,  # the hub cache's snapshot folder is the commit
             "checkpoint_sha256": _sha256(ckpt),
             "corpus": f"{name} {config} split={split} (datasets {datasets.__version__}, streamed rows)",

@@ -25,7 +25,6 @@ __all__ = [
     "EOS_TOKEN",
     "read_wte",
     "BytePairEncoder",
-    "Tokenizer",
     "load_tokenizer",
     "count_tokens",
     "items_from_counts",
@@ -52,19 +51,19 @@ def _find_wte(names: Iterable[str]) -> str:
     raise KeyError(f"no token-embedding tensor 'wte.weight' in the checkpoint (has {sorted(names)[:8]}...)")
 
 
-class SourceError(ValueError):
+class _SourceError(ValueError):
     """A GPT-2 file (checkpoint or tokenizer) that cannot be read; the message names the file."""
 
 
-def _named(path: Path, what: str, e: Exception) -> SourceError:
+def _named(path: Path, what: str, e: Exception) -> _SourceError:
     detail = " ".join(f"{type(e).__name__}: {e}".split())[:300]
     via = " (found through RGR_GPT2_DIR)" if os.environ.get("RGR_GPT2_DIR") and str(path).startswith(
         os.environ["RGR_GPT2_DIR"]) else ""
-    return SourceError(f"{path}{via}: cannot read GPT-2's {what} ({detail}); restore the file or fetch a fresh copy")
+    return _SourceError(f"{path}{via}: cannot read GPT-2's {what} ({detail}); restore the file or fetch a fresh copy")
 
 
 def read_wte(path: str | Path) -> np.ndarray:
-    """GPT-2's token-embedding matrix (vocab, d_model) float32 from a ``.safetensors`` file (:class:`SourceError`
+    """GPT-2's token-embedding matrix (vocab, d_model) float32 from a ``.safetensors`` file (:class:`_SourceError`
     naming the file when it is damaged)."""
     path = Path(path)
     if not path.is_file():
@@ -185,7 +184,7 @@ class BytePairEncoder:
 
 
 @dataclass(frozen=True)
-class Tokenizer:
+class _Tokenizer:
     """What the loader needs of a tokenizer: encode many lines, the EOS id, a description."""
 
     encode_batch: Callable[[list[str]], list[list[int]]]
@@ -206,7 +205,7 @@ def _read_merges(lines: Iterable[str]) -> list[tuple[str, str]]:
     return out
 
 
-def load_tokenizer(directory: str | Path) -> Tokenizer:
+def load_tokenizer(directory: str | Path) -> _Tokenizer:
     """GPT-2's tokenizer from ``tokenizer.json`` or ``vocab.json`` + ``merges.txt`` in ``directory``.
 
     With the ``tokenizers`` package installed it does the work; otherwise
@@ -218,13 +217,13 @@ def load_tokenizer(directory: str | Path) -> Tokenizer:
         raise FileNotFoundError(f"no tokenizer in {d}: need tokenizer.json, or vocab.json and merges.txt")
     try:
         return _load_tokenizer(d, tj, vj, mt)
-    except SourceError:
+    except _SourceError:
         raise
     except Exception as e:  # the tokenizers package raises a bare Exception on a damaged file: one, named
         raise _named(tj if tj.is_file() else d, "tokenizer", e) from None
 
 
-def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
+def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
     try:
         import tokenizers
     except ImportError:
@@ -239,8 +238,8 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
             impl = f"tokenizers {tokenizers.__version__} (vocab.json + merges.txt)"
         eos = tok.token_to_id(EOS_TOKEN)
         if eos is None:
-            raise SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
-        return Tokenizer(
+            raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
+        return _Tokenizer(
             encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
             eos_id=int(eos),
             vocab_size=int(tok.get_vocab_size()),
@@ -257,7 +256,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
         vocab = json.loads(vj.read_text(encoding="utf-8"))
         merges = _read_merges(mt.read_text(encoding="utf-8").splitlines())
     if EOS_TOKEN not in vocab:
-        raise SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
+        raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
     bpe = BytePairEncoder(vocab, merges)
     inverse = {i: s for s, i in vocab.items()}
     unbyte = {c: b for b, c in bpe.alphabet.items()}
@@ -268,7 +267,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
             return s
         return bytes(unbyte[c] for c in s).decode("utf-8", errors="replace")
 
-    return Tokenizer(
+    return _Tokenizer(
         encode_batch=lambda lines: [bpe.encode(t) for t in lines],
         eos_id=int(vocab[EOS_TOKEN]),
         vocab_size=max(vocab.values()) + 1,
@@ -281,7 +280,7 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> Tokenizer:
 
 
 def count_tokens(
-    lines: Iterable[str], tok: Tokenizer, n_tokens: int = N_TOKENS, chunk: int = 1000
+    lines: Iterable[str], tok: _Tokenizer, n_tokens: int = N_TOKENS, chunk: int = 1000
 ) -> tuple[np.ndarray, int]:
     """Token counts (vocab_size,) over the first ``n_tokens`` tokens of ``lines``.
 

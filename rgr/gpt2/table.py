@@ -33,7 +33,6 @@ __all__ = [
     "default_path",
     "StandInSpec",
     "stand_in_items",
-    "embedding_stats",
 ]
 
 STAND_IN_SOURCE = "stand-in (not GPT-2)"
@@ -184,22 +183,3 @@ def stand_in_items(m: int, spec: StandInSpec = StandInSpec()) -> ItemTable:
     )
 
 
-def embedding_stats(e: np.ndarray | torch.Tensor, max_rows: int = 2048) -> dict[str, float]:
-    """Geometry of a table (rows = items): mean/sd of row norms, mean cosine of distinct
-    rows, the share of squared norm along the mean row, and the participation ratio
-    (effective number of dimensions) of the centred rows' covariance."""
-    x = torch.as_tensor(np.asarray(e), dtype=torch.float64)[:max_rows]
-    norms = x.norm(dim=1)
-    u = x / norms[:, None].clamp_min(1e-12)
-    c = u @ u.T
-    n = x.shape[0]
-    off = (c.sum() - c.diagonal().sum()) / max(n * (n - 1), 1)
-    mean = x.mean(0)
-    ev = torch.linalg.eigvalsh(torch.cov((x - mean).T))
-    return {
-        "norm_mean": float(norms.mean()),
-        "norm_sd": float(norms.std()) if n > 1 else 0.0,
-        "mean_cosine": float(off),
-        "mean_share": float(mean.square().sum() / x.square().sum(1).mean()),
-        "participation_ratio": float(ev.sum() ** 2 / ev.square().sum()),
-    }

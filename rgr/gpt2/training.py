@@ -38,7 +38,7 @@ from .block import (
 from .items import load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 
-__all__ = ["item_table", "PRECISIONS", "resolve_precision",
+__all__ = ["item_table", "resolve_precision",
            "train_runs"]
 
 
@@ -58,14 +58,14 @@ def item_table(cfg: Config) -> ItemTable:
 # ----------------------------------------------------------------------------- training
 
 
-PRECISIONS = ("auto", "fp32", "bf16")
+_PRECISIONS = ("auto", "fp32", "bf16")
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
     """"auto": bf16 autocast on CUDA (the protocol's mixed precision), fp32 elsewhere; "bf16" on a CPU is the
     CUDA path's twin (CPU autocast), for tests."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision not in _PRECISIONS:
+        raise ValueError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
     return ("bf16" if device.type == "cuda" else "fp32") if precision == "auto" else precision
 
 
@@ -76,7 +76,7 @@ def _autocast(device: torch.device, precision: str):
     return torch.autocast(device.type, dtype=torch.bfloat16, cache_enabled=False)  # no cache: a CUDA graph replays it
 
 
-PRECISION_LABEL = {"bf16": "bf16 autocast", "fp32": "fp32"}  # the rows' ``precision`` column
+_PRECISION_LABEL = {"bf16": "bf16 autocast", "fp32": "fp32"}  # the rows' ``precision`` column
 
 
 @torch.no_grad()
@@ -207,7 +207,7 @@ def _train_stack(
                 "wall_s": wall,
                 "stack_size": R,
                 "device": str(device),
-                "precision": PRECISION_LABEL[precision],
+                "precision": _PRECISION_LABEL[precision],
                 "embedding_source": table.source,
             }
         )

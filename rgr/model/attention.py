@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["QKWeights", "head_scores", "aggregate", "scores"]
+__all__ = ["QKWeights", "head_scores", "scores"]
 
-AGGREGATIONS: tuple[str, ...] = ("max", "softmax", "sum")
+_AGGREGATIONS: tuple[str, ...] = ("max", "softmax", "sum")
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def head_scores(X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torc
     return q @ k.transpose(-1, -2)  # (R, n, h, ell, ell)
 
 
-def aggregate(S: torch.Tensor, kind: str) -> torch.Tensor:
+def _aggregate(S: torch.Tensor, kind: str) -> torch.Tensor:
     """Aggregate per-head scores (..., h, ell, ell) over heads -> (..., ell, ell)."""
     if kind == "max":
         return S.amax(dim=-3)
@@ -78,14 +78,14 @@ def aggregate(S: torch.Tensor, kind: str) -> torch.Tensor:
         return S.sum(dim=-3)
     if kind == "softmax":
         raise ValueError("softmax aggregation needs d_k: use scores(..., kind='softmax')")
-    raise ValueError(f"kind must be one of {AGGREGATIONS}, got {kind!r}")
+    raise ValueError(f"kind must be one of {_AGGREGATIONS}, got {kind!r}")
 
 
 def scores(X_C: torch.Tensor, w: QKWeights, kind: str = "max") -> torch.Tensor:
     """Aggregated scores (R, n, ell, ell) of weights ``w`` on contexts ``X_C``."""
-    if kind not in AGGREGATIONS:
-        raise ValueError(f"kind must be one of {AGGREGATIONS}, got {kind!r}")
+    if kind not in _AGGREGATIONS:
+        raise ValueError(f"kind must be one of {_AGGREGATIONS}, got {kind!r}")
     S = head_scores(X_C, w.W_Q, w.W_K)
     if kind == "softmax":
         return torch.softmax(S / w.d_k**0.5, dim=-1).sum(dim=-3)
-    return aggregate(S, kind)
+    return _aggregate(S, kind)

@@ -52,7 +52,7 @@ from torch import nn
 from ..protocol import MODEL_KINDS
 from .attention import QKWeights
 
-__all__ = ["QKModel", "context_scores", "scores_forward", "scores_backward", "AggregatedScores"]
+__all__ = ["QKModel", "context_scores", "AggregatedScores"]
 
 
 
@@ -166,12 +166,12 @@ class QKModel(nn.Module):
     @torch.no_grad()
     def scores_for_step(self, X_C: torch.Tensor) -> tuple[torch.Tensor, tuple]:
         """:meth:`forward` without autograd, and what :meth:`grads` needs (the engine's step writes its own)."""
-        return scores_forward(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
+        return _scores_forward(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
 
     @torch.no_grad()
     def grads(self, saved: tuple, g: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """dL/dW_Q, dL/dW_K from dL/dS ``g`` and :meth:`scores_for_step`'s ``saved``."""
-        return scores_backward(saved, g)
+        return _scores_backward(saved, g)
 
     def forward(self, X_C: torch.Tensor) -> torch.Tensor:
         """Aggregated scores S (R, n, ell, ell): S[r, i, p, q] scores the pair item_p -> item_q."""
@@ -292,8 +292,8 @@ def context_scores(table: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     return table.reshape(-1).take(flat)
 
 
-def scores_forward(X_C, W_Q, W_K, h: int, agg: str, mask=None, scale=None) -> tuple[torch.Tensor, tuple]:
-    """Aggregated scores (R, n, ell, ell) and what :func:`scores_backward` needs; no autograd.
+def _scores_forward(X_C, W_Q, W_K, h: int, agg: str, mask=None, scale=None) -> tuple[torch.Tensor, tuple]:
+    """Aggregated scores (R, n, ell, ell) and what :func:`_scores_backward` needs; no autograd.
 
     ``mask`` (R, 1, h, 1, 1) marks each run's heads (None: all); ``scale`` is the
     softmax's d_k^-1/2 (a float, or per run (R, 1, 1, 1, 1); None: the stack's d_k).
@@ -307,8 +307,8 @@ def scores_forward(X_C, W_Q, W_K, h: int, agg: str, mask=None, scale=None) -> tu
     return out, (X_C, q_t, k_t, h, agg, scale, W_Q.shape[-1], *saved)
 
 
-def scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: bool = True):
-    """dL/dW_Q, dL/dW_K (R, d_model, D_K) from dL/dS ``g`` (R, n, ell, ell) and :func:`scores_forward`'s ``saved``."""
+def _scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k: bool = True):
+    """dL/dW_Q, dL/dW_K (R, d_model, D_K) from dL/dS ``g`` (R, n, ell, ell) and :func:`_scores_forward`'s ``saved``."""
     X_C, q_t, k_t, h, agg, scale, D_K, *saved = saved
     R, n, ell, d = X_C.shape
     d_k = D_K // h
@@ -343,7 +343,7 @@ class AggregatedScores(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, X_C, W_Q, W_K, h: int, agg: str, mask, scale) -> torch.Tensor:
-        out, saved = scores_forward(X_C, W_Q, W_K, h, agg, mask, scale)
+        out, saved = _scores_forward(X_C, W_Q, W_K, h, agg, mask, scale)
         ctx.save_for_backward(*saved[:3], *saved[7:])  # the tensors (an output saved otherwise would leak)
         ctx.meta = saved[3:7]
         return out
@@ -352,5 +352,5 @@ class AggregatedScores(torch.autograd.Function):
     def backward(ctx, g: torch.Tensor):  # g: dL/dS (R, n, ell, ell)
         t = ctx.saved_tensors
         saved = (*t[:3], *ctx.meta, *t[3:])
-        dW_Q, dW_K = scores_backward(saved, g, ctx.needs_input_grad[1], ctx.needs_input_grad[2])
+        dW_Q, dW_K = _scores_backward(saved, g, ctx.needs_input_grad[1], ctx.needs_input_grad[2])
         return None, dW_Q, dW_K, None, None, None, None

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..theory.laws import regular_x, regular_x_bound
+from ..theory.bounds import regular_x, regular_x_bound
 from .stats import fit_line
 
-__all__ = ["FORMS", "PAPER_R_MAX", "DenserFindings", "FormFit", "denser_findings", "form_fit", "forms_table"]
+__all__ = ["PAPER_R_MAX", "FormFit", "denser_findings", "form_fit", "forms_table"]
 
 PAPER_R_MAX = 16  # the paper's E4 grid stops at r = 16 (App. A.3)
-FORMS = ("log2m", "bound")  # x = (r m / d_model) log2 m | (m' / d_model) log2(m^2 / m')
+_FORMS = ("log2m", "bound")  # x = (r m / d_model) log2 m | (m' / d_model) log2(m^2 / m')
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class FormFit:
 
 
 @dataclass(frozen=True)
-class DenserFindings:
+class _DenserFindings:
     n_r: int  # out-degrees in the table
     n_reached: int  # ... with a D_K*
     r_top: int  # the largest r with a D_K*
@@ -72,7 +72,7 @@ def _x(form: str, cells: pd.DataFrame) -> pd.Series:
         return pd.Series(regular_x(cells["r"], cells["m"], cells["d_model"]), index=cells.index)
     if form == "bound":
         return pd.Series(regular_x_bound(cells["r"], cells["m"], cells["d_model"]), index=cells.index)
-    raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    raise ValueError(f"form must be one of {_FORMS}, got {form!r}")
 
 
 def form_fit(cells: pd.DataFrame, form: str, r_max: int | None = None) -> FormFit:
@@ -105,11 +105,11 @@ def _flatter(a: FormFit, b: FormFit) -> str:
     return "the lower bound's form" if b.spread < a.spread else "the log2 m form"
 
 
-def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> DenserFindings:
+def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> _DenserFindings:
     """``cells``: :func:`rgr.results.thresholds.thresholds` of the E4 table (one (m, d_model), several r);
     ``h_max``: the largest head count tried; ``n_heads``: how many head counts were tried."""
     ok = cells[cells["D_K_star"].notna()].sort_values("r")
-    fits = {(f, k): form_fit(cells, f, r) for f in FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
+    fits = {(f, k): form_fit(cells, f, r) for f in _FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
     hs = ok[ok["h_star"].notna()]
     nan = math.nan
     if len(hs):
@@ -122,7 +122,7 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> Denser
     else:
         heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan)
     notes = "none" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
-    return DenserFindings(cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
+    return _DenserFindings(cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
                           fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
                           _flatter(fits["log2m", "16"], fits["bound", "16"]),
                           _flatter(fits["log2m", "all"], fits["bound", "all"]),
@@ -135,7 +135,7 @@ def forms_table(cells: pd.DataFrame) -> pd.DataFrame:
     """Per out-degree: D_K* with its interval, h*, and D_K* / x under both forms."""
     t = cells.sort_values("r")[["r", "D_K_star", "D_K_opt", "D_K_cons", "h_star", "h_lo", "h_hi"]].copy()
     y = cells.sort_values("r")["D_K_star"].astype(float)
-    for f in FORMS:
+    for f in _FORMS:
         t[f"D_K* / x ({'log2 m' if f == 'log2m' else 'log2(m^2/m_prime)'})"] = y / _x(f, cells.sort_values("r"))
     return t.rename(columns={"D_K_star": "D_K*", "D_K_opt": "optimistic", "D_K_cons": "conservative", "h_star": "h*",
                              "h_lo": "tied h from", "h_hi": "tied h to"})

@@ -18,7 +18,7 @@ from .stats import tie_margin
 from .thresholds import meets_precondition
 
 __all__ = ["STOP_COLUMNS", "DiagonalTrend", "at_threshold", "cells_basis", "cutoff_reason", "diagonal_table",
-           "diagonal_trend", "extreme_table", "on_diagonal", "trend_reason", "with_cells_of"]
+           "diagonal_trend", "extreme_table", "on_diagonal", "with_cells_of"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class DiagonalTrend:
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
     # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
     basis: str = "—"
-    # likely reasons the measured rise falls short of the law's (:func:`trend_reason`; "" when the data give none)
+    # likely reasons the measured rise falls short of the law's (:func:`_trend_reason`; "" when the data give none)
     reason: str = ""
 
 
@@ -62,7 +62,7 @@ def with_cells_of(extra: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
 
 def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     """The first and last m of the diagonal cells with a D_K*, against the law's ln m growth, and likely reasons
-    where it falls short (:func:`trend_reason`; the step cutoffs only where ``cells`` has the columns of
+    where it falls short (:func:`_trend_reason`; the step cutoffs only where ``cells`` has the columns of
     :func:`at_threshold`)."""
     ok = cells[cells["D_K_star"].notna()].sort_values("m")
     nan = math.nan
@@ -82,10 +82,10 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
                          dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
                          dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
                          law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok),
-                         reason=trend_reason(ok) if where == "above" else "")
+                         reason=_trend_reason(ok) if where == "above" else "")
 
 
-def trend_reason(ok: pd.DataFrame) -> str:
+def _trend_reason(ok: pd.DataFrame) -> str:
     """Likely reasons D_K* rises less than the law along the diagonal's cells with a D_K* (``ok``, by m): the first
     cell outside the law's precondition (:func:`rgr.results.thresholds.meets_precondition`; then how the law reads
     from the first cell inside it, which says whether that explains the shortfall), and, with the columns of

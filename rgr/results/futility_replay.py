@@ -13,7 +13,7 @@ every (cell, h, D_K) point whose mean F1 passes or fails the target (the points
 the planner's refinement rounds follow: no changed point means the sweep would
 have tested the same budgets).
 
-``python -m rgr replay-stopping <table> --preset <p>`` prints :func:`report_lines`.
+``python -m rgr replay-stopping <table> --preset <p>`` prints :func:`_report_lines`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from ..experiments.futility import FutilityRule, replayed_stops, rule_named
 from ..task.metrics import F1_TARGET, reaches_target
 from .thresholds import CELL, curves, thresholds
 
-__all__ = ["replay", "Replay", "compare", "report_lines", "replay_table"]
+__all__ = ["replay", "compare", "replay_table"]
 
-ANSWERS = ("D_K_star", "D_K_opt", "D_K_cons", "h_star")  # a cell's answers: any change fails the replay
-TIED = ("h_lo", "h_hi")
+_ANSWERS = ("D_K_star", "D_K_opt", "D_K_cons", "h_star")  # a cell's answers: any change fails the replay
+_TIED = ("h_lo", "h_hi")
 
 
 def replay(runs: pd.DataFrame, rule: FutilityRule) -> pd.DataFrame:
@@ -47,7 +47,7 @@ def replay(runs: pd.DataFrame, rule: FutilityRule) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Replay:
+class _Replay:
     """What a replay found on one table (see the module doc)."""
 
     runs: int
@@ -70,7 +70,7 @@ class Replay:
         return self.passing_stopped == 0 and self.changed_cells.empty and self.changed_points.empty
 
 
-def compare(runs: pd.DataFrame, rule: FutilityRule, law: str = "permutation") -> Replay:
+def compare(runs: pd.DataFrame, rule: FutilityRule, law: str = "permutation") -> _Replay:
     """Replay ``rule`` on ``runs`` (rows of one preset) and compare every answer with the table's own."""
     f1 = runs[runs["model"] != "value"]
     if f1.empty:
@@ -80,16 +80,16 @@ def compare(runs: pd.DataFrame, rule: FutilityRule, law: str = "permutation") ->
     both = before_cells.merge(after_cells, on=CELL, suffixes=("_before", "_after"))
     moved = [dict(zip(CELL, key), answer=a, before=_txt(r[f"{a}_before"]), after=_txt(r[f"{a}_after"]))
              for key, r in zip(both[CELL].itertuples(index=False), both.to_dict("records"))
-             for a in ANSWERS if _txt(r[f"{a}_before"]) != _txt(r[f"{a}_after"])]
-    tied = both[[any(_txt(r[f"{c}_before"]) != _txt(r[f"{c}_after"]) for c in TIED)
+             for a in _ANSWERS if _txt(r[f"{a}_before"]) != _txt(r[f"{a}_after"])]
+    tied = both[[any(_txt(r[f"{c}_before"]) != _txt(r[f"{c}_after"]) for c in _TIED)
                  for r in both.to_dict("records")]]
-    return Replay(
+    return _Replay(
         runs=len(f1), stopped=int((after["stop_reason"] == "futile").sum()),
         steps_before=int(f1["steps"].sum()), steps_after=int(after["steps"].sum()),
         passing_stopped=int(((f1["test_f1"] >= F1_TARGET) & (after["stop_reason"] == "futile")).sum()),
         changed_cells=pd.DataFrame(moved, columns=[*CELL, "answer", "before", "after"]),
         changed_points=_changed_points(f1, after),
-        changed_tied=tied[[*CELL, *(f"{c}_{s}" for c in TIED for s in ("before", "after"))]].reset_index(drop=True),
+        changed_tied=tied[[*CELL, *(f"{c}_{s}" for c in _TIED for s in ("before", "after"))]].reset_index(drop=True),
     )
 
 
@@ -104,7 +104,7 @@ def _txt(v: object) -> str:
     return "-" if v is None or pd.isna(v) else str(int(v))
 
 
-def report_lines(name: str, preset: str, rule: FutilityRule, result: Replay) -> list[str]:
+def _report_lines(name: str, preset: str, rule: FutilityRule, result: _Replay) -> list[str]:
     """What ``replay-stopping`` prints."""
     lines = [
         f"{name}/{preset}: rule {rule.name!r} replayed on {result.runs} runs' validation curves",
@@ -142,4 +142,4 @@ def replay_table(table: str, preset: str, rule: str = "trend-v1") -> list[str]:
     if runs.empty:
         raise ValueError(f"--preset: {name} has no rows of preset {preset!r}")
     result = compare(runs, chosen, law="regular" if sweep.graph == "regular" else "permutation")
-    return report_lines(name, preset, chosen, result)
+    return _report_lines(name, preset, chosen, result)

@@ -17,7 +17,7 @@ from ..gpt2.experiment import PresetCost
 from ..gpt2.table import STAND_IN_SOURCE
 from .stats import summarize
 
-__all__ = ["COMPRESSIVE", "COLLAPSED", "CompressiveFinding", "GPT2Reading", "GPT2Finding", "compressive_finding",
+__all__ = ["COMPRESSIVE", "compressive_finding",
            "embedding_label", "gpt2_reading", "gpt2_finding", "is_stand_in"]
 
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
@@ -36,7 +36,7 @@ def embedding_label(sources: pd.Series | list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class GPT2Reading:
+class _GPT2Reading:
     """What one E7 table shows (see :func:`gpt2_reading`)."""
 
     m: int
@@ -63,7 +63,7 @@ class GPT2Reading:
         return self.m > self.d_model
 
 
-def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
+def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> _GPT2Reading:
     """Word an E7 table (rows of one preset: one m and d_model); ``split`` is the seed-spread that counts."""
     if runs.empty:
         raise ValueError("runs has no rows")
@@ -74,7 +74,7 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
     one = s[s.h == 1].set_index("D_K")["mean"]
     mono = s.groupby("h")["mean"].apply(lambda g: bool(g.is_monotonic_increasing))  # s is sorted by D_K
     spread = runs.groupby(["D_K", "h"])["test_acc"].agg(lambda a: a.max() - a.min())
-    return GPT2Reading(m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]), n_budgets=len(best),
+    return _GPT2Reading(m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]), n_budgets=len(best),
                        multi_head_best=int((best.h > 1).sum()), best_h=tuple(int(h) for h in best.h),
                        best_acc=tuple(float(a) for a in best["mean"]),
                        one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K), n_heads=len(mono),
@@ -84,7 +84,7 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> GPT2Reading:
 
 
 @dataclass(frozen=True)
-class GPT2Finding:
+class _GPT2Finding:
     """What the chapter's prose pastes, by field name (see :func:`gpt2_finding`)."""
 
     m: int
@@ -115,7 +115,7 @@ class GPT2Finding:
 
 
 def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
-                 bench=None) -> GPT2Finding:
+                 bench=None) -> _GPT2Finding:
     """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
     preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
     ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
@@ -123,7 +123,7 @@ def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: floa
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = gpt2_reading(runs, split=split)
-    return GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
+    return _GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
                        regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
                        n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
                        n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
@@ -135,15 +135,15 @@ def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: floa
                        paper_gpu="" if bench is None else bench.device)
 
 
-COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost) nothing: its seed collapsed
+_COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost) nothing: its seed collapsed
 
 
 @dataclass(frozen=True)
-class CompressiveFinding:
+class _CompressiveFinding:
     """What the chapter says of the compressive preset (m / d_model = 8) so far: the share of its planned runs in
     the table, its size, the budgets trained, the best head count per budget, how often h > 1 is best, how many
     head counts never lose accuracy as D_K grows, the runs still improving at their last check, seed splits, and
-    one head's collapsed seeds (test accuracy below :data:`COLLAPSED`). "—" and zeros without rows."""
+    one head's collapsed seeds (test accuracy below :data:`_COLLAPSED`). "—" and zeros without rows."""
 
     pct_done: float
     n_runs: int
@@ -163,17 +163,17 @@ class CompressiveFinding:
     one_head_runs: int
 
 
-def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> CompressiveFinding:
-    """:class:`CompressiveFinding` of the compressive preset's ``runs`` (any share ``done`` of its plan)."""
+def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> _CompressiveFinding:
+    """:class:`_CompressiveFinding` of the compressive preset's ``runs`` (any share ``done`` of its plan)."""
     if not len(runs):
-        return CompressiveFinding(pct_done=100 * done, n_runs=0, m=0, d_model=0, lam=math.nan, budgets="—", best_h="—",
+        return _CompressiveFinding(pct_done=100 * done, n_runs=0, m=0, d_model=0, lam=math.nan, budgets="—", best_h="—",
                                   multi_head_best=0, n_budgets=0, n_monotone=0, n_heads=0, pct_best_last=math.nan,
                                   n_split=0, n_settings=0, one_head_collapsed=0, one_head_runs=0)
     r = gpt2_reading(runs, split=split)
     one = runs[runs["h"] == 1]
-    return CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
+    return _CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
                               budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
                               best_h=", ".join(map(str, r.best_h)), multi_head_best=r.multi_head_best,
                               n_budgets=r.n_budgets, n_monotone=r.n_monotone, n_heads=r.n_heads,
                               pct_best_last=100 * r.frac_best_last, n_split=r.n_split, n_settings=r.n_settings,
-                              one_head_collapsed=int((one["test_acc"] < COLLAPSED).sum()), one_head_runs=len(one))
+                              one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one))

@@ -20,7 +20,7 @@ from ..theory.bounds import bit_budget_DK, margin_bound_DK
 from .thresholds import thresholds
 
 __all__ = ["BoundsFinding", "bounds_finding", "all_context_budget", "SeedPaperFinding", "seed_paper_finding",
-           "MARGIN_DIGITS", "MarginFinding", "margin_finding", "LowerBoundsFinding"]
+           "MARGIN_DIGITS", "margin_finding", "LowerBoundsFinding"]
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def seed_paper_finding(per_context: pd.DataFrame, budget: pd.DataFrame, budget_d
 
 
 @dataclass(frozen=True)
-class MarginFinding:
+class _MarginFinding:
     """Theorem 9.2 on trained models: margins, the bits they cost, and how far the bound is from D_K.
 
     Floats are rounded to :data:`MARGIN_DIGITS` (the decimals the chapter shows): training takes a different float
@@ -148,7 +148,7 @@ class MarginFinding:
     best_case_over_DK_max: float = math.nan
 
 
-def margin_finding(df: pd.DataFrame) -> MarginFinding:
+def margin_finding(df: pd.DataFrame) -> _MarginFinding:
     """Read :func:`rgr.studies.margins.trained_margins` rows (``best_case_over_DK_max`` needs columns m, d_model)."""
     ok = df[df.gamma > 0]
     ratio = ok.bound_DK / ok.D_K
@@ -156,7 +156,7 @@ def margin_finding(df: pd.DataFrame) -> MarginFinding:
     g, b, r = (MARGIN_DIGITS[k] for k in ("gamma", "bits", "ratio"))
     best = max((margin_bound_DK(int(x.m), int(x.m), int(x.d_model), 1.0) / x.D_K for x in df.itertuples()),
                default=nan) if {"m", "d_model"} <= set(df) else nan
-    return MarginFinding(
+    return _MarginFinding(
         n=len(df), all_recovered=bool(len(ok) == len(df)), recovered="every" if len(ok) == len(df) else "not every",
         gamma_min=round(float(ok.gamma.min()), g) if len(ok) else nan,
         gamma_max=round(float(ok.gamma.max()), g) if len(ok) else nan,
@@ -174,5 +174,5 @@ class LowerBoundsFinding:
     ``margins`` (Theorem 9.2 on trained models) and ``contexts`` (the per-context width against the budget)."""
 
     bounds: BoundsFinding
-    margins: MarginFinding
+    margins: _MarginFinding
     contexts: SeedPaperFinding

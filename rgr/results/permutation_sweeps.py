@@ -25,15 +25,13 @@ from ..task.metrics import F1_TARGET
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
-__all__ = [
-    "Bracketing", "ChapterCells", "CutoffShare", "HeadCounts", "LawReading", "PermutationFindings", "RankCeiling",
-    "TransitionWidths", "bracketing", "chapter_cells", "cutoff_share", "dk_table", "every_cell", "head_counts",
+__all__ = ["chapter_cells", "cutoff_share", "dk_table", "every_cell",
     "law_reading", "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs",
     "transition_widths",
 ]
 
 @dataclass(frozen=True)
-class TransitionWidths:
+class _TransitionWidths:
     """How sharp the F1-vs-D_K curves are (:func:`rgr.results.thresholds.transitions`)."""
 
     n_curves: int  # (cell, h) curves in the table
@@ -46,7 +44,7 @@ class TransitionWidths:
 
 
 @dataclass(frozen=True)
-class LawReading:
+class _LawReading:
     """The E2 fits, as numbers (NaN when not computable; ``note`` then says why)."""
 
     n_cells: int
@@ -69,7 +67,7 @@ class LawReading:
 
 
 @dataclass(frozen=True)
-class HeadCounts:
+class _HeadCounts:
     n_multi: int  # base cells with h* > 1
     n_with_h: int  # base cells with an h*
     n_top: int  # base cells whose h* is the largest head count tried
@@ -81,7 +79,7 @@ class HeadCounts:
 
 
 @dataclass(frozen=True)
-class RankCeiling:
+class _RankCeiling:
     """One head, widened past D_K = d_model: the change in its best mean F1 (cells not yet at the target)."""
 
     n_cells: int
@@ -92,7 +90,7 @@ class RankCeiling:
 
 
 @dataclass(frozen=True)
-class Bracketing:
+class _Bracketing:
     n_cells: int  # base cells with a D_K*
     n_above_lower: int  # D_K* >= the derangement (sampled-family) bound
     lower_gap_min: float  # smallest D_K* / that bound over the cells (how far above the bound the thresholds sit)
@@ -107,7 +105,7 @@ class Bracketing:
 
 
 @dataclass(frozen=True)
-class CutoffShare:
+class _CutoffShare:
     """The share of a cell's runs that stopped at the step cutoff (stop_reason "cutoff"), lowest and highest cell."""
 
     low: float
@@ -118,23 +116,23 @@ class CutoffShare:
     high_d_model: int
 
 
-def cutoff_share(runs: pd.DataFrame) -> CutoffShare:
+def cutoff_share(runs: pd.DataFrame) -> _CutoffShare:
     if not len(runs) or "stop_reason" not in runs:
-        return CutoffShare(math.nan, 0, 0, math.nan, 0, 0)
+        return _CutoffShare(math.nan, 0, 0, math.nan, 0, 0)
     share = runs.assign(cut=runs["stop_reason"].eq("cutoff")).groupby(["m", "d_model"])["cut"].mean()
     lo, hi = share.idxmin(), share.idxmax()
-    return CutoffShare(float(share[lo]), int(lo[0]), int(lo[1]), float(share[hi]), int(hi[0]), int(hi[1]))
+    return _CutoffShare(float(share[lo]), int(lo[0]), int(lo[1]), float(share[hi]), int(hi[0]), int(hi[1]))
 
 
 @dataclass(frozen=True)
-class PermutationFindings:
-    transitions: TransitionWidths
-    law: LawReading
-    heads: HeadCounts
-    rank: RankCeiling
-    bracket: Bracketing
+class _PermutationFindings:
+    transitions: _TransitionWidths
+    law: _LawReading
+    heads: _HeadCounts
+    rank: _RankCeiling
+    bracket: _Bracketing
     diagonal: DiagonalTrend
-    cutoffs: CutoffShare  # on the base grid
+    cutoffs: _CutoffShare  # on the base grid
     seeds_base: int  # most seeds behind one (cell, h, D_K) point of the base grid
     seeds_diagonal: int  # fewest on the diagonal's cells beyond the base grid
     notes: str  # "none" or what could not be computed from these tables, and why (the chapter pastes it)
@@ -144,22 +142,23 @@ def _median(s: pd.Series) -> float:
     return float(s.median()) if len(s) else math.nan
 
 
-def transition_widths(runs: pd.DataFrame) -> TransitionWidths:
+def transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
     tr = transitions(runs)
     span = runs.groupby(["m", "d_model", "r", "h"])["D_K"].agg(lambda s: s.max() / s.min())
     w = tr["width"].dropna()
-    return TransitionWidths(len(span), len(tr), len(w), _median(w), float(w.min()) if len(w) else math.nan,
+    return _TransitionWidths(len(span), len(tr), len(w), _median(w), float(w.min()) if len(w) else math.nan,
                             float(w.max()) if len(w) else math.nan, _median(span))
 
 
-def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
+def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
     """The fits of :func:`rgr.results.thresholds.law_fits` as numbers, and the fits (None with too few cells)."""
     n_reached = int(cells["D_K_star"].notna().sum())
     nan = math.nan
     try:
         f = law_fits(cells)
     except ValueError as e:
-        return LawReading(n_cells=len(cells), n_reached=n_reached, c_all=nan, r2_all=nan, slope_icpt=nan, intercept=nan,
+        return _LawReading(n_cells=len(cells), n_reached=n_reached, c_all=nan, r2_all=nan, slope_icpt=nan,
+                           intercept=nan,
                           r2_icpt=nan, c_pre=nan, r2_pre=nan, n_pre=0, n_excluded=0, n_excluded_above=0, tightens="",
                           heads_slope=nan, heads_intercept=nan, heads_r2=nan, note=str(e)), None
     pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
@@ -168,7 +167,7 @@ def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
     above = int((excluded["D_K_star"].astype(float) > pre(excluded["x_law"].astype(float))).sum()) if pre else 0
     tight = "tightens" if pre is not None and f.n_excluded and pre.r2 > f.origin_all.r2 else "does not tighten"
     note = "" if heads else f"need h* in at least 2 cells to fit the head count, got {int(ok['h_star'].notna().sum())}"
-    return LawReading(n_cells=len(cells), n_reached=n_reached, c_all=f.origin_all.slope, r2_all=f.origin_all.r2,
+    return _LawReading(n_cells=len(cells), n_reached=n_reached, c_all=f.origin_all.slope, r2_all=f.origin_all.r2,
                       slope_icpt=icpt.slope, intercept=icpt.intercept, r2_icpt=icpt.r2,
                       c_pre=pre.slope if pre else nan, r2_pre=pre.r2 if pre else nan, n_pre=pre.n if pre else 0,
                       n_excluded=f.n_excluded, n_excluded_above=above, tightens=tight,
@@ -176,18 +175,18 @@ def law_reading(cells: pd.DataFrame) -> tuple[LawReading, LawFits | None]:
                       heads_r2=heads.r2 if heads else nan, note=note), f
 
 
-def head_counts(base_cells: pd.DataFrame, all_cells: pd.DataFrame, h_max: int) -> HeadCounts:
+def _head_counts(base_cells: pd.DataFrame, all_cells: pd.DataFrame, h_max: int) -> _HeadCounts:
     """``all_cells``: every cell of the chapter (one row per (m, d_model)); ``h_max``: largest h tried on the base
     grid."""
     pen = single_head_penalty(all_cells).astype(float)
     has = pen.dropna()
-    return HeadCounts(n_multi=int((base_cells["h_star"] > 1).sum()), n_with_h=int(base_cells["h_star"].notna().sum()),
+    return _HeadCounts(n_multi=int((base_cells["h_star"] > 1).sum()), n_with_h=int(base_cells["h_star"].notna().sum()),
                       n_top=int((base_cells["h_star"] == h_max).sum()), h_max=int(h_max), n_cells=len(all_cells),
                       n_single_never=int(pen.isna().sum()), penalty_min=float(has.min()) if len(has) else math.nan,
                       penalty_max=float(has.max()) if len(has) else math.nan)
 
 
-def rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> RankCeiling:
+def rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> _RankCeiling:
     """Per cell, best mean F1 of one head at D_K > d_model minus that at D_K <= d_model, where the latter < target."""
     one = runs[runs["h"] == 1].groupby(["m", "d_model", "D_K"])["test_f1"].mean().reset_index()
     gains = []
@@ -197,10 +196,10 @@ def rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> RankCeiling:
             gains.append(float(hi - lo))
     s = pd.Series(gains, dtype=float)
     top = (lambda v: float(v.max()) if len(v) else math.nan)
-    return RankCeiling(len(s), _median(s), top(s), _median(s.abs()), top(s.abs()))
+    return _RankCeiling(len(s), _median(s), top(s), _median(s.abs()), top(s.abs()))
 
 
-def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Bracketing:
+def _bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> _Bracketing:
     b = bracket(cells, constructions)
     ok = cells["D_K_star"].notna().to_numpy()
     dk = cells["D_K_star"].astype(float).to_numpy()
@@ -212,7 +211,8 @@ def bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> Brack
     gap = gap[np.isfinite(gap)]
     ratio = (b["lower"] / b["lower_sampled"]).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
-    return Bracketing(n_cells=int(ok.sum()), n_above_lower=int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
+    return _Bracketing(n_cells=int(ok.sum()),
+                       n_above_lower=int((ok & (dk >= b["lower_sampled"].to_numpy(float))).sum()),
                       lower_gap_min=float(gap.min()) if gap.size else math.nan,
                       lower_ratio_min=float(ratio.min()) if ratio.size else math.nan,
                       lower_ratio_max=float(ratio.max()) if ratio.size else math.nan,
@@ -243,7 +243,7 @@ def read_constructions(path: Path, preset: str) -> pd.DataFrame | None:
     return keep.reset_index(drop=True)
 
 
-class ChapterCells(NamedTuple):
+class _ChapterCells(NamedTuple):
     """The per-cell thresholds of the chapter's three cell sets."""
 
     base: pd.DataFrame
@@ -263,19 +263,19 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> ChapterCells:
+def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> _ChapterCells:
     """The per-cell thresholds of the base grid, the diagonal and the extreme compression (see :func:`_cells`)."""
-    return ChapterCells(_cells(base), _cells(with_cells_of(diag, on_diagonal(base, 8))),
+    return _ChapterCells(_cells(base), _cells(with_cells_of(diag, on_diagonal(base, 8))),
                         _cells(with_cells_of(extreme, on_diagonal(base, 32))))
 
 
-def every_cell(cells: ChapterCells) -> pd.DataFrame:
+def every_cell(cells: _ChapterCells) -> pd.DataFrame:
     """One row per (m, d_model) across the chapter's cell sets (base grid first)."""
     return pd.concat(list(cells)).drop_duplicates(["m", "d_model"]).reset_index(drop=True)
 
 
-def permutation_findings(base: pd.DataFrame, cells: ChapterCells,
-                         constructions: pd.DataFrame | None) -> PermutationFindings:
+def permutation_findings(base: pd.DataFrame, cells: _ChapterCells,
+                         constructions: pd.DataFrame | None) -> _PermutationFindings:
     """Every number the chapter states, from the base grid's runs, the chapter's cells and the constructions."""
     everything = every_cell(cells)
     law, _ = law_reading(cells.base)
@@ -289,9 +289,9 @@ def permutation_findings(base: pd.DataFrame, cells: ChapterCells,
         notes.append("data/constructions.csv is missing, so the bracket has no construction side "
                      "(produce it with `python -m rgr constructions`)")
     h_max = int(base["h"].max()) if len(base) else 0
-    return PermutationFindings(transitions=transition_widths(base), law=law,
-                               heads=head_counts(cells.base, everything, h_max), rank=rank_ceiling(base),
-                               bracket=bracketing(cells.base, constructions), diagonal=diagonal,
+    return _PermutationFindings(transitions=transition_widths(base), law=law,
+                               heads=_head_counts(cells.base, everything, h_max), rank=rank_ceiling(base),
+                               bracket=_bracketing(cells.base, constructions), diagonal=diagonal,
                                cutoffs=cutoff_share(base),
                                seeds_base=int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
                                seeds_diagonal=int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0,

@@ -25,7 +25,7 @@ from ..experiments.settled import UNITS, Unit, budgets_for, seeds_for
 from .stats import dk_star, summarize
 
 __all__ = ["SETTLED", "SETTLED_SHARE", "budget_thresholds", "budget_rows", "diagonal_budget_reason", "lowest_points",
-           "one_head_budget", "points_of", "reading_budget", "settled_at", "settled_runs", "SettledFinding",
+           "one_head_budget", "reading_budget", "settled_at", "settled_runs",
            "settled_finding"]
 
 SETTLED = "settled"
@@ -37,7 +37,7 @@ def settled_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
     return load_if_present(SETTLED, preset, root)
 
 
-def points_of(units: Sequence[Unit]) -> pd.DataFrame:
+def _points_of(units: Sequence[Unit]) -> pd.DataFrame:
     """The design's (m, d_model, h, D_K) points."""
     return pd.DataFrame([(u.m, u.d_model, u.h, dk) for u in units for dk in u.D_K],
                         columns=["m", "d_model", "h", "D_K"])
@@ -47,7 +47,7 @@ def budget_rows(runs: pd.DataFrame, budget: int, units: Sequence[Unit] = UNITS) 
     """The rows of ``runs`` on the design's points trained to ``budget`` times their cell's protocol cutoff."""
     if not len(runs):
         return runs
-    pts = points_of(units)
+    pts = _points_of(units)
     on = runs.merge(pts, on=["m", "d_model", "h", "D_K"])
     cut = [budget * step_cutoff(int(m), int(d)) for m, d in zip(on["m"], on["d_model"])]
     return on[on["max_steps"].to_numpy() == cut] if len(on) else on
@@ -169,7 +169,7 @@ def _moves(a: float, b: float) -> str:
 
 
 @dataclass(frozen=True)
-class SettledFinding:
+class _SettledFinding:
     """What the extension shows so far, for the chapters' prose: the share of its planned runs in the table, the
     cells with a complete longer budget, at their longest one how many D_K* fell below, stayed at or rose above the
     protocol's, how many of those readings are settled and how many sit at the design's lowest point, the longest
@@ -186,8 +186,8 @@ class SettledFinding:
     diagonal_reason: str
 
 
-def settled_finding(frame: pd.DataFrame, share_done: float, m_from: int = 512) -> SettledFinding:
-    """:class:`SettledFinding` of :func:`budget_thresholds`'s ``frame``; ``share_done``: of the extension's planned
+def settled_finding(frame: pd.DataFrame, share_done: float, m_from: int = 512) -> _SettledFinding:
+    """:class:`_SettledFinding` of :func:`budget_thresholds`'s ``frame``; ``share_done``: of the extension's planned
     runs, the share in the table (:func:`rgr.catalog.preset_completeness`)."""
     done = frame[(frame["budget"] > 1) & (frame["complete"] >= 1.0) & frame["D_K_star"].notna()]
     last = done.sort_values("budget").groupby(["m", "d_model"]).tail(1)
@@ -199,7 +199,7 @@ def settled_finding(frame: pd.DataFrame, share_done: float, m_from: int = 512) -
     floor = [a == low.get((int(m), int(d))) for a, (m, d) in zip(after, last[["m", "d_model"]].to_numpy())]
     budgets = sorted(set(last["budget"].astype(int)))
     reason = diagonal_budget_reason(frame, m_from)
-    return SettledFinding(share_done=float(share_done), n_cells=len(last),
+    return _SettledFinding(share_done=float(share_done), n_cells=len(last),
                           n_fell=int((after < before).sum()), n_same=int((after == before).sum()),
                           n_rose=int((after > before).sum()), n_settled=int(sum(settled)), n_floor=int(sum(floor)),
                           longest="–".join(f"{b}x" for b in budgets) or "none",

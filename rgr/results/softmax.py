@@ -21,11 +21,6 @@ from ..task.metrics import reaches_target
 from .thresholds import curves
 
 __all__ = [
-    "Algorithm2Reading",
-    "LinearSumCheck",
-    "ShiftCell",
-    "ShiftFinding",
-    "ThresholdShift",
     "algorithm2_reading",
     "shift_finding",
     "best_f1_by_cell",
@@ -41,7 +36,7 @@ def _int_or_none(x: object) -> int | None:
 
 
 @dataclass(frozen=True)
-class ShiftCell:
+class _ShiftCell:
     """One cell measured by both models: thresholds, head counts, their ratio and ln m."""
 
     m: int
@@ -65,13 +60,13 @@ class ShiftCell:
 
 
 @dataclass(frozen=True)
-class ThresholdShift:
+class _ThresholdShift:
     """The cells both tables measured (see :func:`threshold_shift`)."""
 
-    cells: tuple[ShiftCell, ...]
+    cells: tuple[_ShiftCell, ...]
 
     @property
-    def both(self) -> tuple[ShiftCell, ...]:
+    def both(self) -> tuple[_ShiftCell, ...]:
         """Cells where both models reached the target."""
         return tuple(c for c in self.cells if not math.isnan(c.ratio))
 
@@ -126,19 +121,19 @@ class ThresholdShift:
         return out
 
 
-def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> ThresholdShift:
+def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> _ThresholdShift:
     """Pair the per-cell rows of :func:`rgr.results.thresholds.thresholds` of the max-over-heads and the
     softmax tables on (m, d_model, r); cells only one table has are left out."""
     both = max_cells.merge(soft_cells, on=_CELL, suffixes=("_max", "_soft")).sort_values(["m", "d_model"])
-    return ThresholdShift(tuple(
-        ShiftCell(int(r.m), int(r.d_model), _int_or_none(r.D_K_star_max), _int_or_none(r.D_K_star_soft),
+    return _ThresholdShift(tuple(
+        _ShiftCell(int(r.m), int(r.d_model), _int_or_none(r.D_K_star_max), _int_or_none(r.D_K_star_soft),
                   _int_or_none(r.h_star_max), _int_or_none(r.h_star_soft), float(r.max_f1_h1_soft))
         for r in both.itertuples()))
 
 
 @dataclass(frozen=True)
-class ShiftFinding:
-    """The chapter's reading of :class:`ThresholdShift`, by the names its prose pastes (see :func:`shift_finding`)."""
+class _ShiftFinding:
+    """The chapter's reading of :class:`_ThresholdShift`, by the names its prose pastes (see :func:`shift_finding`)."""
 
     n_both: int  # cells where both models reach the target
     n_cells: int  # cells both tables have
@@ -152,17 +147,17 @@ class ShiftFinding:
     n_soft_cells: int  # cells of the softmax table
 
 
-def shift_finding(shift: ThresholdShift, soft_cells: pd.DataFrame) -> ShiftFinding:
+def shift_finding(shift: _ThresholdShift, soft_cells: pd.DataFrame) -> _ShiftFinding:
     """Word ``shift`` beside the softmax table's own cells (``soft_cells``: its
     :func:`rgr.results.thresholds.thresholds`)."""
-    return ShiftFinding(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
+    return _ShiftFinding(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
                         ratio_max=shift.ratio_max, n_costly=shift.n_costly, n_below_ln_m=shift.n_below_ln_m,
                         n_more_heads=shift.n_more_heads, n_one_head_soft=shift.n_one_head_soft,
                         n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 
 @dataclass(frozen=True)
-class Algorithm2Reading:
+class _Algorithm2Reading:
     """Algorithm 2 at the trained cells (from ``softmax_cells_summary``): one-hot and Gaussian inputs."""
 
     n_cells: int
@@ -172,11 +167,11 @@ class Algorithm2Reading:
     gaussian_best_f1: float  # best mean F1 on Gaussian embeddings over every cell, width and length
 
 
-def algorithm2_reading(summary: pd.DataFrame) -> Algorithm2Reading:
+def algorithm2_reading(summary: pd.DataFrame) -> _Algorithm2Reading:
     """Word the per-cell summary of :func:`rgr.studies.softmax_cells.softmax_cells_summary`."""
     ok = summary.dropna(subset=["one_hot_min_ell"])
     scale = ok.one_hot_min_ell / [max(h, math.log(m)) for h, m in zip(ok.h, ok.m)]
-    return Algorithm2Reading(
+    return _Algorithm2Reading(
         n_cells=len(summary),
         n_one_hot=len(ok),
         ell_scale_min=float(scale.min()) if len(ok) else math.nan,
@@ -186,7 +181,7 @@ def algorithm2_reading(summary: pd.DataFrame) -> Algorithm2Reading:
 
 
 @dataclass(frozen=True)
-class LinearSumCheck:
+class _LinearSumCheck:
     """The linear-sum runs beside the one-head max runs of the same (cell, D_K, seed)."""
 
     n_runs: int  # linear-sum runs
@@ -203,14 +198,14 @@ class LinearSumCheck:
         return self.n_matched > 0 and self.f1_gap == 0 and self.tau_gap < 1e-5
 
 
-def linear_sum_check(linear: pd.DataFrame, maxed: pd.DataFrame) -> LinearSumCheck:
+def linear_sum_check(linear: pd.DataFrame, maxed: pd.DataFrame) -> _LinearSumCheck:
     """Compare every linear-sum run with the one-head max-over-heads run of the same configuration."""
     key = [*_CELL, "D_K", "seed", "max_steps"]
     one = maxed[maxed.h == 1][[*key, "test_f1", "tau"]]
     both = linear.merge(one, on=key, suffixes=("", "_max"))
     spread = linear.groupby([*_CELL, "D_K", "seed"])["test_f1"].agg(lambda s: s.max() - s.min())
     differ = both[both.test_f1 != both.test_f1_max]
-    return LinearSumCheck(
+    return _LinearSumCheck(
         n_runs=len(linear),
         n_matched=len(both),
         f1_gap=float((both.test_f1 - both.test_f1_max).abs().max()) if len(both) else math.nan,

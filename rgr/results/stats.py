@@ -8,7 +8,7 @@
   (paired t-test over seeds, E3);
 - :func:`fit_line` — least squares through the origin or with intercept, with R^2;
 - :func:`within` and :func:`tie_margin` — a number against an interval's ends or a level, up to float round-off
-  (:data:`TIE_REL`): every reading that sets a law's value against the book's interval uses them;
+  (:data:`_TIE_REL`): every reading that sets a law's value against the book's interval uses them;
 
 R^2 is always 1 - SS_res / SS_tot with the *centred* total sum of squares, so
 fits with and without intercept are compared on the same scale (through the
@@ -37,7 +37,6 @@ __all__ = [
     "p_paired",
     "Fit",
     "fit_line",
-    "TIE_REL",
     "tie_margin",
     "within",
 ]
@@ -45,13 +44,13 @@ __all__ = [
 # Ends and levels are compared with this relative margin: a law's ratio such as ln 4096 / ln 512 = 4/3 can equal a
 # ratio of ladder budgets (512 / 384) exactly, and which side of the tie one ulp of a machine's log lands on must not
 # decide a reading. A value within the margin of an end counts as on it (inside a closed interval; reaching a level).
-TIE_REL = 1e-9
+_TIE_REL = 1e-9
 
 
 def tie_margin(*xs: float) -> float:
-    """The absolute round-off margin for comparing ``xs`` with each other: :data:`TIE_REL` times the largest finite
+    """The absolute round-off margin for comparing ``xs`` with each other: :data:`_TIE_REL` times the largest finite
     magnitude among them (at least 1)."""
-    return TIE_REL * max([1.0, *(abs(float(x)) for x in xs if math.isfinite(float(x)))])
+    return _TIE_REL * max([1.0, *(abs(float(x)) for x in xs if math.isfinite(float(x)))])
 
 
 def within(x: float, lo: float, hi: float) -> bool:

@@ -23,12 +23,6 @@ import pandas as pd
 from .stats import summarize
 
 __all__ = [
-    "LowestHead",
-    "StoppingEffect",
-    "ValueCell",
-    "ValueSetup",
-    "ValueSummary",
-    "ValueFinding",
     "cells_table",
     "error_ratios",
     "lowest_head",
@@ -65,7 +59,7 @@ def error_ratios(runs: pd.DataFrame, baselines: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class ValueCell:
+class _ValueCell:
     """One (m, d_model) cell of E6 beside the F1 threshold of the same cell (E1)."""
 
     m: int
@@ -98,7 +92,7 @@ def _opt(x: object) -> int | None:
     return None if x is None or pd.isna(x) else int(x)
 
 
-def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> tuple[ValueCell, ...]:
+def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> tuple[_ValueCell, ...]:
     """Per (m, d_model) of :func:`error_ratios`; ``f1_cells`` are the E1 rows of
     :func:`rgr.results.thresholds.thresholds` (may be empty); ``solved`` a fraction in (0, 1]."""
     if not 0 < solved <= 1:
@@ -109,7 +103,7 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
         best = g.loc[g.groupby("D_K")["ratio"].idxmin()]
         ok, one = g[g.ratio <= solved].sort_values(["D_K", "ratio"]), g[g.h == 1].sort_values("D_K")
         one_ok, ref = one[one.ratio <= solved], f1.get((int(m), int(d)))
-        out.append(ValueCell(m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
+        out.append(_ValueCell(m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
                              lowest_ratio=float(g.ratio.min()),
                              first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
                              first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
@@ -123,14 +117,14 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
 
 
 @dataclass(frozen=True)
-class ValueSummary:
+class _ValueSummary:
     """:func:`value_cells` over all cells, in the numbers the chapter words."""
 
     n_cells: int
     n_solved: int  # cells where some tested budget brings the mean error to the level
     n_one_head_solved: int
     closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
-    closest_cell: ValueCell | None  # the cell attaining it
+    closest_cell: _ValueCell | None  # the cell attaining it
     farthest_from_f1: float  # largest such ratio
     multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
     n_budgets: int
@@ -142,11 +136,11 @@ class ValueSummary:
         return self.n_cells > 0 and self.n_solved == self.n_cells and self.farthest_from_f1 <= factor
 
 
-def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
-    """Sum up :func:`value_cells` (see :class:`ValueSummary`)."""
+def value_summary(cells: tuple[_ValueCell, ...]) -> _ValueSummary:
+    """Sum up :func:`value_cells` (see :class:`_ValueSummary`)."""
     solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
     one = [c for c in cells if c.f1_h_star == 1]
-    return ValueSummary(n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
+    return _ValueSummary(n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
                         n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
                         closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
                         closest_cell=solved[0] if solved else None,
@@ -156,7 +150,7 @@ def value_summary(cells: tuple[ValueCell, ...]) -> ValueSummary:
                         n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one))
 
 
-def cells_table(cells: tuple[ValueCell, ...]) -> pd.DataFrame:
+def cells_table(cells: tuple[_ValueCell, ...]) -> pd.DataFrame:
     """The per-cell readings as the chapter's table."""
     cols = ["m", "d_model", "m/d_model", "F1 D_K*", "F1 h*", "first D_K below level", "its h",
             "one head: first D_K below", "lowest ratio", "one head: lowest ratio", "rank floor 1 - d_model/m",
@@ -185,7 +179,7 @@ def one_head_stopping(stopped: pd.DataFrame, full: pd.DataFrame, baselines: pd.D
 
 
 @dataclass(frozen=True)
-class StoppingEffect:
+class _StoppingEffect:
     """Does one head's error still rise with D_K once early stopping is off? Per d_model, over the D_K both
     tables tested: the best ratio and the ratio at the largest D_K, with and without early stopping."""
 
@@ -221,7 +215,7 @@ class StoppingEffect:
         return float(max((s - f for s, f in zip(self.top_stop, self.top_full)), default=math.nan))
 
 
-def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
+def stopping_effect(compare: pd.DataFrame) -> _StoppingEffect:
     """Summarise :func:`one_head_stopping`'s rows over the D_K that both variants tested."""
     rows = []
     for d, g in compare.groupby("d_model"):
@@ -230,11 +224,11 @@ def stopping_effect(compare: pd.DataFrame) -> StoppingEffect:
             s, f = p["early stop"], p["to the cutoff"]
             rows.append((int(d), float(s.min()), float(s.iloc[-1]), float(f.min()), float(f.iloc[-1]), int(f.idxmin())))
     cols = list(zip(*rows)) if rows else [()] * 6
-    return StoppingEffect(*(tuple(c) for c in cols))
+    return _StoppingEffect(*(tuple(c) for c in cols))
 
 
 @dataclass(frozen=True)
-class ValueSetup:
+class _ValueSetup:
     """How the E6 table was trained, as the chapter's prose pastes it (see :func:`value_setup`)."""
 
     n_runs: int
@@ -244,18 +238,18 @@ class ValueSetup:
     mse_tol: str  # the stopping rule's improvement tolerance, as "%g"
 
 
-def value_setup(runs: pd.DataFrame) -> ValueSetup:
+def value_setup(runs: pd.DataFrame) -> _ValueSetup:
     """The training settings of an E6 table (``runs``: one preset's rows; the settings are the first row's)."""
     if runs.empty:
         raise ValueError("runs has no rows")
-    return ValueSetup(n_runs=len(runs), n_dmsg=int((runs.d_msg == runs.d_model).sum()),
+    return _ValueSetup(n_runs=len(runs), n_dmsg=int((runs.d_msg == runs.d_model).sum()),
                       patience=int(runs.patience.iloc[0]), check_every=int(runs.check_every.iloc[0]),
                       mse_tol=f"{runs.mse_tol.iloc[0]:g}")
 
 
 @dataclass(frozen=True)
-class ValueFinding:
-    """The chapter's readings of :class:`ValueSummary` and :class:`StoppingEffect`, by the names its prose pastes
+class _ValueFinding:
+    """The chapter's readings of :class:`_ValueSummary` and :class:`_StoppingEffect`, by the names its prose pastes
     (see :func:`value_finding`); a missing number is None (no cell reached the level)."""
 
     solved: float  # the level: a fraction of the mean predictor's MSE
@@ -279,13 +273,13 @@ class ValueFinding:
     floor: str  # "is not" / "may be": one head's floor moved by early stopping
 
 
-def value_finding(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: float,
-                  tracks_factor: float = 2.0, floor_tol: float = 0.01) -> ValueFinding:
+def value_finding(cells: tuple[_ValueCell, ...], stop: _StoppingEffect, solved: float,
+                  tracks_factor: float = 2.0, floor_tol: float = 0.01) -> _ValueFinding:
     """Word :func:`value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
     (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
     s = value_summary(cells)
     c = s.closest_cell
-    return ValueFinding(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
+    return _ValueFinding(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
                         tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
                         closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
                         closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
@@ -297,7 +291,7 @@ def value_finding(cells: tuple[ValueCell, ...], stop: StoppingEffect, solved: fl
 
 
 @dataclass(frozen=True)
-class LowestHead:
+class _LowestHead:
     """Which head count has the lowest error at one d_model (the value chapter's reading of ``value_long``, the
     decision run): that d_model, its table's size, top budget and cutoff; the lowest mean MSE's (h, D_K) and the
     best point with another head count; their seed-paired difference (lowest - other), its 95% t-interval and
@@ -323,8 +317,8 @@ class LowestHead:
     beats: str
 
 
-def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> LowestHead | None:
-    """:class:`LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
+def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
+    """:class:`_LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
     from .replication.seed_bootstrap import by_seed, paired_difference
 
     cell = runs[runs["d_model"] == d_model] if len(runs) else runs
@@ -335,7 +329,7 @@ def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> LowestHead | None:
     other = s[s.h != top.h].iloc[0]
     a, b = (int(top.h), int(top.D_K)), (int(other.h), int(other.D_K))
     pair = paired_difference(by_seed(cell, "test_mse", *a), by_seed(cell, "test_mse", *b))
-    return LowestHead(d_model=int(d_model), n_runs=len(cell), top_D_K=int(cell["D_K"].max()),
+    return _LowestHead(d_model=int(d_model), n_runs=len(cell), top_D_K=int(cell["D_K"].max()),
                       steps=int(cell["max_steps"].max()), best_h=a[0], best_D_K=a[1], best_mse=float(top["mean"]),
                       next_h=b[0], next_D_K=b[1], next_mse=float(other["mean"]), diff=pair.mean, lo=pair.lo,
                       hi=pair.hi, p=pair.p, n_lower=pair.a_lower, n_seeds=pair.n,

@@ -44,7 +44,7 @@ from typing import NamedTuple
 from .. import atomic
 from .schema import TableError
 
-__all__ = ["NotAFile", "open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
+__all__ = ["open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
            "seal_of", "read_seal", "write_seal", "drop_seal", "compare", "enforce"]
 
 # ------------------------------------------------------------------ a table's files on disk: side files opened
@@ -59,7 +59,7 @@ def open_own(path: Path, mode: str):
     link planted at its name; ``mode``: r, rb (read), a, a+ (create, append), w, wb (create, truncate).
 
     Anything at the name that is not a regular file (a folder, a FIFO, a device) is refused at once with a
-    :class:`NotAFile` naming it: opened without blocking (a FIFO with no writer would hang every reader), then
+    :class:`_NotAFile` naming it: opened without blocking (a FIFO with no writer would hang every reader), then
     checked with ``fstat``."""
     if mode not in _FLAGS:
         raise ValueError(f"mode must be one of {sorted(_FLAGS)}, got {mode!r}")
@@ -70,12 +70,12 @@ def open_own(path: Path, mode: str):
             raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
                              "(remove it)") from None
         if e.errno in (errno.EISDIR, errno.ENXIO):
-            raise NotAFile(path, "a folder" if e.errno == errno.EISDIR else "a FIFO or socket") from None
+            raise _NotAFile(path, "a folder" if e.errno == errno.EISDIR else "a FIFO or socket") from None
         raise
     try:
         kind = os.fstat(fd).st_mode
         if not stat.S_ISREG(kind):
-            raise NotAFile(path, _kind(kind))
+            raise _NotAFile(path, _kind(kind))
         os.set_blocking(fd, True)
         return os.fdopen(fd, mode)
     except BaseException:
@@ -88,7 +88,7 @@ def _kind(mode: int) -> str:
             if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file")
 
 
-class NotAFile(TableError):
+class _NotAFile(TableError):
     """Something other than a regular file where rgr expects one of its files (``path``, ``kind``)."""
 
     def __init__(self, path: Path, kind: str):
@@ -112,8 +112,8 @@ def replace_whole(path: Path, data: bytes) -> None:
 
 # ------------------------------------------------------------------ the seal
 
-SUFFIX = ".seal"
-FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
+_SUFFIX = ".seal"
+_FORMAT = 1  # the seal's layout; a seal of another format is refused (rewrite it with repair --seal)
 
 
 class BadSeal(TableError):
@@ -138,7 +138,7 @@ class Seal:
 
     def text(self) -> str:
         ends = {} if self.first is None else {"first": self.first, "last": self.last}
-        return json.dumps({"format": FORMAT, "rows": self.rows, "bytes": self.size, "sha256": self.sha256, **ends},
+        return json.dumps({"format": _FORMAT, "rows": self.rows, "bytes": self.size, "sha256": self.sha256, **ends},
                           sort_keys=True) + "\n"
 
 
@@ -154,7 +154,7 @@ class SealCheck(NamedTuple):
 def seal_path(table: str | Path) -> Path:
     """``<table>.seal``, beside the table."""
     table = Path(table)
-    return table.with_name(table.name + SUFFIX)
+    return table.with_name(table.name + _SUFFIX)
 
 
 def seal_of(data: bytes, rows: int) -> Seal:
@@ -181,7 +181,7 @@ def read_seal(table: str | Path) -> Seal | None:
         fh = open_own(path, "rb")
     except FileNotFoundError:
         return None
-    except NotAFile as e:  # a FIFO would block every reader: refused at once, never read
+    except _NotAFile as e:  # a FIFO would block every reader: refused at once, never read
         if e.kind == "a folder":  # a rename cannot replace a folder: it goes first
             raise BadSeal(f"{path}: is a folder, not a seal; remove it (rmdir), then {fix}") from None
         raise BadSeal(f"{path}: is {e.kind}, not a seal file; {fix}") from None
@@ -189,8 +189,8 @@ def read_seal(table: str | Path) -> Seal | None:
         raw = fh.read(4096)
     try:
         d = json.loads(raw.decode("utf-8"))
-        if d.get("format") != FORMAT:
-            raise ValueError(f"format {d.get('format')!r}, this rgr reads {FORMAT}")
+        if d.get("format") != _FORMAT:
+            raise ValueError(f"format {d.get('format')!r}, this rgr reads {_FORMAT}")
         seal = Seal(d["rows"], d["bytes"], d["sha256"], d.get("first"), d.get("last"))
         if not (isinstance(seal.rows, int) and isinstance(seal.size, int) and seal.rows >= 0 and seal.size >= 0
                 and isinstance(seal.sha256, str) and len(seal.sha256) == 64):
@@ -209,7 +209,7 @@ def write_seal(table: str | Path, seal: Seal) -> Path:
         raise TableError(f"{path}: is a symbolic link; rgr does not follow links at its lock and side files "
                          "(remove it)")
     if path.is_dir():
-        raise NotAFile(path, "a folder")
+        raise _NotAFile(path, "a folder")
     replace_whole(path, seal.text().encode())
     return path
 
@@ -218,7 +218,7 @@ def drop_seal(table: str | Path) -> None:
     """Remove ``table``'s seal, if any (with the table: a merged shard)."""
     path = seal_path(table)
     if path.is_dir() and not path.is_symlink():
-        raise NotAFile(path, "a folder")
+        raise _NotAFile(path, "a folder")
     if path.exists() or path.is_symlink():
         path.unlink()
 

@@ -18,7 +18,7 @@ from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_t
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, open_own, read_seal, replace_whole, seal_of, write_seal
 
-__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "Repaired", "drop_table", "types_hold",
+__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "drop_table", "types_hold",
            "write_sealed"]
 
 
@@ -163,7 +163,7 @@ def replace_table(path: str | Path, schema: Schema, frame: pd.DataFrame) -> int:
     return len(frame)
 
 
-class Repaired(NamedTuple):
+class _Repaired(NamedTuple):
     """What :func:`repair_table` did: rows kept, lines dropped, the dropped lines' numbers (header = line 1), the
     table against its seal before (:class:`rgr.store.seal.SealCheck`), and whether a new seal was written."""
 
@@ -174,7 +174,7 @@ class Repaired(NamedTuple):
     sealed: bool
 
 
-def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repaired:
+def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> _Repaired:
     """Drop a table's damaged lines and keep every intact row, before and after them; ``seal``: also record it as it is.
 
     A line is damaged when it does not parse as one record of the header's width (a truncated or
@@ -212,7 +212,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
                 raise TableError(before.message)
             if seal and before.state != "sealed":
                 write_seal(path, seal_of(data, len(df)))
-            return Repaired(len(df), 0, (), before, seal and before.state != "sealed")
+            return _Repaired(len(df), 0, (), before, seal and before.state != "sealed")
         before = _against_seal(path, path.read_bytes(), len(numbered), seal)
         kept = "\n".join([head, *(line for _, line in good)]) + "\n"
         check_integrity(path, kept, schema)
@@ -220,7 +220,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> Repair
         with open_own(path.with_name(path.name + ".damaged"), "w") as fh:
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
         write_sealed(path, kept, len(good), seal_first=True)
-    return Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
+    return _Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
 
 
 def _against_seal(path: Path, data: bytes, rows: int, resealing: bool) -> SealCheck:

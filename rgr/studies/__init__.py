@@ -14,5 +14,6 @@ searches or trains, sized by one frozen preset type per chapter (:mod:`.presets`
 - :mod:`.softmax_cells`: Algorithm 2 at the trained cells (chapter *softmax*);
 - :mod:`.per_context`: the seed paper's per-context width (chapter *lower bounds*);
 - :mod:`.margins`: Theorem 9.2's normalised margin of trained models (chapter *lower bounds*);
-- :mod:`.sampler_check`: the context sampler against its closed forms (chapter *theory*).
+- :mod:`.sampler_check`: the context sampler against its closed forms, and the finding the chapter *theory*
+  glues.
 """

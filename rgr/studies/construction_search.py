@@ -44,10 +44,10 @@ from ..theory.constructions import (
 )
 from ..theory.template import Construction
 
-__all__ = ["NAMES", "CRITERIA", "build", "passes", "min_dk", "smallest_budget"]
+__all__ = ["NAMES", "build", "passes", "min_dk", "smallest_budget"]
 
 NAMES = ("one-hot", "one-hot-rademacher", "compressive", "softmax", "softmax-one-hot", "gun", "rbce", "general-graph")
-CRITERIA = ("tau", "margin", "f1")
+_CRITERIA = ("tau", "margin", "f1")
 
 
 def build(
@@ -107,8 +107,8 @@ def passes(
     c: Construction, g: Graph, criterion: str = "tau", *, n_contexts: int = 500, ell: int = 16, seed: int = 0
 ) -> bool:
     """Whether construction ``c`` of graph ``g`` meets ``criterion`` (see the module doc)."""
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    if criterion not in _CRITERIA:
+        raise ValueError(f"criterion must be one of {_CRITERIA}, got {criterion!r}")
     if criterion == "f1":
         return evaluate_contexts(c, g, seed=seed, n=n_contexts, ell=ell).f1 >= F1_TARGET
     if c.info.aggregation == "softmax":

@@ -1,4 +1,4 @@
-"""How data/constructions.csv is computed (:class:`ConstructionTrainer`, :func:`explicit_table`): each row's search
+"""How data/constructions.csv is computed (:class:`ConstructionTrainer`): each row's search
 (:mod:`rgr.studies.construction_search`), the rows of one cell as one stack (they share the cached checks).
 
 What the table is (presets, runs, keys, schema) is :data:`rgr.studies.construction_table.CONSTRUCTIONS`; this module
@@ -10,14 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import pandas as pd
 import torch
 
 from ..experiments.runner import Sweepable
 from .construction_search import build, min_dk, smallest_budget
 from .construction_table import ConstructionSweep, Run
 
-__all__ = ["ConstructionTrainer", "explicit_table"]
+__all__ = ["ConstructionTrainer",]
 
 
 def _result(run: Run) -> dict:
@@ -58,14 +57,3 @@ class ConstructionTrainer(Sweepable):
         return rows
 
 
-def explicit_table(preset: str = "book", seed: int = 0) -> pd.DataFrame:
-    """The table's rows of ``preset`` computed here, in memory (the command writes them:
-    ``python -m rgr constructions``)."""
-    sweep = ConstructionTrainer(ConstructionSweep(seed))
-    runs = sweep.planned_runs(preset)
-    rows = [row for g in sweep.stack_groups(runs, None)
-            for row in sweep.train_stack([runs[i] for i in g], preset, torch.device("cpu"))]
-    df = pd.DataFrame(rows)
-    for col in ("B", "h", "d_k", "D_K"):
-        df[col] = df[col].astype("Int64")
-    return df

@@ -26,11 +26,11 @@ from ..experiments.engine.loop import train_run
 from ..experiments.engine.stack import build_task
 from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
-__all__ = ["Margin", "normalised_margin", "trained_margins"]
+__all__ = ["normalised_margin", "trained_margins"]
 
 
 @dataclass(frozen=True)
-class Margin:
+class _Margin:
     """The all-pairs margin of one model after Theorem 9.2's normalisation.
 
     ``gamma = min_pairs sign * (S - tau) / scale`` with ``scale = max(||U||_F ||V||_F max||x||^2, |tau|)``
@@ -45,8 +45,8 @@ class Margin:
 
 
 def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
-                      adjacency: np.ndarray) -> Margin:
-    """:class:`Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
+                      adjacency: np.ndarray) -> _Margin:
+    """:class:`_Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
     Xd, Q, K = X.double(), W_Q.double(), W_K.double()
     S = ((Xd @ Q) @ (Xd @ K).transpose(1, 2)).amax(0).numpy()  # (m, m): max over heads
     A = np.asarray(adjacency, dtype=bool)
@@ -55,7 +55,7 @@ def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch
     fro = float(Q.norm() * K.norm())  # ||U||_F ||V||_F of the concatenated heads
     scale = max(fro * float(Xd.norm(dim=1).max()) ** 2, abs(tau))
     raw = float(signed.min())
-    return Margin(gamma=raw / scale, raw_margin=raw, scale=scale, pair_errors=int((signed <= 0).sum()))
+    return _Margin(gamma=raw / scale, raw_margin=raw, scale=scale, pair_errors=int((signed <= 0).sum()))
 
 
 def trained_margins(configs: list[RunConfig]) -> pd.DataFrame:

@@ -1,5 +1,7 @@
-"""The context sampler against its closed forms, drawn live (chapter *the task and the model*; read by
-:mod:`rgr.results.theory`)."""
+"""The context sampler against its closed forms, drawn live (chapter *the task and the model*), and what the
+chapter reads off its draws as one frozen finding (:func:`theory_finding`): the chapter glues
+:func:`rgr.results.findings.flatten` of it (its prose names every number ``<part>_<field>``, e.g.
+``small_target_present``). The figures are :mod:`rgr.chapters.figures.theory`."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from dataclasses import dataclass
 from ..task.contexts import sample
 from ..task.graphs import permutation_graph
 
-__all__ = ["SamplerRates", "chance_rate", "sampler_rates"]
+__all__ = ["SamplerRates", "chance_rate", "sampler_rates", "theory_finding"]
 
 
 def chance_rate(m: int, ell: int) -> float:
@@ -37,3 +39,21 @@ def sampler_rates(m: int, seed: int, n: int, ell: int, rho: float, device: str =
     b = sample(g, seed, n=n, ell=ell, rho=rho, stream="val", device=device)
     served = b.labels[b.sources].any(-1).double().mean().item() if bool(b.sources.any()) else float("nan")
     return SamplerRates(m, ell, float(rho), n, b.labels.any(-1).double().mean().item(), served)
+
+
+@dataclass(frozen=True)
+class _TheoryFinding:
+    """The sampler against its closed forms: ``chance`` (rho = 0 at the chapter's m, where a target is in a context
+    by chance only, at ``chance_predicted``), and ``small``/``large`` (the chapter's rho at two sizes of m)."""
+
+    chance: SamplerRates
+    chance_predicted: float
+    small: SamplerRates
+    large: SamplerRates
+
+
+def theory_finding(chance: SamplerRates, small: SamplerRates, large: SamplerRates) -> _TheoryFinding:
+    """Put the chapter's sampler checks together (``chance`` must be drawn with rho = 0)."""
+    if chance.rho != 0:
+        raise ValueError(f"chance must be drawn with rho = 0, got rho = {chance.rho}")
+    return _TheoryFinding(chance=chance, chance_predicted=chance_rate(chance.m, chance.ell), small=small, large=large)

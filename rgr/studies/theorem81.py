@@ -41,10 +41,8 @@ from ..theory.theorem81 import inside_rows, kappa, leakage_logit_sd, theorem81_b
 from .presets import ConstructionsPreset
 
 __all__ = [
-    "Theorem81Tables",
     "theorem81_tables",
     "leakage_logits",
-    "SoftmaxFailures",
     "softmax_failures",
     "width_sweep",
 ]
@@ -79,7 +77,7 @@ def leakage_logits(c: Construction, items: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class SoftmaxFailures:
+class _SoftmaxFailures:
     """Algorithm 2 on ``n`` sampled contexts: wrong decisions at tau = 1/2, split by row and by cause.
 
     ``present`` / ``absent``: non-edge failures on rows whose target is / is not in the context;
@@ -104,8 +102,8 @@ class SoftmaxFailures:
     leak_sd: float  # measured sd of the leakage logit, generic pairs of non-owner heads
 
 
-def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 200, ell: int = 16) -> SoftmaxFailures:
-    """Count Algorithm 2's failures on ``n`` contexts and attribute them (see :class:`SoftmaxFailures`)."""
+def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 200, ell: int = 16) -> _SoftmaxFailures:
+    """Count Algorithm 2's failures on ``n`` contexts and attribute them (see :class:`_SoftmaxFailures`)."""
     if c.info.aggregation != "softmax":
         raise ValueError("softmax_failures needs an Algorithm 2 construction (construct_softmax)")
     batch = sample(graph, seed, n, ell=ell, stream="test")
@@ -120,7 +118,7 @@ def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 2
     non_owner = top != owner[:, :, None]
     bad, bad0 = (A >= 0.5) & ~y, (A0 >= 0.5) & ~y
     generic = _generic_mask(c, items, owner)
-    return SoftmaxFailures(
+    return _SoftmaxFailures(
         n=n, ell=ell,
         present=int((bad & has).sum()), absent=int((bad & ~has).sum()), edge=int(((A <= 0.5) & y).sum()),
         present_non_owner=int((bad & has & non_owner).sum()), absent_non_owner=int((bad & ~has & non_owner).sum()),
@@ -179,7 +177,7 @@ def width_sweep(
 
 
 @dataclass(frozen=True)
-class Theorem81Tables:
+class _Theorem81Tables:
     """What the chapter shows of Theorem 8.1 (rows of :func:`width_sweep`).
 
     ``sweep``: the preset's width cells and the repair cell, with ``inside`` (the row meets the proof's explicit
@@ -192,8 +190,8 @@ class Theorem81Tables:
     repair: pd.DataFrame
 
 
-def theorem81_tables(p: ConstructionsPreset, seed: int = 0, n_widths: int = 3) -> Theorem81Tables:
-    """Compute :class:`Theorem81Tables` at a preset's sizes.
+def theorem81_tables(p: ConstructionsPreset, seed: int = 0, n_widths: int = 3) -> _Theorem81Tables:
+    """Compute :class:`_Theorem81Tables` at a preset's sizes.
 
     The gap table holds two context lengths: the shortest the proof allows (``p.width_n`` contexts) and
     ``m / 4``, far inside it (a fifth as many contexts: each is 16 times the work).
@@ -209,4 +207,4 @@ def theorem81_tables(p: ConstructionsPreset, seed: int = 0, n_widths: int = 3) -
     sweep = pd.concat([width_sweep(list(p.width_cells), list(p.width_d_ks), list(p.width_ells), [seed], n=p.width_n),
                        repair], ignore_index=True)
     sweep["inside"] = inside_rows(sweep)
-    return Theorem81Tables(sweep=sweep, gap=gap, repair=repair)
+    return _Theorem81Tables(sweep=sweep, gap=gap, repair=repair)

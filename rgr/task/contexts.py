@@ -34,11 +34,11 @@ import torch
 from .graphs import Graph
 from .rng import randint, stream_key, uniform
 
-__all__ = ["ContextBatch", "GraphTable", "graph_table", "sample_stacked", "sample"]
+__all__ = ["GraphTable", "graph_table", "sample_stacked", "sample"]
 
 
 @dataclass(frozen=True)
-class ContextBatch:
+class _ContextBatch:
     """Contexts of R runs: items (R, n, ell) long, labels (R, n, ell, ell) bool,
     sources (R, n, ell) bool — the positions designated as sources."""
 
@@ -93,7 +93,7 @@ def _eviction_candidates(sources: torch.Tensor, placed: torch.Tensor, pos: torch
 
 def sample_stacked(
     table: GraphTable, keys: torch.Tensor, index: torch.Tensor, ell: int, rho: float
-) -> ContextBatch:
+) -> _ContextBatch:
     """Draw context ``index[r, i]`` of run r for every (r, i), in one tensor program.
 
     ``keys`` (R,) int64 are the runs' stream keys (:func:`rgr.task.rng.stream_key`),
@@ -147,7 +147,7 @@ def sample_stacked(
     nb = table.out.gather(1, items.reshape(R, n * ell, 1).expand(R, n * ell, r_max))
     nb = nb.view(R, n, ell, r_max, 1)  # out-neighbours of each position
     labels = (nb == items.view(R, n, 1, 1, ell)).any(-2)  # (R, n, ell, ell)
-    return ContextBatch(items=items, labels=labels, sources=sources)
+    return _ContextBatch(items=items, labels=labels, sources=sources)
 
 
 def sample(
@@ -159,7 +159,7 @@ def sample(
     stream: str = "train",
     start: int = 0,
     device: torch.device | str = "cpu",
-) -> ContextBatch:
+) -> _ContextBatch:
     """Contexts ``start .. start+n-1`` of one run's ``stream``; tensors without the run axis."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
@@ -168,4 +168,4 @@ def sample(
     keys = torch.tensor([stream_key(seed, stream)], dtype=torch.long, device=device)
     index = torch.arange(start, start + n, dtype=torch.long, device=device).unsqueeze(0)
     b = sample_stacked(graph_table([graph], device), keys, index, ell, rho)
-    return ContextBatch(b.items[0], b.labels[0], b.sources[0])
+    return _ContextBatch(b.items[0], b.labels[0], b.sources[0])

@@ -27,8 +27,6 @@ from ..task.metrics import counts
 from .template import Construction
 
 __all__ = [
-    "Separation",
-    "ContextCheck",
     "all_pair_scores",
     "separation",
     "separation_from_scores",
@@ -43,7 +41,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Separation:
+class _Separation:
     """How the scores of true edges and non-edges sit against ``tau``.
 
     ``margin = min_edge - max_non_edge`` (> 0 when some threshold separates);
@@ -64,8 +62,8 @@ class Separation:
     separated: bool
 
 
-def separation_from_scores(S: torch.Tensor, labels: torch.Tensor, tau: float) -> Separation:
-    """:class:`Separation` of scores ``S`` against boolean ``labels`` of the same shape."""
+def separation_from_scores(S: torch.Tensor, labels: torch.Tensor, tau: float) -> _Separation:
+    """:class:`_Separation` of scores ``S`` against boolean ``labels`` of the same shape."""
     if S.shape != labels.shape:
         raise ValueError(f"S and labels must have the same shape, got {tuple(S.shape)} and {tuple(labels.shape)}")
     S = S.double()
@@ -75,7 +73,7 @@ def separation_from_scores(S: torch.Tensor, labels: torch.Tensor, tau: float) ->
     max_non = float(torch.where(labels, -inf, S).max()) if n_pos < labels.numel() else float("-inf")
     e_fail = int(((S <= tau) & labels).sum())
     n_fail = int(((S >= tau) & ~labels).sum())
-    return Separation(
+    return _Separation(
         min_edge=min_edge,
         max_non_edge=max_non,
         tau=float(tau),
@@ -116,7 +114,7 @@ def all_pair_scores(c: Construction, max_elems: int = 2**24) -> torch.Tensor:
     return out
 
 
-def separation(c: Construction) -> Separation:
+def separation(c: Construction) -> _Separation:
     """All-pairs separation of a max-over-heads construction (the theorems' event)."""
     S = all_pair_scores(c)
     return separation_from_scores(S, torch.from_numpy(c.adjacency()), c.info.tau)
@@ -129,7 +127,7 @@ def construction_scores(c: Construction, items: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class ContextCheck:
+class _ContextCheck:
     """Micro-averaged F1/precision/recall on sampled contexts, and the separation seen there.
 
     ``separation`` covers every scored pair; ``present`` only the rows whose
@@ -144,9 +142,9 @@ class ContextCheck:
     f1: float
     precision: float
     recall: float
-    separation: Separation
-    present: Separation
-    absent: Separation
+    separation: _Separation
+    present: _Separation
+    absent: _Separation
 
 
 def evaluate_contexts(
@@ -159,7 +157,7 @@ def evaluate_contexts(
     rho: float = 0.5,
     stream: str = "test",
     S_all: torch.Tensor | None = None,
-) -> ContextCheck:
+) -> _ContextCheck:
     """Score ``n`` sampled contexts (:func:`rgr.task.contexts.sample`) with the construction.
 
     Predictions are ``score > tau``; metrics from :func:`rgr.task.metrics.counts`
@@ -180,7 +178,7 @@ def evaluate_contexts(
     y = batch.labels
     cnt = counts((S > tau)[None], y[None])
     has = y.any(-1)  # (n, ell): the row's source has a target in the context
-    return ContextCheck(
+    return _ContextCheck(
         n=n,
         ell=ell,
         rho=float(rho),
@@ -276,8 +274,8 @@ def limit_scores(c: Construction, max_elems: int = 2**24) -> torch.Tensor:
     return out
 
 
-def limit_separation(c: Construction) -> Separation:
-    """:class:`Separation` of :func:`limit_scores` against ``tau / d_k`` (d_k -> infinity)."""
+def limit_separation(c: Construction) -> _Separation:
+    """:class:`_Separation` of :func:`limit_scores` against ``tau / d_k`` (d_k -> infinity)."""
     S = limit_scores(c)
     return separation_from_scores(S, torch.from_numpy(c.adjacency()), c.info.tau / c.info.d_k)
 

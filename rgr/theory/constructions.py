@@ -24,7 +24,7 @@ construct_general_graph   Algorithm 5            Rademacher  d_k / 2
 
 Each returns a :class:`rgr.theory.template.Construction`: weights as :class:`rgr.model.attention.QKWeights`
 (the form trained models have, scored by :func:`rgr.model.attention.scores`), and a
-frozen :class:`rgr.theory.template.ConstructionInfo` holding the constants actually used.
+frozen :class:`rgr.theory.template._ConstructionInfo` holding the constants actually used.
 Widths are chosen either directly (``d_k=``) or as ``d_k = ceil(C (ln m)^a)``
 (``C=``; ``a = 1``, or ``a = 2`` for softmax). Logarithms are natural.
 """
@@ -38,12 +38,11 @@ import torch
 
 from ..task.embeddings import gaussian_unit, one_hot, random_binary
 from ..task.graphs import Graph
+from .bounds import DEFAULT_C
 from .coloring import matching_blocks, max_degree
-from .laws import DEFAULT_C
 from .template import Construction, assemble, check_X, matching_edges, resolve_dk, split_blocks
 
 __all__ = [
-    "EmbeddingFamily",
     "gaussian_family",
     "binary_family",
     "theorem_B1_C",
@@ -55,7 +54,7 @@ __all__ = [
 ]
 
 @dataclass(frozen=True, eq=False)
-class EmbeddingFamily:
+class _EmbeddingFamily:
     """An embedding with the de-embedding scale ``mu`` and block size ``B`` Algorithm 4 uses."""
 
     name: str
@@ -65,19 +64,19 @@ class EmbeddingFamily:
     p_B: float | None = None  # feature rate of random binary embeddings
 
 
-def gaussian_family(m: int, d_model: int, seed: int, B: int | None = None) -> EmbeddingFamily:
+def gaussian_family(m: int, d_model: int, seed: int, B: int | None = None) -> _EmbeddingFamily:
     """Gaussian unit-norm rows (Corollary B.6): ``mu = 1``; ``B = d_model`` unless given.
 
     Corollary B.6 allows ``B <= c d_model / ln m``; the specialised proof of
     Construction II attains ``B = d_model``, the default here.
     """
     X = gaussian_unit(m, d_model, seed)
-    return EmbeddingFamily("gaussian", X, 1.0, int(B or d_model))
+    return _EmbeddingFamily("gaussian", X, 1.0, int(B or d_model))
 
 
 def binary_family(
     m: int, d_model: int, seed: int, c_p: float = 1.0, c_B: float = 1.0
-) -> EmbeddingFamily:
+) -> _EmbeddingFamily:
     """Sparse random binary rows (Corollary B.7).
 
     Entries are Bernoulli(``p_B``) with ``p_B = min(1/2, c_p ln m / d_model)``;
@@ -87,7 +86,7 @@ def binary_family(
     p_B = min(0.5, c_p * math.log(m) / d_model)
     X = random_binary(m, d_model, seed, p=p_B)
     B = max(1, round(c_B * d_model / math.log(m)))
-    return EmbeddingFamily("binary", X, d_model * p_B, int(B), p_B)
+    return _EmbeddingFamily("binary", X, d_model * p_B, int(B), p_B)
 
 
 def theorem_B1_C(p: float) -> float:
@@ -187,7 +186,7 @@ def construct_softmax(
 
 def construct_general_embedding(
     graph: Graph,
-    family: EmbeddingFamily,
+    family: _EmbeddingFamily,
     *,
     d_k: int | None = None,
     C: float | None = DEFAULT_C["general-embedding"],

@@ -12,12 +12,12 @@ Each construction of :mod:`rgr.theory.constructions` is this template with diffe
    its targets (zero elsewhere);
 4. map them back to model space through an approximate inverse of the
    embedding, ``X_inv = X^T / mu``: ``W_Q^k = X_inv W'_Q``, ``W_K^k = X_inv W'_K``
-   (:func:`template_weights`).
+   (:func:`_template_weights`).
 
 :func:`assemble` runs steps 2-4 and returns a :class:`Construction`: weights as
-:class:`rgr.model.attention.QKWeights` and a frozen :class:`ConstructionInfo`
+:class:`rgr.model.attention.QKWeights` and a frozen :class:`_ConstructionInfo`
 holding the constants actually used. Widths are chosen either directly (``d_k=``)
-or as ``d_k = ceil(C (ln m)^a)`` (:func:`rgr.theory.laws.dk_from_C`, :func:`resolve_dk`). Logarithms are natural.
+or as ``d_k = ceil(C (ln m)^a)`` (:func:`rgr.theory.bounds.dk_from_C`, :func:`resolve_dk`). Logarithms are natural.
 """
 
 from __future__ import annotations
@@ -31,15 +31,12 @@ import torch
 from ..model.attention import QKWeights
 from ..task.graphs import Graph
 from ..task.rng import derive_seed
+from .bounds import dk_from_C
 from .coloring import is_matching, max_degree
-from .laws import dk_from_C
 
 __all__ = [
-    "SIGNATURE_STREAM",
-    "ConstructionInfo",
     "Construction",
     "signatures",
-    "template_weights",
     "resolve_dk",
     "check_X",
     "matching_edges",
@@ -48,11 +45,11 @@ __all__ = [
 ]
 
 # random stream of the signature matrix (rgr.task.rng.derive_seed accepts integer streams)
-SIGNATURE_STREAM = 11
+_SIGNATURE_STREAM = 11
 
 
 @dataclass(frozen=True)
-class ConstructionInfo:
+class _ConstructionInfo:
     """The constants a construction actually used.
 
     ``C`` is None when ``d_k`` was given directly; ``B`` is the largest block
@@ -90,7 +87,7 @@ class Construction:
     """Weights (one run: R = 1) plus what built them: the embedding, the blocks, the signatures."""
 
     weights: QKWeights
-    info: ConstructionInfo
+    info: _ConstructionInfo
     X: torch.Tensor  # (m, d_model) the embedding the weights were built for
     blocks: tuple[np.ndarray, ...]  # edges (|M_k|, 2) served by head k
     signatures: np.ndarray  # (m, d_k) signature rows w_j
@@ -117,7 +114,7 @@ def signatures(m: int, d_k: int, seed: int, kind: str = "rademacher", p: float |
     """
     if not isinstance(d_k, (int, np.integer)) or d_k < 1:
         raise ValueError(f"d_k must be an integer >= 1, got {d_k!r}")
-    rng = np.random.default_rng(derive_seed(seed, SIGNATURE_STREAM))
+    rng = np.random.default_rng(derive_seed(seed, _SIGNATURE_STREAM))
     u = rng.random((d_k, m)).T
     if kind == "rademacher":
         return np.where(u < 0.5, 1.0, -1.0)
@@ -129,7 +126,7 @@ def signatures(m: int, d_k: int, seed: int, kind: str = "rademacher", p: float |
 
 
 
-def template_weights(
+def _template_weights(
     X: torch.Tensor, mu: float, blocks: list[np.ndarray], W_sig: np.ndarray
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-head (h, d_model, d_k) maps ``X_inv W'_Q`` and ``X_inv W'_K`` of the blocks.
@@ -208,8 +205,8 @@ def assemble(
     h_bound: int,
 ) -> Construction:
     W_sig = signatures(graph.m, d_k, seed, sig, p)
-    W_Q, W_K = template_weights(X, mu, blocks, W_sig)
-    info = ConstructionInfo(
+    W_Q, W_K = _template_weights(X, mu, blocks, W_sig)
+    info = _ConstructionInfo(
         name=name,
         aggregation=aggregation,
         m=graph.m,

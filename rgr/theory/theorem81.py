@@ -7,7 +7,7 @@ those bounds:
 - Step 5(i) needs ``gamma >= 3`` with ``gamma = sqrt(C)/2 - 1``, so ``C >= 64``: the width must satisfy
   ``d_k >= 64 (ln m)^2`` (:data:`PROOF_C`);
 - Step 5(ii) needs ``C_ell >= 8 (1 + 2 C_2)`` with ``C_2 > 0``, so ``C_ell > 8``: the context must satisfy
-  ``ell > 8 max(h, ln m)`` (:data:`PROOF_C_ELL`), and ``ell <= m``;
+  ``ell > 8 max(h, ln m)`` (:data:`_PROOF_C_ELL`), and ``ell <= m``;
 - ``h = m / d_model`` heads; ``d_model >= c_0 ln m`` with ``c_0`` not given (reported as ``d_model / ln m``).
 
 These are *necessary* for a row to be an instance (the unknown ``C_2`` may ask for a longer context still).
@@ -28,9 +28,7 @@ import pandas as pd
 
 __all__ = [
     "PROOF_C",
-    "PROOF_C_ELL",
     "REPAIR_C",
-    "Theorem81Bounds",
     "theorem81_bounds",
     "inside_theorem81",
     "theorem81_widths",
@@ -43,7 +41,7 @@ __all__ = [
 ]
 
 PROOF_C = 64.0  # d_k >= C (ln m)^2 with gamma = sqrt(C)/2 - 1 >= 3 (Theorem 8.1, Step 5(i))
-PROOF_C_ELL = 8.0  # ell >= C_ell max(h, ln m) with C_ell >= 8 (1 + 2 C_2), C_2 > 0 (Step 5(ii)): ell > 8 max(h, ln m)
+_PROOF_C_ELL = 8.0  # ell >= C_ell max(h, ln m) with C_ell >= 8 (1 + 2 C_2), C_2 > 0 (Step 5(ii)): ell > 8 max(h, ln m)
 REPAIR_C = 0.5  # c in the sufficient condition d_k ln m / d_model <= c
 
 
@@ -58,7 +56,7 @@ def _check_cell(m: int, d_model: int) -> None:
 
 
 @dataclass(frozen=True)
-class Theorem81Bounds:
+class _Theorem81Bounds:
     """The explicit lower bounds Theorem 8.1's proof puts on one cell (m, d_model).
 
     ``d_k_min``: the smallest width the proof's ``C >= 64`` allows; ``ell_min``: the shortest context with
@@ -76,12 +74,12 @@ class Theorem81Bounds:
     c0_ratio: float
 
 
-def theorem81_bounds(m: int, d_model: int) -> Theorem81Bounds:
-    """Theorem 8.1's explicit bounds at (m, d_model) (see :class:`Theorem81Bounds`)."""
+def theorem81_bounds(m: int, d_model: int) -> _Theorem81Bounds:
+    """Theorem 8.1's explicit bounds at (m, d_model) (see :class:`_Theorem81Bounds`)."""
     _check_cell(m, d_model)
     h, ln_m = m // d_model, math.log(m)
-    ell_min = math.floor(PROOF_C_ELL * max(h, ln_m)) + 1
-    return Theorem81Bounds(m=m, d_model=d_model, h=h, ln_m=ln_m, d_k_min=math.ceil(PROOF_C * ln_m**2),
+    ell_min = math.floor(_PROOF_C_ELL * max(h, ln_m)) + 1
+    return _Theorem81Bounds(m=m, d_model=d_model, h=h, ln_m=ln_m, d_k_min=math.ceil(PROOF_C * ln_m**2),
                            ell_min=ell_min, ell_max=m, c0_ratio=d_model / ln_m)
 
 

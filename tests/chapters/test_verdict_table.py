@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from html import escape
 
 import pytest
 
 from rgr.chapters.verdict_table import (
     EXPLAIN,
     VERDICT_CLASS,
-    summary_causes,
     summary_html,
     verdict_table_html,
 )
@@ -206,3 +206,15 @@ def test_the_softmax_rows_read_the_softmax_chapters_own_group():
     found = re.search(r"load_experiments\(\(([^)]*)\)[^\n]*together=True", src)
     assert found, "the softmax chapter no longer loads its experiments together"
     assert tuple(re.findall(r'"([a-z0-9]+)"', found.group(1))) == JOINT["shift"]
+
+
+def summary_causes(html: str) -> dict[str, set[str]]:
+    """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
+    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS`."""
+    out: dict[str, set[str]] = {}
+    for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
+        for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):
+            if name != escape(rep.claim(key).name):
+                raise ValueError(f"claim {key!r} shown as {name!r}, not as its name")
+            out.setdefault(cause, set()).add(key)
+    return out

@@ -4,11 +4,11 @@ import pandas as pd
 
 from rgr.catalog import get, load
 from rgr.experiments import reuse
+from rgr.experiments.futility import false_stops
 from rgr.experiments.planner import run_key
 from rgr.experiments.runner import run_sweep
 from rgr.experiments.unstopped import PLATEAUS, UNITS, Unit, planned_runs
 from rgr.paths import data_dir
-from rgr.results.futile import false_stops
 from rgr.trainers import trainer
 
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from rgr.experiments.runner import run_sweep
-from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, load_gpt2_results, run_key
+from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, run_key
 from rgr.store import TableError
 from rgr.trainers import trains
 
@@ -25,14 +25,11 @@ def test_smoke_sweep_writes_resumes_and_labels(tmp_path):
     before = df.set_index("run_key")["date"]
     again = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     assert (again.set_index("run_key").loc[before.index, "date"] == before).all()  # nothing retrained
-    assert len(load_gpt2_results("smoke", root=tmp_path)) == len(grid)
     banner = embeddings_banner(tmp_path)  # stand-in rows: the chapter's top says so, and how to use GPT-2
     assert "not GPT-2" in banner and f"{len(grid)} of the {len(grid)} rows" in banner and "gpt2 build" in banner
 
 
-def test_missing_table_is_an_error(tmp_path):
-    with pytest.raises(TableError, match="gpt2.csv"):
-        load_gpt2_results(root=tmp_path)
+def test_the_schema_names_the_chapter_s_columns():
     assert {"test_acc", "embedding_source", "D_K", "h", "seed"} <= {c.name for c in SCHEMA.all_columns}
 
 

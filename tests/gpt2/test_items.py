@@ -11,7 +11,7 @@ import torch
 from rgr.gpt2 import sources, table
 from rgr.gpt2.items import build_items, load_items, save_items
 from rgr.gpt2.sources import BytePairEncoder, count_tokens, items_from_counts, load_tokenizer, read_wte
-from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, embedding_stats, stand_in_items
+from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
 
 D = 8
 # A byte-level BPE vocabulary: the 256 byte characters (ids = byte values), six merges, then EOS.
@@ -139,8 +139,6 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
     small = stand_in_items(100)
     assert np.array_equal(small.embeddings, t.embeddings[:100]) and np.array_equal(small.null, t.null)
     assert not np.array_equal(stand_in_items(100, StandInSpec(seed=1)).embeddings, small.embeddings)
-    s = embedding_stats(t.embeddings)
-    assert 3.0 < s["norm_mean"] < 4.0 and 0.2 < s["mean_cosine"] < 0.4 and s["participation_ratio"] > 20
     with pytest.raises(ValueError, match="stand-in"):
         save_items(t)  # never written where the real table belongs
     assert not table.default_path().exists()

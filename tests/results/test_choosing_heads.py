@@ -17,7 +17,7 @@ from rgr.results.choosing_heads.checks import PREREGISTERED, capacity, real_laye
 from rgr.results.choosing_heads.checks import f1_check as design_f1_check  # noqa: E402
 from rgr.results.choosing_heads.design import DomainError, fit_from_runs, lookup, recommend  # noqa: E402
 from rgr.results.thresholds import thresholds  # noqa: E402
-from rgr.theory.laws import scaling_x  # noqa: E402
+from rgr.theory.bounds import scaling_x  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The regular table with its retrained futility stops (rgr.results.futile.with_retrained / retrained_points,
+"""The regular table with its retrained futility stops (rgr.experiments.futility.with_retrained / retrained_points,
 rgr.results.replication.second_readings; issue 45 item 5)."""
 
 import math
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from rgr.catalog import load
+from rgr.experiments.futility import retrained_points, with_retrained
 from rgr.experiments.unstopped import PLATEAUS, UNITS
-from rgr.results.futile import retrained_points, with_retrained
 from rgr.results.replication.fig4 import unstopped_reading, unstopped_runs
 from rgr.results.replication.rows import Source
 

@@ -15,7 +15,7 @@ from rgr.results.stats import (
     t_interval,
     wilson_interval,
 )
-from rgr.theory.laws import regular_x, scaling_x
+from rgr.theory.bounds import regular_x, scaling_x
 
 
 def test_t_interval_by_hand():
@@ -91,7 +91,7 @@ def test_law_abscissae():
 
 
 def test_regular_x_bound_closed_form():
-    from rgr.theory.laws import regular_x, regular_x_bound
+    from rgr.theory.bounds import regular_x, regular_x_bound
 
     # m = 128, d_model = 32, r = 32: m' = 4096, (m'/d) log2(m^2/m') = 128 * 2
     assert regular_x_bound(32, 128, 32) == pytest.approx(256.0)

@@ -16,7 +16,7 @@ from tests import ROOT
 
 # what training is: the engine's loop and stacks, the runner, every trainer, the peers' and E7's training loops
 TRAINING = ("rgr.experiments.engine.loop", "rgr.experiments.engine.stack",
-            "rgr.experiments.runner", "rgr.experiments.trainer", "rgr.experiments.peers.trainers",
+            "rgr.experiments.runner", "rgr.experiments.trainer",
             "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training", "rgr.gpt2.trainer",
             "rgr.studies.construction_trainer")
 # before issue 49 (measured the same way): rgr.catalog 61 modules of rgr, rgr.chapters.loading 66,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rgr import catalog
-from rgr.results.futile import futile_stops
+from rgr.experiments.futility import futile_stops
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted((ROOT / "book").glob("*.ipynb"))

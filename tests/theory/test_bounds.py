@@ -6,6 +6,7 @@ import pytest
 
 from rgr.studies.construction_search import build
 from rgr.theory.bounds import (
+    DEFAULT_C,
     bit_budget_DK,
     bit_budget_min_DK,
     bound_rows,
@@ -18,7 +19,6 @@ from rgr.theory.bounds import (
     regime_table,
     upper_bound,
 )
-from rgr.theory.laws import DEFAULT_C
 
 
 @pytest.mark.parametrize("n,k", [(0, 0), (5, 2), (12, 6), (30, 1), (56, 8), (90, 45), (200, 17)])

@@ -13,7 +13,6 @@ from rgr.store import load_table
 from rgr.studies.construction_search import build, min_dk, smallest_budget
 from rgr.studies.construction_sweeps import head_split, leakage_noise, limit_phase
 from rgr.studies.construction_table import SCHEMA as CONSTRUCTIONS
-from rgr.studies.construction_trainer import explicit_table
 from rgr.task.contexts import sample
 from rgr.theory.checks import (
     all_pair_scores,
@@ -25,6 +24,7 @@ from rgr.theory.checks import (
     separation,
     separation_from_scores,
 )
+from tests.studies.synthetic import explicit_table
 
 
 def test_separation_bookkeeping():

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from ...results.denser_graphs import PAPER_R_MAX, FormFit
 from ...task.metrics import F1_TARGET
-from ...theory.laws import regular_x, regular_x_bound
+from ...theory.bounds import regular_x, regular_x_bound
 from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, plain_log_axes, set_style
 from .permutation_sweeps import plot_f1_curves
 

@@ -12,9 +12,9 @@ from matplotlib.lines import Line2D
 from ...results.replication.verdicts import LOG_BASES
 from ..style import MIN_FONT_PT, fig_size, plain_log_axes, set_style
 
-__all__ = ["plot_law_vs_paper", "M_MARKERS"]
+__all__ = ["plot_law_vs_paper"]
 
-M_MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one marker per m, smallest m first
+_M_MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one marker per m, smallest m first
 
 
 def plot_law_vs_paper(cells: pd.DataFrame, paper_slope: float, label: str = "paper's fit") -> Figure:
@@ -32,7 +32,7 @@ def plot_law_vs_paper(cells: pd.DataFrame, paper_slope: float, label: str = "pap
     ds = sorted(int(d) for d in ok["d_model"].unique())
     ms = sorted(int(m) for m in ok["m"].unique())
     colour = dict(zip(ds, sns.color_palette("colorblind", len(ds))))
-    marker = {m: M_MARKERS[i % len(M_MARKERS)] for i, m in enumerate(ms)}
+    marker = {m: _M_MARKERS[i % len(_M_MARKERS)] for i, m in enumerate(ms)}
     fig, ax = plt.subplots(figsize=fig_size(4.8, 4.6))
     for _, r in ok.iterrows():
         y = float(r["D_K_star"])

@@ -22,11 +22,11 @@ from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
 __all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys",
-           "MAX_PADDING", "stack_cap", "padding_ok", "stack_groups", "stack_shape", "resolve_device", "sync"]
+           "MAX_PADDING", "stack_cap", "stack_groups", "stack_shape", "resolve_device", "sync"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
-CONFIG_VERSION = 1  # bump when a field's meaning changes, so old keys stop matching
+_CONFIG_VERSION = 1  # bump when a field's meaning changes, so old keys stop matching
 
 # Step cutoffs of the paper's Table 2 (protocol E1); (1024, 32) is open, we use 80,000.
 _CUTOFFS: dict[tuple[int, int], int] = {
@@ -51,7 +51,7 @@ def step_cutoff(m: int, d_model: int) -> int:
 def config_key(fields: Mapping[str, object]) -> str:
     """:meth:`RunConfig.key` of the config whose fields hold these values (``futility`` None or absent left out)."""
     fields = {k: v for k, v in fields.items() if not (k == "futility" and v is None)}
-    text = json.dumps({"version": CONFIG_VERSION, **fields}, sort_keys=True)
+    text = json.dumps({"version": _CONFIG_VERSION, **fields}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -59,7 +59,7 @@ def config_keys(columns: Mapping[str, Sequence[object]]) -> list[str]:
     """:func:`config_key` of each row of ``columns`` (field name -> one value per row; no ``futility``), for a
     table's thousands of rows (:func:`rgr.experiments.planner.row_keys`): the same JSON text, assembled from each
     column's distinct values, each written once by ``json.dumps``."""
-    pieces = [_json_items(name, [CONFIG_VERSION] * len(next(iter(columns.values()), [])) if name == "version"
+    pieces = [_json_items(name, [_CONFIG_VERSION] * len(next(iter(columns.values()), [])) if name == "version"
                           else columns[name]) for name in sorted([*columns, "version"])]
     return [hashlib.sha256(("{" + ", ".join(row) + "}").encode()).hexdigest()[:16] for row in zip(*pieces)]
 
@@ -247,9 +247,9 @@ class RunResult:
 
 # Stack-size caps: on a CPU the per-model-step cost stops falling at about 64 runs for D_K >= 128 (measured:
 # `python -m rgr bench`, see the README's Performance section) and later for narrow runs; a GPU wants thousands.
-CPU_COLUMNS = 16_384  # runs x padded D_K per stack on a CPU
-CPU_RUNS = (64, 256)  # fewest and most runs per stack on a CPU
-CUDA_RUNS = 4096  # runs per stack on CUDA
+_CPU_COLUMNS = 16_384  # runs x padded D_K per stack on a CPU
+_CPU_RUNS = (64, 256)  # fewest and most runs per stack on a CPU
+_CUDA_RUNS = 4096  # runs per stack on CUDA
 MAX_PADDING = 2.0  # a stack spends at most this many times a run's own D_K on it
 
 
@@ -257,12 +257,12 @@ def stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
     """Most runs in one stack of shape (h, d_k) on ``device``. CPU: 16,384 / (h d_k) runs, within [64, 256];
     CUDA: 4,096 runs."""
     if torch.device(device).type == "cuda":
-        return CUDA_RUNS
-    lo, hi = CPU_RUNS
-    return int(min(hi, max(lo, CPU_COLUMNS // (h * d_k))))
+        return _CUDA_RUNS
+    lo, hi = _CPU_RUNS
+    return int(min(hi, max(lo, _CPU_COLUMNS // (h * d_k))))
 
 
-def padding_ok(cfg: RunConfig, h: int, d_k: int, max_padding: float = MAX_PADDING) -> bool:
+def _padding_ok(cfg: RunConfig, h: int, d_k: int, max_padding: float = MAX_PADDING) -> bool:
     """May ``cfg`` join a stack of shape (h, d_k)? Its head count and width fit, d_k >= half the
     stack's width, and h * d_k <= ``max_padding`` times its own D_K (1: exact shapes only)."""
     return cfg.h <= h and cfg.d_k <= d_k and 2 * cfg.d_k >= d_k and h * d_k <= max_padding * cfg.D_K
@@ -278,9 +278,9 @@ def stack_groups(
 
     Runs with equal stack keys (first-seen order) are taken largest D_K first
     (then widest d_k, most heads; ties in input order): the first run left sets
-    the stack's shape (h, d_k), and the runs that fit it (:func:`padding_ok`)
+    the stack's shape (h, d_k), and the runs that fit it (:func:`_padding_ok`)
     join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`);
-    ``max_padding`` bounds the padding (:func:`padding_ok`).
+    ``max_padding`` bounds the padding (:func:`_padding_ok`).
     A stack formed here forms again unchanged when passed back on its own.
     """
     if max_stack is not None:
@@ -296,7 +296,7 @@ def stack_groups(
         while rest:
             top = configs[rest[0]]
             cap = max_stack or stack_cap(top.h, top.d_k, device)
-            group = [i for i in rest if padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
+            group = [i for i in rest if _padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
             taken = set(group)
             rest = [i for i in rest if i not in taken]
             out.append(sorted(group))

@@ -29,7 +29,7 @@ import torch
 
 __all__ = ["StepProgram", "graphs_enabled"]
 
-WARMUP_STEPS = 3  # eager steps on a side stream before a capture, as torch.cuda.graphs asks
+_WARMUP_STEPS = 3  # eager steps on a side stream before a capture, as torch.cuda.graphs asks
 
 
 class StepProgram:
@@ -38,7 +38,7 @@ class StepProgram:
     ``body`` computes the gradients from the input tensors and updates the
     parameters in place (no host synchronisation, no Python decisions on
     tensor values); ``examples`` fixes the inputs' shapes, dtypes and device.
-    With ``capture=True`` (CUDA only) the first ``WARMUP_STEPS`` steps run
+    With ``capture=True`` (CUDA only) the first ``_WARMUP_STEPS`` steps run
     eagerly on a side stream, then the step is captured and replayed.
     """
 
@@ -73,7 +73,7 @@ class StepProgram:
             self._body(self.static)
         elif self.graph is not None:
             self.graph.replay()
-        elif self.steps < WARMUP_STEPS:
+        elif self.steps < _WARMUP_STEPS:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):

@@ -73,7 +73,7 @@ from .stack import (
     value_targets,
 )
 
-__all__ = ["train_steps", "evaluate_group", "evaluate_runs", "check", "test", "StepCallback", "train",
+__all__ = ["train_steps", "evaluate_group", "evaluate_runs", "check", "test", "train",
            "train_run"]
 
 
@@ -285,7 +285,7 @@ def check(st: Stack, due: list[int], eval_elems: int) -> dict[int, str]:
 # the loop
 
 
-StepCallback = Callable[[int], None]
+_StepCallback = Callable[[int], None]
 
 
 class _Clock:
@@ -302,7 +302,7 @@ class _Clock:
 
 
 def _fit(st: Stack, keep_weights: bool, progress: bool, block_elems: int, eval_elems: int, timings: dict[str, float],
-         on_steps: StepCallback | None) -> list[tuple[int, RunResult]]:
+         on_steps: _StepCallback | None) -> list[tuple[int, RunResult]]:
     """Train the stack until every run has stopped; results tagged with the caller's positions."""
     results: list[tuple[int, RunResult]] = []
     clock = _Clock()
@@ -347,7 +347,7 @@ def train(
     block_elems: int | None = None,
     eval_elems: int = 1 << 19,
     timings: dict[str, float] | None = None,
-    on_steps: StepCallback | None = None,
+    on_steps: _StepCallback | None = None,
     cuda_graphs: bool | None = None,
 ) -> list[RunResult]:
     """Train every run of ``configs`` by protocol E1/E4/E5/E6, stacking whatever can stack.

@@ -3,10 +3,10 @@
 The engine's second page (after :mod:`.config`, before :mod:`.loop`). A stack (:class:`Stack`) holds everything
 R runs share in one program, each tensor with a leading run axis on the stack's one device: the model's parameters
 (:mod:`rgr.model.qk`), the optimizer state (:mod:`.adam`), the frozen embeddings and graphs, the stream keys of each
-run's contexts, the fixed validation contexts, and each run's early-stopping record (:class:`Track`).
+run's contexts, the fixed validation contexts, and each run's early-stopping record (:class:`_Track`).
 
 Which runs may share a stack is :func:`rgr.experiments.engine.config.stack_groups`; a run narrower than its stack is
-padded (:func:`pad_heads`) with zero columns and masked heads. A run's task and initial weights
+padded (:func:`_pad_heads`) with zero columns and masked heads. A run's task and initial weights
 (:func:`build_task`, :func:`init_weights`) come from its own seed, never from the stack. The loss is summed over
 runs, so each run's gradient and its AdamW update are exactly its own: the losses of protocol E1/E4/E5/E6 and their
 gradients, written out, close this page; contexts are drawn for all runs at once
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from ...model.qk import QKModel
 from ...task.contexts import GraphTable, graph_table, sample_stacked
@@ -30,9 +29,9 @@ from .adam import StackAdam
 from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
-__all__ = ["build_task", "init_weights", "pad_heads", "Track", "Stack", "build_stack", "stream_keys", "blocks",
-           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_loss", "logistic_grads",
-           "value_targets", "value_loss", "value_grad"]
+__all__ = ["build_task", "init_weights", "Stack", "build_stack", "stream_keys", "blocks",
+           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_grads",
+           "value_targets", "value_grad"]
 
 
 def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
@@ -62,7 +61,7 @@ def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     return out
 
 
-def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
+def _pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor:
     """(d_model, h d_k) in heads-side-by-side layout -> (d_model, H w): head k's columns first, zeros after."""
     d = W.shape[0]
     out = torch.zeros(d, H, w, dtype=W.dtype)
@@ -71,7 +70,7 @@ def pad_heads(W: torch.Tensor, h: int, d_k: int, H: int, w: int) -> torch.Tensor
 
 
 @dataclass
-class Track:
+class _Track:
     """Early-stopping record of one run: its validation curve, the checks in a row that count towards its
     stop, and (for "value") its best validation MSE so far."""
 
@@ -91,7 +90,7 @@ class Stack:
 
     cfgs: list[RunConfig]  # the runs, in stack order; they share a stack key
     ids: list[int]  # positions in the caller's list
-    tracks: list[Track]  # early-stopping record per run
+    tracks: list[_Track]  # early-stopping record per run
     model: QKModel  # the runs' W_Q, W_K (R, d_model, H w), tau (R,) and frozen W_V; padded heads masked
     opt: StackAdam  # AdamW moments per run, one step count for the stack
     X: torch.Tensor  # (R, m_max, d_model) embeddings, zero padded
@@ -178,7 +177,7 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
         X[i, : x.shape[0]] = x.to(dt)
     inits = [init_weights(c) for c in cfgs]
     W_V = torch.stack([i["W_V"] for i in inits]).to(device) if c0.model == "value" else None
-    padded = lambda name: torch.stack([pad_heads(i[name], c.h, c.d_k, H, w)
+    padded = lambda name: torch.stack([_pad_heads(i[name], c.h, c.d_k, H, w)
                                        for i, c in zip(inits, cfgs)]).to(device)
     model = QKModel(
         W_Q=padded("W_Q"),  # (R, d_model, H w)
@@ -200,7 +199,7 @@ def build_stack(cfgs: list[RunConfig], ids: list[int], device: torch.device, blo
     return Stack(
         cfgs=list(cfgs),
         ids=list(ids),
-        tracks=[Track() for _ in cfgs],
+        tracks=[_Track() for _ in cfgs],
         model=model,
         opt=_optimizer(model, c0.lr),
         X=X.to(device),
@@ -256,13 +255,6 @@ def logistic_coefficients(labels: torch.Tensor, adaptive: torch.Tensor,
     return (pw * y + 1 - y) / ell**2, pw * y / ell**2
 
 
-def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,
-                  b: torch.Tensor) -> torch.Tensor:
-    """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
-    z = alpha * (S - tau.view(-1, 1, 1))
-    return (a * F.softplus(z) - b * z).sum()
-
-
 def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Targets and weights of E6's MSE: T (R, n, ell, d_msg) = message of each position's target;
     w (R, n, ell, 1) = 1 / (#valid d_msg) on valid positions (target in context), else 0."""
@@ -270,11 +262,6 @@ def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor
     valid = labels.any(-1, keepdim=True).to(V_C.dtype)  # (R, n, ell, 1)
     n_valid = valid.sum(-2, keepdim=True) * V_C.shape[-1]  # (R, n, 1, 1)
     return T, valid / n_valid.clamp_min(1)
-
-
-def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """Sum over runs of E6's per-context MSE; S (R, ell, ell), V_C and T (R, ell, d_msg), w (R, ell, 1)."""
-    return (w * (torch.bmm(S, V_C) - T).square()).sum()
 
 
 def logistic_grads(

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["PARAMS", "AoTConfig", "random_map", "AoT", "train_aot"]
+__all__ = ["AoTConfig", "AoT", "train_aot"]
 
-PARAMS: tuple[str, ...] = ("code", "paper")
+_PARAMS: tuple[str, ...] = ("code", "paper")
 
 
 @dataclass(frozen=True)
@@ -53,8 +53,8 @@ class AoTConfig:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if self.N < 2:
             raise ValueError(f"N must be at least 2, got {self.N}")
-        if self.param not in PARAMS:
-            raise ValueError(f"param must be one of {PARAMS}, got {self.param!r}")
+        if self.param not in _PARAMS:
+            raise ValueError(f"param must be one of {_PARAMS}, got {self.param!r}")
         if not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not (0 < self.lr_end <= self.lr):
@@ -64,7 +64,7 @@ class AoTConfig:
         return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
 
-def random_map(N: int, generator: torch.Generator) -> torch.Tensor:
+def _random_map(N: int, generator: torch.Generator) -> torch.Tensor:
     """f as an (N, N) table of next tokens, uniform and independent per pair."""
     return torch.randint(N, (N, N), generator=generator)
 
@@ -110,7 +110,7 @@ class AoT(torch.nn.Module):
 def train_aot(cfg: AoTConfig) -> dict:
     """Train one run on CPU threads of this process; its accuracy over all N^2 pairs and final loss."""
     g = torch.Generator().manual_seed(cfg.seed)
-    table = random_map(cfg.N, g)
+    table = _random_map(cfg.N, g)
     model = AoT(cfg, g)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(

@@ -32,11 +32,11 @@ from ..engine.config import RunConfig, step_cutoff
 from ..planner import Cell, Grid, in_shard
 from ..registry import Experiment
 
-__all__ = ["DkPoint", "DK_POINTS", "DkSweep", "DK_SATURATION", "series_of"]
+__all__ = ["DK_SATURATION"]
 
 
 @dataclass(frozen=True)
-class DkPoint:
+class _DkPoint:
     """One point of the design: a cell, one head count, a per-head width and a context length."""
 
     m: int
@@ -46,39 +46,39 @@ class DkPoint:
     ell: int
 
 
-def _past_ell(m: int, d_model: int, ell: int, d_ks: tuple[int, ...]) -> tuple[DkPoint, ...]:
-    return tuple(DkPoint(m, d_model, 1, d_k, ell) for d_k in d_ks)
+def _past_ell(m: int, d_model: int, ell: int, d_ks: tuple[int, ...]) -> tuple[_DkPoint, ...]:
+    return tuple(_DkPoint(m, d_model, 1, d_k, ell) for d_k in d_ks)
 
 
 _DK = (2, 4, 8, 12, 16, 24, 32, 48)
-BOOK_POINTS: tuple[DkPoint, ...] = tuple(dict.fromkeys(
+_BOOK_POINTS: tuple[_DkPoint, ...] = tuple(dict.fromkeys(
     _past_ell(128, 64, 4, _DK) + _past_ell(128, 64, 8, _DK) + _past_ell(128, 64, 16, _DK)
     + _past_ell(256, 64, 4, (4, 8, 16, 24, 32))
-    + tuple(DkPoint(128, 64, 2, d_k, 4) for d_k in (2, 4, 8, 16, 24))
-    + tuple(DkPoint(128, 64, 1, d_k, ell) for d_k in (8, 16) for ell in (4, 8, 16, 32, 64))))
-SMOKE_POINTS: tuple[DkPoint, ...] = tuple(DkPoint(16, 8, 1, d_k, ell) for ell in (2, 4) for d_k in (2, 4))
-DK_POINTS: Mapping[str, tuple[DkPoint, ...]] = {"smoke": SMOKE_POINTS, "book": BOOK_POINTS, "paper": BOOK_POINTS}
+    + tuple(_DkPoint(128, 64, 2, d_k, 4) for d_k in (2, 4, 8, 16, 24))
+    + tuple(_DkPoint(128, 64, 1, d_k, ell) for d_k in (8, 16) for ell in (4, 8, 16, 32, 64))))
+_SMOKE_POINTS: tuple[_DkPoint, ...] = tuple(_DkPoint(16, 8, 1, d_k, ell) for ell in (2, 4) for d_k in (2, 4))
+_DK_POINTS: Mapping[str, tuple[_DkPoint, ...]] = {"smoke": _SMOKE_POINTS, "book": _BOOK_POINTS, "paper": _BOOK_POINTS}
 _SEEDS: Mapping[str, tuple[int, ...]] = {"smoke": (0, 1), "book": (0, 1, 2), "paper": tuple(range(10))}
 _SMOKE_FIELDS = dict(max_steps=100, check_every=50, n_val=20, n_test=50)
 
 
-def series_of(runs: pd.DataFrame) -> pd.Series:
+def _series_of(runs: pd.DataFrame) -> pd.Series:
     """Which series each row of the table belongs to: "past_ell" (ell <= 16, the d_k ladders) or "ell" (ell swept
     at d_k 8 and 16); a row at d_k in {8, 16} and ell <= 16 is in both, and is labelled "past_ell" here."""
     return pd.Series(["past_ell" if e <= 16 else "ell" for e in runs["ell"]], index=runs.index)
 
 
-def _grid(points: tuple[DkPoint, ...], seeds: tuple[int, ...]) -> Grid:
+def _grid(points: tuple[_DkPoint, ...], seeds: tuple[int, ...]) -> Grid:
     """A Grid of the design's cells (what the runner's dry run and the catalog read; the runs come from points)."""
     cells = tuple(dict.fromkeys(Cell(p.m, p.d_model) for p in points))
     return Grid(cells, (1,), seeds, refine_rounds=0)
 
 
 @dataclass(frozen=True)
-class DkSweep(Experiment):
+class _DkSweep(Experiment):
     """The ``dk_saturation`` table for :func:`rgr.experiments.runner.run_sweep` (module doc)."""
 
-    points: Mapping[str, tuple[DkPoint, ...]] = field(default_factory=lambda: DK_POINTS)
+    points: Mapping[str, tuple[_DkPoint, ...]] = field(default_factory=lambda: _DK_POINTS)
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
@@ -96,9 +96,9 @@ class DkSweep(Experiment):
         return runs
 
 
-DK_SATURATION = DkSweep(
+DK_SATURATION = _DkSweep(
     "dk_saturation", "Mahdavi et al. contrast", "one head, d_k swept past the context length ell and ell swept at "
     "fixed d_k (chapter the law beside other capacity results)", "max", "permutation",
-    {name: _grid(DK_POINTS[name], _SEEDS[name]) for name in ("paper", "book", "smoke")},
+    {name: _grid(_DK_POINTS[name], _SEEDS[name]) for name in ("paper", "book", "smoke")},
     refine=False, book_scope="three seeds and the protocol's step cutoffs; the paper preset: ten seeds",
 )

@@ -21,8 +21,7 @@ from ..engine.config import RunConfig
 from ..planner import Cell, Grid, base_cutoff, in_shard
 from ..registry import Experiment
 
-__all__ = ["law_x", "heads_for", "planned_runs", "HeadSweep", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M",
-           "PEERS_HEADS"]
+__all__ = ["law_x", "heads_for", "planned_runs", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M"]
 
 
 def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
@@ -55,7 +54,7 @@ def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None
 
 
 @dataclass(frozen=True)
-class HeadSweep(Experiment):
+class _HeadSweep(Experiment):
     """An experiment of the peers' design: d_k = d_model, heads swept (see the module doc)."""
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
@@ -68,15 +67,15 @@ class HeadSweep(Experiment):
 # the peers' design at fixed m / d_model = 8 and at fixed m
 PEERS_FIXED_RATIO = tuple(Cell(8 * d, d) for d in (4, 8, 16, 32))
 PEERS_FIXED_M = tuple(Cell(128, d) for d in (4, 8, 32))  # with (128, 16) above: m = 128, d in {4, 8, 16, 32}
-PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
+_PEERS_HEADS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64)
 
-PEERS = HeadSweep(
+PEERS = _HeadSweep(
     "peers", "Dana et al. design", "d_k = d_model = d, heads swept (chapter the law beside other capacity "
     "results): m / d_model = 8 and m = 128", "max", "permutation",
     {
-        "paper": Grid(PEERS_FIXED_RATIO + (Cell(512, 64),) + PEERS_FIXED_M + (Cell(128, 64),), PEERS_HEADS,
+        "paper": Grid(PEERS_FIXED_RATIO + (Cell(512, 64),) + PEERS_FIXED_M + (Cell(128, 64),), _PEERS_HEADS,
                       tuple(range(10)), dk_factor=12.0, dk_max=4096, refine_rounds=0),
-        "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
+        "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, _PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
                      refine_rounds=0),
         "smoke": Grid((Cell(16, 2), Cell(16, 4)), (1, 2, 4), (0, 1), dk_factor=8.0, dk_max=32,
                       refine_rounds=0, max_steps=100,

@@ -17,7 +17,7 @@ here every input weighs the same (capacity is accuracy over all N inputs, as RGR
 optimiser is full-batch Adam (learning rate ``lr``, at most ``steps`` steps); ``optimizer="gd"`` trains with
 their full-batch gradient descent instead, to compare the capacity found under each. The loss is convex in W, so the
 budget only has to bring training near its minimiser; the chapter checks the capacity against a four times
-larger budget. A run stops early once every input is right (checked every ``CHECK_EVERY`` steps).
+larger budget. A run stops early once every input is right (checked every ``_CHECK_EVERY`` steps).
 
 The embeddings of a seed are nested in N: the input table comes from numpy's generator 2 seed and the output
 table from 2 seed + 1, filled row by row, so the first N rows of the tables for a larger N are the tables for N.
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-__all__ = ["CHECK_EVERY", "OPTIMIZERS", "PalConfig", "law_x", "embeddings", "pal_logits", "train_pal"]
+__all__ = ["OPTIMIZERS", "PalConfig", "law_x", "embeddings", "pal_logits", "train_pal"]
 
-CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
+_CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
 OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
 
 
@@ -108,7 +108,7 @@ def train_pal(cfg: PalConfig) -> dict:
     step = 0
     while step < cfg.steps:
         logits = pal_logits(E, U, W)
-        if step % CHECK_EVERY == 0 and bool((logits.argmax(1) == target).all()):
+        if step % _CHECK_EVERY == 0 and bool((logits.argmax(1) == target).all()):
             break
         loss = torch.nn.functional.cross_entropy(logits, target)
         opt.zero_grad()

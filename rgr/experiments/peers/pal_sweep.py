@@ -13,7 +13,7 @@ from the table.
 - ``smoke``: d = 4, 6, one seed, 300 steps: seconds, for tests;
 - ``book``: d = 8, 16, 32, 64, seeds 0-2, 3,000 steps; and at d = 16, 32 the same seeds with 12,000 steps, to
   check the capacity does not move with a four times larger budget; and at d = 8, 16, 32 the same seeds with
-  Adam at lr 0.01 and with their full-batch gradient descent at lr 10 (:data:`LR_LINES`);
+  Adam at lr 0.01 and with their full-batch gradient descent at lr 10 (:data:`_LR_LINES`);
 - ``paper``: the book's lines with seeds 0-4.
 """
 
@@ -30,7 +30,7 @@ import pandas as pd
 from ...store import Column, RowKey, Schema
 from .pal import OPTIMIZERS, PalConfig
 
-__all__ = ["PASS", "SCHEMA", "LR_LINES", "PalLine", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
+__all__ = ["PASS", "SCHEMA", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
            "run_key"]
 
 PASS = 0.99  # accuracy over the N inputs at which N counts as stored
@@ -60,7 +60,7 @@ SCHEMA = _schema()
 
 
 @dataclass(frozen=True)
-class PalLine:
+class _PalLine:
     """One bisection: width d, seed of the embeddings, step budget and learning rate."""
 
     d: int
@@ -77,7 +77,7 @@ class PalLine:
 class PalPreset:
     """The lines of a preset and the bisection's start and stop (module doc)."""
 
-    lines: tuple[PalLine, ...]
+    lines: tuple[_PalLine, ...]
     x_easy: float = 4.0
     x_hard: float = 0.7
     tol: float = 0.03
@@ -119,15 +119,16 @@ def next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max
 
 # the learning-rate check: at d = 8, 16, 32 the same seeds with Adam at a tenth of the main rate, and with their
 # own optimiser, full-batch gradient descent at lr 10 (their exp_large_memory.ipynb uses 3, 10 and 20)
-LR_LINES: tuple[PalLine, ...] = tuple(PalLine(d, s, lr=lr, optimizer=opt) for opt, lr in (("adam", 0.01), ("gd", 10.0))
-                                      for d in (8, 16, 32) for s in (0, 1, 2))
+_LR_LINES: tuple[_PalLine, ...] = tuple(_PalLine(d, s, lr=lr, optimizer=opt)
+                                       for opt, lr in (("adam", 0.01), ("gd", 10.0))
+                                       for d in (8, 16, 32) for s in (0, 1, 2))
 PRESETS: Mapping[str, PalPreset] = {
-    "smoke": PalPreset(tuple(PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
-    "book": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
-                      + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))
-                      + LR_LINES),
-    "paper": PalPreset(tuple(PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
-                       + tuple(PalLine(d, s, steps=12000) for d in (16, 32) for s in range(5))),
+    "smoke": PalPreset(tuple(_PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
+    "book": PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
+                      + tuple(_PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))
+                      + _LR_LINES),
+    "paper": PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
+                       + tuple(_PalLine(d, s, steps=12000) for d in (16, 32) for s in range(5))),
 }
 
 
@@ -135,7 +136,7 @@ def run_key(cfg: PalConfig, preset: str) -> str:
     return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
 
 
-def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
+def _tried(line: _PalLine, done: pd.DataFrame | None) -> dict[int, float]:
     if done is None or not len(done):
         return {}
     opt = done.optimizer.fillna("adam") if "optimizer" in done else pd.Series("adam", index=done.index)
@@ -146,7 +147,7 @@ def _tried(line: PalLine, done: pd.DataFrame | None) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class PalSweep:
-    """What the ``pal`` table is (module doc); it trains by :class:`rgr.experiments.peers.trainers.PalTrainer`."""
+    """What the ``pal`` table is (module doc); it trains by :class:`rgr.trainers.PalTrainer`."""
 
     name: str = "pal"
     spec: str = "pal's associative memory re-implemented"

@@ -46,8 +46,8 @@ from ..engine.config import DTYPES, MAX_PADDING, RunConfig, resolve_device, stac
 from ..engine.loop import train
 from .loops import train_baseline, train_naive
 
-__all__ = ["step_flops", "matmul_gflops", "SweepBench", "bench_sweep",
-           "CELLS", "cell_stack", "CellBench", "bench_cell", "parser", "main"]
+__all__ = ["step_flops", "matmul_gflops", "bench_sweep",
+           "CELLS", "cell_stack", "bench_cell", "parser", "main"]
 
 
 def step_flops(cfg: RunConfig) -> int:
@@ -79,7 +79,7 @@ def matmul_gflops(device: torch.device, dtype: torch.dtype, n: int = 2048, repea
 
 
 @dataclass(frozen=True)
-class SweepBench:
+class _SweepBench:
     """Training throughput on a sweep's real stacks (see the module docstring)."""
 
     stacks: int  # stacks trained
@@ -102,7 +102,7 @@ class SweepBench:
 def bench_sweep(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", budget: float = 60.0, steps: int = 500,
     max_padding: float = MAX_PADDING, seed: int = 0,
-) -> SweepBench:
+) -> _SweepBench:
     """Train the stacks of ``configs``, each run cut at ``steps`` steps, in a shuffled order (``seed``) until
     ``budget`` seconds have passed (at least one stack); only training is timed."""
     dev = resolve_device(device)
@@ -123,7 +123,7 @@ def bench_sweep(
         wall += timings["train"]
         if time.perf_counter() - start > budget:
             break
-    return SweepBench(stacks=n_stacks, stacks_total=len(groups), runs=n_runs, model_steps=model_steps,
+    return _SweepBench(stacks=n_stacks, stacks_total=len(groups), runs=n_runs, model_steps=model_steps,
                       train_seconds=seconds, wall_seconds=wall, useful_flops=flops)
 
 
@@ -151,7 +151,7 @@ def cell_stack(name: str, heads: int, device: str | torch.device = "cpu") -> lis
 
 
 @dataclass(frozen=True)
-class CellBench:
+class _CellBench:
     """A wide cell's real stack against the one-run baseline on the same runs (see the module docstring)."""
 
     runs: int  # R, the stack's runs
@@ -177,7 +177,7 @@ class CellBench:
 def bench_cell(
     cfgs: Sequence[RunConfig], device: str | torch.device = "cpu", steps: int = 1000, baseline_steps: int = 500,
     repeats: int = 1,
-) -> CellBench:
+) -> _CellBench:
     """Train the stack ``cfgs`` (each run cut at ``steps``) and each of its runs alone by
     :func:`train_baseline` (cut at ``baseline_steps``), alternating ``repeats`` times; only training is timed."""
     dev = resolve_device(device)
@@ -197,7 +197,7 @@ def bench_cell(
                 b_steps += sum(r.steps for r in res)
                 b_secs += sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
     flops = sum(step_flops(c) for c in cfgs) / len(cfgs)
-    return CellBench(runs=len(cfgs), stacked_steps=s_steps, stacked_seconds=s_secs, baseline_steps=b_steps,
+    return _CellBench(runs=len(cfgs), stacked_steps=s_steps, stacked_seconds=s_secs, baseline_steps=b_steps,
                      baseline_seconds=b_secs, flops_per_run_step=flops)
 
 

@@ -20,11 +20,11 @@ import torch
 from ..engine.config import RunConfig, RunResult, check_int, resolve_device
 from ..engine.loop import train
 
-__all__ = ["DeviceComparison", "compare_devices"]
+__all__ = ["compare_devices"]
 
 
 @dataclass(frozen=True)
-class DeviceComparison:
+class _DeviceComparison:
     """Largest differences between the two devices' results over the stack's runs."""
 
     device_a: str
@@ -59,7 +59,7 @@ def compare_devices(
     device_b: str | torch.device = "cuda",
     early_steps: int = 10,
     steps: int = 1000,
-) -> DeviceComparison:
+) -> _DeviceComparison:
     """Train ``configs`` as one stack on both devices: cut at ``early_steps`` (weights compared) and at
     ``steps`` (the results a table stores compared); the largest differences over the runs."""
     configs = list(configs)
@@ -79,5 +79,5 @@ def compare_devices(
     val = max((abs(p[1] - q[1]) for x, y in zip(ra, rb) for p, q in zip(x.val_curve, y.val_curve)), default=0.0)
     f1 = max(abs((x.test_f1 or 0.0) - (y.test_f1 or 0.0)) for x, y in zip(ra, rb))
     tau = max(abs((x.tau or 0.0) - (y.tau or 0.0)) for x, y in zip(ra, rb))
-    return DeviceComparison(str(dev_a), str(dev_b), len(configs), early_steps, w_diff, w_scale, steps, same,
+    return _DeviceComparison(str(dev_a), str(dev_b), len(configs), early_steps, w_diff, w_scale, steps, same,
                             float(val), float(f1), float(tau))

@@ -30,11 +30,11 @@ from ...task.rng import stream_key
 from ..engine.config import DTYPES, RunConfig, resolve_device
 from ..engine.stack import build_task, init_weights
 
-__all__ = ["NaiveResult", "train_naive", "train_baseline"]
+__all__ = ["train_naive", "train_baseline"]
 
 
 @dataclass(frozen=True)
-class NaiveResult:
+class _NaiveResult:
     """What the naive loop produced: per-head weights, steps, validation curve, seconds spent training."""
 
     W_Q: torch.Tensor  # (h, d_model, d_k)
@@ -47,7 +47,7 @@ class NaiveResult:
     train_cpu_seconds: float = 0.0  # process-CPU seconds of the same phase
 
 
-def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResult:
+def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> _NaiveResult:
     """One run of protocol E1/E4/E5 the plain way (logistic kinds only; no test evaluation)."""
     if cfg.model not in ("max", "softmax", "sum"):
         raise ValueError(f"train_naive supports model 'max', 'softmax' or 'sum', got {cfg.model!r}")
@@ -94,11 +94,11 @@ def train_naive(cfg: RunConfig, device: str | torch.device = "cpu") -> NaiveResu
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    return NaiveResult(W_Q=W_Q.detach(), W_K=W_K.detach(), tau=float(tau.detach()), steps=step, stop_reason=reason,
+    return _NaiveResult(W_Q=W_Q.detach(), W_K=W_K.detach(), tau=float(tau.detach()), steps=step, stop_reason=reason,
                        val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)
 
 
-def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: int = 500) -> NaiveResult:
+def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: int = 500) -> _NaiveResult:
     """One run of protocol E1/E4/E5, written well for one run (see the module docstring).
 
     ``block`` contexts are drawn at a time (context ``t`` of stream "train" at
@@ -163,5 +163,5 @@ def train_baseline(cfg: RunConfig, device: str | torch.device = "cpu", block: in
         torch.cuda.synchronize(dev)
     seconds, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     split = lambda W: W.detach().view(cfg.d_model, h, d_k).permute(1, 0, 2).contiguous()  # (h, d_model, d_k)
-    return NaiveResult(W_Q=split(W_Q), W_K=split(W_K), tau=float(tau.detach()), steps=step, stop_reason=reason,
+    return _NaiveResult(W_Q=split(W_Q), W_K=split(W_K), tau=float(tau.detach()), steps=step, stop_reason=reason,
                        val_curve=tuple(curve), train_seconds=seconds, train_cpu_seconds=cpu)

@@ -47,7 +47,7 @@ from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
 from ..engine.config import RunConfig, resolve_device, stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 
-__all__ = ["Projection", "model_steps_bound", "project", "format_seconds", "matmul_flops",
+__all__ = ["model_steps_bound", "project", "format_seconds", "matmul_flops",
            "refinement_runs", "dry_run_report", "stack_seconds"]
 
 
@@ -75,7 +75,7 @@ def stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
 
 
 @dataclass(frozen=True)
-class Projection:
+class _Projection:
     """What a set of runs will cost: runs, stacks, an upper bound on model-steps, projected seconds."""
 
     runs: int
@@ -120,7 +120,7 @@ def project(
     calibration: Calibration | None = None,
     max_stack: int | None = None,
     futility_share: float | None = None,
-) -> Projection:
+) -> _Projection:
     """Project the wall time of training ``configs`` on ``workers`` processes of ``device`` (see the module docstring).
 
     ``calibration`` defaults to :func:`calibrate` on these configs (a few seconds). ``futility_share``: the share of
@@ -144,7 +144,7 @@ def project(
     expected = None
     if futility_share is not None:
         expected = round(sum(c.max_steps * (keep if c.futility else 1.0) for c in configs))
-    return Projection(runs=len(configs), stacks=len(times), model_steps=model_steps_bound(configs), seconds=max(load),
+    return _Projection(runs=len(configs), stacks=len(times), model_steps=model_steps_bound(configs), seconds=max(load),
                       cpu_seconds=sum(times), device=str(dev), workers=workers, calibration=cal,
                       expected_steps=expected)
 

@@ -16,12 +16,12 @@ from ...task.metrics import F1_TARGET
 from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 
-__all__ = ["Preregistration", "PREREGISTERED", "held_out_cells", "validation", "Layer", "REAL_LAYERS", "capacity",
-           "real_layers", "f1_check", "RuleSummary", "summarize_rule", "refit_note"]
+__all__ = ["PREREGISTERED", "held_out_cells", "validation", "REAL_LAYERS", "capacity",
+           "real_layers", "f1_check", "summarize_rule", "refit_note"]
 
 
 @dataclass(frozen=True)
-class Preregistration:
+class _Preregistration:
     """A prediction written down and committed before its cell was run (chapter *choosing heads*).
 
     ``f1_at``: (D_K, predicted F1, low, high) at a few budgets, from :func:`recommend` with the rule fitted on
@@ -43,7 +43,7 @@ class Preregistration:
 
 
 # committed before `python -m rgr sweep design_check --preset book` was run (see the git log)
-PREREGISTERED = Preregistration(
+PREREGISTERED = _Preregistration(
     experiment="design_check", preset="book", m=384, d_model=48,
     D_K=46.88, D_K_lo=28.41, D_K_hi=77.35, h=8, h_lo=1, h_hi=16,
     f1_at=((16, 0.495, 0.404, 0.583), (32, 0.871, 0.708, 0.976), (64, 1.000, 0.990, 1.000), (128, 1.000, 0.998, 1.000)),
@@ -78,7 +78,7 @@ def held_out_cells(runs: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> di
 
 
 def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],
-               prereg: Preregistration | None = PREREGISTERED) -> pd.DataFrame:
+               prereg: _Preregistration | None = PREREGISTERED) -> pd.DataFrame:
     """Predicted against measured D_K* and h* on cells the rule was not fitted on.
 
     ``held_out``: experiment name -> threshold rows (:func:`rgr.results.thresholds.thresholds`). Cells outside
@@ -111,7 +111,7 @@ def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],
 
 
 @dataclass(frozen=True)
-class Layer:
+class _Layer:
     """A real attention layer's shape: d_model, h heads of width d_k."""
 
     name: str
@@ -120,10 +120,10 @@ class Layer:
     d_k: int
 
 
-REAL_LAYERS: tuple[Layer, ...] = (
-    Layer("GPT-2 small", 768, 12, 64),
-    Layer("GPT-2 medium", 1024, 16, 64),
-    Layer("7B Llama-style", 4096, 32, 128),
+REAL_LAYERS: tuple[_Layer, ...] = (
+    _Layer("GPT-2 small", 768, 12, 64),
+    _Layer("GPT-2 medium", 1024, 16, 64),
+    _Layer("7B Llama-style", 4096, 32, 128),
 )
 
 
@@ -143,7 +143,7 @@ def capacity(rule: DesignRule, d_model: int, D_K: int) -> tuple[float, float, fl
     return solve(c), solve(c * f), solve(c / f)
 
 
-def real_layers(rule: DesignRule | None, layers: tuple[Layer, ...] = REAL_LAYERS) -> pd.DataFrame:
+def real_layers(rule: DesignRule | None, layers: tuple[_Layer, ...] = REAL_LAYERS) -> pd.DataFrame:
     """The law read backwards at real layer shapes, with what the rule says about each (an extrapolation).
 
     Per layer: its D_K = h d_k; the m' the law would let that budget hold (``m_cap`` with its interval);
@@ -167,7 +167,7 @@ def real_layers(rule: DesignRule | None, layers: tuple[Layer, ...] = REAL_LAYERS
     return pd.DataFrame(rows, columns=cols)
 
 
-def f1_check(rule: DesignRule | None, runs: pd.DataFrame, p: Preregistration = PREREGISTERED) -> pd.DataFrame:
+def f1_check(rule: DesignRule | None, runs: pd.DataFrame, p: _Preregistration = PREREGISTERED) -> pd.DataFrame:
     """The preregistered F1 predictions beside the measured best-over-h mean F1 (and its h) at each budget."""
     cols = ["D_K", "f1_pred", "f1_lo", "f1_hi", "f1_measured", "h_best", "inside"]
     if rule is None:
@@ -185,7 +185,7 @@ def f1_check(rule: DesignRule | None, runs: pd.DataFrame, p: Preregistration = P
 
 
 @dataclass(frozen=True)
-class RuleSummary:
+class _RuleSummary:
     """The numbers the chapter words (NaN where the preset has no rule)."""
 
     c: float
@@ -203,13 +203,13 @@ class RuleSummary:
     h_max: float  # the largest head count of the fitted grid
 
 
-def summarize_rule(rule: DesignRule | None) -> RuleSummary:
+def summarize_rule(rule: DesignRule | None) -> _RuleSummary:
     nan = math.nan
     if rule is None:
-        return RuleSummary(c=nan, factor=nan, a=nan, b=nan, h_r2=nan, n=0, d_model_lo=nan, d_model_hi=nan, lam_lo=nan,
+        return _RuleSummary(c=nan, factor=nan, a=nan, b=nan, h_r2=nan, n=0, d_model_lo=nan, d_model_hi=nan, lam_lo=nan,
                            lam_hi=nan, c0=nan, dk_per_log=nan, h_max=nan)
     d = rule.domain
-    return RuleSummary(c=rule.c(), factor=rule.factor(), a=rule.a, b=rule.b, h_r2=rule.h_r2, n=rule.n,
+    return _RuleSummary(c=rule.c(), factor=rule.factor(), a=rule.a, b=rule.b, h_r2=rule.h_r2, n=rule.n,
                        d_model_lo=d.d_model[0], d_model_hi=d.d_model[1], lam_lo=d.lam[0], lam_hi=d.lam[1], c0=d.c0,
                        dk_per_log=rule.c() / rule.a, h_max=float(max(rule.heads)))
 

@@ -24,7 +24,7 @@ F1 curve (made non-decreasing in D_K: a wider layer can leave dimensions unused)
 is read at the same D_K / x, i.e. at D_K * x_cell / x; the median over the cells
 that tested that point is the prediction and their range the interval.
 
-**Domain** (:class:`Domain`, from the fitted cells): d_model within the grid's
+**Domain** (:class:`_Domain`, from the fitted cells): d_model within the grid's
 range, m' / d_model within the fitted range, and d_model / ln m' at least its
 smallest fitted value (the precondition d_model >~ c0 log m of Theorem 4.1;
 the cells that violate it, d_model = 16 with m > 64, are not fitted). Outside it
@@ -46,15 +46,15 @@ import pandas as pd
 from scipy import stats as sps
 
 from ...task.metrics import F1_TARGET, reaches_target
-from ...theory.laws import scaling_x
+from ...theory.bounds import scaling_x
 from ..thresholds import curves, meets_precondition
 
-__all__ = ["Domain", "DesignRule", "Design", "DomainError", "fit_rule", "recommend", "lookup", "F1_RANGE",
+__all__ = ["DesignRule", "DomainError", "recommend", "lookup",
            "fit_from_runs"]
 
-F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
-LEVEL = 0.95
-MIN_CELLS = 3  # fitted cells a predicted F1 must rest on
+_F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
+_LEVEL = 0.95
+_MIN_CELLS = 3  # fitted cells a predicted F1 must rest on
 
 
 class DomainError(ValueError):
@@ -62,7 +62,7 @@ class DomainError(ValueError):
 
 
 @dataclass(frozen=True)
-class Domain:
+class _Domain:
     """Where the rule is supported: the fitted cells' ranges of d_model, m'/d_model and d_model / ln m'."""
 
     d_model: tuple[float, float]
@@ -107,7 +107,7 @@ class DesignRule:
     lam_mean: float
     lam_sxx: float
     heads: tuple[int, ...]  # the grid's head counts
-    domain: Domain
+    domain: _Domain
 
     @property
     def n(self) -> int:
@@ -120,7 +120,7 @@ class DesignRule:
     def factor(self, target_f1: float = F1_TARGET) -> float:
         """Multiplicative half-width of the 95% prediction interval of D_K(F) for a new cell."""
         r = self._log_ratios(target_f1)
-        t = sps.t.ppf((1 + LEVEL) / 2, len(r) - 1)
+        t = sps.t.ppf((1 + _LEVEL) / 2, len(r) - 1)
         return float(np.exp(t * np.std(r, ddof=1) * math.sqrt(1 + 1 / len(r))))
 
     def h_fit(self, lam: float) -> float:
@@ -129,7 +129,7 @@ class DesignRule:
 
     def h_interval(self, lam: float) -> tuple[float, float]:
         """95% prediction interval of h* at ``lam`` (real numbers, lower end at least 1)."""
-        t = sps.t.ppf((1 + LEVEL) / 2, self.n - 2)
+        t = sps.t.ppf((1 + _LEVEL) / 2, self.n - 2)
         half = t * self.h_sd * math.sqrt(1 + 1 / self.n + (lam - self.lam_mean) ** 2 / self.lam_sxx)
         return max(1.0, self.h_fit(lam) - half), max(1.0, self.h_fit(lam) + half)
 
@@ -157,7 +157,7 @@ class DesignRule:
 
 
 @dataclass(frozen=True)
-class Design:
+class _Design:
     """The rule's answer for one (m', d_model) and budget or target.
 
     ``D_K``: the budget given, or the one needed for ``target_f1`` (central; ``D_K_lo``/``D_K_hi`` its 95%
@@ -222,26 +222,26 @@ def fit_rule(cells: pd.DataFrame, runs: pd.DataFrame, preset: str, heads: tuple[
                     zip(ok.m, ok.d_model, ok.x_law, ok.lam, ok.D_K_star, ok.h_star)),
         envelopes=tuple(env), a=float(a), b=float(b), h_sd=float(np.sqrt(res @ res / (len(ok) - 2))), h_r2=r2,
         lam_mean=float(lam.mean()), lam_sxx=float(((lam - lam.mean()) ** 2).sum()), heads=tuple(sorted(heads)),
-        domain=Domain((float(ok.d_model.min()), float(ok.d_model.max())), (float(lam.min()), float(lam.max())),
+        domain=_Domain((float(ok.d_model.min()), float(ok.d_model.max())), (float(lam.min()), float(lam.max())),
                       float(ratio.min())),
     )
 
 
-MAX_SIZE = 2**40  # the largest m', d_model or D_K the rule is asked about (floats stay exact far beyond)
+_MAX_SIZE = 2**40  # the largest m', d_model or D_K the rule is asked about (floats stay exact far beyond)
 
 
 def _check_inputs(m_prime: object, d_model: object, D_K: object, target_f1: object) -> None:
     for name, v in (("m_prime", m_prime), ("d_model", d_model)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= MAX_SIZE:
-            raise ValueError(f"{name} = {v!r}; expected an integer in [2, 2^{MAX_SIZE.bit_length() - 1}]")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 2 <= v <= _MAX_SIZE:
+            raise ValueError(f"{name} = {v!r}; expected an integer in [2, 2^{_MAX_SIZE.bit_length() - 1}]")
     if (D_K is None) == (target_f1 is None):
         raise ValueError("give exactly one of D_K (a key budget) and target_f1 (a target micro-F1)")
     if D_K is not None and (
-        isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or not 1 <= D_K <= MAX_SIZE
+        isinstance(D_K, bool) or not isinstance(D_K, (int, np.integer)) or not 1 <= D_K <= _MAX_SIZE
     ):
-        raise ValueError(f"D_K = {D_K!r}; expected an integer in [1, 2^{MAX_SIZE.bit_length() - 1}]")
+        raise ValueError(f"D_K = {D_K!r}; expected an integer in [1, 2^{_MAX_SIZE.bit_length() - 1}]")
     if target_f1 is not None:
-        lo, hi = F1_RANGE
+        lo, hi = _F1_RANGE
         if isinstance(target_f1, bool) or not isinstance(target_f1, (int, float)) or not lo <= target_f1 <= hi:
             raise DomainError(f"target_f1 = {target_f1!r}; the fitted curves support targets in [{lo}, {hi}]")
 
@@ -255,10 +255,10 @@ def _check_rule(rule: object) -> None:
 
 
 def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = None,
-              target_f1: float | None = None, extrapolate: bool = False) -> Design:
+              target_f1: float | None = None, extrapolate: bool = False) -> _Design:
     """(h, d_k) and the predicted F1 at ``D_K``, or the budget needed for ``target_f1`` (one of the two).
 
-    Outside :attr:`DesignRule.domain`, or at a budget below or above those that :data:`MIN_CELLS` fitted cells
+    Outside :attr:`DesignRule.domain`, or at a budget below or above those that :data:`_MIN_CELLS` fitted cells
     tested at this m' ln m' / d_model, raises :class:`DomainError` (naming the parameter and how far outside)
     unless ``extrapolate``: then the answer carries the reasons in ``flags``.
     """
@@ -276,19 +276,19 @@ def recommend(rule: DesignRule, m_prime: int, d_model: int, D_K: int | None = No
     lo_h, hi_h = rule.h_interval(lam)
     h = min(_pow2(rule.h_fit(lam)), max(1, 2 ** int(math.floor(math.log2(max(budget, 1.0))))))
     f1, f1_lo, f1_hi, n = rule.f1_at(budget, x)
-    high = sorted((e[0][-1] * x / c[2] for c, e in zip(rule.cells, rule.envelopes)), reverse=True)[MIN_CELLS - 1]
-    if D_K is not None and (n < MIN_CELLS or D_K > high * (1 + 1e-9)):
-        if n < MIN_CELLS:
-            low = sorted(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes))[MIN_CELLS - 1]
-            msg = (f"D_K = {D_K} is below the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / "
+    high = sorted((e[0][-1] * x / c[2] for c, e in zip(rule.cells, rule.envelopes)), reverse=True)[_MIN_CELLS - 1]
+    if D_K is not None and (n < _MIN_CELLS or D_K > high * (1 + 1e-9)):
+        if n < _MIN_CELLS:
+            low = sorted(e[0][0] * x / c[2] for c, e in zip(rule.cells, rule.envelopes))[_MIN_CELLS - 1]
+            msg = (f"D_K = {D_K} is below the budgets that {_MIN_CELLS} fitted cells tested at this m' ln m' / "
                    f"d_model (D_K >= {low:.3g}; {low / D_K:.2g}x below)")
         else:  # the curves are flat beyond their top: the F1 read there is the top's, the width unchecked
-            msg = (f"D_K = {D_K} is above the budgets that {MIN_CELLS} fitted cells tested at this m' ln m' / "
+            msg = (f"D_K = {D_K} is above the budgets that {_MIN_CELLS} fitted cells tested at this m' ln m' / "
                    f"d_model (D_K <= {high:.3g}; {D_K / high:.2g}x above)")
         if not extrapolate:
             raise DomainError(msg)
         flags += (msg,)
-    return Design(m_prime=int(m_prime), d_model=int(d_model), x=x, target_f1=target_f1, D_K=budget, D_K_lo=lo,
+    return _Design(m_prime=int(m_prime), d_model=int(d_model), x=x, target_f1=target_f1, D_K=budget, D_K_lo=lo,
                   D_K_hi=hi, h=h, h_lo=_pow2_floor(lo_h), h_hi=_pow2_ceil(hi_h),
                   d_k=budget / h, f1=f1, f1_lo=f1_lo, f1_hi=f1_hi, n_f1=n, flags=flags)
 

@@ -16,14 +16,14 @@ from ..stats import seeds_per_cell
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
-__all__ = ["EXPERIMENTS", "RuleBasis", "rule_basis", "HeldOut", "NAMED_CELLS", "ValidationReading",
-           "validation_reading", "F1Reading", "f1_reading", "RealLayer", "RealLayersReading", "real_layers_reading"]
+__all__ = ["EXPERIMENTS", "rule_basis",
+           "validation_reading", "f1_reading", "real_layers_reading"]
 
 EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's sweeps: the rule's rows, then held out
 
 
 @dataclass(frozen=True)
-class RuleBasis:
+class _RuleBasis:
     """The rows behind the rule: the law's slope through the origin on the precondition cells of the base grid
     (NaN with fewer than 2 thresholds), the preset the rule was fitted on, and the seeds of each sweep."""
 
@@ -35,18 +35,18 @@ class RuleBasis:
     seeds_design_check: int
 
 
-def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> RuleBasis:
-    """:class:`RuleBasis` from the runs of each of :data:`EXPERIMENTS` (chapter ``choosing_heads.ipynb``)."""
+def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
+    """:class:`_RuleBasis` from the runs of each of :data:`EXPERIMENTS` (chapter ``choosing_heads.ipynb``)."""
     if set(runs) != set(EXPERIMENTS):
         raise ValueError(f"runs must name exactly {EXPERIMENTS}, got {sorted(runs)}")
     cells = thresholds(runs["base"])
     ls = law_fits(cells).origin_pre if cells["D_K_star"].notna().sum() >= 2 else None
     seeds = {f"seeds_{name}": int(r["seed"].nunique()) for name, r in runs.items()}
-    return RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds)
+    return _RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds)
 
 
 @dataclass(frozen=True)
-class HeldOut:
+class _HeldOut:
     """One held-out cell's prediction against its measurement (NaN and "—" where its table is too thin)."""
 
     D_K_pred: float
@@ -63,42 +63,42 @@ class HeldOut:
 
 
 # the cell of each held-out sweep the chapter's prose names (a paper preset holds more; the table shows them all)
-NAMED_CELLS: dict[str, tuple[int, int]] = {"lambda32": (1024, 32), "lambda8": (1024, 128), "design_check": (384, 48)}
+_NAMED_CELLS: dict[str, tuple[int, int]] = {"lambda32": (1024, 32), "lambda8": (1024, 128), "design_check": (384, 48)}
 
 
 @dataclass(frozen=True)
-class ValidationReading:
+class _ValidationReading:
     """The held-out cells as the chapter words them (fields ``lambda32_D_K_pred``, ... once glued): each sweep's
-    named cell (:data:`NAMED_CELLS`), and how many of all the held-out rows made before their result there are
+    named cell (:data:`_NAMED_CELLS`), and how many of all the held-out rows made before their result there are
     and how many of them hold the measured D_K* inside the predicted interval."""
 
     refit_note: str  # the preregistered cell under a rule refitted after the fact ("" when there is none)
     lambda8_cells: str  # lambda8's held-out cells, "(1024, 128)" or "(1024, 128), (2048, 256) and (4096, 512)"
     further_cells: str  # a sentence on the held-out cells past the named ones ("" when there are none)
-    lambda32: HeldOut
-    lambda8: HeldOut
-    design_check: HeldOut
+    lambda32: _HeldOut
+    lambda8: _HeldOut
+    design_check: _HeldOut
     n_held: int
     n_held_inside: int
 
 
-def _held_out(r, heads_run: pd.Series) -> HeldOut:
+def _held_out(r, heads_run: pd.Series) -> _HeldOut:
     nums = ("D_K_pred", "D_K_lo", "D_K_hi", "D_K_star", "ratio", "h", "h_lo", "h_hi", "h_star")
     if r is None:
-        return HeldOut(**{k: math.nan for k in nums}, inside="—", h_inside="—")
-    return HeldOut(**{k: nan_if_none(getattr(r, k)) for k in nums}, inside="inside" if r.inside else "outside",
+        return _HeldOut(**{k: math.nan for k in nums}, inside="—", h_inside="—")
+    return _HeldOut(**{k: nan_if_none(getattr(r, k)) for k in nums}, inside="inside" if r.inside else "outside",
                    h_inside=head_count_reading(r.h_lo, r.h_hi, r.h_star, heads_run))
 
 
-def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> ValidationReading:
-    """:class:`ValidationReading` from the table of :func:`.checks.validation` (a cell's row made before its result:
+def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> _ValidationReading:
+    """:class:`_ValidationReading` from the table of :func:`.checks.validation` (a cell's row made before its result:
     rows predicted "after the fact" are left out) and each held-out sweep's runs (its head counts)."""
     before = [r for r in val.itertuples() if not r.prediction.endswith("after the fact")]
-    held = {r.experiment: r for r in before if (int(r.m), int(r.d_model)) == NAMED_CELLS.get(r.experiment)}
-    cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in NAMED_CELLS}
-    lambda8 = sorted({_at(r) for r in before if r.experiment == "lambda8"}) or [NAMED_CELLS["lambda8"]]
-    further = [r for r in before if r.experiment in NAMED_CELLS and _at(r) != NAMED_CELLS[r.experiment]]
-    return ValidationReading(refit_note=refit_note(val), lambda8_cells=listed([_cell(m, d) for m, d in lambda8]),
+    held = {r.experiment: r for r in before if (int(r.m), int(r.d_model)) == _NAMED_CELLS.get(r.experiment)}
+    cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in _NAMED_CELLS}
+    lambda8 = sorted({_at(r) for r in before if r.experiment == "lambda8"}) or [_NAMED_CELLS["lambda8"]]
+    further = [r for r in before if r.experiment in _NAMED_CELLS and _at(r) != _NAMED_CELLS[r.experiment]]
+    return _ValidationReading(refit_note=refit_note(val), lambda8_cells=listed([_cell(m, d) for m, d in lambda8]),
                              further_cells=_further(further, runs), **cells, n_held=len(before),
                              n_held_inside=sum(bool(r.inside) for r in before))
 
@@ -115,7 +115,7 @@ def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
     """One sentence per held-out sweep on its cells past the named one: prediction [interval] against the measured
     D_K*, inside or not, and the seeds each cell ran."""
     said = []
-    for name in NAMED_CELLS:
+    for name in _NAMED_CELLS:
         mine = sorted((r for r in rows if r.experiment == name), key=lambda r: (r.m, r.d_model))
         if not mine:
             continue
@@ -137,20 +137,20 @@ def _further(rows: list, runs: Mapping[str, pd.DataFrame]) -> str:
 
 
 @dataclass(frozen=True)
-class F1Reading:
+class _F1Reading:
     """How many of the preregistered F1 predictions the measurement falls inside."""
 
     f1_n_inside: int
     f1_n: int
 
 
-def f1_reading(f1: pd.DataFrame) -> F1Reading:
-    """:class:`F1Reading` from the table of :func:`.checks.f1_check`."""
-    return F1Reading(f1_n_inside=int(f1["inside"].sum()), f1_n=len(f1))
+def f1_reading(f1: pd.DataFrame) -> _F1Reading:
+    """:class:`_F1Reading` from the table of :func:`.checks.f1_check`."""
+    return _F1Reading(f1_n_inside=int(f1["inside"].sum()), f1_n=len(f1))
 
 
 @dataclass(frozen=True)
-class RealLayer:
+class _RealLayer:
     """One real layer's row of :func:`.checks.real_layers` (NaN where the rule could not be fitted)."""
 
     m_cap: float
@@ -162,20 +162,20 @@ class RealLayer:
 
 
 @dataclass(frozen=True)
-class RealLayersReading:
+class _RealLayersReading:
     """The layers of :data:`.checks.REAL_LAYERS` in order (fields ``real0_m_cap``, ... once glued)."""
 
-    real0: RealLayer
-    real1: RealLayer
-    real2: RealLayer
+    real0: _RealLayer
+    real1: _RealLayer
+    real2: _RealLayer
 
 
-def real_layers_reading(real: pd.DataFrame) -> RealLayersReading:
-    """:class:`RealLayersReading` from the table of :func:`.checks.real_layers` (empty: every number NaN)."""
-    names = [f.name for f in fields(RealLayersReading)]
+def real_layers_reading(real: pd.DataFrame) -> _RealLayersReading:
+    """:class:`_RealLayersReading` from the table of :func:`.checks.real_layers` (empty: every number NaN)."""
+    names = [f.name for f in fields(_RealLayersReading)]
     if len(names) != len(REAL_LAYERS) or len(real) not in (0, len(REAL_LAYERS)):
         raise ValueError(f"real must have 0 or {len(names)} rows (one per REAL_LAYERS), got {len(real)}")
     rows = list(real.itertuples())
-    keys = [f.name for f in fields(RealLayer)]
-    return RealLayersReading(**{name: RealLayer(**{k: float(getattr(rows[i], k)) if rows else math.nan for k in keys})
+    keys = [f.name for f in fields(_RealLayer)]
+    return _RealLayersReading(**{name: _RealLayer(**{k: float(getattr(rows[i], k)) if rows else math.nan for k in keys})
                                 for i, name in enumerate(names)})

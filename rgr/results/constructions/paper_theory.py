@@ -30,9 +30,9 @@ import pandas as pd
 from ...theory.theorem81 import PROOF_C, REPAIR_C, inside_theorem81, repair_smallest_m, theorem81_bounds
 from .findings import onset_crossover
 
-__all__ = ["PaperTheoryFinding", "paper_theory_finding", "REPAIR_STATUS"]
+__all__ = ["PaperTheoryFinding", "paper_theory_finding"]
 
-REPAIR_STATUS = "a sufficient condition, sketched in the book and not proved"
+_REPAIR_STATUS = "a sufficient condition, sketched in the book and not proved"
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
         gap_contexts=int(long.n.iloc[0]),
         repair_condition=f"d_k ln m / d_model <= c, so d_model >= (C/c)(ln m)^3 (C = {PROOF_C:g}, c = {REPAIR_C:g} "
                          "at the proof's constants)",
-        repair_status=REPAIR_STATUS, repair_cell=(rm, rd), repair_rows=len(rep),
+        repair_status=_REPAIR_STATUS, repair_cell=(rm, rd), repair_rows=len(rep),
         repair_d_k_max=int(rep.d_k.max()) if len(rep) else -1,
         repair_excess_max=max(0, int((rep.present - rep.present_no_leak).max())) if len(rep) else -1,
         repair_below_proof_floor=bool((rep.d_k < theorem81_bounds(rm, rd).d_k_min).all()) if len(rep) else False,

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .dana import LogFactor
 
-__all__ = ["log2_factorial", "bits_table", "BitsRanges", "bits_ranges"]
+__all__ = ["log2_factorial", "bits_table", "bits_ranges"]
 
 
 def log2_factorial(n: int) -> float:
@@ -73,7 +73,7 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
 
 
 @dataclass(frozen=True)
-class BitsRanges:
+class _BitsRanges:
     """The smallest and largest bits per trained parameter of each source of :func:`bits_table`."""
 
     law_lo: float
@@ -86,11 +86,11 @@ class BitsRanges:
     dana_hi: float
 
 
-def bits_ranges(bits: pd.DataFrame) -> BitsRanges:
-    """:class:`BitsRanges` of a :func:`bits_table`; NaN for a source without rows (a smoke table's)."""
+def bits_ranges(bits: pd.DataFrame) -> _BitsRanges:
+    """:class:`_BitsRanges` of a :func:`bits_table`; NaN for a source without rows (a smoke table's)."""
     out = {}
     for name, source in (("law", "RGR law"), ("measured", "RGR measured"), ("pal", "pal"), ("dana", "Dana")):
         sel = bits[bits.source.str.startswith(source)].bits_per_param
         out[f"{name}_lo"], out[f"{name}_hi"] = ((float("nan"),) * 2 if sel.empty
                                                 else (float(sel.min()), float(sel.max())))
-    return BitsRanges(**out)
+    return _BitsRanges(**out)

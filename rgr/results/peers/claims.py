@@ -9,23 +9,21 @@ that is not fetched (Mahdavi et al.) are listed with ``quote=None`` and a paraph
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
 import pandas as pd
 
 from .refit import COMMIT, PAPER, PAPER_V2, REPO
 
-__all__ = ["PAL_REPO", "PAL_COMMIT", "PAL_README", "PeerClaim", "CLAIMS", "claims_table", "normalise",
-           "quoted_in"]
+__all__ = ["PAL_COMMIT", "CLAIMS", "claims_table",]
 
-PAL_REPO = "facebookresearch/pal"
+_PAL_REPO = "facebookresearch/pal"
 PAL_COMMIT = "4d977c1ac2a8b3640e5a72e6ada8264a6020cd34"
-PAL_README = "README.md"  # its list of papers names the folder each paper's code is in
+_PAL_README = "README.md"  # its list of papers names the folder each paper's code is in
 
 
 @dataclass(frozen=True)
-class PeerClaim:
+class _PeerClaim:
     """One claim: who, which version, where in it, and the words (None: paraphrased from an unfetched text)."""
 
     key: str  # a short name the chapter and the test use
@@ -41,63 +39,46 @@ class PeerClaim:
 
 _AISTATS = "AISTATS 2025 (the accepted version, in their repository)"
 _V2 = "V2 (an earlier version, in the same repository)"
-CLAIMS: tuple[PeerClaim, ...] = (
-    PeerClaim("dana_exponent", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 4",
+CLAIMS: tuple[_PeerClaim, ...] = (
+    _PeerClaim("dana_exponent", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 4",
               "We observe that the coefficient's growth is between quadratic and cubic when d = dh."),
-    PeerClaim("dana_only_quadratic", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1",
+    _PeerClaim("dana_only_quadratic", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1",
               "Combining experiments 1,2 and 3 means we should expect a cubic scaling from experiment 4. However, "
               "we provide further experiments in larger dimension and with more layers, in Appendix B, suggesting "
               "that the scaling might be only quadratic."),
-    PeerClaim("dana_appendix", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Appendix B.1, Figure 6",
+    _PeerClaim("dana_appendix", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Appendix B.1, Figure 6",
               "The scaling here is linear. This contradicts the initial scaling laws from experiment 2, making the "
               "overall sclaing from experiment 4 quadratic instead of cubic."),
-    PeerClaim("dana_optimisation", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Appendix B.1",
+    _PeerClaim("dana_optimisation", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Appendix B.1",
               "this could be explained by optimization problems in lower dimensions, making it seem like a "
               "quadratic scaling."),
-    PeerClaim("dana_beyond", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 3",
+    _PeerClaim("dana_beyond", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 3",
               "When d ≥ dh, the scaling is expected to be constant because the increase in embedding space is not "
               "beneficial to the heads when they have smaller inner dimension."),
-    PeerClaim("dana_split", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 2",
+    _PeerClaim("dana_split", "Dana et al.", _AISTATS, REPO, COMMIT, PAPER, "Sec. 5.1, experiment 2",
               "taking d = dh is optimal in terms of memorization per parameter, since the parameter scaling is "
               "linear in dh yet quadratic (for dh ≤ d) in memorization power."),
-    PeerClaim("dana_v2_cubic", "Dana et al.", _V2, REPO, COMMIT, PAPER_V2, "Sec. 4.2",
+    _PeerClaim("dana_v2_cubic", "Dana et al.", _V2, REPO, COMMIT, PAPER_V2, "Sec. 4.2",
               "We observe that the coefficient has a cubic growth when d = dh"),
-    PeerClaim("dana_readme", "Dana et al.", "their repository's README", REPO, COMMIT, "README.md",
+    _PeerClaim("dana_readme", "Dana et al.", "their repository's README", REPO, COMMIT, "README.md",
               "Experiments",
               "Thus, the final scaling law is between $CHd_hd$ and $CHd_hd^2$."),
-    PeerClaim("pal_paper", "Cabannes et al.", "the repository's list of papers", PAL_REPO, PAL_COMMIT, PAL_README,
+    _PeerClaim("pal_paper", "Cabannes et al.", "the repository's list of papers", _PAL_REPO, PAL_COMMIT, _PAL_README,
               "Research papers",
               "Vivien Cabannes, Berfin Simsek, Alberto Bietti. *Learning Associative Memories with Gradient "
               "Descent* in International Conference on Machine Learning (ICML), 2024. The codebase is in the folder "
               "`projects/gradient_descent`."),
-    PeerClaim("mahdavi_capacity", "Mahdavi et al.", "ICLR 2024", "", "", "arXiv:2306.02010", "abstract, Figure 2",
+    _PeerClaim("mahdavi_capacity", "Mahdavi et al.", "ICLR 2024", "", "", "arXiv:2306.02010", "abstract, Figure 2",
               None, paraphrase="H heads of an attention layer with context size n < d memorise Omega(H n) examples; "
               "in their synthetic experiments memorisation grows with the head width d_h only while d_h <= n"),
 )
-
-
-def normalise(text: str, hyphenation: str = "-") -> str:
-    """Text as compared: Unicode NFKC, typographic quotes made plain, a hyphen at a line's end joined to the next
-    line by ``hyphenation`` ("-": a hyphenated word; "": a word the line break split), every run of whitespace
-    one space (a PDF's extracted text breaks lines and ligatures where the source did not)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    text = re.sub(r"-[ \t]*\n\s*", hyphenation, text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def quoted_in(quote: str, text: str) -> bool:
-    """Whether ``quote`` occurs in ``text`` once both are :func:`normalise`d, spaces ignored (a PDF's extraction
-    drops or adds spaces between words: "Amongrecentworks"), with a line-end hyphen read either way."""
-    q = normalise(quote).replace(" ", "")
-    return any(q in normalise(text, h).replace(" ", "") for h in ("-", ""))
 
 
 _SUB = str.maketrans("0123456789h", "₀₁₂₃₄₅₆₇₈₉ₕ")
 _SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def as_text(quote: str) -> str:
+def _as_text(quote: str) -> str:
     """A quote's inline TeX (``$CHd_hd^2$``, as a Markdown README writes it) as the reader sees it rendered
     ("CHdₕd²"): subscripts and superscripts of single characters, the dollar signs dropped. The words are the same."""
     def plain(m: re.Match) -> str:
@@ -112,13 +93,13 @@ def _breakable(name: str) -> str:
     return name.replace("_", "_\u200b")
 
 
-def claims_table(claims: tuple[PeerClaim, ...] = CLAIMS) -> pd.DataFrame:
+def claims_table(claims: tuple[_PeerClaim, ...] = CLAIMS) -> pd.DataFrame:
     """One row per claim: peer, version, where, the words (or the paraphrase, marked; inline TeX as rendered:
-    :func:`as_text`) and the file they are in (its name and commit; the repositories are in data/peers/README.md)."""
+    :func:`_as_text`) and the file they are in (its name and commit; the repositories are in data/peers/README.md)."""
     if not claims:
         raise ValueError("claims must hold at least one PeerClaim")
     rows = [dict(peer=c.peer, version=c.version, where=c.where,
-                 words=f"“{as_text(c.quote)}”" if c.quote is not None else f"(paraphrase) {c.paraphrase}",
+                 words=f"“{_as_text(c.quote)}”" if c.quote is not None else f"(paraphrase) {c.paraphrase}",
                  file=_breakable(f"{c.path.rsplit('/', 1)[-1]} @ {c.commit[:7]}" if c.repo else c.path))
             for c in claims]
     return pd.DataFrame(rows)

@@ -22,23 +22,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "SATURATION", "POWERS", "their_stop",
+__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "POWERS", "their_stop",
            "their_slope", "power_rss", "PowerRefit",
            "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
 
 EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
 EXP1_LARGE_WIDTHS: tuple[int, ...] = (40, 50, 60)  # their appendix B.1: experiment 1 at N = 200, d = d_head
-SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)
+_SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)
 POWERS: tuple[float, ...] = tuple(round(1.0 + 0.05 * i, 2) for i in range(61))  # p in [1, 4]
 
 
-def their_stop(acc: np.ndarray, saturation: float = SATURATION) -> int:
+def their_stop(acc: np.ndarray, saturation: float = _SATURATION) -> int:
     """How many leading points their step 1 uses: up to the first accuracy above ``saturation``, included (>= 2)."""
     above = np.flatnonzero(np.asarray(acc, float) > saturation)
     return max(int(above[0]) + 1 if len(above) else len(acc), 2)
 
 
-def their_slope(H: np.ndarray, acc: np.ndarray, saturation: float = SATURATION) -> float:
+def their_slope(H: np.ndarray, acc: np.ndarray, saturation: float = _SATURATION) -> float:
     """Slope of accuracy against H up to the first point above ``saturation`` (included), least squares."""
     H, acc = np.asarray(H, float), np.asarray(acc, float)
     if H.shape != acc.shape or len(H) < 2:

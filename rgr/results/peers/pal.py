@@ -19,11 +19,11 @@ import pandas as pd
 from ...experiments.peers.pal import law_x
 from ...experiments.peers.pal_sweep import PASS
 
-__all__ = ["MAIN", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading", "LrFinding",
+__all__ = ["main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading",
            "lr_finding"]
 
-LINE = ["d", "steps", "optimizer", "lr", "seed"]
-MAIN = ("adam", 0.1)  # the optimiser and learning rate of the chapter's main lines
+_LINE = ["d", "steps", "optimizer", "lr", "seed"]
+_MAIN = ("adam", 0.1)  # the optimiser and learning rate of the chapter's main lines
 
 
 def capacities(runs: pd.DataFrame) -> pd.DataFrame:
@@ -32,7 +32,7 @@ def capacities(runs: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("runs: no rows of table pal")
     rows = []
     runs = runs.assign(optimizer=runs["optimizer"].fillna("adam") if "optimizer" in runs else "adam")
-    for (d, steps, opt, lr, seed), g in runs.groupby(LINE):
+    for (d, steps, opt, lr, seed), g in runs.groupby(_LINE):
         fails = g.loc[g.accuracy < PASS, "N"]
         n_fail = int(fails.min()) if len(fails) else None
         passes = g.loc[(g.accuracy >= PASS) & ((g.N < n_fail) if n_fail is not None else True), "N"]
@@ -45,8 +45,8 @@ def capacities(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def main_lines(caps: pd.DataFrame) -> pd.DataFrame:
-    """The lines of :func:`capacities` trained with the main optimiser and learning rate (:data:`MAIN`)."""
-    return caps[(caps.optimizer == MAIN[0]) & (caps.lr == MAIN[1])]
+    """The lines of :func:`capacities` trained with the main optimiser and learning rate (:data:`_MAIN`)."""
+    return caps[(caps.optimizer == _MAIN[0]) & (caps.lr == _MAIN[1])]
 
 
 def capacity_table(caps: pd.DataFrame) -> pd.DataFrame:
@@ -64,9 +64,9 @@ def lr_table(caps: pd.DataFrame) -> pd.DataFrame:
     are left out."""
     main_steps = caps.steps.min()
     c = caps[(caps.steps == main_steps)].dropna(subset=["N_pass"])
-    ref = c[(c.optimizer == MAIN[0]) & (c.lr == MAIN[1])][["d", "seed", "N_pass"]]
+    ref = c[(c.optimizer == _MAIN[0]) & (c.lr == _MAIN[1])][["d", "seed", "N_pass"]]
     both = c.merge(ref, on=["d", "seed"], suffixes=("", "_main"))
-    both = both[both.d.isin(both[(both.optimizer != MAIN[0]) | (both.lr != MAIN[1])].d)]
+    both = both[both.d.isin(both[(both.optimizer != _MAIN[0]) | (both.lr != _MAIN[1])].d)]
     both = both.assign(ratio=both.N_pass / both.N_pass_main)
     out = both.groupby(["d", "optimizer", "lr"]).agg(
         seeds=("seed", "count"), N_mean=("N_pass", "mean"), x_mean=("x_pass", "mean"), N_ratio=("ratio", "mean"),
@@ -163,7 +163,7 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
 
 
 @dataclass(frozen=True)
-class LrFinding:
+class _LrFinding:
     """Of :func:`lr_table`: per other setting, the range over widths of N stored against the main setting's
     (paired by seed), and the range of x* over every setting and width."""
 
@@ -178,15 +178,15 @@ class LrFinding:
     x_all_max: float
 
 
-def lr_finding(lr: pd.DataFrame) -> LrFinding:
-    """:class:`LrFinding` of :func:`lr_table` (Adam at a lower rate and gradient descent); NaN
+def lr_finding(lr: pd.DataFrame) -> _LrFinding:
+    """:class:`_LrFinding` of :func:`lr_table` (Adam at a lower rate and gradient descent); NaN
     where the table has neither (a smoke table)."""
     adam = lr[(lr.optimizer == "adam") & (lr.lr < lr[lr.optimizer == "adam"].lr.max())] if len(lr) else lr
     gd = lr[lr.optimizer == "gd"] if len(lr) else lr
     if adam.empty or gd.empty:
         nan = float("nan")
-        return LrFinding("", nan, nan, nan, nan, nan, nan, nan, nan)
-    return LrFinding(lr_widths=", ".join(str(int(d)) for d in sorted(lr.d.unique())),
+        return _LrFinding("", nan, nan, nan, nan, nan, nan, nan, nan)
+    return _LrFinding(lr_widths=", ".join(str(int(d)) for d in sorted(lr.d.unique())),
                      adam_low_lr=float(adam.lr.iloc[0]), adam_low_min=float(adam.N_ratio.min()),
                      adam_low_max=float(adam.N_ratio.max()), gd_lr=float(gd.lr.iloc[0]), gd_min=float(gd.N_ratio.min()),
                      gd_max=float(gd.N_ratio.max()), x_all_min=float(lr.x_mean.min()), x_all_max=float(lr.x_mean.max()))

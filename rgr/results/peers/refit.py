@@ -39,23 +39,23 @@ from .dana import (
     their_stop,
 )
 
-__all__ = ["REPO", "COMMIT", "EXP1", "EXP1_LARGE", "EXP3", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND",
-           "STATISTICS", "SCHEMA", "PeerDataMissing", "peer_dir", "local_name", "read_peer_files", "summarise",
-           "write_refit", "refit_path", "load_refit", "dana_refit", "dana_wider", "RefitFinding", "refit_finding"]
+__all__ = ["REPO", "COMMIT", "EXP1", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND", "SCHEMA", "PeerDataMissing",
+           "peer_dir", "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "dana_refit",
+           "dana_wider", "refit_finding"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
 EXP1 = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS)  # N = 50, d = d_head from 3 to 13
-EXP1_LARGE = tuple(f"Scaling laws/Data_exp_1_{d}_dim.csv" for d in EXP1_LARGE_WIDTHS)  # their appendix B.1: N = 200
-EXP3 = "Scaling laws/Data_exp_3.csv"
+_EXP1_LARGE = tuple(f"Scaling laws/Data_exp_1_{d}_dim.csv" for d in EXP1_LARGE_WIDTHS)  # their appendix B.1: N = 200
+_EXP3 = "Scaling laws/Data_exp_3.csv"
 PAPER = "Memorization_in_Attention_only_Transformers-2.pdf"  # the AISTATS 2025 version (their README: "accepted")
 PAPER_V2 = "Memorization_in_Attention_only_Transformers V2.pdf"  # the earlier version, for the record
-FILES: tuple[str, ...] = EXP1 + EXP1_LARGE + (  # what scripts/fetch_peers.py fetches
-    "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_2_dim.csv", EXP3, "README.md", PAPER, PAPER_V2)
-NEEDED: tuple[str, ...] = EXP1 + EXP1_LARGE + (EXP3,)  # what the re-fit reads
+FILES: tuple[str, ...] = EXP1 + _EXP1_LARGE + (  # what scripts/fetch_peers.py fetches
+    "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_2_dim.csv", _EXP3, "README.md", PAPER, PAPER_V2)
+NEEDED: tuple[str, ...] = EXP1 + _EXP1_LARGE + (_EXP3,)  # what the re-fit reads
 COMMAND = "python -m rgr peers-refit"
-STATISTICS = ("slope_in_H", "slope_in_d_below", "slope_in_d_above", "acc_at_d_head", "acc_max_above")
-_EXP3_STATS = STATISTICS[1:]
+_STATISTICS = ("slope_in_H", "slope_in_d_below", "slope_in_d_above", "acc_at_d_head", "acc_max_above")
+_EXP3_STATS = _STATISTICS[1:]
 _N_MAIN = 50  # their experiments 1-4; appendix B.1 repeats experiment 1 at N = 200
 _COLUMNS = ("acc", "para", "N", "d", "d_head")
 
@@ -76,7 +76,7 @@ SCHEMA = _DerivedSchema("peers_refit", (
     Column("statistic", "str", "slope_in_H: their step 1 at one width (accuracy gained per head, the points up to the "
            "first accuracy above 0.95 included); slope_in_d_below / _above: their experiment 3's least-squares slope "
            "of accuracy in d over d <= d_head / d >= d_head; acc_at_d_head, acc_max_above: its accuracy at d = d_head "
-           "and the largest above it", choices=STATISTICS),
+           "and the largest above it", choices=_STATISTICS),
     Column("N", "int", "their vocabulary (N^2 associations memorised)", low=1),
     Column("d", "int", "embedding width d (empty where d is swept: experiment 3)", nullable=True, low=1,
            null_when=("statistic", _EXP3_STATS)),
@@ -158,20 +158,20 @@ def _row(statistic: str, source: str, df: pd.DataFrame, x: str, value: float, **
 def summarise(tables: dict[str, pd.DataFrame], command: str = COMMAND) -> pd.DataFrame:
     """The rows of data/peers_refit.csv from their files (:func:`read_peer_files`), with provenance."""
     rows = []
-    for path in EXP1 + EXP1_LARGE:
+    for path in EXP1 + _EXP1_LARGE:
         df = tables[path].sort_values("para")
         if df["d"].nunique() != 1 or (df["d"] != df["d_head"]).any():
             raise ValueError(f"{path} must hold one width d = d_head (their experiment 1)")
         used = df.iloc[:their_stop(df["acc"].to_numpy())]
         rows.append(_row("slope_in_H", path, used, "para", their_slope(df["para"].to_numpy(), df["acc"].to_numpy()),
                          N=int(df.N.iloc[0]), d=int(df.d.iloc[0]), d_head=int(df.d.iloc[0]), H=None))
-    df = tables[EXP3]
+    df = tables[_EXP3]
     fit, (d_head, lo, hi) = exp3_refit(df), exp3_split(df)
     design = dict(N=int(df.N.iloc[0]), d=None, d_head=d_head, H=int(df.para.iloc[0]))
     for stat, part, value in (("slope_in_d_below", lo, fit.slope_below), ("slope_in_d_above", hi, fit.slope_above),
                               ("acc_at_d_head", lo.iloc[-1:], fit.acc_at_d_head),
                               ("acc_max_above", hi.iloc[1:], fit.acc_max_above)):
-        rows.append(_row(stat, EXP3, part, "d", value, **design))
+        rows.append(_row(stat, _EXP3, part, "d", value, **design))
     when = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     prov = dict(source_repo=REPO, source_commit=COMMIT, rgr_version=__version__, git_commit=code_version(),
                 date=when, command=command)
@@ -191,7 +191,7 @@ def write_refit(rows: pd.DataFrame, path: Path) -> Path:
     return path
 
 
-def load_refit(root: Path | None = None) -> pd.DataFrame:
+def _load_refit(root: Path | None = None) -> pd.DataFrame:
     """data/peers_refit.csv through the strict loader (a missing table names the command that writes it)."""
     path = refit_path(root)
     if not path.is_file():
@@ -202,7 +202,7 @@ def load_refit(root: Path | None = None) -> pd.DataFrame:
 
 def dana_refit(root: Path | None = None) -> tuple[PowerRefit, ExpThreeRefit, str]:
     """Their experiments 1/4 and 3 re-fitted from data/peers_refit.csv: (power fit, experiment 3, its source)."""
-    df = load_refit(root)
+    df = _load_refit(root)
     exp1 = df[(df.statistic == "slope_in_H") & (df.N == _N_MAIN)].sort_values("d")
     one = {s: df[df.statistic == s] for s in _EXP3_STATS}
     bad = [s for s, rows in one.items() if len(rows) != 1]
@@ -223,7 +223,7 @@ def dana_wider(root: Path | None = None, d_from: int = 6) -> tuple[PowerRefit, L
     """From data/peers_refit.csv: their step 2 on the N = 50 widths d >= ``d_from`` only (d = 3, 4 sit near
     chance), and the log-factor test of their N = 50 widths d >= ``d_from`` against their N = 200 ones
     (:func:`rgr.results.peers.dana.log_factor`)."""
-    df = load_refit(root)
+    df = _load_refit(root)
     slopes = df[df.statistic == "slope_in_H"].sort_values("d")
     main, large = slopes[slopes.N == _N_MAIN], slopes[slopes.N != _N_MAIN]
     kept = main[main.d >= d_from]
@@ -236,15 +236,15 @@ def dana_wider(root: Path | None = None, d_from: int = 6) -> tuple[PowerRefit, L
 
 
 @dataclass(frozen=True)
-class RefitFinding:
+class _RefitFinding:
     """Of the re-fit of their experiment 1: RSS(cubic) / RSS(quadratic) and the largest step-1 slope."""
 
     rss_ratio: float
     slope_max: float
 
 
-def refit_finding(fit: PowerRefit) -> RefitFinding:
-    """:class:`RefitFinding` of :func:`rgr.results.peers.dana.power_refit`'s result."""
+def refit_finding(fit: PowerRefit) -> _RefitFinding:
+    """:class:`_RefitFinding` of :func:`rgr.results.peers.dana.power_refit`'s result."""
     if not fit.slope:
         raise ValueError("fit must hold at least one slope")
-    return RefitFinding(rss_ratio=float(fit.rss_ratio), slope_max=float(max(fit.slope)))
+    return _RefitFinding(rss_ratio=float(fit.rss_ratio), slope_max=float(max(fit.slope)))

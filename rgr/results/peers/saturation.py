@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..stats import summarize, t_interval
 
-__all__ = ["POINT", "f1_table", "Gain", "past_ell", "ell_effect", "READ_PAST_ELL", "READ_ELL", "read_at"]
+__all__ = ["POINT", "f1_table", "past_ell", "ell_effect", "READ_PAST_ELL", "READ_ELL", "read_at"]
 
 POINT = ["m", "d_model", "h", "ell", "d_k"]
 _LADDER = ["m", "d_model", "h", "ell"]
@@ -32,7 +32,7 @@ def f1_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class Gain:
+class _Gain:
     """F1 at ``to`` minus F1 at ``frm`` along one variable, paired over seeds (``f1_from``, ``f1_to``: means)."""
 
     m: int
@@ -55,7 +55,7 @@ class Gain:
         return "+" if self.lo > 0 else "-" if self.hi < 0 else "0"
 
 
-def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> Gain:
+def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> _Gain:
     a = g[g[var] == frm].set_index("seed").test_f1
     b = g[g[var] == to].set_index("seed").test_f1
     seeds = sorted(set(a.index) & set(b.index))
@@ -63,11 +63,11 @@ def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> Gain:
         raise ValueError(f"runs: no seed has both {var} = {frm} and {var} = {to}")
     mean, lo, hi = t_interval((b.loc[seeds] - a.loc[seeds]).to_numpy())
     r = g.iloc[0]
-    return Gain(int(r.m), int(r.d_model), int(r.h), var, int(fixed), int(frm), int(to), float(a.loc[seeds].mean()),
+    return _Gain(int(r.m), int(r.d_model), int(r.h), var, int(fixed), int(frm), int(to), float(a.loc[seeds].mean()),
                 float(b.loc[seeds].mean()), mean, lo, hi, len(seeds))
 
 
-def past_ell(runs: pd.DataFrame) -> list[Gain]:
+def past_ell(runs: pd.DataFrame) -> list[_Gain]:
     """Per ladder (m, d_model, h, ell) whose d_k reach past ell and include ell: the gain from d_k = ell to the
     largest d_k tested; none (an empty list) where no ladder does (a smoke table)."""
     out = []
@@ -79,7 +79,7 @@ def past_ell(runs: pd.DataFrame) -> list[Gain]:
     return out
 
 
-def ell_effect(runs: pd.DataFrame) -> list[Gain]:
+def ell_effect(runs: pd.DataFrame) -> list[_Gain]:
     """Per (m, d_model, h, d_k) tested at three or more ell: the gain from the smallest ell to the largest; none (an
     empty list) where no d_k was (a smoke table)."""
     out = []
@@ -95,7 +95,7 @@ READ_PAST_ELL: tuple[tuple[int, int, int], ...] = ((128, 1, 4), (256, 1, 4), (12
 READ_ELL: tuple[int, ...] = (4, 8)
 
 
-def read_at(gains: list[Gain], keys, along: str) -> list[Gain]:
+def read_at(gains: list[_Gain], keys, along: str) -> list[_Gain]:
     """The gains the chapter's prose names (``keys``: (m, h, ell) along d_k, d_k along ell), each the table's where
     it has it, else NaN (a smoke table has none); then any other gain the table holds."""
     nan = float("nan")
@@ -107,5 +107,5 @@ def read_at(gains: list[Gain], keys, along: str) -> list[Gain]:
             out.append(have[k])
         else:
             m, h, fixed = k if along == "d_k" else (0, 0, k)
-            out.append(Gain(m, 0, h, along, fixed, 0, 0, nan, nan, nan, nan, nan, 0))
+            out.append(_Gain(m, 0, h, along, fixed, 0, 0, nan, nan, nan, nan, nan, 0))
     return out + [g for g in gains if key(g) not in set(keys)]

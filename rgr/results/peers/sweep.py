@@ -20,11 +20,11 @@ from ...experiments.peers.head_sweep import PEERS_FIXED_M, PEERS_FIXED_RATIO, la
 from ...task.metrics import F1_TARGET
 from ..stats import summarize
 
-__all__ = ["SERIES", "series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head",
-           "cpu_minutes", "LEVELS", "curve", "crossing", "Transition", "transitions", "SeriesDrift", "series_drift",
-           "transitions_table", "SweepFinding", "sweep_finding", "OneHeadFinding", "one_head_finding"]
+__all__ = ["series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head",
+           "cpu_minutes", "LEVELS", "curve", "crossing", "transitions", "SeriesDrift", "series_drift",
+           "transitions_table", "sweep_finding", "one_head_finding"]
 
-SERIES: dict[str, tuple[tuple[int, int], ...]] = {
+_SERIES: dict[str, tuple[tuple[int, int], ...]] = {
     "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
     "fixed m = 128": tuple(sorted({(c.m, c.d_model) for c in PEERS_FIXED_M + PEERS_FIXED_RATIO if c.m == 128},
                                   key=lambda c: c[1])),
@@ -62,7 +62,7 @@ def crossing(x: np.ndarray, f1: np.ndarray, level: float) -> tuple[float | None,
 
 
 @dataclass(frozen=True)
-class Transition:
+class _Transition:
     """One cell's crossing of the levels along x (None: censored, ``censored`` says on which side)."""
 
     m: int
@@ -77,7 +77,7 @@ class Transition:
     censored_pass: str
 
 
-def transitions(runs: pd.DataFrame) -> list[Transition]:
+def transitions(runs: pd.DataFrame) -> list[_Transition]:
     """Per (m, d_model) cell of the head sweep, where the transition falls in x."""
     s = curve(runs)
     out = []
@@ -86,7 +86,7 @@ def transitions(runs: pd.DataFrame) -> list[Transition]:
         half, c_half = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[0])
         ok, c_pass = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[1])
         passing = g[g["mean"] >= F1_TARGET - 1e-12]
-        out.append(Transition(m=int(m), d_model=int(d), d_over_ln_m=float(d / math.log(m)), n_seeds=int(g.n.min()),
+        out.append(_Transition(m=int(m), d_model=int(d), d_over_ln_m=float(d / math.log(m)), n_seeds=int(g.n.min()),
                               heads=tuple(int(h) for h in g.h), x_half=half, x_pass=ok,
                               h_pass=int(passing.h.min()) if len(passing) else None, censored_half=c_half,
                               censored_pass=c_pass))
@@ -106,7 +106,7 @@ class SeriesDrift:
     n_censored: int  # cells of the series whose crossing is outside the tested heads
 
 
-def series_drift(found: list[Transition], name: str, cells: tuple[tuple[int, int], ...],
+def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, int], ...],
                  level: float = LEVELS[0]) -> SeriesDrift:
     """The drift of x* at ``level`` (one of LEVELS) along the series ``cells`` (in order of d_model)."""
     if level not in LEVELS:
@@ -124,7 +124,7 @@ def series_drift(found: list[Transition], name: str, cells: tuple[tuple[int, int
                        spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept))
 
 
-def transitions_table(found: list[Transition]) -> pd.DataFrame:
+def transitions_table(found: list[_Transition]) -> pd.DataFrame:
     """The transitions for display: one row per cell."""
     def shown(x: float | None, side: str) -> str:
         return f"{x:.2f}" if x is not None else ("below the tested h" if side == "below" else "above the tested h")
@@ -151,7 +151,7 @@ class PreconditionReading:
                 and self.failing_ratio_max < self.passing_ratio_min)
 
 
-def precondition_reading(found: list[Transition], runs: pd.DataFrame) -> PreconditionReading:
+def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> PreconditionReading:
     """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m."""
     fail = [t for t in found if t.h_pass is None]
     ok = [t for t in found if t.h_pass is not None]
@@ -177,21 +177,21 @@ def cpu_minutes(runs: pd.DataFrame) -> float:
     return float(runs["wall_time_s"].sum() / 60)
 
 
-def series_for(found: list[Transition]) -> dict[str, tuple[tuple[int, int], ...]]:
-    """:data:`SERIES` restricted to the cells in the table; every cell as one series where none is (smoke)."""
+def series_for(found: list[_Transition]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """:data:`_SERIES` restricted to the cells in the table; every cell as one series where none is (smoke)."""
     have = {(t.m, t.d_model) for t in found}
-    out = {name: tuple(c for c in cells if c in have) for name, cells in SERIES.items()}
+    out = {name: tuple(c for c in cells if c in have) for name, cells in _SERIES.items()}
     out = {name: cells for name, cells in out.items() if cells}
     return out or {"every cell": tuple(sorted(have, key=lambda c: (c[1], c[0])))}
 
 
-def drifts(found: list[Transition]) -> dict[tuple[str, float], SeriesDrift]:
+def drifts(found: list[_Transition]) -> dict[tuple[str, float], SeriesDrift]:
     """:func:`series_drift` of every series of :func:`series_for` at both LEVELS."""
     return {(name, level): series_drift(found, name, cells, level)
             for name, cells in series_for(found).items() for level in LEVELS}
 
 
-def drift_table(found: list[Transition]) -> pd.DataFrame:
+def drift_table(found: list[_Transition]) -> pd.DataFrame:
     """One row per series and level: x* per located cell, its exponent in d_model and spread."""
     rows = []
     for (name, level), dr in drifts(found).items():
@@ -204,7 +204,7 @@ def drift_table(found: list[Transition]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class SweepFinding:
+class _SweepFinding:
     """Of the head sweep: its size and cost, the cells behind each drift, the failing cells and how to word
     them (``separates``: "do" / "do not"; the drift of x* at F1 = 0.5 ``direction`` "falls" / "rises", and which
     of the two factors ``dominates``, "first" / "second")."""
@@ -221,13 +221,14 @@ class SweepFinding:
     dominates: str
 
 
-def sweep_finding(runs: pd.DataFrame, half: SeriesDrift, passed: SeriesDrift, pre: PreconditionReading) -> SweepFinding:
-    """:class:`SweepFinding` from the sweep's rows, the drifts of one series at both :data:`LEVELS`
+def sweep_finding(runs: pd.DataFrame, half: SeriesDrift, passed: SeriesDrift,
+                  pre: PreconditionReading) -> _SweepFinding:
+    """:class:`_SweepFinding` from the sweep's rows, the drifts of one series at both :data:`LEVELS`
     (``half``, ``passed``) and :func:`precondition_reading`."""
     if half.level != LEVELS[0] or passed.level != LEVELS[1]:
         raise ValueError(f"half and passed must be drifts at the levels {LEVELS}, got {half.level}, {passed.level}")
     falls = (half.exponent or 0) < 0
-    return SweepFinding(n_runs=len(runs), n_seeds=int(runs.seed.nunique()), cpu=cpu_minutes(runs),
+    return _SweepFinding(n_runs=len(runs), n_seeds=int(runs.seed.nunique()), cpu=cpu_minutes(runs),
                       half_n_cells=len(half.cells), pass_n_cells=len(passed.cells), n_fail=len(pre.failing),
                       fail_cells=", ".join(f"({m}, {d})" for m, d in pre.failing) or "none",
                       separates="do" if pre.separates else "do not", direction="falls" if falls else "rises",
@@ -235,7 +236,7 @@ def sweep_finding(runs: pd.DataFrame, half: SeriesDrift, passed: SeriesDrift, pr
 
 
 @dataclass(frozen=True)
-class OneHeadFinding:
+class _OneHeadFinding:
     """Of the one-head rows (:func:`one_head`): cells, those whose mean F1 reaches the protocol's,
     the best mean F1 and the largest x (None without rows)."""
 
@@ -245,9 +246,9 @@ class OneHeadFinding:
     one_x_max: float | None
 
 
-def one_head_finding(one: pd.DataFrame) -> OneHeadFinding:
-    """:class:`OneHeadFinding` of :func:`one_head`'s table."""
+def one_head_finding(one: pd.DataFrame) -> _OneHeadFinding:
+    """:class:`_OneHeadFinding` of :func:`one_head`'s table."""
     empty = one.empty
-    return OneHeadFinding(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
+    return _OneHeadFinding(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
                         one_best=None if empty else float(one["mean"].max()),
                         one_x_max=None if empty else float(one.x.max()))

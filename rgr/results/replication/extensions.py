@@ -288,7 +288,7 @@ def gpt2_testable(runs: pd.DataFrame, preset: str = "") -> str | None:
     return "; ".join(why) if why else None
 
 
-def gpt2_basis(g: Source) -> str:
+def _gpt2_basis(g: Source) -> str:
     """What the GPT-2 rows ran: preset, seeds, width, m, embeddings and steps."""
     r = g.runs
     if not len(r):
@@ -302,7 +302,7 @@ def gpt2_basis(g: Source) -> str:
 
 def gpt2_rows(g: Source) -> list[ClaimRow]:
     """E7: h >= 2 near perfect (mean >= 0.95) at D_K 512; h = 1 seeds split at D_K >= 256; best h in {4, 8}."""
-    b = gpt2_basis(g)
+    b = _gpt2_basis(g)
     keys = ("gpt2_multi", "gpt2_single", "gpt2_best")
     why = gpt2_testable(g.runs, g.preset)
     if why:

@@ -9,10 +9,10 @@ Also the regular table read again with its retrained futility stops (issue 45, i
 the ``unstopped`` extension (:mod:`rgr.experiments.unstopped`, declared before its first row; not the protocol)
 retrained, with futility stopping off, the regular table's stopped runs at its false-stop point and on the two
 plateau curves. :func:`unstopped_reading` puts them in the stopped rows' place
-(:func:`rgr.results.futile.with_retrained`), says per retrained point what changed
-(:func:`rgr.results.futile.retrained_points`) and reads the verdict rows of the regular table (:func:`regular_rows`:
-the fit, the bound's form, the plateaus, h*) on both versions. A second reading only: the protocol table's rows
-stay the verdicts.
+(:func:`rgr.experiments.futility.with_retrained`), says per retrained point what changed
+(:func:`rgr.experiments.futility.retrained_points`) and reads the verdict rows of the regular table
+(:func:`regular_rows`: the fit, the bound's form, the plateaus, h*) on both versions. A second reading only: the
+protocol table's rows stay the verdicts.
 """
 
 from __future__ import annotations
@@ -25,19 +25,18 @@ import numpy as np
 import pandas as pd
 
 from ...catalog import load_if_present
+from ...experiments.futility import retrained_points, with_retrained
 from ...task.metrics import F1_TARGET, reaches_target
-from ...theory.laws import regular_x_bound, scaling_x
+from ...theory.bounds import regular_x_bound, scaling_x
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
-from ..futile import retrained_points, with_retrained
 from ..thresholds import curves
 from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, fit_row, reached, untestable
 from .seed_bootstrap import Draws, cell_noise, fit_stats, noise, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
-__all__ = ["THIN_SEEDS", "diag_heads", "diag_rows", "diagonal_basis", "diagonal_runs", "growth_rows", "regular_heads",
-           "regular_lower_form", "regular_plateaus", "regular_rows", "UNSTOPPED", "unstopped_runs", "RowChange",
-           "UnstoppedReading", "unstopped_reading"]
+__all__ = ["THIN_SEEDS", "diag_heads", "diag_rows", "diagonal_runs", "growth_rows", "regular_heads",
+           "regular_lower_form", "regular_plateaus", "regular_rows", "UNSTOPPED", "unstopped_runs", "unstopped_reading"]
 
 _DIAG = ("diag_growth", "diag_first_two_above", "diag_heads")
 
@@ -48,7 +47,7 @@ def diagonal_runs(base: Source, lam: Source) -> pd.DataFrame:
     return (with_cells_of(lam.runs, on_diag) if len(lam.runs) else on_diag).reset_index(drop=True)
 
 
-def diagonal_basis(base: Source, lam: Source) -> str:
+def _diagonal_basis(base: Source, lam: Source) -> str:
     """Preset, then seeds and step cutoff per diagonal cell (paper: 10 seeds, 3 at the largest points, its Table 2
     cutoffs); both presets named when they differ."""
     runs = diagonal_runs(base, lam)
@@ -66,7 +65,7 @@ def diagonal_basis(base: Source, lam: Source) -> str:
 
 def diag_rows(base: Source, lam: Source) -> list[ClaimRow]:
     """The lambda = 8 diagonal: growth from m >= 512 against ln m, the first two points above that trend, one h*."""
-    b = diagonal_basis(base, lam)
+    b = _diagonal_basis(base, lam)
     if len(base.runs) and len(lam.runs) and base.preset != lam.preset:
         why = (f"not comparable yet: the diagonal's cells would come from two presets (base {base.preset}, lambda8 "
                f"{lam.preset}), whose seeds and grids differ; read both at one preset")
@@ -264,7 +263,7 @@ def unstopped_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class RowChange:
+class _RowChange:
     """One verdict row of the regular table, read on the protocol's rows (``before``) and with the retrained runs in
     the stopped ones' place (``after``)."""
 
@@ -289,8 +288,8 @@ class RowChange:
 
 
 @dataclass(frozen=True)
-class UnstoppedReading:
-    """What retraining the stopped runs changed. ``points``: :func:`rgr.results.futile.retrained_points`;
+class _UnstoppedReading:
+    """What retraining the stopped runs changed. ``points``: :func:`rgr.experiments.futility.retrained_points`;
     ``rows``: every verdict row of the regular table on both versions; the rest: counts for the chapter's prose
     (``false_*``: the false-stop point(s); ``plateau_*``: the plateau curves' points)."""
 
@@ -313,15 +312,15 @@ class UnstoppedReading:
     statuses_changed: int
     changed_words: str  # "none", or "key (status before -> after)" / "key (values only; still status)", ...
     points: pd.DataFrame
-    rows: tuple[RowChange, ...]
+    rows: tuple[_RowChange, ...]
 
 
-def _change(a: ClaimRow, b: ClaimRow) -> RowChange:
-    return RowChange(a.key, a.verdict.status, b.verdict.status, a.book, b.book, a.interval, b.interval,
+def _change(a: ClaimRow, b: ClaimRow) -> _RowChange:
+    return _RowChange(a.key, a.verdict.status, b.verdict.status, a.book, b.book, a.interval, b.interval,
                      float(a.value), float(b.value))
 
 
-def _words(rows: tuple[RowChange, ...]) -> str:
+def _words(rows: tuple[_RowChange, ...]) -> str:
     moved = [r for r in rows if r.changed]
     if not moved:
         return "none"
@@ -329,7 +328,7 @@ def _words(rows: tuple[RowChange, ...]) -> str:
                      else f"{r.key} (values only; still {r.status_before})" for r in moved)
 
 
-def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> UnstoppedReading:
+def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> _UnstoppedReading:
     """The regular table ``src`` read with ``retrained`` (the extension's rows at ``src``'s preset) in its stopped
     rows' place. ``plateaus``: the (r, h) curves read as plateaus (the other retrained points are false stops)."""
     pts = retrained_points(src.runs, retrained)
@@ -345,7 +344,7 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
     shift = (pla["f1_after"] - pla["f1_before"]).abs()
     top = pla.loc[shift.idxmax()] if len(pla) else None
     where = "—" if top is None else f"r = {int(top.r)}, h = {int(top.h)}, D_K = {int(top.D_K)}"
-    return UnstoppedReading(
+    return _UnstoppedReading(
         retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()), still_cut=int(pts["still_cut"].sum()),
         false_retrained=int(fal["retrained"].sum()), false_reached=int(fal["reached"].sum()),
         false_f1_before=mean(fal, "f1_before"), false_f1_after=mean(fal, "f1_after"),

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...theory.laws import scaling_x
+from ...theory.bounds import scaling_x
 from ..stats import within
 from ..thresholds import meets_precondition
 from . import reported as rep
@@ -52,7 +52,7 @@ from .seed_bootstrap import Draws, noise
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
 __all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
-           "reproduced_with", "table1_base", "READINGS", "Constant", "CellSet", "LawConstants",
+           "reproduced_with", "table1_base",
            "law_constants", "law_constant_values", "log_space_constant", "log_space_reading", "meet_in_the_middle"]
 
 
@@ -255,7 +255,7 @@ _NAMES = {"law_all": "the law fit over all twelve cells", "law_pre": "the law fi
           "heads": "the head-count line"}
 
 
-READINGS: tuple[tuple[str, str, str], ...] = (("ln, least squares", "ln", "ls"), ("log2, least squares", "log2", "ls"),
+_READINGS: tuple[tuple[str, str, str], ...] = (("ln, least squares", "ln", "ls"), ("log2, least squares", "log2", "ls"),
                                               (LOG_SPACE, "ln", "log"))
 
 
@@ -292,7 +292,7 @@ def _reproducing(checks: Sequence[ArithmeticCheck], fit: str, base: str) -> int:
 
 
 def law_constants(draws: Draws, checks: Sequence[ArithmeticCheck]) -> pd.DataFrame:
-    """One row per cell set ("all", "pre") and reading of :data:`READINGS`: n cells, the book's c, its 95% noise
+    """One row per cell set ("all", "pre") and reading of :data:`_READINGS`: n cells, the book's c, its 95% noise
     interval (lo, hi) and seed-bootstrap interval (boot_lo, boot_hi), the paper's c, whether it lies inside each
     interval, and ``table1``: assignments of the paper's Table 1 reproducing its fit in that base (least squares
     only; the arithmetic fits least squares)."""
@@ -301,7 +301,7 @@ def law_constants(draws: Draws, checks: Sequence[ArithmeticCheck]) -> pd.DataFra
     for cells in ("all", "pre"):
         d = ok if cells == "all" else ok.subset(meets_precondition(ok.cells))
         paper = float(rep.claim(_KEY[cells]).value)
-        for name, base, how in READINGS:
+        for name, base, how in _READINGS:
             x = d.cells["x_law"].to_numpy(float) * LOG_BASES[base]
             fit = _least_squares if how == "ls" else log_space_constant
             n = noise(d, lambda dk, h, x=x, fit=fit: fit(x, dk)) if len(d.cells) >= 2 else None
@@ -323,7 +323,7 @@ def _iv(lo: float, hi: float) -> str:
 
 
 @dataclass(frozen=True)
-class Constant:
+class _Constant:
     """One reading of the constant as the chapter pastes it: value, noise interval and seed-bootstrap interval (to 3
     decimals), and where the paper's value lies in each ("inside" / "outside")."""
 
@@ -335,44 +335,44 @@ class Constant:
 
 
 @dataclass(frozen=True)
-class CellSet:
+class _CellSet:
     """The three readings on one cell set, and the Table 1 head assignments reproducing the paper's fit per base."""
 
-    ln: Constant
-    log2: Constant
-    logspace: Constant
+    ln: _Constant
+    log2: _Constant
+    logspace: _Constant
     t1_ln: str
     t1_log2: str
 
 
 @dataclass(frozen=True)
-class LawConstants:
+class _LawConstants:
     """:func:`law_constants` for the chapter: ``c_all`` (twelve base cells), ``c_pre`` (precondition cells),
     ``t1_base``, the base Table 1 leaves the paper ("neither base" where the arithmetic cannot tell), and the causes
     the verdict rows law_slope_all / law_slope_pre give (:data:`rgr.results.replication.verdicts.CAUSES`'s words;
     "none: it agrees" for an agreement)."""
 
     t1_base: str
-    c_all: CellSet
-    c_pre: CellSet
+    c_all: _CellSet
+    c_pre: _CellSet
     cause_all: str
     cause_pre: str
 
 
-def law_constant_values(frame: pd.DataFrame, checks: Sequence[ArithmeticCheck], rows: Sequence) -> LawConstants:
+def law_constant_values(frame: pd.DataFrame, checks: Sequence[ArithmeticCheck], rows: Sequence) -> _LawConstants:
     """The numbers of :func:`law_constants` (``frame``) as a finding the chapter glues (``c_all_ln_value``, ...),
     with the causes of the verdict ``rows`` (:class:`~rgr.results.replication.rows.ClaimRow`) of the two slopes."""
     sets = {}
     for cells, g in frame.groupby("cells", sort=False):
         got = {}
         for r in g.itertuples(index=False):
-            got[_TAG[r.reading]] = Constant(float(r.value), _iv(r.lo, r.hi), _iv(r.boot_lo, r.boot_hi),
+            got[_TAG[r.reading]] = _Constant(float(r.value), _iv(r.lo, r.hi), _iv(r.boot_lo, r.boot_hi),
                                             "inside" if r.inside else "outside",
                                             "inside" if r.inside_boot else "outside")
         t1 = {_TAG[r.reading]: f"{int(r.table1):,}" for r in g.itertuples(index=False) if not pd.isna(r.table1)}
-        sets[cells] = CellSet(got["ln"], got["log2"], got["logspace"], t1["ln"], t1["log2"])
+        sets[cells] = _CellSet(got["ln"], got["log2"], got["logspace"], t1["ln"], t1["log2"])
     causes = {r.key: cause_of(r) for r in rows}
     said = {k: CAUSES[causes[k]] if causes.get(k) else ("none: it agrees" if k in causes else "no row")
             for k in _KEY.values()}
-    return LawConstants(table1_base(list(checks)) or "neither base", sets["all"], sets["pre"],
+    return _LawConstants(table1_base(list(checks)) or "neither base", sets["all"], sets["pre"],
                         said["law_slope_all"], said["law_slope_pre"])

@@ -42,17 +42,16 @@ from .second_readings import SETTLED, longer_rows, settled_source, with_longer
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict, table1
 
-__all__ = ["Inputs", "Reader", "READERS", "read", "sec61_claims", "diagonal_claims", "regular_claims", "softmax_claims",
-           "value_claims", "gpt2_claims", "evaluate", "complete_rows", "JOINT", "every_configuration", "arithmetic",
-           "OWN", "GROUPS", "EXPERIMENTS", "sources_of", "table1_view", "FEW_SEEDS", "Reduced", "FewSeeds",
-           "Basis", "basis_of", "few_seeds_of", "basis", "chapter_basis"]
+__all__ = ["Inputs", "READERS", "read", "evaluate", "complete_rows", "JOINT", "arithmetic", "GROUPS", "EXPERIMENTS",
+           "sources_of", "table1_view", "Reduced", "FewSeeds", "Basis", "basis_of", "few_seeds_of", "basis",
+           "chapter_basis"]
 
 
 @dataclass(frozen=True)
 class Inputs:
     """What every reader reads: each experiment's :class:`~rgr.results.replication.rows.Source`, the comparisons' groups
     read at one preset (:data:`JOINT`), the draws of every configuration tested and what
-    they are (:func:`every_configuration`), the Table 1 arithmetic, and the base
+    they are (:func:`_every_configuration`), the Table 1 arithmetic, and the base
     grid's seed draws when the caller has them (computed here otherwise; the longer-budget reading reuses them)."""
 
     sources: dict[str, Source]
@@ -62,7 +61,7 @@ class Inputs:
     base_draws: Draws | None = None
 
 
-Reader = Callable[[Inputs], list[ClaimRow]]
+_Reader = Callable[[Inputs], list[ClaimRow]]
 
 
 def _at(rows: list[ClaimRow], preset: str) -> list[ClaimRow]:
@@ -79,37 +78,37 @@ def sec61_claims(ins: Inputs) -> list[ClaimRow]:
     return _at(sec61_rows(SharedBase(base, draws, every, said, list(ins.checks))), base.preset)
 
 
-def diagonal_claims(ins: Inputs) -> list[ClaimRow]:
+def _diagonal_claims(ins: Inputs) -> list[ClaimRow]:
     """Fig. 4: the lambda = 8 diagonal, base and lambda8 read together."""
     base, lam = ins.groups["diagonal"]["base"], ins.groups["diagonal"]["lambda8"]
     return _at(diag_rows(base, lam), "/".join(sorted({base.preset, lam.preset})))
 
 
-def regular_claims(ins: Inputs) -> list[ClaimRow]:
+def _regular_claims(ins: Inputs) -> list[ClaimRow]:
     """App. A.3: r-regular graphs."""
     return _at(regular_rows(ins.sources["regular"]), ins.sources["regular"].preset)
 
 
-def softmax_claims(ins: Inputs) -> list[ClaimRow]:
+def _softmax_claims(ins: Inputs) -> list[ClaimRow]:
     """E4 softmax, with the softmax chapter's group (softmax, linear, base at one preset)."""
     soft, shift = ins.sources["softmax"], ins.groups["shift"]
     read_on = shift.get("softmax", soft)
     return _at(softmax_rows(soft, shift), read_on.preset if len(read_on.runs) else soft.preset)
 
 
-def value_claims(ins: Inputs) -> list[ClaimRow]:
+def _value_claims(ins: Inputs) -> list[ClaimRow]:
     """E6 value channel; value_d32_best on the decision run's preset when that run decides it."""
     val, long = ins.sources["value"], ins.sources.get("value_long")
     decided = {"value_d32_best": long.preset} if deciding_runs(long, 32) is not None else {}
     return [replace(r, preset=decided.get(r.key, val.preset)) for r in value_rows(val, long)]
 
 
-def gpt2_claims(ins: Inputs) -> list[ClaimRow]:
+def _gpt2_claims(ins: Inputs) -> list[ClaimRow]:
     """E7, the GPT-2 block."""
     return _at(gpt2_rows(ins.sources["gpt2"]), ins.sources["gpt2"].preset)
 
 
-READERS: dict[str, Reader] = {  # claim key -> its reader (after the #: the function that makes the row)
+READERS: dict[str, _Reader] = {  # claim key -> its reader (after the #: the function that makes the row)
     # Sec. 6.1 / App. A.2: max-over-heads on permutation graphs (the base grid)
     "law_slope_all": sec61_claims,  # sec61.law_rows
     "law_r2_all": sec61_claims,  # sec61.law_rows
@@ -126,24 +125,24 @@ READERS: dict[str, Reader] = {  # claim key -> its reader (after the #: the func
     "fig1_one_head_worse": sec61_claims,  # sec61.fig1_one_head_worse
     "fig2_more_heads": sec61_claims,  # sec61.fig2_more_heads
     # Fig. 4: the lambda = 8 diagonal
-    "diag_growth": diagonal_claims,  # fig4.growth_rows
-    "diag_first_two_above": diagonal_claims,  # fig4.growth_rows
-    "diag_heads": diagonal_claims,  # fig4.diag_heads
+    "diag_growth": _diagonal_claims,  # fig4.growth_rows
+    "diag_first_two_above": _diagonal_claims,  # fig4.growth_rows
+    "diag_heads": _diagonal_claims,  # fig4.diag_heads
     # App. A.3: r-regular graphs
-    "regular_slope": regular_claims,  # fig4.regular_rows
-    "regular_plateaus": regular_claims,  # fig4.regular_plateaus
-    "regular_heads": regular_claims,  # fig4.regular_heads
-    "regular_r16_bound": regular_claims,  # fig4.regular_rows
-    "regular_lower_form": regular_claims,  # fig4.regular_lower_form
+    "regular_slope": _regular_claims,  # fig4.regular_rows
+    "regular_plateaus": _regular_claims,  # fig4.regular_plateaus
+    "regular_heads": _regular_claims,  # fig4.regular_heads
+    "regular_r16_bound": _regular_claims,  # fig4.regular_rows
+    "regular_lower_form": _regular_claims,  # fig4.regular_lower_form
     # the extensions: softmax (E4), value channel (E6), GPT-2 block (E7)
-    "softmax_advantage": softmax_claims,  # extensions.softmax_rows
-    "softmax_shift": softmax_claims,  # extensions.softmax_shift
-    "value_d16": value_claims,  # extensions.value_rows
-    "value_d32_small": value_claims,  # extensions.value_d32_small
-    "value_d32_best": value_claims,  # extensions.value_d32_best
-    "gpt2_multi": gpt2_claims,  # extensions.gpt2_rows
-    "gpt2_single": gpt2_claims,  # extensions.gpt2_rows
-    "gpt2_best": gpt2_claims,  # extensions.gpt2_rows
+    "softmax_advantage": _softmax_claims,  # extensions.softmax_rows
+    "softmax_shift": _softmax_claims,  # extensions.softmax_shift
+    "value_d16": _value_claims,  # extensions.value_rows
+    "value_d32_small": _value_claims,  # extensions.value_d32_small
+    "value_d32_best": _value_claims,  # extensions.value_d32_best
+    "gpt2_multi": _gpt2_claims,  # extensions.gpt2_rows
+    "gpt2_single": _gpt2_claims,  # extensions.gpt2_rows
+    "gpt2_best": _gpt2_claims,  # extensions.gpt2_rows
 }
 
 
@@ -151,7 +150,7 @@ def read(ins: Inputs) -> list[ClaimRow]:
     """Every reader of :data:`READERS` once, in the claims' order, its rows as it gives them; a ValueError names a row
     whose claim belongs to another reader."""
     rows: list[ClaimRow] = []
-    done: set[Reader] = set()
+    done: set[_Reader] = set()
     for reader in READERS.values():
         if reader in done:
             continue
@@ -179,7 +178,7 @@ def arithmetic() -> tuple[ArithmeticCheck, ...]:
     return tuple(table1_checks())
 
 
-def every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
+def _every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
     """Seed draws of every configuration the book tested with max-over-heads on permutation graphs (``group``: base,
     lambda8, lambda32 at one preset; a cell in several tables takes the base grid's runs) and what they are; None and
     the reason when the tables are at different presets or empty."""
@@ -217,7 +216,7 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     if not len(sources["base"].runs):  # Sec. 6.1 is not read: nothing of it is computed
         return read(Inputs(sources, groups, (None, "no runs"), ()))
     draws = seed_draws(sources["base"].runs)  # once: the verdicts and the longer-budget reading share them
-    rows = read(Inputs(sources, groups, every_configuration(groups["every"]), tuple(checks or arithmetic()), draws))
+    rows = read(Inputs(sources, groups, _every_configuration(groups["every"]), tuple(checks or arithmetic()), draws))
     settled = sources.get(SETTLED)
     if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
         rows = with_longer(rows, longer_rows(sources["base"], groups["diagonal"]["lambda8"], settled,
@@ -243,10 +242,10 @@ def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
     ]
 
 
-OWN = ("base", "lambda8", "regular", "softmax", "value", "gpt2")  # each read on its own preset
+_OWN = ("base", "lambda8", "regular", "softmax", "value", "gpt2")  # each read on its own preset
 
 
-GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in OWN}, **JOINT}
+GROUPS: dict[str, tuple[str, ...]] = {**{n: (n,) for n in _OWN}, **JOINT}
 
 
 EXPERIMENTS: tuple[str, ...] = tuple(dict.fromkeys(n for g in GROUPS.values() for n in g))  # every table read
@@ -285,7 +284,7 @@ def table1_view(base: Source) -> pd.DataFrame:
     return table1(d.cells, cell_noise(d, "d_k_star"))
 
 
-FEW_SEEDS = 3  # at most this many seeds a cell: a seed bootstrap there has few distinct resamples
+_FEW_SEEDS = 3  # at most this many seeds a cell: a seed bootstrap there has few distinct resamples
 
 
 @dataclass(frozen=True)
@@ -302,7 +301,7 @@ class Reduced:
 
 @dataclass(frozen=True)
 class FewSeeds:
-    """One experiment read on `paper` with at most :data:`FEW_SEEDS` seeds in some (m, d_model) cells."""
+    """One experiment read on `paper` with at most :data:`_FEW_SEEDS` seeds in some (m, d_model) cells."""
 
     name: str
     seeds: int  # the fewest seeds of a cell
@@ -343,7 +342,7 @@ def basis_of(loaded: Mapping[str, Mapping[str, object]],
     return tuple(out.values())
 
 
-def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = FEW_SEEDS) -> tuple[FewSeeds, ...]:
+def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = _FEW_SEEDS) -> tuple[FewSeeds, ...]:
     """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most ``most`` seeds in some
     (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8 diagonal's largest
     points), once, in order."""
@@ -374,10 +373,10 @@ def chapter_basis(loaded: Mapping[str, Mapping[str, object]]) -> Basis:
     gpt2 = loaded["gpt2"]["gpt2"]
     reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))
     return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded),
-                 paper_done=paper_runs_done(), bench=latest_lease_bench(data_dir()))
+                 paper_done=_paper_runs_done(), bench=latest_lease_bench(data_dir()))
 
 
-def paper_runs_done(root: Path | None = None) -> int:
+def _paper_runs_done(root: Path | None = None) -> int:
     """Runs of the GPT-2 block's paper preset in data/gpt2.csv (0 without a table)."""
     try:
         return len(load("gpt2", "paper", root))

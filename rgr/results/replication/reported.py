@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Reported", "CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
+__all__ = ["CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
            "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS", "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX",
            "markdown_cell"]
 
@@ -50,7 +50,7 @@ SECTION_TITLES = dict(zip(SECTIONS, (
 
 
 @dataclass(frozen=True)
-class Reported:
+class _Reported:
     """One claim of the paper: its key, where it stands, its wording and its number(s), if any.
 
     ``value`` is a float, a tuple (a range, a list of cells or head counts) or None for a purely
@@ -75,76 +75,77 @@ class Reported:
 _S61, _F4, _A3, _S71, _S72, _S73 = SECTIONS
 _P, _D, _S, _V, _G = "permutation_sweeps", "denser_graphs", "softmax", "value_channel", "gpt2_block"
 
-CLAIMS: tuple[Reported, ...] = (
+CLAIMS: tuple[_Reported, ...] = (
     # --- Sec. 6.1 / App. A.2 -------------------------------------------------------------
-    Reported("law_slope_all", _S61, "D_K* = c · m log m / d_model through the origin, all 12 base cells: slope",
+    _Reported("law_slope_all", _S61, "D_K* = c · m log m / d_model through the origin, all 12 base cells: slope",
              "1.19", 1.19, _P, name="the law's constant c, all base cells"),
-    Reported("law_r2_all", _S61, "same fit, all 12 base cells: R²", "0.944", 0.944, _P,
+    _Reported("law_r2_all", _S61, "same fit, all 12 base cells: R²", "0.944", 0.944, _P,
              name="the law's R², all base cells"),
-    Reported("law_slope_pre", _S61, "same fit without d_model = 16, m > 64: slope", "0.966", 0.966, _P,
+    _Reported("law_slope_pre", _S61, "same fit without d_model = 16, m > 64: slope", "0.966", 0.966, _P,
              name="the law's constant c, precondition cells"),
-    Reported("law_r2_pre", _S61, "same fit without d_model = 16, m > 64: R²", "0.992", 0.992, _P,
+    _Reported("law_r2_pre", _S61, "same fit without d_model = 16, m > 64: R²", "0.992", 0.992, _P,
              name="the law's R², precondition cells"),
-    Reported("excluded_above", _S61, "the three cells d_model = 16, m > 64 sit above the line",
+    _Reported("excluded_above", _S61, "the three cells d_model = 16, m > 64 sit above the line",
              "above", ((128, 16), (256, 16), (512, 16)), _P, name="the excluded cells lie above the law's line"),
-    Reported("heads_slope", _S61, "h* = a · m / d_model + b (Fig. 10): slope a", "1.65", 1.65, _P,
+    _Reported("heads_slope", _S61, "h* = a · m / d_model + b (Fig. 10): slope a", "1.65", 1.65, _P,
              name="the head-count line: slope"),
-    Reported("heads_intercept", _S61, "h* = a · m / d_model + b (Fig. 10): intercept b", "−6.64", -6.64, _P,
+    _Reported("heads_intercept", _S61, "h* = a · m / d_model + b (Fig. 10): intercept b", "−6.64", -6.64, _P,
              name="the head-count line: intercept"),
-    Reported("heads_r2", _S61, "h* = a · m / d_model + b (Fig. 10): R²", "0.824", 0.824, _P,
+    _Reported("heads_r2", _S61, "h* = a · m / d_model + b (Fig. 10): R²", "0.824", 0.824, _P,
              name="the head-count line: R²"),
-    Reported("dk_range", _S61, "per-head width d_k* at D_K* on the base grid: range", "[5, 24]", (5, 24), _P,
+    _Reported("dk_range", _S61, "per-head width d_k* at D_K* on the base grid: range", "[5, 24]", (5, 24), _P,
              name="per-head width d_k*: range"),
-    Reported("dk_median", _S61, "per-head width d_k* at D_K* on the base grid: median", "11", 11.0, _P,
+    _Reported("dk_median", _S61, "per-head width d_k* at D_K* on the base grid: median", "11", 11.0, _P,
              name="per-head width d_k*: median"),
-    Reported("table1", _S61, "Table 1: d_k* per (m, d_model) cell", "Table 1", None, _P, name="Table 1: d_k* per cell"),
-    Reported("single_head_never", _S61, "one head never reaches F1 0.99 within the scanned D_K at these cells",
+    _Reported("table1", _S61, "Table 1: d_k* per (m, d_model) cell", "Table 1", None, _P,
+              name="Table 1: d_k* per cell"),
+    _Reported("single_head_never", _S61, "one head never reaches F1 0.99 within the scanned D_K at these cells",
              "(512, 64), (256, 32)", ((512, 64), (256, 32)), _P, name="one head never reaches the F1 target"),
-    Reported("fig1_one_head_worse", _S61, "Fig. 1, (256, 32): one head markedly worse than several at every budget",
+    _Reported("fig1_one_head_worse", _S61, "Fig. 1, (256, 32): one head markedly worse than several at every budget",
              "worse at every budget", (256, 32), _P, name="Fig. 1: one head worse at every budget"),
-    Reported("fig2_more_heads", _S61, "Fig. 2: more heads are needed as m grows and as d_model shrinks",
+    _Reported("fig2_more_heads", _S61, "Fig. 2: more heads are needed as m grows and as d_model shrinks",
              "monotone", None, _P, name="Fig. 2: more heads as m grows and d_model shrinks"),
     # --- Fig. 4 --------------------------------------------------------------------------
-    Reported("diag_growth", _F4, "m / d_model = 8: D_K* grows roughly like log m from m >= 512",
+    _Reported("diag_growth", _F4, "m / d_model = 8: D_K* grows roughly like log m from m >= 512",
              "∝ log m", 512, _P, name="λ = 8 diagonal: growth like log m"),
-    Reported("diag_first_two_above", _F4, "m / d_model = 8: (128, 16) and (256, 32) lie a little above that trend",
+    _Reported("diag_first_two_above", _F4, "m / d_model = 8: (128, 16) and (256, 32) lie a little above that trend",
              "above", ((128, 16), (256, 32)), _P, name="λ = 8 diagonal: first two cells above the trend"),
-    Reported("diag_heads", _F4,
+    _Reported("diag_heads", _F4,
              "head count at D_K* roughly proportional to the compression (constant along m / d_model = 8)",
              "constant", None, _P, name="λ = 8 diagonal: one head count"),
     # --- App. A.3 ------------------------------------------------------------------------
-    Reported("regular_slope", _A3, "D_K* = c · (r m / d_model) log2 m, r in {1, 2, 4, 8, 16}: c", "0.46", 0.46, _D,
+    _Reported("regular_slope", _A3, "D_K* = c · (r m / d_model) log2 m, r in {1, 2, 4, 8, 16}: c", "0.46", 0.46, _D,
              name="denser graphs: the constant c"),
-    Reported("regular_plateaus", _A3,
+    _Reported("regular_plateaus", _A3,
              "r = 2: one head plateaus below F1 1.0; r = 4: two heads plateau; 4–8 heads reach ~1.0",
              "plateau / ~1.0", None, _D, name="denser graphs: few heads plateau"),
-    Reported("regular_heads", _A3, "h* grows about linearly in r, within about 2x of r m / d_model",
+    _Reported("regular_heads", _A3, "h* grows about linearly in r, within about 2x of r m / d_model",
              "within 2x", 2.0, _D, name="denser graphs: h* near r m / d_model"),
-    Reported("regular_r16_bound", _A3, "r = 16: the learned D_K* is slightly below the constructive upper bound",
+    _Reported("regular_r16_bound", _A3, "r = 16: the learned D_K* is slightly below the constructive upper bound",
              "slightly below", 16, _D, name="denser graphs: r = 16 below the constructive bound"),
-    Reported("regular_lower_form", _A3,
+    _Reported("regular_lower_form", _A3,
              "dense graphs: the optimum sits nearer the lower-bound form than the upper-bound form",
              "lower-bound form", None, _D, name="denser graphs: nearer the lower-bound form"),
     # --- Sec. 7.1 ------------------------------------------------------------------------
-    Reported("softmax_advantage", _S71, "softmax: a multi-head advantage in every panel except (64, 32)",
+    _Reported("softmax_advantage", _S71, "softmax: a multi-head advantage in every panel except (64, 32)",
              "all but (64, 32)", (64, 32), _S, name="softmax: a multi-head advantage"),
-    Reported("softmax_shift", _S71, "softmax: the D_K for F1 0.99 shifts to larger budgets than max-over-heads",
+    _Reported("softmax_shift", _S71, "softmax: the D_K for F1 0.99 shifts to larger budgets than max-over-heads",
              "larger", None, _S, name="softmax: thresholds shift to larger D_K"),
     # --- Sec. 7.2 ------------------------------------------------------------------------
-    Reported("value_d16", _S72,
+    _Reported("value_d16", _S72,
              "value channel, d_model = 16: one head plateaus at a high error; h >= 4 drives it down sharply",
              "h ≥ 4 far lower", 4, _V, name="value channel, d_model = 16: many heads far lower error"),
-    Reported("value_d32_small", _S72, "value channel, d_model = 32: one head beats h = 16 at small D_K",
+    _Reported("value_d32_small", _S72, "value channel, d_model = 32: one head beats h = 16 at small D_K",
              "h = 1 < h = 16", 16, _V, name="value channel, d_model = 32: one head best at small D_K"),
-    Reported("value_d32_best", _S72, "value channel, d_model = 32: h = 4 and 8 reach the lowest error",
+    _Reported("value_d32_best", _S72, "value channel, d_model = 32: h = 4 and 8 reach the lowest error",
              "h ∈ {4, 8}", (4, 8), _V, name="value channel, d_model = 32: lowest error at h = 4, 8"),
     # --- Sec. 7.3 ------------------------------------------------------------------------
-    Reported("gpt2_multi", _S73, "GPT-2 block, h >= 2: accuracy rises with D_K, near perfect by D_K ~ 512",
+    _Reported("gpt2_multi", _S73, "GPT-2 block, h >= 2: accuracy rises with D_K, near perfect by D_K ~ 512",
              "≈ 1 at D_K 512", 512, _G, name="GPT-2 block: h ≥ 2 near perfect"),
-    Reported("gpt2_single", _S73,
+    _Reported("gpt2_single", _S73,
              "GPT-2 block, h = 1, D_K >= 256: seeds split, some collapse to ~0, the rest near 0.81",
              "split; 0.81", 0.81, _G, name="GPT-2 block: one head's seeds split"),
-    Reported("gpt2_best", _S73, "GPT-2 block: the best partitions are h in {4, 8}", "h ∈ {4, 8}", (4, 8), _G,
+    _Reported("gpt2_best", _S73, "GPT-2 block: the best partitions are h in {4, 8}", "h ∈ {4, 8}", (4, 8), _G,
              name="GPT-2 block: best h = 4 or 8"),
 )
 
@@ -166,7 +167,7 @@ PAPER_FEW_SEEDS = {"lambda8": (2048, 3)}  # experiment -> (from m, seeds)
 PAPER_DIAG_M_MAX = 4096  # the lambda = 8 diagonal of Fig. 4 (protocol E2) runs to m = 4096
 
 
-def claim(key: str) -> Reported:
+def claim(key: str) -> _Reported:
     """The claim with this key; a KeyError naming the key otherwise."""
     for c in CLAIMS:
         if c.key == key:

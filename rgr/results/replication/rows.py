@@ -34,13 +34,13 @@ from pathlib import Path
 import pandas as pd
 
 from ...catalog import get, load, preset_completeness, resolve_preset, table_path
+from ...experiments.futility import futile_stops
 from ...store import TableError
-from ..futile import futile_stops
 from . import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
 
-__all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_noise", "fit_row", "fmt_iv", "reached",
+__all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_row", "fmt_iv", "reached",
            "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
            "COMPRESSIVE_PRESET", "gpt2_source", "x_of", "paper_dk_at"]
 
@@ -137,7 +137,7 @@ def cutoffs(runs: pd.DataFrame) -> str:
 
 def basis(src: Source) -> str:
     """Preset, seeds, head counts and step cutoffs behind a number, beside the paper's (protocol E2–E7), and how many
-    of its runs futility stopping ended (:func:`rgr.results.futile.futile_stops`), a rule the protocol lacks."""
+    of its runs futility stopping ended (:func:`rgr.experiments.futility.futile_stops`), a rule the protocol lacks."""
     r = src.runs
     text = f"{src.preset}: {seeds_per_point(r)} seeds (paper {rep.PAPER_SEEDS.get(src.name, '?')})"
     if src.name != "gpt2" and len(r):
@@ -168,7 +168,7 @@ def reached(draws: Draws) -> Draws:
     return draws.subset(draws.cells["D_K_star"].notna().to_numpy())
 
 
-def fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
+def _fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> Noise:
     """:class:`~rgr.results.replication.seed_bootstrap.Noise` of a fit's ``what`` ("slope", "intercept", "r2"): column
     ``x`` of the
     cells (times ``factor``, a log base) against D_K* (``on="dk"``) or h* (``on="h"``)."""
@@ -200,11 +200,11 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     Table 1 gives its fit) makes that the cause of a deviation."""
     x, on, intercept, what, factor = spec
     paper = rep.claim(key).value
-    n = fit_noise(d, x, on, intercept, what, factor)
+    n = _fit_noise(d, x, on, intercept, what, factor)
     if not math.isfinite(n.value):
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    readings = tuple(_reading(name, fit_noise(od, x, on, intercept, what, f), paper) for name, od,
+    readings = tuple(_reading(name, _fit_noise(od, x, on, intercept, what, f), paper) for name, od,
                      f in others if len(od.cells) >= 3) + tuple(extra)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")

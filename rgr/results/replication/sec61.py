@@ -242,7 +242,7 @@ def single_head_never(sb: SharedBase, b: str) -> ClaimRow:
                     combined(vs, "; ".join(v.detail for v in vs)), float(max(r["mean"] for r in best.values())))
 
 
-CHANCE_F1 = 0.5  # a budget where no configuration's mean F1 reaches this is read as near chance (fig1)
+_CHANCE_F1 = 0.5  # a budget where no configuration's mean F1 reaches this is read as near chance (fig1)
 
 
 def _paired_at(dk, diff, h: int) -> str:
@@ -267,11 +267,11 @@ def fig1_one_head_worse(sb: SharedBase, b: str) -> ClaimRow:
     gap = (multi.loc[shared, "mean"] - one.loc[shared, "mean"])
     exc = [dk for dk in shared if dk not in worse]
     best_any = s.groupby("D_K")["mean"].max()
-    low = all(best_any.loc[dk] < CHANCE_F1 for dk in exc)  # every exception at a budget where nothing learns
+    low = all(best_any.loc[dk] < _CHANCE_F1 for dk in exc)  # every exception at a budget where nothing learns
     said = (f"one head is below the best multi-head configuration at {len(worse)} of {len(shared)} shared budgets "
             "on paired seeds (the 95% interval of the per-seed F1 difference below zero)"
             + ("; not at " + ", ".join(_paired_at(dk, diffs[dk], int(multi.loc[dk, "h"])) for dk in exc) if exc else "")
-            + (f"; at each of those every configuration's mean F1 is below {CHANCE_F1:g}" if exc and low else ""))
+            + (f"; at each of those every configuration's mean F1 is below {_CHANCE_F1:g}" if exc and low else ""))
     v = Verdict("agrees" if len(worse) == len(shared) else "deviates", said, cause="chance" if exc and low else "")
     return ClaimRow(key, f"largest gap {gap.max():.2f} F1 (D_K = {int(gap.idxmax())})",
                     f"paired: below at {len(worse)} of {len(shared)}", b, v, float(gap.max()))

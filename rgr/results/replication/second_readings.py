@@ -49,7 +49,7 @@ from .sec61 import SharedBase, dk_rows, excluded_above, heads_rows, law_rows
 from .seed_bootstrap import Draws, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["settled_source", "longer_draws", "longer_rows", "with_longer", "LongerSummary", "longer_summary"]
+__all__ = ["settled_source", "longer_draws", "longer_rows", "with_longer", "longer_summary"]
 
 _LIKELY = "a likely reason, not measured here:"  # how the diagonal's row offers the cutoff (fig4.growth_rows)
 
@@ -180,7 +180,7 @@ def with_longer(rows: Sequence[ClaimRow], longer: Mapping[str, Longer]) -> list[
 
 
 @dataclass(frozen=True)
-class LongerSummary:
+class _LongerSummary:
     """How the rows read again with a longer budget fare: how many have a second reading, how many keep their
     status there and how many change it, the deviations that become budget-bound, the settled readings, and the
     budgets read ("4x", "4x–16x"; "none")."""
@@ -193,12 +193,12 @@ class LongerSummary:
     budgets: str
 
 
-def longer_summary(rows: Sequence[ClaimRow]) -> LongerSummary:
-    """:class:`LongerSummary` of verdict ``rows`` (after :func:`with_longer`)."""
+def longer_summary(rows: Sequence[ClaimRow]) -> _LongerSummary:
+    """:class:`_LongerSummary` of verdict ``rows`` (after :func:`with_longer`)."""
     got = [r for r in rows if r.longer is not None]
     same = sum(r.longer.status == r.verdict.status for r in got)
     budgets = sorted({r.longer.budget for r in got})
-    return LongerSummary(n_rows=len(got), n_same=same, n_changed=len(got) - same,
+    return _LongerSummary(n_rows=len(got), n_same=same, n_changed=len(got) - same,
                          n_budget_bound=sum(r.verdict.cause == "budget_bound" for r in got),
                          n_settled=sum(r.longer.settled for r in got),
                          budgets="–".join(f"{b}x" for b in budgets) or "none")

@@ -41,13 +41,13 @@ from ...task.metrics import F1_TARGET, reaches_target
 from ..stats import within
 from ..thresholds import CELL, thresholds
 
-__all__ = ["N_BOOT", "BOOT_SEED", "Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise", "PAIRED_CLAIMS",
-           "PairedDifference", "paired_difference", "by_seed"]
+__all__ = ["Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise", "PAIRED_CLAIMS", "paired_difference",
+           "by_seed"]
 
-N_BOOT = 2000  # replicates: enough for a stable 99% percentile
+_N_BOOT = 2000  # replicates: enough for a stable 99% percentile
 
 
-BOOT_SEED = 0  # fixed: the intervals are the same on every machine
+_BOOT_SEED = 0  # fixed: the intervals are the same on every machine
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def _cell_draws(runs: pd.DataFrame, key: tuple[int, ...], n_boot: int, seed: int
     return np.where(reached, dk, np.nan), np.where(reached, h, np.nan), np.where(np.isfinite(one), one, np.nan)
 
 
-def seed_draws(runs: pd.DataFrame, law: str = "permutation", n_boot: int = N_BOOT, seed: int = BOOT_SEED,
+def seed_draws(runs: pd.DataFrame, law: str = "permutation", n_boot: int = _N_BOOT, seed: int = _BOOT_SEED,
                metric: str = "test_f1", target: float = F1_TARGET) -> Draws:
     """:class:`Draws` of every cell of ``runs`` (one sweep, one preset)."""
     if n_boot < 100:
@@ -147,10 +147,10 @@ class Noise:
         return f"{seeds}; every cell at its optimistic / conservative D_K*: {g(self.ends[0])} / {g(self.ends[1])}{gone}"
 
 
-Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (D_K*, h*) arrays (cells, k) -> the number per column (k,)
+_Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (D_K*, h*) arrays (cells, k) -> the number per column (k,)
 
 
-def noise(draws: Draws, stat: Stat) -> Noise:
+def noise(draws: Draws, stat: _Stat) -> Noise:
     """:class:`Noise` of ``stat`` on ``draws``: its value at the cells' own D_K*, h*; its percentile intervals over the
     replicates in which every cell reached the target; its values at the E3 threshold ends (h* kept)."""
     c = draws.cells
@@ -206,7 +206,7 @@ PAIRED_CLAIMS: tuple[str, ...] = ("fig1_one_head_worse", "value_d16", "value_d32
 
 
 @dataclass(frozen=True)
-class PairedDifference:
+class _PairedDifference:
     """Mean of ``a - b`` over ``n`` paired seeds, its 95% t-interval [lo, hi], the two-sided paired t-test's
     p-value, and ``a_lower``: the seeds where a's value is below b's."""
 
@@ -234,25 +234,25 @@ class PairedDifference:
                 f"(p = {self.p:.2g}); {a} lower at {self.a_lower} of {self.n}")
 
 
-def paired_difference(a: pd.Series, b: pd.Series) -> PairedDifference:
+def paired_difference(a: pd.Series, b: pd.Series) -> _PairedDifference:
     """``a`` and ``b``: a metric indexed by seed. The seeds both have are paired; fewer than two give a point with an
     infinite interval and p = 1."""
     both = sorted(set(a.index) & set(b.index))
     d = np.array([float(a[s]) - float(b[s]) for s in both])
     n = len(d)
     if n == 0:
-        return PairedDifference(0, math.nan, -math.inf, math.inf, 1.0, 0)
+        return _PairedDifference(0, math.nan, -math.inf, math.inf, 1.0, 0)
     mean = float(d.mean())
     lower = int((d < 0).sum())
     if n < 2:
-        return PairedDifference(n, mean, -math.inf, math.inf, 1.0, lower)
+        return _PairedDifference(n, mean, -math.inf, math.inf, 1.0, lower)
     se = float(d.std(ddof=1)) / math.sqrt(n)
     if se == 0.0:
         p = 1.0 if mean == 0.0 else 0.0
-        return PairedDifference(n, mean, mean, mean, p, lower)
+        return _PairedDifference(n, mean, mean, mean, p, lower)
     half = float(sps.t.ppf(0.975, n - 1)) * se
     p = float(2 * sps.t.sf(abs(mean) / se, n - 1))
-    return PairedDifference(n, mean, mean - half, mean + half, p, lower)
+    return _PairedDifference(n, mean, mean - half, mean + half, p, lower)
 
 
 def by_seed(runs: pd.DataFrame, metric: str, h: int, D_K: int, **where) -> pd.Series:

@@ -32,9 +32,9 @@ from .reported import TABLE1
 
 __all__ = [
     "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict", "FitInterval",
-    "fit_interval", "with_log_base", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
-    "by_cause", "verdict_counts", "near_misses", "Headline", "headline",
+    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict",
+    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
+    "by_cause", "verdict_counts", "near_misses", "headline",
 ]
 
 STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
@@ -195,7 +195,7 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
                        cause=v.cause)
     near = within(paper, lo99, hi99)
     half = (hi - lo) / 2
-    size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else \
+    size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else\
         "the interval has no width (every replicate gave the same value)"
     prec = (
         "; the paper gives its value without an interval, so only the book's noise measures the difference"
@@ -240,7 +240,7 @@ def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
 
 
 @dataclass(frozen=True)
-class FitInterval:
+class _FitInterval:
     """A line fitted to all points, with 95% percentile-bootstrap intervals (resampling points)."""
 
     fit: Fit
@@ -250,7 +250,7 @@ class FitInterval:
     n_boot: int
 
 
-def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> FitInterval:
+def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> _FitInterval:
     """:func:`rgr.results.stats.fit_line` and bootstrap intervals over the points (cells).
 
     Each replicate draws len(x) points with replacement and refits; replicates whose x are all
@@ -272,14 +272,7 @@ def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float
     a = np.array(reps) if reps else np.full((1, 3), np.nan)
     q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
     lo_hi = [tuple(float(v) for v in np.percentile(a[:, k], q)) for k in range(3)]
-    return FitInterval(fit, lo_hi[0], lo_hi[1], lo_hi[2], len(reps))
-
-
-def with_log_base(cells: pd.DataFrame, base: str) -> pd.DataFrame:
-    """The thresholds table with ``x_law`` = m log_base m / d_model (``base`` "ln" or "log2")."""
-    if base not in LOG_BASES:
-        raise ValueError(f"base must be one of {sorted(LOG_BASES)}, got {base!r}")
-    return cells.assign(x_law=cells["x_law"] * LOG_BASES[base])
+    return _FitInterval(fit, lo_hi[0], lo_hi[1], lo_hi[2], len(reps))
 
 
 # ----------------------------------------------------------------------------- Table 1
@@ -330,7 +323,7 @@ def near_misses(rows: list) -> int:
 
 
 @dataclass(frozen=True)
-class Headline:
+class _Headline:
     """The verdict table in numbers, as the chapter and the introduction paste them (see :func:`headline`)."""
 
     n_rows: int
@@ -340,8 +333,8 @@ class Headline:
     n_near_miss: int  # deviations whose paper value lies in the book's 99% noise interval
 
 
-def headline(rows: list) -> Headline:
+def headline(rows: list) -> _Headline:
     """How many rows there are, per status (:func:`verdict_counts`), and how many deviations are near misses."""
     n = verdict_counts(rows)
-    return Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
+    return _Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
                     n_not_testable=n["not testable"], n_near_miss=near_misses(rows))

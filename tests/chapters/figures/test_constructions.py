@@ -12,10 +12,10 @@ from rgr.chapters.figures import constructions as figs  # noqa: E402
 from rgr.chapters.figures import lower_bounds as lb  # noqa: E402
 from rgr.studies import construction_sweeps as cs  # noqa: E402
 from rgr.studies import theory_checks as tc  # noqa: E402
-from rgr.studies.construction_trainer import explicit_table  # noqa: E402
 from rgr.studies.per_context import per_context_table  # noqa: E402
 from rgr.studies.theorem81 import width_sweep  # noqa: E402
 from rgr.theory import bounds  # noqa: E402
+from tests.studies.synthetic import explicit_table  # noqa: E402
 
 
 def test_figures_draw_and_close(tmp_path):

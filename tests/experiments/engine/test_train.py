@@ -17,9 +17,7 @@ from rgr.experiments.engine.stack import (
     init_weights,
     logistic_coefficients,
     logistic_grads,
-    logistic_loss,
     value_grad,
-    value_loss,
     value_targets,
 )
 
@@ -390,3 +388,15 @@ def test_whole_stack_evaluation_equals_copied_path(dtype):
         got = evaluate_runs(st.model, st.X, [80] * 3, st.val_items, st.val_labels, eval_elems, cfgs[0].n_val)
         copied = evaluate_group(st.model, st.X[rows, :80], st.val_items[rows], st.val_labels[rows], False, eval_elems)
         assert torch.equal(got, copied)
+
+
+def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,
+                  b: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E1's weighted logistic loss; S, a, b (R, ell, ell); tau (R,); alpha (R, 1, 1)."""
+    z = alpha * (S - tau.view(-1, 1, 1))
+    return (a * F.softplus(z) - b * z).sum()
+
+
+def value_loss(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Sum over runs of E6's per-context MSE; S (R, ell, ell), V_C and T (R, ell, d_msg), w (R, ell, 1)."""
+    return (w * (torch.bmm(S, V_C) - T).square()).sum()

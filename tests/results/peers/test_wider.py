@@ -5,7 +5,9 @@ on small synthetic tables, the parameter counts of aot."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,7 @@ from rgr.experiments.peers.dk_sweep import DK_SATURATION
 from rgr.experiments.peers.pal import PalConfig
 from rgr.results.peers.aot import param_table
 from rgr.results.peers.bits import bits_ranges, bits_table, log2_factorial
-from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, claims_table, quoted_in
+from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, claims_table
 from rgr.results.peers.dana import log_factor
 from rgr.results.peers.pal import capacities, lr_table
 from rgr.results.peers.refit import local_name, peer_dir
@@ -132,3 +134,20 @@ def test_aot_param_counts():
     runs = pd.DataFrame([dict(question="split", param="code", d=10, d_h=4, H=10, N=50, n_params=1728, accuracy=0.1,
                               seed=0)])
     assert param_table(runs).attention_params.iloc[0] == 720
+
+
+def quoted_in(quote: str, text: str) -> bool:
+    """Whether ``quote`` occurs in ``text`` once both are :func:`_normalise`d, spaces ignored (a PDF's extraction
+    drops or adds spaces between words: "Amongrecentworks"), with a line-end hyphen read either way."""
+    q = normalise(quote).replace(" ", "")
+    return any(q in normalise(text, h).replace(" ", "") for h in ("-", ""))
+
+
+def normalise(text: str, hyphenation: str = "-") -> str:
+    """Text as compared: Unicode NFKC, typographic quotes made plain, a hyphen at a line's end joined to the next
+    line by ``hyphenation`` ("-": a hyphenated word; "": a word the line break split), every run of whitespace
+    one space (a PDF's extracted text breaks lines and ligatures where the source did not)."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    text = re.sub(r"-[ \t]*\n\s*", hyphenation, text)
+    return re.sub(r"\s+", " ", text).strip()

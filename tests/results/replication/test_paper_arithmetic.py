@@ -28,7 +28,7 @@ from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.seed_bootstrap import seed_draws
 from rgr.results.replication.verdicts import LOG_SPACE, Verdict, cause_of
 from rgr.results.stats import fit_line
-from rgr.theory.laws import scaling_x
+from rgr.theory.bounds import scaling_x
 
 
 def test_printed_half_unit():

@@ -15,7 +15,6 @@ from rgr.results.replication.extensions import gpt2_testable
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
-    LOG_BASES,
     Verdict,
     dk_star_intervals,
     fit_interval,
@@ -27,7 +26,6 @@ from rgr.results.replication.verdicts import (
     table1,
     verdict_counts,
     verdict_label,
-    with_log_base,
 )
 from rgr.results.stats import within
 from tests.results.replication.synthetic import NO_CHECKS, base_runs, sources
@@ -136,15 +134,6 @@ def test_fit_interval_exact_line_and_determinism():
     assert a == b and a.slope[0] < a.fit.slope < a.slope[1]
 
 
-def test_log_bases_scale_the_slope_by_ln2():
-    cells = pd.DataFrame({"x_law": [10.0, 20.0, 40.0], "D_K_star": [12.0, 24.0, 48.0]})
-    ln = fit_interval(with_log_base(cells, "ln")["x_law"], cells["D_K_star"]).fit.slope
-    l2 = fit_interval(with_log_base(cells, "log2")["x_law"], cells["D_K_star"]).fit.slope
-    assert l2 == pytest.approx(ln * math.log(2)) and LOG_BASES["ln"] == 1.0
-    with pytest.raises(ValueError, match="base"):
-        with_log_base(cells, "log10")
-
-
 def _cells(rows):
     df = pd.DataFrame(rows, columns=["m", "d_model", "D_K_star", "h_star"])
     df["r"] = 1
@@ -176,7 +165,7 @@ def test_dk_median_note_names_table1s_own_median():
 
 def test_a_slope_far_from_the_papers_deviates():
     # D_K* = 5 x (ln) in every base cell: the book's slope interval is [5, 5] and excludes the paper's 1.19 / 0.966
-    from rgr.theory.laws import scaling_x
+    from rgr.theory.bounds import scaling_x
 
     stars = {(m, d): int(round(5 * float(scaling_x(m, d)))) for m in (64, 128, 256, 512) for d in (16, 32, 64)}
     rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)
@@ -192,7 +181,7 @@ def test_a_slope_far_from_the_papers_deviates():
 def test_a_slope_at_the_papers_value_agrees_in_the_verdicts_base_only():
     # D_K* = 0.966 x (ln) in the precondition cells, rounded down, with seeds straddling F1 0.99 there: the verdict (ln)
     # agrees; the log2 reading does not
-    from rgr.theory.laws import scaling_x
+    from rgr.theory.bounds import scaling_x
 
     c = rep.claim("law_slope_pre").value
     stars = {(m, d): c * float(scaling_x(m, d)) for m in (64, 128, 256, 512) for d in (32, 64)}
@@ -213,7 +202,7 @@ def test_a_slope_at_the_papers_value_agrees_in_the_verdicts_base_only():
 def test_the_verdict_follows_the_seed_noise_not_the_spread_over_cells():
     # seed noise small (every seed's runs nearly identical: D_K* never moves), cell spread large (D_K* / x alternates
     # between 0.6 and 2.0 across cells): the bootstrap over cells holds the paper's 0.966, the noise interval does not
-    from rgr.theory.laws import scaling_x
+    from rgr.theory.bounds import scaling_x
 
     cells = [(m, d) for m in (64, 128, 256, 512) for d in (32, 64)]
     stars = {c: int(round((0.6 if i % 2 else 2.0) * float(scaling_x(*c)))) for i, c in enumerate(cells)}
@@ -227,7 +216,7 @@ def test_the_verdict_follows_the_seed_noise_not_the_spread_over_cells():
 
 
 def test_one_row_per_claim():
-    from rgr.theory.laws import scaling_x
+    from rgr.theory.bounds import scaling_x
 
     stars = {(m, d): int(round(float(scaling_x(m, d)))) for m in (64, 128, 256, 512) for d in (16, 32, 64)}
     rows = evaluate(sources(base_runs(stars)), checks=NO_CHECKS)

@@ -1,9 +1,9 @@
-"""Which cells a chapter's figure shows (rgr.results.shown), on synthetic run tables."""
+"""Which cells a chapter's figure shows (rgr.results.findings), on synthetic run tables."""
 
 import pandas as pd
 import pytest
 
-from rgr.results.shown import shown_cell, shown_degrees
+from rgr.results.findings import shown_cell, shown_degrees
 
 
 def _runs(cells):
