@@ -33,6 +33,56 @@ def rgr_modules(statement: str) -> list[str]:
     return json.loads(out.splitlines()[-1])
 
 
+# third-party libraries the chapters import, loaded once by :func:`rgr_modules_each`'s parent (none of them imports rgr)
+PRELOAD = ("numpy", "pandas", "torch", "matplotlib.pyplot", "seaborn", "IPython.display", "myst_nb")
+EACH = """
+import json, os, sys
+import matplotlib
+matplotlib.use("Agg")
+for name in {preload!r}:
+    __import__(name)
+assert not any(n.split(".")[0] == "rgr" for n in sys.modules), "a preloaded library imported rgr"
+for code in json.loads(sys.stdin.read()):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: runs one statement, reports the rgr modules it loaded
+        os.close(r)
+        try:
+            exec(compile(code, "<chapter>", "exec"), {{}})
+            out = json.dumps(sorted(n for n in sys.modules if n.split(".")[0] == "rgr"))
+        except BaseException as e:
+            out = json.dumps({{"error": repr(e)}})
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        got = f.read()
+    os.waitpid(pid, 0)
+    print(got, flush=True)
+"""
+
+
+def rgr_modules_each(statements: list[str]) -> list[list[str]]:
+    """:func:`rgr_modules` of each statement, each run in a child forked from one interpreter that has loaded the
+    chapters' third-party libraries (:data:`PRELOAD`) but no rgr module: the rgr modules a statement loads do not
+    depend on which libraries were loaded before it (no rgr module looks at sys.modules), and the libraries load once
+    instead of once per chapter. Where fork is missing, one fresh interpreter per statement."""
+    if not hasattr(__import__("os"), "fork"):
+        return [rgr_modules(s) for s in statements]
+    run = subprocess.run([sys.executable, "-c", EACH.format(preload=PRELOAD)], cwd=ROOT, input=json.dumps(statements),
+                         capture_output=True, text=True, check=True)
+    got = [json.loads(line) for line in run.stdout.splitlines() if line.startswith(("[", "{"))]
+    bad = [g["error"] for g in got if isinstance(g, dict)]
+    assert not bad and len(got) == len(statements), bad or run.stderr[-2000:]
+    return got
+
+
+def test_the_forked_measure_equals_a_fresh_interpreter():
+    """The shortcut measures what a fresh interpreter does (catalog alone; a chapter's imports)."""
+    some = ["import rgr.catalog", "\n".join(import_lines(chapter("gpt2_block")))]
+    assert rgr_modules_each(some) == [rgr_modules(s) for s in some]
+
+
 @pytest.mark.parametrize("module", sorted(MOST))
 def test_reading_tables_loads_no_trainer_and_few_modules(module):
     loaded = rgr_modules(f"import {module}")
@@ -89,10 +139,10 @@ def import_lines(nb: dict) -> list[str]:
     return found
 
 
-def stamp_closure(nb: dict) -> tuple[list[str], list[str]]:
-    """What the chapter's stamp would list without executing it: the rgr modules its imports load, and the tables
-    it reads (each table of its committed stamp, declared, planned and loaded as a chapter does through
-    rgr.catalog), measured in a fresh interpreter; and the stamp's other files (data/ tables and seals, a log).
+def stamp_code(nb: dict) -> tuple[str, list[str]]:
+    """What the chapter's stamp would list without executing it: the code whose rgr modules are measured (its
+    imports, and the tables it reads: each table of its committed stamp, declared, planned and loaded as a chapter
+    does through rgr.catalog), and the stamp's other files (data/ tables and seals, a log).
     Not seen: a module that a function of the chapter imports only when called."""
     files = nb["metadata"]["rgr"]["inputs"]["files"]
     tables = sorted({f[5:-4] for f in files if f.startswith("data/") and f.endswith(".csv") and "/" not in f[5:]})
@@ -102,21 +152,25 @@ def stamp_closure(nb: dict) -> tuple[list[str], list[str]]:
             "        t = catalog.get(n)\n"
             "        t.planned_runs('smoke' if 'smoke' in t.presets else next(iter(t.presets)), None, (0, 1))\n"
             "        catalog.load_if_present(n, 'smoke')\n")
-    code = "\n".join(import_lines(nb)) + "\n" + read
-    return rgr_modules(code), [f for f in files if not f.startswith("rgr/")]
+    return "\n".join(import_lines(nb)) + "\n" + read, [f for f in files if not f.startswith("rgr/")]
 
 
 def chapter(name: str) -> dict:
     return json.loads((ROOT / "book" / f"{name}.ipynb").read_text(encoding="utf-8"))
 
 
+def stamp_closure(nb: dict) -> tuple[list[str], list[str]]:
+    """What the chapter's stamp would list without executing it (:func:`stamp_code`), measured in a fresh
+    interpreter: the rgr modules, and the stamp's other files."""
+    code, other = stamp_code(nb)
+    return rgr_modules(code), other
+
+
 @pytest.fixture(scope="module")
 def measured() -> dict[str, int]:
-    out = {}
-    for name in FILED:
-        modules, other = stamp_closure(chapter(name))
-        out[name] = len(modules) + len(other)
-    return out
+    codes = {name: stamp_code(chapter(name)) for name in FILED}
+    modules = rgr_modules_each([code for code, _ in codes.values()])
+    return {name: len(mods) + len(other) for (name, (_, other)), mods in zip(codes.items(), modules)}
 
 
 @pytest.mark.parametrize("name", sorted(FILED))
