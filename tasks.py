@@ -59,6 +59,7 @@ from rgr_fresh import (  # noqa: E402, F401  (chapters as JSON, fresh pages: boo
     staleness,
     strip_timings,
     write_nb,
+    write_whole,
 )
 
 VENV = Path(os.environ.get("RGR_VENV", ROOT / ".venv"))
@@ -394,7 +395,7 @@ def pair(paths: list[str]) -> None:
         text, out = chapter_text(p), text_path(p)
         if not out.exists() or out.read_text(encoding="utf-8") != text:
             out.parent.mkdir(exist_ok=True)
-            out.write_text(text, encoding="utf-8")
+            write_whole(out, text)
             print("paired", _shown(out), flush=True)
     if not named:
         for orphan in sorted((ROOT / "book" / "_text").glob("*.md")):

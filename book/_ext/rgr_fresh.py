@@ -50,7 +50,12 @@ def _atomic():
 def write_nb(nb: dict, path: Path) -> None:
     """Write a notebook whole or not at all (a temporary file and a rename: :func:`rgr.atomic.replace_whole`);
     a full disk leaves the committed notebook as it was."""
-    text = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    write_whole(Path(path), json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`rgr.atomic.replace_whole`): notebooks, and
+    their paired texts (tasks.py pair)."""
     _atomic().replace_whole(Path(path), text.encode("utf-8"))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 
@@ -67,7 +68,7 @@ def rgr_modules_each(statements: list[str]) -> list[list[str]]:
     chapters' third-party libraries (:data:`PRELOAD`) but no rgr module: the rgr modules a statement loads do not
     depend on which libraries were loaded before it (no rgr module looks at sys.modules), and the libraries load once
     instead of once per chapter. Where fork is missing, one fresh interpreter per statement."""
-    if not hasattr(__import__("os"), "fork"):
+    if not hasattr(os, "fork"):
         return [rgr_modules(s) for s in statements]
     run = subprocess.run([sys.executable, "-c", EACH.format(preload=PRELOAD)], cwd=ROOT, input=json.dumps(statements),
                          capture_output=True, text=True, check=True)
