@@ -6,7 +6,7 @@ the plumbing in wings that follow the data flow; a module imports only from its 
 one below it (tests/system/test_style.py checks it):
 
 - ground: :mod:`rgr.store` (typed tables: locked atomic writes, seals (a cut table is refused), the strict loader,
-  repair, provenance), :mod:`rgr.paths`, :mod:`rgr.atomic` (files replaced whole), :mod:`rgr.protocol` (the
+  repair, provenance), :mod:`rgr.paths` (where things are; files replaced whole), :mod:`rgr.protocol` (the
   numbers every wing shares: head counts, model kinds, the GPU peak of estimates);
 - :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
   depend on its seed alone, never on its stack), metrics (the F1 target);

@@ -7,18 +7,22 @@ hardware assumption of the estimates.
   chapter's ``preset`` may ask for (``auto`` besides them: :func:`rgr.catalog.resolve_preset`);
 - :data:`HEADS_ALL`: the paper's head counts (Table 1), the grid of every protocol experiment
   (:mod:`rgr.experiments.registry`) and one colour each in every figure (:mod:`rgr.chapters.style`);
+- :data:`TABLES`: every table of data/ by name (each declared where :mod:`rgr.catalog` finds it);
 - :data:`GPU_FP32_PEAK`, :data:`GPU_UTILIZATION` and :func:`gpu_hours`: what a FLOP count costs on one H100, an
   estimate (:mod:`rgr.experiments.sizing.projection`, :func:`rgr.gpt2.experiment.preset_cost`).
 """
 
 from __future__ import annotations
 
-__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "GPU_FP32_PEAK", "GPU_UTILIZATION", "gpu_hours"]
+__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "TABLES", "GPU_FP32_PEAK", "GPU_UTILIZATION", "gpu_hours"]
 
 PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md); E7 adds its own
 CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
 MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
+TABLES: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
+                           "value_nostop", "value_long", "gpt2", "constructions", "peers", "settled", "aot", "pal",
+                           "dk_saturation", "unstopped")  # data/<name>.csv; rgr.catalog.NAMES, in its order
 GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
 GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
 

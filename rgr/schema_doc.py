@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .atomic import replace_whole
 from .experiments import futility, planner, reuse, unstopped
 from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.peers.head_sweep import PEERS
@@ -15,7 +14,7 @@ from .experiments.registry import EXPERIMENTS, SCHEMA
 from .experiments.settled import SETTLED
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
-from .paths import data_dir
+from .paths import data_dir, replace_whole
 from .results.peers.refit import SCHEMA as PEERS_REFIT
 from .studies.construction_table import SCHEMA as CONSTRUCTIONS
 

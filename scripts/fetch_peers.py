@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from rgr.atomic import replace_whole  # noqa: E402
+from rgr.paths import replace_whole  # noqa: E402
 from rgr.results.peers.refit import COMMIT, FILES, REPO, local_name  # noqa: E402  (one home for the pinned commit, files)
 
 

@@ -38,25 +38,25 @@ def read_nb(path: Path) -> dict:
     return nb
 
 
-def _atomic():
-    """rgr/atomic.py, loaded from its file: it needs only the standard library, and this module runs where rgr
+def _paths():
+    """rgr/paths.py, loaded from its file: it needs only the standard library, and this module runs where rgr
     is not installed (a bare Python)."""
-    spec = importlib.util.spec_from_file_location("rgr_atomic", ROOT / "rgr" / "atomic.py")
+    spec = importlib.util.spec_from_file_location("rgr_paths", ROOT / "rgr" / "paths.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
 def write_nb(nb: dict, path: Path) -> None:
-    """Write a notebook whole or not at all (a temporary file and a rename: :func:`rgr.atomic.replace_whole`);
+    """Write a notebook whole or not at all (a temporary file and a rename: :func:`rgr.paths.replace_whole`);
     a full disk leaves the committed notebook as it was."""
     write_whole(Path(path), json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`rgr.atomic.replace_whole`): notebooks, and
+    """Write ``text`` (UTF-8) to ``path`` whole or not at all (:func:`rgr.paths.replace_whole`): notebooks, and
     their paired texts (tasks.py pair)."""
-    _atomic().replace_whole(Path(path), text.encode("utf-8"))
+    _paths().replace_whole(Path(path), text.encode("utf-8"))
 
 
 def cell_source(cell: dict) -> str:

@@ -42,8 +42,8 @@ import pandas as pd
 from IPython.display import HTML
 from pandas.io.formats.style import Styler
 
-from ..catalog import NAMES
 from ..paths import data_dir
+from ..protocol import TABLES
 from ..results.findings import entries, glued
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
     """
     if isinstance(names, str) or not len(names):
         raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
-    known = set(NAMES)
+    known = set(TABLES)
     unknown = [n for n in names if n.removesuffix(".csv") not in known]
     if unknown:
         raise ValueError(f"names: no table called {unknown} (the tables of data/ are {sorted(known)})")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .. import atomic
+from .. import paths
 from .schema import TableError
 
 __all__ = ["open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
@@ -98,11 +98,11 @@ class _NotAFile(TableError):
 
 def replace_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file beside it and a rename: whole or not at all
-    (:func:`rgr.atomic.replace_whole`; a link planted at the temporary name is a :class:`TableError`).
+    (:func:`rgr.paths.replace_whole`; a link planted at the temporary name is a :class:`TableError`).
 
     A symbolic link at ``path`` itself is replaced by the file (a rename never writes through a link)."""
     try:
-        atomic.replace_whole(path, data)
+        paths.replace_whole(path, data)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise TableError(f"{e.filename}: is a symbolic link; rgr does not follow links at its lock and side "

@@ -100,7 +100,7 @@ def write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> 
 def _clear_leftovers(path: Path) -> None:
     """Remove the temporary files of the table and its seal that a killed writer left (``.<name>.<pid>.tmp``,
     ``.<name>.seal.<pid>.tmp``). Called under the table's write lock, which every writer of them holds, so none
-    of another process is in use; this process's own names are left to :func:`rgr.atomic.replace_whole`."""
+    of another process is in use; this process's own names are left to :func:`rgr.paths.replace_whole`."""
     own = re.compile(rf"\.{re.escape(path.name)}(?:\.seal)?\.(\d+)\.tmp")
     for leftover in path.parent.glob(f".{path.name}*.tmp"):
         m = own.fullmatch(leftover.name)

@@ -1,4 +1,4 @@
-"""Every writer of a committed file writes whole or not at all (rgr.atomic.replace_whole; issue 44, case 2):
+"""Every writer of a committed file writes whole or not at all (rgr.paths.replace_whole; issue 44, case 2):
 notebooks (book/_ext/rgr_fresh.py write_nb: tasks.py execute, tag and book), seals, data/SCHEMA.md. Tried
 under a full disk: a real file-size limit in a subprocess (the write fails mid-way, as on a full tmpfs), and
 ENOSPC raised after part of the data went out."""
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rgr import atomic, schema_doc
+from rgr import paths, schema_doc
 from rgr.store.seal import Seal, write_seal
 from rgr.store.seal import replace_whole as store_replace_whole
 from tests import ROOT
@@ -72,7 +72,7 @@ class _FillsUp:
 @pytest.fixture
 def full_disk(monkeypatch):
     real = os.fdopen
-    monkeypatch.setattr(atomic.os, "fdopen", lambda fd, *a, **k: _FillsUp(real(fd, *a, **k), 10))
+    monkeypatch.setattr(paths.os, "fdopen", lambda fd, *a, **k: _FillsUp(real(fd, *a, **k), 10))
 
 
 def _load_rgr_fresh():
@@ -113,11 +113,11 @@ def test_replace_whole_keeps_the_permission_bits_and_replaces_a_link(tmp_path):
     target = tmp_path / "tasks.sh"
     target.write_text("old\n")
     target.chmod(0o755)
-    atomic.replace_whole(target, b"new\n")
+    paths.replace_whole(target, b"new\n")
     assert target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o755
     outside = tmp_path / "outside"
     outside.write_text("keep\n")
     link = tmp_path / "link.ipynb"
     link.symlink_to(outside)
-    atomic.replace_whole(link, b"{}\n")
+    paths.replace_whole(link, b"{}\n")
     assert outside.read_text() == "keep\n" and not link.is_symlink() and link.read_text() == "{}\n"

@@ -16,7 +16,7 @@ PKG = ROOT / "rgr"
 # the wings, bottom to top: a module may import from its own wing or any wing below it
 WINGS = ("ground", "task", "model", "theory", "experiments", "studies", "gpt2", "catalog", "results", "chapters",
          "commands")
-_WING_OF = {"store": "ground", "paths": "ground", "atomic": "ground", "protocol": "ground", "__init__": "ground",
+_WING_OF = {"store": "ground", "paths": "ground", "protocol": "ground", "__init__": "ground",
             "catalog": "catalog", "trainers": "catalog",
             "schema_doc": "commands", "cli": "commands", "__main__": "commands"}
 # modules over ~400 lines allowed for now (none: issue 13 split the last ones; the check stays)

@@ -18,51 +18,13 @@ falling linearly from 0.01 to 5e-4, cross-entropy on t3; accuracy is the argmax 
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import math
-from dataclasses import dataclass
 
 import torch
 
-__all__ = ["AoTConfig", "AoT", "train_aot"]
+from .aot_sweep import AoTConfig
 
-_PARAMS: tuple[str, ...] = ("code", "paper")
-
-
-@dataclass(frozen=True)
-class AoTConfig:
-    """One run of the re-implemented task and layer."""
-
-    N: int = 50  # vocabulary
-    d: int = 10  # embedding width d_model
-    d_h: int = 10  # head width
-    H: int = 20  # heads
-    param: str = "code"  # "code" | "paper" (module doc)
-    seed: int = 0  # the map, the init and the batches derive from it
-    steps: int = 4096  # their 64 epochs of 64 batches
-    batch_size: int = 256
-    lr: float = 0.01
-    lr_end: float = 5e-4
-
-    def __post_init__(self) -> None:
-        for name in ("N", "d", "d_h", "H", "steps", "batch_size"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.N < 2:
-            raise ValueError(f"N must be at least 2, got {self.N}")
-        if self.param not in _PARAMS:
-            raise ValueError(f"param must be one of {_PARAMS}, got {self.param!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if not (0 < self.lr_end <= self.lr):
-            raise ValueError(f"lr and lr_end must satisfy 0 < lr_end <= lr, got {self.lr}, {self.lr_end}")
-
-    def key(self) -> str:
-        return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
-
+__all__ = ["AoT", "train_aot"]
 
 def _random_map(N: int, generator: torch.Generator) -> torch.Tensor:
     """f as an (N, N) table of next tokens, uniform and independent per pair."""

@@ -13,21 +13,57 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Mapping
 
 import pandas as pd
 
 from ...store import Column, RowKey, Schema
-from .aot import AoTConfig
 
-__all__ = ["SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
+__all__ = ["AoTConfig", "SCHEMA", "PRESETS", "AOT", "AoTSweep", "run_key"]
+
+_PARAMS: tuple[str, ...] = ("code", "paper")
+
+
+@dataclass(frozen=True)
+class AoTConfig:
+    """One run of the re-implemented task and layer."""
+
+    N: int = 50  # vocabulary
+    d: int = 10  # embedding width d_model
+    d_h: int = 10  # head width
+    H: int = 20  # heads
+    param: str = "code"  # "code" | "paper" (module doc)
+    seed: int = 0  # the map, the init and the batches derive from it
+    steps: int = 4096  # their 64 epochs of 64 batches
+    batch_size: int = 256
+    lr: float = 0.01
+    lr_end: float = 5e-4
+
+    def __post_init__(self) -> None:
+        for name in ("N", "d", "d_h", "H", "steps", "batch_size"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.N < 2:
+            raise ValueError(f"N must be at least 2, got {self.N}")
+        if self.param not in _PARAMS:
+            raise ValueError(f"param must be one of {_PARAMS}, got {self.param!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not (0 < self.lr_end <= self.lr):
+            raise ValueError(f"lr and lr_end must satisfy 0 < lr_end <= lr, got {self.lr}, {self.lr_end}")
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
 
 _TYPES = {int: "int", float: "float", str: "str"}
 
 
 def _schema() -> Schema:
-    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.peers.aot)",
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} (rgr.experiments.peers.aot_sweep)",
                    low=0 if f.name == "seed" else (1 if f.type == "int" else None))
             for f in dataclasses.fields(AoTConfig)]
     cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),

@@ -27,62 +27,14 @@ stores the larger set stores the smaller, so whether some W stores N is monotone
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import math
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-__all__ = ["OPTIMIZERS", "PalConfig", "law_x", "embeddings", "pal_logits", "train_pal"]
+from .pal_sweep import PalConfig
+
+__all__ = ["embeddings", "pal_logits", "train_pal"]
 
 _CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
-OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
-
-
-def law_x(N: int, d: int) -> float:
-    """The RGR law's variable h d_k d_model / (m ln m) at h = 1, d_k = d_model = d, m = N."""
-    return d * d / (N * math.log(N))
-
-
-@dataclass(frozen=True)
-class PalConfig:
-    """One run: N inputs and outputs in R^d, the seed of the embeddings, the optimiser's budget."""
-
-    N: int = 64  # inputs = outputs
-    d: int = 16  # embedding width; W is d x d
-    seed: int = 0  # embeddings derive from it (module doc: nested in N)
-    steps: int = 3000  # full-batch Adam steps at most
-    lr: float = 0.1  # the optimiser's learning rate
-    optimizer: str = "adam"  # "adam" (full-batch Adam) or "gd" (full-batch gradient descent, as in their experiments)
-
-    def __post_init__(self) -> None:
-        for name in ("N", "d", "steps"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.N < 2:
-            raise ValueError(f"N must be at least 2, got {self.N}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if not (isinstance(self.lr, float) and self.lr > 0):
-            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
-
-    @property
-    def x(self) -> float:
-        return law_x(self.N, self.d)
-
-    def key(self) -> str:
-        """Hash of the config; Adam, the first optimiser, is left out, so the rows written before ``optimizer``
-        existed keep their keys."""
-        fields = dataclasses.asdict(self)
-        if fields["optimizer"] == "adam":
-            del fields["optimizer"]
-        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def embeddings(N: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

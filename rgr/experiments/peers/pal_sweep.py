@@ -3,7 +3,7 @@
 
 Per line (a width d, a seed of the embeddings, a step budget) a bisection over N finds the largest N whose
 trained memory (:func:`rgr.experiments.peers.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
-from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`rgr.experiments.peers.pal.law_x`),
+from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`law_x`),
 extends the bracket by halving or doubling N while an end does not bracket, then halves it in log N, one run per
 line and round, until the first failing N is at most ``tol`` above the last passing one (or one more). The
 embeddings are nested in N (module :mod:`rgr.experiments.peers.pal`), so under a budget that reaches the loss's
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 from dataclasses import dataclass
 from typing import Mapping
@@ -28,21 +29,67 @@ from typing import Mapping
 import pandas as pd
 
 from ...store import Column, RowKey, Schema
-from .pal import OPTIMIZERS, PalConfig
 
-__all__ = ["PASS", "SCHEMA", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x", "next_n",
-           "run_key"]
+__all__ = ["PalConfig", "law_x", "PASS", "SCHEMA", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x",
+           "next_n", "run_key"]
+
+_OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
+
+
+def law_x(N: int, d: int) -> float:
+    """The RGR law's variable h d_k d_model / (m ln m) at h = 1, d_k = d_model = d, m = N."""
+    return d * d / (N * math.log(N))
+
+
+@dataclass(frozen=True)
+class PalConfig:
+    """One run: N inputs and outputs in R^d, the seed of the embeddings, the optimiser's budget."""
+
+    N: int = 64  # inputs = outputs
+    d: int = 16  # embedding width; W is d x d
+    seed: int = 0  # embeddings derive from it (rgr.experiments.peers.pal: nested in N)
+    steps: int = 3000  # full-batch Adam steps at most
+    lr: float = 0.1  # the optimiser's learning rate
+    optimizer: str = "adam"  # "adam" (full-batch Adam) or "gd" (full-batch gradient descent, as in their experiments)
+
+    def __post_init__(self) -> None:
+        for name in ("N", "d", "steps"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.N < 2:
+            raise ValueError(f"N must be at least 2, got {self.N}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not (isinstance(self.lr, float) and self.lr > 0):
+            raise ValueError(f"lr must be a positive float, got {self.lr!r}")
+        if self.optimizer not in _OPTIMIZERS:
+            raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {self.optimizer!r}")
+
+    @property
+    def x(self) -> float:
+        return law_x(self.N, self.d)
+
+    def key(self) -> str:
+        """Hash of the config; Adam, the first optimiser, is left out, so the rows written before ``optimizer``
+        existed keep their keys."""
+        fields = dataclasses.asdict(self)
+        if fields["optimizer"] == "adam":
+            del fields["optimizer"]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
 
 PASS = 0.99  # accuracy over the N inputs at which N counts as stored
 
 
 def _schema() -> Schema:
     types = {int: "int", float: "float"}
-    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.peers.pal)",
+    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.peers.pal_sweep)",
                    low=0 if f.name == "seed" else (2 if f.name == "N" else 1 if f.type == "int" else None))
             for f in dataclasses.fields(PalConfig) if f.name != "optimizer"]
-    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.peers.pal): adam or gd (empty: adam, "
-                    "the rows written before the column)", nullable=True, since="2026-11-27", choices=OPTIMIZERS)]
+    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.peers.pal_sweep): adam or gd "
+                    "(empty: adam, the rows written before the column)", nullable=True, since="2026-11-27",
+                    choices=_OPTIMIZERS)]
     cols += [Column("x", "float", "the law's variable d^2 / (N ln N) (h = 1, d_k = d_model = d, m = N)", low=0),
              Column("accuracy", "float", "argmax accuracy over the N inputs after training", low=0, high=1),
              Column("final_loss", "float", "cross-entropy over the N inputs after training", low=0),

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.pal import law_x
-from ...experiments.peers.pal_sweep import PASS
+from ...experiments.peers.pal_sweep import PASS, law_x
 
 __all__ = ["main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading",
            "lr_finding"]

@@ -215,7 +215,7 @@ def page_markdown() -> str:
 if __name__ == "__main__":  # python -m rgr.results.replication.reported: rewrite the appendix page
     from pathlib import Path
 
-    from rgr.atomic import replace_whole
+    from rgr.paths import replace_whole
 
     target = Path(__file__).resolve().parents[3] / PAGE
     replace_whole(target, page_markdown().encode("utf-8"))

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.peers.pal import PalConfig, embeddings, law_x, pal_logits, train_pal
-from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalPreset, n_at_x, next_n
+from rgr.experiments.peers.pal import embeddings, pal_logits, train_pal
+from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalConfig, PalPreset, law_x, n_at_x, next_n
 from rgr.results.peers.pal import capacities, capacity_table, pal_reading
 
 

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.peers.aot import AoT, AoTConfig, train_aot
-from rgr.experiments.peers.aot_sweep import AOT, PRESETS
+from rgr.experiments.peers.aot import AoT, train_aot
+from rgr.experiments.peers.aot_sweep import AOT, PRESETS, AoTConfig
 from rgr.results.peers.aot import accuracy_table, conclusions, difference
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from rgr.experiments.peers.dk_sweep import DK_SATURATION
-from rgr.experiments.peers.pal import PalConfig
+from rgr.experiments.peers.pal_sweep import PalConfig
 from rgr.results.peers.aot import param_table
 from rgr.results.peers.bits import bits_ranges, bits_table, log2_factorial
 from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, claims_table
