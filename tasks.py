@@ -212,12 +212,14 @@ def book(args: list[str]) -> None:
 # (its module fixtures build the site or the PDF once). (`loadgroup` did not group under pytest 9: cells of one
 # notebook ran on two workers, each missing the other's names.)
 TEST_WORKERS = 4
+SLOWEST_SHOWN = 25  # the whole suite names its slowest tests, so a CI log shows where the 20-minute budget goes
 
 
 def test(args: list[str]) -> None:
     ensure_env()
     env_args = ["-p", "no:cacheprovider"] if os.environ.get("CI") else []
-    spread = [] if args else ["-n", "auto", "--maxprocesses", str(TEST_WORKERS), "--dist", "loadscope"]
+    spread = [] if args else ["-n", "auto", "--maxprocesses", str(TEST_WORKERS), "--dist", "loadscope",
+                              f"--durations={SLOWEST_SHOWN}"]
     _run(PY, "-m", "pytest", *env_args, *spread, *args)
     if not args:
         vary([])

@@ -49,4 +49,4 @@ one below it (tests/system/test_style.py checks it):
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

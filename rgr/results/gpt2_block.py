@@ -142,8 +142,9 @@ _COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost
 class _CompressiveFinding:
     """What the chapter says of the compressive preset (m / d_model = 8) so far: the share of its planned runs in
     the table, its size, the budgets trained, the best head count per budget, how often h > 1 is best, how many
-    head counts never lose accuracy as D_K grows, the runs still improving at their last check, seed splits, and
-    one head's collapsed seeds (test accuracy below :data:`_COLLAPSED`). "—" and zeros without rows."""
+    head counts never lose accuracy as D_K grows, the runs still improving at their last check, where in its steps
+    the median run that did not collapse had its best check (percent), seed splits, and one head's collapsed seeds
+    (test accuracy below :data:`_COLLAPSED`). "—" and zeros without rows."""
 
     pct_done: float
     n_runs: int
@@ -157,6 +158,7 @@ class _CompressiveFinding:
     n_monotone: int
     n_heads: int
     pct_best_last: float
+    pct_median_best: float
     n_split: int
     n_settings: int
     one_head_collapsed: int
@@ -168,12 +170,16 @@ def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> 
     if not len(runs):
         return _CompressiveFinding(pct_done=100 * done, n_runs=0, m=0, d_model=0, lam=math.nan, budgets="—", best_h="—",
                                   multi_head_best=0, n_budgets=0, n_monotone=0, n_heads=0, pct_best_last=math.nan,
-                                  n_split=0, n_settings=0, one_head_collapsed=0, one_head_runs=0)
+                                  pct_median_best=math.nan, n_split=0, n_settings=0, one_head_collapsed=0,
+                                  one_head_runs=0)
     r = gpt2_reading(runs, split=split)
     one = runs[runs["h"] == 1]
+    learned = runs[runs["test_acc"] >= _COLLAPSED]
+    at = (learned["best_step"] / learned["steps_done"]).median() if len(learned) else math.nan
     return _CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
                               budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
                               best_h=", ".join(map(str, r.best_h)), multi_head_best=r.multi_head_best,
                               n_budgets=r.n_budgets, n_monotone=r.n_monotone, n_heads=r.n_heads,
-                              pct_best_last=100 * r.frac_best_last, n_split=r.n_split, n_settings=r.n_settings,
+                              pct_best_last=100 * r.frac_best_last, pct_median_best=100 * at, n_split=r.n_split,
+                              n_settings=r.n_settings,
                               one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one))

@@ -107,6 +107,18 @@ def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_pr
     assert f"{preset_cost('paper').flops / 1e18:.2f} EFLOP" in got.gpt2
 
 
+def test_the_limits_name_the_preset_the_gpt2_rows_read():
+    """Asked for "auto", the GPT-2 rows read the compressive preset once data/ holds it complete, and so do the
+    limits (rgr.results.replication.rows.gpt2_source); asked for "book", the book preset."""
+    from rgr.catalog import preset_completeness
+
+    loaded = lambda asked: {"diagonal": {"base": _data("base", "book", seeds=3)},  # noqa: E731
+                            "gpt2": {"gpt2": SimpleNamespace(name="gpt2", preset="book", runs=GPT2, requested=asked)}}
+    complete = preset_completeness("gpt2", "compressive") == 1.0
+    assert ("read on its compressive preset" in limits_words(chapter_basis(loaded("auto"))).gpt2) == complete
+    assert "read on its book preset" in limits_words(chapter_basis(loaded("book"))).gpt2
+
+
 def test_chapter_words_read_the_base_rows_and_the_arithmetic():
     runs = pd.DataFrame([dict(h=h, seed=s) for h in (1, 8) for s in range(3)])
     words = chapter_words(runs, arithmetic())

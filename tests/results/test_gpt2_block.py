@@ -93,6 +93,7 @@ def test_the_compressive_preset_is_worded_so_far_and_without_rows():
     w = compressive_finding(_runs(acc, m=512, d_model=64), done=0.45)
     assert (w.pct_done, w.n_runs, w.lam, w.budgets, w.best_h) == (45.0, 27, 8.0, "64, 128, 256", "2, 2, 2")
     assert (w.one_head_collapsed, w.one_head_runs) == (3, 9) and w.multi_head_best == 3
+    assert w.pct_median_best == 100.0  # seeds 1, 2 peak at their last step, seed 0 halfway (h = 1: collapsed)
     empty = compressive_finding(_runs(acc).iloc[:0], done=0.0)
     assert (empty.n_runs, empty.budgets, empty.one_head_runs) == (0, "—", 0)
 
