@@ -123,7 +123,10 @@ def test_download_links_bad_input(tmp_path):
 
 
 def test_the_repository_tables_are_linkable():
-    assert [p.name for p in display.table_files(["base", "constructions"])] == ["base.csv", "constructions.csv"]
+    html = display.download_links(["base", "constructions"]).data
+    base, constructions = (html.index(f'<a href="../data/{n}.csv" download>') for n in ("base", "constructions"))
+    assert base < constructions
+    assert "not in this checkout" not in html
 
 
 # --- rgr.chapters.style ---------------------------------------------------------------------------------
