@@ -13,7 +13,6 @@ from rgr.chapters.loading import (
     provenance_note,
     reproduce_note,
     scope_words,
-    seeds_words,
 )
 from rgr.paths import data_dir
 from rgr.store import TableError, load_table
@@ -72,6 +71,11 @@ def test_scope_words_count_what_the_rows_span_and_the_presets_rounds():
 def test_seeds_are_counted_per_cell_and_a_range_named_where_cells_differ():
     rows = pd.DataFrame([dict(m=m, d_model=m // 8, h=1, seed=s) for m in (512, 4096)
                          for s in range(10 if m == 512 else 3)])
+
+    def seeds_words(df: pd.DataFrame) -> str:  # what the limits paragraph says the rows train
+        said = scope_words(ExperimentData("lambda8", "paper", df)).removeprefix("the paper preset trains ")
+        return said.split(" and head counts", 1)[0].strip()
+
     assert seeds_words(rows) == "3–10 seeds a cell" and seeds_words(rows[rows.m == 512]) == "10 seeds"
     assert seeds_words(rows[rows.seed == 0]) == "1 seed" and seeds_words(rows.drop(columns="seed")) == ""
     assert "(3–10 seeds a cell)" in provenance_note(ExperimentData("lambda8", "paper", rows.assign(
