@@ -34,11 +34,6 @@ ENTRY_POINTS: dict[str, str] = {
 # used in their own module and tested directly (issue 49): each becomes private, its tests going through the
 # public function that uses it; remove a name once done (test_the_pending_list_only_shrinks fails on a stale one)
 TESTED_DIRECTLY: set[str] = {
-    "rgr.chapters.replication_words.arithmetic_summary",
-    "rgr.chapters.replication_words.base_words",
-    "rgr.chapters.replication_words.fit_words",
-    "rgr.chapters.replication_words.row_value",
-    "rgr.chapters.replication_words.table1_basis_words",
     "rgr.chapters.style.MAX_SHOWN_PX",
     "rgr.chapters.style.PROBLEMS_KEY",
     "rgr.chapters.style.TEXT_KEY",
