@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import replace
 
 import pytest
 
 from rgr.chapters.bottom_line import bottom_line, bottom_line_html
 from rgr.results.replication.rows import ClaimRow, Reading
-from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, NOT_TESTABLE_CAUSES, Verdict, cause_of
+from rgr.results.replication.verdicts import CAUSES, NOT_TESTABLE_CAUSES, Verdict
 from tests import ROOT
+from tests.chapters.cause_rows import row_of
 
 NAN = math.nan
 # the box's plain words for some causes (after "n because")
@@ -68,23 +68,9 @@ def test_causes_are_listed_most_frequent_first():
     assert "None of the 3" not in b.deviates and b.untested == "Every one of the 3 claims could be tested here."
 
 
-def _row_of(cause: str) -> ClaimRow:
-    """One verdict row whose cause is ``cause``: its reader's, or the one the row's readings imply."""
-    implied = {"log_base": _row("law_slope_all", "deviates", readings=[Reading("with log2", 1.2, 1.1, 1.3, True)]),
-               "near_miss": _row("law_slope_all", "deviates", near=True),
-               "weighting": _row("law_slope_all", "deviates", readings=[Reading(LOG_SPACE, 1.2, 1.1, 1.3, True)]),
-               "cell_choice": replace(_row("law_slope_all", "deviates"), cells_lo=-1e9, cells_hi=1e9),
-               "unexplained": _row("law_slope_all", "deviates")}
-    if cause in implied:
-        return implied[cause]
-    return _row("law_slope_all", "not testable" if cause in NOT_TESTABLE_CAUSES else "deviates", cause)
-
-
 def _words(cause: str) -> str:
     """What the box says after "1 because" for one row of ``cause``."""
-    row = _row_of(cause)
-    assert cause_of(row) == cause
-    b = bottom_line([row])
+    b = bottom_line([row_of(cause)])
     said = b.untested if cause in NOT_TESTABLE_CAUSES else b.deviates
     return said.split("1 because ", 1)[1].removesuffix(".")
 

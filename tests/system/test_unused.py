@@ -35,9 +35,6 @@ ENTRY_POINTS: dict[str, str] = {
 # used in their own module and tested directly (issue 49): each becomes private, its tests going through the
 # public function that uses it; remove a name once done (test_the_pending_list_only_shrinks fails on a stale one)
 TESTED_DIRECTLY: set[str] = {
-    "rgr.chapters.verdict_table.EXPLAIN",
-    "rgr.chapters.verdict_table.VERDICT_CLASS",
-    "rgr.chapters.verdict_table.longer_words",
     "rgr.experiments.cluster.DaskExecutor",
     "rgr.experiments.cluster.StackKilledWorkers",
     "rgr.experiments.engine.config.stack_cap",
