@@ -6,7 +6,7 @@ and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
 :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
 :func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
-asked for (:data:`PROTOCOL`: the registry's, :data:`ELSEWHERE`: the others), so a chapter loads the modules of the
+asked for (:data:`_PROTOCOL`: the registry's, :data:`_ELSEWHERE`: the others), so a chapter loads the modules of the
 tables it reads, and no other table's.
 
 Which preset's rows a reader gets is decided here too, once for every chapter:
@@ -26,31 +26,30 @@ from .experiments.tables import Table, check_preset, load_results, table_path
 from .protocol import CHOICES
 from .store import Schema, TableError
 
-__all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "produce_command", "schema_for_file",
-           "table_path",
-           "choose_preset", "preset_completeness", "completeness", "resolve_preset"]
+__all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_for_file", "table_path",
+           "preset_completeness", "completeness", "resolve_preset"]
 
 # every table of data/ by name, with the module that declares it (and the name it has there), imported when the
 # table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
 _REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
-PROTOCOL: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
+_PROTOCOL: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
                              "value_nostop", "value_long")
-ELSEWHERE: dict[str, tuple[str, str]] = {
+_ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
     "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
     "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
-NAMES: tuple[str, ...] = (*PROTOCOL, *ELSEWHERE)  # every table of data/
+NAMES: tuple[str, ...] = (*_PROTOCOL, *_ELSEWHERE)  # every table of data/
 
 
 def get(name: str) -> Table:
     """What the table data/<name>.csv is (its declaration; imported now if it lives outside the registry)."""
     if name not in NAMES:
         raise ValueError(f"experiment must be one of {sorted(NAMES)}, got {name!r}")
-    if name in PROTOCOL:
+    if name in _PROTOCOL:
         return importlib.import_module(_REGISTRY).EXPERIMENTS[name]
-    module, attr = ELSEWHERE[name]
+    module, attr = _ELSEWHERE[name]
     return getattr(importlib.import_module(module), attr)
 
 
@@ -78,7 +77,7 @@ def load_if_present(name: str, preset: str, root: Path | None = None) -> pd.Data
         return empty
 
 
-def produce_command(name: str, preset: str) -> str:
+def _produce_command(name: str, preset: str) -> str:
     """The command that writes (or completes: it resumes) ``preset``'s rows of data/<name>.csv."""
     return f"python -m rgr {'constructions' if name == 'constructions' else 'sweep ' + name} --preset {preset}"
 
@@ -97,7 +96,7 @@ def load_complete(name: str, preset: str, root: Path | None = None) -> pd.DataFr
     if have < len(planned):
         held = f"{have} of the {len(planned)} planned runs" if len(df) else "no rows"
         raise TableError(f"{table_path(name, root=root)} holds {held} of preset {preset!r}; "
-                         f"complete it with `{produce_command(name, preset)}`")
+                         f"complete it with `{_produce_command(name, preset)}`")
     return df
 
 
@@ -112,7 +111,7 @@ def schema_for_file(path: str | Path) -> Schema:
 # ----------------------------------------------------------------------------- which preset a reader gets
 
 
-def choose_preset(completeness: Mapping[str, float], requested: str = "auto") -> str:
+def _choose_preset(completeness: Mapping[str, float], requested: str = "auto") -> str:
     """The preset to read, from each preset's completeness in [0, 1] (a preset with no rows is absent).
 
     ``"smoke"``, ``"book"`` and ``"paper"`` are obeyed as asked. ``"auto"`` means *the most complete
@@ -167,6 +166,6 @@ def resolve_preset(names: Sequence[str], requested: str = "auto", root: Path | N
     ``found``: each name's :func:`completeness`, when the caller already has it.
     """
     if requested != "auto":
-        return choose_preset({}, requested)
-    picks = {choose_preset(found[n] if found is not None else completeness(n, root), "auto") for n in names}
+        return _choose_preset({}, requested)
+    picks = {_choose_preset(found[n] if found is not None else completeness(n, root), "auto") for n in names}
     return picks.pop() if len(picks) == 1 else "book"

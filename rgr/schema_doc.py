@@ -18,7 +18,7 @@ from .paths import data_dir, replace_whole
 from .results.peers.refit import SCHEMA as PEERS_REFIT
 from .studies.construction_table import SCHEMA as CONSTRUCTIONS
 
-__all__ = ["render", "write", "is_current"]
+__all__ = ["write", "is_current"]
 
 _HEAD = """# data/ schema
 
@@ -126,7 +126,7 @@ def _gpt2_presets() -> str:
     return "\n".join(lines) + "\n"
 
 
-def render() -> str:
+def _render() -> str:
     text = _HEAD.format(grid=_grid_doc(), experiments=_experiment_rows(), rules=_rules(),
                         futility=_doc(futility, "An optional, declared part"), min_seeds=FUTILITY_MIN_SEEDS,
                         reuse=_doc(reuse, "The lambda = 8 diagonal"),
@@ -163,10 +163,10 @@ def _schema_path() -> Path:
 
 def is_current(path: Path | None = None) -> bool:
     path = path or _schema_path()
-    return path.is_file() and path.read_text() == render()
+    return path.is_file() and path.read_text() == _render()
 
 
 def write(path: Path | None = None) -> Path:
     path = path or _schema_path()
-    replace_whole(path, render().encode())
+    replace_whole(path, _render().encode())
     return path

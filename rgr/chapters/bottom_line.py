@@ -23,7 +23,7 @@ from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 from .glossary_links import link_terms
 
-__all__ = ["PLAIN", "bottom_line", "bottom_line_html", "section_name"]
+__all__ = ["bottom_line", "bottom_line_html"]
 
 
 
@@ -43,14 +43,14 @@ class _BottomLine:
         return self.replicates, self.deviates, self.untested
 
 
-def section_name(section: str) -> str:
+def _section_name(section: str) -> str:
     """A section's title without its paper reference, first letter lower case ("softmax", "GPT-2 block")."""
     title = rep.SECTION_TITLES[section].split(" (")[0]
     return title[:1].lower() + title[1:] if title[1:2].islower() else title
 
 
 # why, in the plain words of the box, after "n because" (a cause missing here is said by its name in CAUSES)
-PLAIN: dict[str, str] = {
+_PLAIN: dict[str, str] = {
     "log_base": "the paper's log has no stated base, and in the other base its constant agrees",
     "near_miss": "the paper's value lies just outside the 95% noise interval, inside the 99% one",
     "thin": "the deviating point has few seeds",
@@ -72,7 +72,7 @@ PLAIN: dict[str, str] = {
 
 
 def _plain(cause: str) -> str:
-    return PLAIN.get(cause, CAUSES[cause])
+    return _PLAIN.get(cause, CAUSES[cause])
 
 
 def _listed(parts: list[str]) -> str:
@@ -101,7 +101,7 @@ def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     per = Counter(rep.claim(r.key).section for r in rows)
     ok = Counter(rep.claim(r.key).section for r in agree)
     sections = sorted((s for s in rep.SECTIONS if per[s]), key=lambda s: (-ok[s] / per[s], rep.SECTIONS.index(s)))
-    where = "; ".join(_share(ok[s], per[s], section_name(s)) for s in sections)
+    where = "; ".join(_share(ok[s], per[s], _section_name(s)) for s in sections)
     replicates = (f"{len(agree)} of the paper's {n} claims replicate, the paper's value inside the book's noise "
                   f"interval: {where}.")
     deviates = (f"{len(dev)} of {n} deviate, each for the reason its row gives: "

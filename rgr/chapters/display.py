@@ -2,7 +2,7 @@
 glued findings and links to their data.
 
 Every chapter shows its tables through :func:`table` (never ``print(df)``), so a reader sees a
-rendered HTML table with a header row in words (:func:`column_label`, the one home of the book's column
+rendered HTML table with a header row in words (:func:`_column_label`, the one home of the book's column
 labels: the data keep their code names, a reader sees "key width D_K*" for ``D_K_star``), numbers
 rounded to what the experiment supports, and "—" where a value does not exist (a cell whose D_K* was
 never reached, say).
@@ -49,10 +49,9 @@ from ..results.findings import entries, glued
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["COLUMN_LABELS", "MISSING", "column_label", "number", "table", "finding_values", "glue_finding", "SITE_DATA",
-           "table_files", "download_links", "prose_digits", "show_figure"]
+__all__ = ["table", "glue_finding", "download_links", "prose_digits", "show_figure"]
 
-MISSING = "—"
+_MISSING = "—"
 
 
 def table(
@@ -89,24 +88,24 @@ def table(
             # floats that are whole numbers (counts with a gap) print without decimals
             whole = s.dropna().map(float.is_integer).all() if s.notna().any() else False
             fmt[col] = "{:.0f}" if whole and col not in per_col else f"{{:.{d}f}}"
-    styler = df.style.format(fmt, na_rep=MISSING)
+    styler = df.style.format(fmt, na_rep=_MISSING)
     # text columns (a preset, a claim, a reason) read left-aligned, long ones wrap in a column wide enough to
     # read; numbers stay right-aligned on one line (book/_static/rgr.css: td.text, td.long)
     text = [c for c in df.columns if _is_text(df[c])]
     if text and len(df):
         classes = pd.DataFrame("", index=df.index, columns=df.columns)
         for c in text:
-            classes[c] = "text long" if df[c].dropna().str.len().max() > LONG_TEXT else "text"
+            classes[c] = "text long" if df[c].dropna().str.len().max() > _LONG_TEXT else "text"
         styler = styler.set_td_classes(classes)
-    styler = styler.format_index(lambda c: column_label(c) + (" [low, high]" if c in folded else ""), axis=1)
+    styler = styler.format_index(lambda c: _column_label(c) + (" [low, high]" if c in folded else ""), axis=1)
     if not index:
         styler = styler.hide(axis="index")
     if caption:
         styler = styler.set_caption(caption)
     # a stable element id (not pandas' random one), so executed notebooks compare equal under nbval
     uid = hashlib.sha256(f"{caption}|{list(df.columns)}|{df.shape}".encode()).hexdigest()[:8]
-    # a long table is folded into a box of about LONG_ROWS rows that scrolls (book/_static/screens.css)
-    return styler.set_uuid(uid).set_table_attributes(f'class="rgr-table{" rgr-long" if len(df) > LONG_ROWS else ""}"')
+    # a long table is folded into a box of about _LONG_ROWS rows that scrolls (book/_static/screens.css)
+    return styler.set_uuid(uid).set_table_attributes(f'class="rgr-table{" rgr-long" if len(df) > _LONG_ROWS else ""}"')
 
 
 def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) -> tuple[pd.DataFrame, set]:
@@ -120,7 +119,7 @@ def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) 
             continue
         d = per_col.get(lo, per_col.get(base, default))
         whole = all(df[c].dropna().map(float).map(float.is_integer).all() for c in parts)
-        cell = lambda v: number(v if not whole or pd.isna(v) else int(v), d)  # noqa: E731
+        cell = lambda v: _number(v if not whole or pd.isna(v) else int(v), d)  # noqa: E731
         interval = [f"[{cell(a)}, {cell(b)}]" for a, b in zip(df[lo], df[hi])]
         at = list(df.columns).index(base if base in df.columns else lo)
         text = [f"{cell(v)} {i}" for v, i in zip(df[base], interval)] if base in df.columns else interval
@@ -131,19 +130,19 @@ def _fold_intervals(df: pd.DataFrame, per_col: Mapping[str, int], default: int) 
 
 
 def _fold_constants(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """In a table of more than :data:`WIDE_COLUMNS` columns and at least 2 rows, the numeric columns with
+    """In a table of more than :data:`_WIDE_COLUMNS` columns and at least 2 rows, the numeric columns with
     one value in every row, dropped and said once ("m = 1024, d_model = 512"), so it fits the text column."""
-    if df.shape[1] <= WIDE_COLUMNS or len(df) < 2:
+    if df.shape[1] <= _WIDE_COLUMNS or len(df) < 2:
         return df, ""
     same = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
             and df[c].notna().all() and df[c].nunique() == 1]
-    said = ", ".join(f"{column_label(c)} = {number(df[c].iloc[0], 3)}" for c in same)
+    said = ", ".join(f"{_column_label(c)} = {_number(df[c].iloc[0], 3)}" for c in same)
     return df.drop(columns=same), said
 
 
-WIDE_COLUMNS = 10  # columns: a wider table says its constant columns once instead of in every row
-LONG_ROWS = 20  # rows: a longer table is shown folded (scrolls in its own box)
-LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
+_WIDE_COLUMNS = 10  # columns: a wider table says its constant columns once instead of in every row
+_LONG_ROWS = 20  # rows: a longer table is shown folded (scrolls in its own box)
+_LONG_TEXT = 40  # characters: a text column with a longer entry wraps (in a column at least 20em wide)
 
 
 def _is_text(s: pd.Series) -> bool:
@@ -154,11 +153,11 @@ def _is_text(s: pd.Series) -> bool:
     return len(present) > 0 and all(isinstance(v, str) for v in present)
 
 
-def number(x: object, digits: int = 2) -> str:
+def _number(x: object, digits: int = 2) -> str:
     """``x`` rounded for prose (an integer as an integer), or "—" when it is missing (None, NaN, <NA>):
     what a chapter glues where a reading may lack data (the smoke preset, a checkout with no tables)."""
     if x is None or x is pd.NA or (isinstance(x, numbers.Real) and math.isnan(float(x))):
-        return MISSING
+        return _MISSING
     if isinstance(x, numbers.Integral):
         return str(int(x))
     return f"{float(x):.{digits}f}"
@@ -167,7 +166,7 @@ def number(x: object, digits: int = 2) -> str:
 _DK, _DM, _dk = "D<sub>K</sub>", "d<sub>model</sub>", "d<sub>k</sub>"
 # what a reader sees for a table's column (HTML); the data and the chapters' code keep the names on the left.
 # Widths and counts are in dimensions / items / runs; a column not listed shows its name with spaces for "_".
-COLUMN_LABELS: dict[str, str] = {
+_COLUMN_LABELS: dict[str, str] = {
     "m": "items m", "d_model": f"model width {_DM}", "h": "heads h", "d_k": f"head width {_dk}",
     "D_K": f"key width {_DK} = h·{_dk}", "r": "edges per item r", "ell": "context length ℓ", "tau": "threshold τ",
     "m_edges": "edges", "seed": "seed", "seeds": "seeds", "n_seeds": "seeds", "runs": "runs", "steps": "steps",
@@ -202,20 +201,20 @@ COLUMN_LABELS: dict[str, str] = {
 }
 
 
-def column_label(name: object) -> str:
-    """What a reader sees as the header of column ``name``: :data:`COLUMN_LABELS`, else the name with
+def _column_label(name: object) -> str:
+    """What a reader sees as the header of column ``name``: :data:`_COLUMN_LABELS`, else the name with
     spaces for underscores (a label already in words passes through)."""
     text = str(name)
-    return COLUMN_LABELS.get(text, text.replace("_", " "))
+    return _COLUMN_LABELS.get(text, text.replace("_", " "))
 
 
 # --------------------------------------------------------------------------------- a finding glued by field name
 
 
-def finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> dict[str, Any]:
+def _finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> dict[str, Any]:
     """What :func:`glue_finding` glues: every field of the dataclass ``found`` under ``prefix`` + its name
     (:func:`rgr.results.findings.entries`); a field named in ``digits`` as prose, rounded to that many decimals,
-    "—" where it is missing (:func:`rgr.chapters.display.number`)."""
+    "—" where it is missing (:func:`_number`)."""
     if not dataclasses.is_dataclass(found) or isinstance(found, type):
         raise TypeError(f"found must be a dataclass instance, got {type(found).__name__}")
     digits = dict(digits or {})
@@ -226,7 +225,7 @@ def finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: 
     for f in dataclasses.fields(found):
         value = getattr(found, f.name)
         if f.name in digits:
-            out[prefix + f.name] = glued(number(value, digits[f.name]))
+            out[prefix + f.name] = glued(_number(value, digits[f.name]))
         else:
             out.update(entries(prefix + f.name, value))
     return out
@@ -234,10 +233,10 @@ def finding_values(found: Any, digits: Mapping[str, int] | None = None, prefix: 
 
 def glue_finding(found: Any, digits: Mapping[str, int] | None = None, prefix: str = "") -> None:
     """Glue every field of the frozen finding ``found`` under its field name, without displaying it
-    (:func:`finding_values` says what is glued)."""
+    (:func:`_finding_values` says what is glued)."""
     from myst_nb import glue  # the book's renderer; imported here so that rgr imports without it
 
-    for name, value in finding_values(found, digits, prefix).items():
+    for name, value in _finding_values(found, digits, prefix).items():
         glue(name, value, display=False)
 
 
@@ -268,10 +267,10 @@ def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:
 # ------------------------------------------------------------- each chapter's tables, downloadable from its page
 
 
-SITE_DATA = "../data"  # data/ as seen from a chapter's page (book/<chapter>.html) or notebook (book/)
+_SITE_DATA = "../data"  # data/ as seen from a chapter's page (book/<chapter>.html) or notebook (book/)
 
 
-def table_files(names: Sequence[str], root: Path | None = None) -> list[Path]:
+def _table_files(names: Sequence[str], root: Path | None = None) -> list[Path]:
     """The CSV files of data/ named by ``names`` (``"base"`` or ``"base.csv"``), in the given order."""
     if isinstance(names, str) or not len(names):
         raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
@@ -304,12 +303,12 @@ def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
     folder = data_dir(root)
     present = [n for n in names if (folder / (n if n.endswith(".csv") else f"{n}.csv")).is_file()]
     items = [
-        f'<a href="{SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
-        for p in (table_files(present, root) if present else [])
+        f'<a href="{_SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
+        for p in (_table_files(present, root) if present else [])
     ]
     items += [f"{html.escape(n if n.endswith('.csv') else n + '.csv')} (not in this checkout)"
               for n in names if n not in present]
-    schema = f'<a href="{SITE_DATA}/SCHEMA.md">SCHEMA.md</a>'
+    schema = f'<a href="{_SITE_DATA}/SCHEMA.md">SCHEMA.md</a>'
     return HTML(
         '<div class="rgr-downloads">The data behind this chapter: '
         + ", ".join(items)

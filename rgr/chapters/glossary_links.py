@@ -1,7 +1,7 @@
 """Words of the verdict linked to the glossary (chapter *Does it replicate?* and the introduction, issue 47): the
 first use of each term in a block of HTML becomes a link to its entry in book/glossary.md.
 
-- :data:`TERMS` — the phrase as the verdict's sentences write it (a regular expression) and the glossary term;
+- :data:`_TERMS` — the phrase as the verdict's sentences write it (a regular expression) and the glossary term;
 - :func:`anchor` — the id Sphinx gives a glossary term (``term-`` and the term as docutils makes ids);
 - :func:`link_terms` — the HTML with the first use of each term linked, never inside a tag or an existing link;
 - :func:`note_edges` — a note in each verdict-table cell whose point sits on an end of its interval (or whose interval
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TERMS", "anchor", "link_terms", "note_edges", "edge_cells", "on_edge"]
+__all__ = ["anchor", "link_terms", "note_edges"]
 
 # phrase as written (regular expression, matched case-sensitively on word boundaries) -> the glossary's term
-TERMS: dict[str, str] = {
+_TERMS: dict[str, str] = {
     r"noise intervals?": "noise interval",
     r"precondition cells?": "precondition cells",
     r"base cells?": "base cells",
@@ -52,9 +52,9 @@ def _link_first(html: str, pattern: str, href: str) -> str:
 
 
 def link_terms(html: str, page: str = "glossary.html", terms: dict[str, str] | None = None) -> str:
-    """``html`` with the first use of each of ``terms`` (default :data:`TERMS`) outside tags and links turned into a
+    """``html`` with the first use of each of ``terms`` (default :data:`_TERMS`) outside tags and links turned into a
     link to ``page#<anchor>``."""
-    for pattern, term in (TERMS if terms is None else terms).items():
+    for pattern, term in (_TERMS if terms is None else terms).items():
         html = _link_first(html, pattern, f"{page}#{anchor(term)}")
     return html
 
@@ -68,7 +68,7 @@ _EDGE_NOTE = ('<span class="rgr-vnote">a point at or near an end of its interval
              'how the convention reads few seeds: <a class="rgr-term" href="{page}#term-noise-interval">why</a></span>')
 
 
-def on_edge(value: float, lo: float, hi: float) -> bool:
+def _on_edge(value: float, lo: float, hi: float) -> bool:
     """Whether ``value`` sits at or near an end of [``lo``, ``hi``] (within :data:`_EDGE_SHARE` of its width) or the
     interval is one value: what a reader could take for a bug (glossary: noise interval). A value outside is not its
     interval's point (the convention widens every interval to hold it): False."""
@@ -78,23 +78,23 @@ def on_edge(value: float, lo: float, hi: float) -> bool:
     return width <= 0 or min(value - lo, hi - value) <= _EDGE_SHARE * width
 
 
-def edge_cells(text: str) -> bool:
+def _edge_cells(text: str) -> bool:
     """Whether the text of one table cell shows a point on an end of its interval, or an interval equal to the value
     shown before it ("[4, 18] [4, 18]")."""
     if _SAME.search(text):
         return True
     if re.search(r"\] (?:vs|,) \[", text):  # several intervals listed after several values: which is whose is not
         return False                          # in the text, so no pair is read
-    return any(on_edge(float(v), float(a), float(b)) for v, a, b in _PAIR.findall(text))
+    return any(_on_edge(float(v), float(a), float(b)) for v, a, b in _PAIR.findall(text))
 
 
 def note_edges(html: str, page: str = "glossary.html", cell_class: str = "rgr-vbook") -> str:
     """``html`` (the verdict table) with a short note, linked to the glossary's *noise interval*, in every cell of
     class ``cell_class`` whose point sits on an end of its interval or whose interval is one value
-    (:func:`edge_cells`): explained in place, as a property of the convention."""
+    (:func:`_edge_cells`): explained in place, as a property of the convention."""
     def cell(m: re.Match) -> str:
         text = re.sub(r"<[^>]+>", " ", m.group(2))
-        return m.group(0) if not edge_cells(" ".join(text.split())) else (
+        return m.group(0) if not _edge_cells(" ".join(text.split())) else (
             m.group(1) + m.group(2) + "<br>" + _EDGE_NOTE.format(page=page) + "</td>")
 
     return re.sub(rf'(<td class="{cell_class}"[^>]*>)(.*?)</td>', cell, html, flags=re.S)

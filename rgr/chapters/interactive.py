@@ -57,7 +57,7 @@ def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = _PICKE
     options, images = [], []
     for i, (name, fig) in enumerate(figures.items()):
         text = html.escape(name, quote=True)
-        png, width, _ = shown_png(fig, dpi)  # shown at its drawn size, at most style.MAX_SHOWN_PX wide
+        png, width, _ = shown_png(fig, dpi)  # shown at its drawn size, at most the style's widest
         options.append(f'<option value="{i}"{" selected" if i == 0 else ""}>{text}</option>')
         images.append(
             f'<img data-rgr-pick="{i}" src="{_uri(png)}" alt="{text}" width="{round(width)}"'

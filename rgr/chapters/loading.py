@@ -29,7 +29,7 @@ from ..results.stats import seeds_per_cell
 from ..store import TableError
 
 __all__ = ["ExperimentData", "load_experiment", "load_experiments", "load_groups", "provenance_note", "reproduce_note",
-           "scope_words", "seeds_words"]
+           "scope_words"]
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def _commits(df: pd.DataFrame, most: int = 3) -> str:
     return f"{len(names)} commits, from {names[0]} to {by_date.iloc[-1]}"
 
 
-def seeds_words(df: pd.DataFrame) -> str:
+def _seeds_words(df: pd.DataFrame) -> str:
     """How many seeds the rows train: "10 seeds", or "3–10 seeds a cell" where the (m, d_model) cells differ (the
     lambda = 8 diagonal's largest points run 3); "" when the rows have no seed."""
     if "seed" not in df or not len(df):
@@ -160,7 +160,7 @@ def provenance_note(data: ExperimentData) -> Markdown:
     devices = ", ".join(sorted(df["device_name"].unique()))
     commits = _commits(df)
     dates = f"{df['date'].min()[:10]} to {df['date'].max()[:10]}"
-    seeds = seeds_words(df)
+    seeds = _seeds_words(df)
     seeds = f" ({seeds})" if seeds else ""
     lines = [f"**Data:** `{data.name}` — {len(df)} runs of preset `{data.preset}`{seeds} on {devices}; "
              f"rgr {', '.join(sorted(df['rgr_version'].unique()))} at {commits}; {dates}."]
@@ -191,7 +191,7 @@ def scope_words(data: ExperimentData) -> str:
     Glued as text, so no Markdown in it (backticks would show as such)."""
     df = data.runs
     cells = len(df[["m", "d_model"]].drop_duplicates())
-    said = (f"the {data.preset} preset trains {seeds_words(df)} and head counts up to {int(df['h'].max())} "
+    said = (f"the {data.preset} preset trains {_seeds_words(df)} and head counts up to {int(df['h'].max())} "
             f"at {cells} cell{'s' if cells != 1 else ''}")
     grid = getattr(get(data.name), "grid", None)
     if grid is None:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from ..protocol import CHOICES, PRESETS  # the one vocabulary; chapters import them with check
 
-__all__ = ["PRESETS", "CHOICES", "DEVICES", "ParameterError", "ChapterParams", "check", "positive_int", "in_range",
-           "one_of"]
+__all__ = ["PRESETS", "CHOICES", "ParameterError", "check", "positive_int", "in_range", "one_of"]
 
-DEVICES: tuple[str, ...] = ("cpu", "cuda", "auto")
+_DEVICES: tuple[str, ...] = ("cpu", "cuda", "auto")
 
 
 class ParameterError(ValueError):
@@ -24,7 +23,7 @@ class ParameterError(ValueError):
 
 
 @dataclass(frozen=True)
-class ChapterParams:
+class _ChapterParams:
     """The parameters every chapter has, after checking (``device`` resolved: 'cuda' only with a GPU)."""
 
     preset: str  # one of CHOICES; rgr.chapters.loading resolves "auto" per experiment
@@ -38,7 +37,7 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def check(preset: str, device: str = "cpu", *, seed: int = 0, choices: tuple[str, ...] = CHOICES) -> ChapterParams:
+def check(preset: str, device: str = "cpu", *, seed: int = 0, choices: tuple[str, ...] = CHOICES) -> _ChapterParams:
     """Check the common parameters; ``device='auto'`` becomes 'cuda' when a GPU is there, else 'cpu'.
 
     ``seed``: only the chapters that draw live (theory, constructions, lower_bounds, softmax) have one; a chapter that
@@ -50,14 +49,14 @@ def check(preset: str, device: str = "cpu", *, seed: int = 0, choices: tuple[str
     if preset not in choices:
         live = " (this preset sizes live computations; 'auto' picks stored rows)" if preset == "auto" else ""
         raise ParameterError(f"preset = {preset!r}; choose one of {', '.join(map(repr, choices))}{live}")
-    if device not in DEVICES:
-        raise ParameterError(f"device = {device!r}; choose one of {', '.join(map(repr, DEVICES))}")
+    if device not in _DEVICES:
+        raise ParameterError(f"device = {device!r}; choose one of {', '.join(map(repr, _DEVICES))}")
     if device == "cuda" and not _cuda_available():
         raise ParameterError("device = 'cuda', but torch sees no CUDA device here; use 'cpu' or 'auto'")
     if device == "auto":
         device = "cuda" if _cuda_available() else "cpu"
     positive_int("seed", seed, low=0)
-    return ChapterParams(preset, device, int(seed))
+    return _ChapterParams(preset, device, int(seed))
 
 
 def positive_int(name: str, value: object, low: int = 1, high: int | None = None) -> int:

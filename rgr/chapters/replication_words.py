@@ -3,9 +3,9 @@
 Each function words a finding of :mod:`rgr.results.replication` whose sentence depends on a verdict or a count, so
 that the chapter's Markdown pastes it as one glued name:
 
-- :func:`law_words` — the law's rows as prose (:func:`row_value`, :func:`fit_words`, :func:`base_words`);
-- :func:`chapter_words` — what the base rows behind Table 1 are (:func:`table1_basis_words`) and what the paper's
-  fits' arithmetic shows (:func:`arithmetic_summary`);
+- :func:`law_words` — the law's rows as prose (:func:`_row_value`, :func:`_fit_words`, :func:`_base_words`);
+- :func:`chapter_words` — what the base rows behind Table 1 are (:func:`_table1_basis_words`) and what the paper's
+  fits' arithmetic shows (:func:`_arithmetic_summary`);
 - :func:`limits_words` — where the comparison is limited, from :class:`rgr.results.replication.registry.Basis`.
 """
 
@@ -24,13 +24,12 @@ from ..results.replication.registry import Basis, FewSeeds, Reduced
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import LAW_BASE
 
-__all__ = ["row_value", "fit_words", "base_words", "law_words", "table1_basis_words", "arithmetic_summary",
-           "chapter_words", "limits_words"]
+__all__ = ["law_words", "chapter_words", "limits_words"]
 
 _LEASE_MINUTES = 15  # the GPU leases this project gets (the limits' sentence on the GPT-2 block's paper preset)
 
 
-def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
+def _row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | None = None) -> str:
     """The book's number of one row as prose: "1.21 (95% noise interval 1.01–1.26)", or "not testable here";
     ``reading``: the row's :class:`~rgr.results.replication.rows.Reading` whose name starts with it instead."""
     found = [r for r in rows if r.key == key]
@@ -49,7 +48,7 @@ def row_value(rows: list[ClaimRow], key: str, digits: int = 2, reading: str | No
     return f"{value:.{digits}f}"
 
 
-def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
+def _fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
     """How the book's R² of a fit reads against the paper's, for the start of a sentence:
     "The line itself replicates" (the paper's value in the book's interval), "The line is looser than the
     paper's" / "... tighter ..." (outside it), or "The line's R² cannot be compared here"."""
@@ -61,7 +60,7 @@ def fit_words(rows: list[ClaimRow], key: str = "law_r2_pre") -> str:
     return f"The line is {'looser' if found[0].value < rep.claim(key).value else 'tighter'} than the paper's"
 
 
-def base_words(rows: list[ClaimRow], key: str) -> str:
+def _base_words(rows: list[ClaimRow], key: str) -> str:
     """For a law slope row: where the paper's constant lies under the law's base (the verdict's) and under the other
     (a reading), e.g. "outside the book's noise interval with ln (the verdict's base), inside it with log2"."""
     found = [r for r in rows if r.key == key]
@@ -100,21 +99,21 @@ class _LawWords:
 
 
 def law_words(rows: list[ClaimRow]) -> _LawWords:
-    """:func:`row_value`, :func:`fit_words` and :func:`base_words` of the law's rows, beside the paper's values."""
+    """:func:`_row_value`, :func:`_fit_words` and :func:`_base_words` of the law's rows, beside the paper's values."""
     paper = {f"paper_{k}": rep.claim(k).paper
              for k in ("law_slope_all", "law_slope_pre", "law_r2_pre", "heads_slope", "regular_slope")}
     return _LawWords(
-        slope_all_ln=row_value(rows, "law_slope_all"),
-        slope_all_log2=row_value(rows, "law_slope_all", reading="with log2"),
-        slope_pre_ln=row_value(rows, "law_slope_pre"),
-        slope_pre_log2=row_value(rows, "law_slope_pre", reading="with log2"),
-        r2_pre=row_value(rows, "law_r2_pre"), r2_pre_words=fit_words(rows), base_all=base_words(rows, "law_slope_all"),
-        base_pre=base_words(rows, "law_slope_pre"), heads_slope=row_value(rows, "heads_slope"),
-        regular_slope=row_value(rows, "regular_slope"), **paper,
+        slope_all_ln=_row_value(rows, "law_slope_all"),
+        slope_all_log2=_row_value(rows, "law_slope_all", reading="with log2"),
+        slope_pre_ln=_row_value(rows, "law_slope_pre"),
+        slope_pre_log2=_row_value(rows, "law_slope_pre", reading="with log2"),
+        r2_pre=_row_value(rows, "law_r2_pre"), r2_pre_words=_fit_words(rows),
+        base_all=_base_words(rows, "law_slope_all"), base_pre=_base_words(rows, "law_slope_pre"),
+        heads_slope=_row_value(rows, "heads_slope"), regular_slope=_row_value(rows, "regular_slope"), **paper,
     )
 
 
-def table1_basis_words(runs: pd.DataFrame) -> str:
+def _table1_basis_words(runs: pd.DataFrame) -> str:
     """What the base rows behind Table 1 are, against the paper's head counts and seeds, as one or two sentences.
 
     Says whether the rows reach the paper's largest head count and seed count; only where they fall short does
@@ -135,7 +134,7 @@ _NAMES = {"law_all": "the law fit over all twelve cells", "law_pre": "the law fi
           "heads": "the head-count line"}
 
 
-def arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
+def _arithmetic_summary(checks: list[ArithmeticCheck]) -> str:
     """Two sentences for the chapter: which of the paper's fits some head assignment of Table 1 reproduces (centred R²,
     per base), and what follows for all of them together."""
     parts = []
@@ -175,8 +174,8 @@ class _ChapterWords:
 def chapter_words(base_runs: pd.DataFrame, checks: tuple[ArithmeticCheck, ...]) -> _ChapterWords:
     """The sentences of :class:`_ChapterWords` from the base rows ``base_runs`` (columns h, seed; may be empty) and the
     paper-arithmetic ``checks`` (:func:`rgr.results.replication.registry.arithmetic`)."""
-    t1_basis = table1_basis_words(base_runs) if len(base_runs) else "No base rows are read here."
-    return _ChapterWords(law_base=LAW_BASE, t1_basis=t1_basis, arith_summary=arithmetic_summary(list(checks)))
+    t1_basis = _table1_basis_words(base_runs) if len(base_runs) else "No base rows are read here."
+    return _ChapterWords(law_base=LAW_BASE, t1_basis=t1_basis, arith_summary=_arithmetic_summary(list(checks)))
 
 
 @dataclass(frozen=True)

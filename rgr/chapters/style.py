@@ -7,7 +7,7 @@ where a figure is shrunk to the column and its fonts with it. Drawn at most :dat
 into rows), a figure shows on a phone at >= 70% of its drawn size, and text of at least
 :data:`MIN_FONT_PT` at >= 8 CSS px (the site check, tests/system/site_check.py, measures both). In a notebook,
 :func:`set_style` asks for high-DPI ("retina") PNGs (twice the pixels, shown at the same size) that
-record their smallest text (:func:`png_metadata`); nbval compares text, not PNG, so outputs stay
+record their smallest text (:func:`_png_metadata`); nbval compares text, not PNG, so outputs stay
 deterministic.
 
 **Is every text of a figure readable?** Text boxes measured by matplotlib's own renderer (issue 47).
@@ -42,9 +42,8 @@ from matplotlib.transforms import Bbox
 
 from ..protocol import HEADS_ALL
 
-__all__ = ["MAX_WIDTH_IN", "MIN_FONT_PT", "PROBLEMS_KEY", "set_style", "fig_size",
-           "panel_grid", "legend_below", "smallest_text_px", "png_metadata", "shown_png", "plain_log_axes",
-           "head_palette", "head_color", "nothing_to_draw", "text_boxes", "text_problems"]
+__all__ = ["MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below", "shown_png",
+           "plain_log_axes", "head_color", "nothing_to_draw", "text_problems"]
 
 # head counts the book's figures use; each keeps its colour in every chapter
 _HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
@@ -53,13 +52,13 @@ FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone
 _MIN_PANEL_IN = 2.3  # a panel of a grid is never narrower than this (inches)
-TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
-PROBLEMS_KEY = "rgr-text-problems"  # PNG text chunk: overlapping or cut texts (rgr.chapters.style), 0 wanted
+_TEXT_KEY = "rgr-min-text-px"  # PNG text chunk read by the site check (tests/system/site_check.py)
+_PROBLEMS_KEY = "rgr-text-problems"  # PNG text chunk: overlapping or cut texts (rgr.chapters.style), 0 wanted
 
 
 class _FigureTextWarning(UserWarning):
     """A chapter figure whose texts overlap or are cut (:func:`rgr.chapters.style.text_problems`)."""
-MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
+_MAX_SHOWN_PX = 480  # widest a figure is shown (CSS px): 342-px phone column / 480 = 71%
 
 
 def set_style() -> None:
@@ -103,7 +102,7 @@ def _retina_inline() -> None:
 
 def _retina_png(fig):
     """A retina PNG of ``fig`` (base64) and its shown size, as IPython's inline backend gives them; shown at
-    most :data:`MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
+    most :data:`_MAX_SHOWN_PX` wide, its smallest text recorded (:func:`shown_png`)."""
     if not fig.axes and not fig.texts:  # IPython shows nothing for an empty figure
         return None
     problems = text_problems(fig)
@@ -118,20 +117,20 @@ def _retina_png(fig):
 def shown_png(fig, dpi: float) -> tuple[bytes, float, float]:
     """``fig`` saved as a tight PNG at ``dpi`` and the size to show it at (CSS px): its drawn size
     (:data:`FIGURE_DPI` px an inch; an outside legend or label makes it wider than the figure's size),
-    scaled down to at most :data:`MAX_SHOWN_PX` wide. The PNG records the smallest text at the shown
-    size (:func:`png_metadata`) and no software name (the same figure gives the same bytes)."""
+    scaled down to at most :data:`_MAX_SHOWN_PX` wide. The PNG records the smallest text at the shown
+    size (:func:`_png_metadata`) and no software name (the same figure gives the same bytes)."""
     def save(scale: float) -> bytes:
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=png_metadata(fig, scale))
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", metadata=_png_metadata(fig, scale))
         return buf.getvalue()
 
     png = save(1.0)
     w, h = (px * FIGURE_DPI / dpi for px in struct.unpack(">II", png[16:24]))  # the PNG header's size
-    k = min(1.0, MAX_SHOWN_PX / w)
+    k = min(1.0, _MAX_SHOWN_PX / w)
     return (png if k == 1.0 else save(k)), w * k, h * k
 
 
-def smallest_text_px(fig) -> float:
+def _smallest_text_px(fig) -> float:
     """The size of ``fig``'s smallest visible text (title, label, tick, legend, annotation), in CSS px
     at its drawn size (:data:`FIGURE_DPI` px an inch); 0.0 for a figure without text."""
     fig.draw_without_rendering()  # tick labels exist only once the figure has been laid out
@@ -139,12 +138,12 @@ def smallest_text_px(fig) -> float:
     return min(sizes) * FIGURE_DPI / 72 if sizes else 0.0
 
 
-def png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
-    """PNG text chunks for ``fig``: its smallest text (:func:`smallest_text_px`) as shown at ``scale`` of
+def _png_metadata(fig, scale: float = 1.0) -> dict[str, str | None]:
+    """PNG text chunks for ``fig``: its smallest text (:func:`_smallest_text_px`) as shown at ``scale`` of
     its drawn size, for the site check; how many of its texts overlap or are cut
     (:func:`rgr.chapters.style.text_problems`, read by tests/chapters/test_style.py); and no software
     name (the same figure gives the same bytes)."""
-    return {TEXT_KEY: f"{smallest_text_px(fig) * scale:.1f}", PROBLEMS_KEY: str(len(text_problems(fig))),
+    return {_TEXT_KEY: f"{_smallest_text_px(fig) * scale:.1f}", _PROBLEMS_KEY: str(len(text_problems(fig))),
             "Software": None}
 
 
@@ -206,7 +205,7 @@ def plain_log_axes(ax, which: str = "xy", subs: tuple[float, ...] = (1.0, 2.0, 5
         axis.set_minor_formatter(NullFormatter())
 
 
-def head_palette() -> dict[int, tuple[float, float, float]]:
+def _head_palette() -> dict[int, tuple[float, float, float]]:
     """A fixed colour for each head count h in :data:`_HEAD_COUNTS` (dark = one head)."""
     colours = sns.color_palette("viridis", len(_HEAD_COUNTS))
     return dict(zip(_HEAD_COUNTS, colours))
@@ -214,7 +213,7 @@ def head_palette() -> dict[int, tuple[float, float, float]]:
 
 def head_color(h: int) -> tuple[float, float, float]:
     """The colour of head count ``h`` (nearest power of two for other values)."""
-    pal = head_palette()
+    pal = _head_palette()
     if h in pal:
         return pal[h]
     nearest = min(_HEAD_COUNTS, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
@@ -266,7 +265,7 @@ def _name(kind: str, t: Text) -> str:
     return f"{kind} {t.get_text().strip()[:40]!r}"
 
 
-def text_boxes(fig: Figure) -> list[_Box]:
+def _text_boxes(fig: Figure) -> list[_Box]:
     """Every text box of ``fig`` as drawn (the figure is drawn first, with its own renderer)."""
     fig.draw_without_rendering()  # lays out ticks and tight layouts with the renderer below, draws no pixels
     r = fig._get_renderer()  # the figure's own (Agg) renderer, at the figure's dpi
@@ -326,7 +325,7 @@ def text_problems(fig: Figure, tight: bool | None = None) -> list[str]:
 
     if tight is None:
         tight = mpl.rcParams["savefig.bbox"] == "tight"
-    boxes = text_boxes(fig)
+    boxes = _text_boxes(fig)
     out = []
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:

@@ -9,11 +9,11 @@ the rows; no claim, cause or number is typed here.
 The rows that do not agree, grouped by cause in a fixed order, are
 :func:`rgr.results.replication.verdicts.by_cause`; here:
 
-- :data:`EXPLAIN` and :func:`_explain` — one sentence per cause;
+- :data:`_EXPLAIN` and :func:`_explain` — one sentence per cause;
 - :func:`summary_html` — the short "where it replicates, where not, and why";
 - :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
   and why folded into a detail row (``<details>``); styled by ``book/_static/verdict.css``, whose verdict cells
-  carry the class :data:`VERDICT_CLASS`.
+  carry the class :data:`_VERDICT_CLASS`.
 """
 
 from __future__ import annotations
@@ -36,13 +36,12 @@ from ..results.replication.verdicts import (
     verdict_label,
 )
 
-__all__ = ["EXPLAIN", "summary_html", "verdict_table_html", "VERDICT_CLASS",
-           "longer_words"]
+__all__ = ["summary_html", "verdict_table_html"]
 
-VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / --not-testable
+_VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / ...
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
 
-EXPLAIN: dict[str, str] = {
+_EXPLAIN: dict[str, str] = {
     "log_base": (
         "The paper writes m log m without a base. The verdict reads it as {law}, the protocol's choice made "
         "before the paper's numbers were released; read {other}, the paper's constant lies inside the book's "
@@ -85,11 +84,11 @@ _TITLES = {"permutation_sweeps": "Permutation sweeps", "denser_graphs": "Denser 
 
 
 def _explain(cause: str, rows: list[ClaimRow]) -> str:
-    """:data:`EXPLAIN` of ``cause``, with the log bases named from the rows' readings."""
-    if cause not in EXPLAIN:
-        raise ValueError(f"cause must be one of {sorted(EXPLAIN)}, got {cause!r}")
+    """:data:`_EXPLAIN` of ``cause``, with the log bases named from the rows' readings."""
+    if cause not in _EXPLAIN:
+        raise ValueError(f"cause must be one of {sorted(_EXPLAIN)}, got {cause!r}")
     other = next((other_base_reading(r).name for r in rows if other_base_reading(r) is not None), "in the other base")
-    return EXPLAIN[cause].format(law=LAW_BASE, other=other, thin=THIN_SEEDS)
+    return _EXPLAIN[cause].format(law=LAW_BASE, other=other, thin=THIN_SEEDS)
 
 
 def _num(x: float) -> str:
@@ -177,7 +176,7 @@ def _longer_cell(r: ClaimRow) -> str:
             f"{'' if x.settled else ' (not settled)'}</span>")
 
 
-def longer_words(longer: Longer) -> str:
+def _longer_words(longer: Longer) -> str:
     """A row's reading with a longer step budget in one sentence, with what it says about the step cutoff."""
     head = f"with {longer.budget}x the protocol's step cutoff: {longer.book}"
     head += "" if longer.interval in ("", "—") else f" {longer.interval}"
@@ -192,7 +191,8 @@ def _detail(r: ClaimRow) -> str:
     title = _TITLES.get(c.chapter, c.chapter)
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
     if r.longer is not None:
-        items.append(("With a longer budget (the settled extension, not the protocol)", escape(longer_words(r.longer))))
+        items.append(("With a longer budget (the settled extension, not the protocol)",
+                      escape(_longer_words(r.longer))))
     if r.cells not in ("—", ""):
         items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
     items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))
@@ -221,7 +221,7 @@ def verdict_table_html(rows: list[ClaimRow], caption: str) -> str:
             f'data-label="Claim">{escape(_cap(c.name))}</td>'
             f'<td class="rgr-vpaper" data-label="Paper">{escape(c.paper)}</td>'
             f'<td class="rgr-vbook" data-label="Book">{_book_cell(r)}</td>'
-            f'<td class="{VERDICT_CLASS} {VERDICT_CLASS}--{status.replace(" ", "-")}" data-label="Verdict">'
+            f'<td class="{_VERDICT_CLASS} {_VERDICT_CLASS}--{status.replace(" ", "-")}" data-label="Verdict">'
             f'<span class="rgr-verdict-label"><span aria-hidden="true">{_MARK[status]} '
             f'</span>{escape(verdict_label(r))}'
             f"</span>{why}</td></tr>"

@@ -52,7 +52,7 @@ from torch import nn
 from ..protocol import MODEL_KINDS
 from .attention import QKWeights
 
-__all__ = ["QKModel", "context_scores", "AggregatedScores"]
+__all__ = ["QKModel", "context_scores"]
 
 
 
@@ -175,7 +175,7 @@ class QKModel(nn.Module):
 
     def forward(self, X_C: torch.Tensor) -> torch.Tensor:
         """Aggregated scores S (R, n, ell, ell): S[r, i, p, q] scores the pair item_p -> item_q."""
-        return AggregatedScores.apply(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
+        return _AggregatedScores.apply(X_C, self.W_Q, self.W_K, self.h, self.aggregation, self.head_mask, self.scale)
 
     @torch.no_grad()
     def item_tables(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -238,7 +238,7 @@ class QKModel(nn.Module):
 
 
 # ---- the score computation, with a hand-written backward ------------------------------
-# Autograd of the few lines in AggregatedScores.forward spends most of a small
+# Autograd of the few lines in _AggregatedScores.forward spends most of a small
 # training step on bookkeeping and layout copies (and amax's backward builds
 # masks over all heads). The backward below is the same math, written out; the
 # tests check it against autograd of rgr.model.attention.scores.
@@ -338,7 +338,7 @@ def _scores_backward(saved: tuple, g: torch.Tensor, need_q: bool = True, need_k:
     return dW_Q, dW_K
 
 
-class AggregatedScores(torch.autograd.Function):
+class _AggregatedScores(torch.autograd.Function):
     """S = agg_k S_k with S_k = (X_C W_Q^k)(X_C W_K^k)^T; agg in {"max", "softmax", "sum"}."""
 
     @staticmethod

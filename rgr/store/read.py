@@ -14,7 +14,7 @@ from .schema import Column, Schema, TableError
 from .seal import enforce, read_seal
 
 __all__ = ["FIELD_LIMIT", "load_table", "read_table", "finished_keys", "read_text", "check_integrity", "check_header",
-           "rows_of", "file_bytes"]
+           "rows_of"]
 
 FIELD_LIMIT = 1 << 24  # characters a field may hold: the reader's limit; the writer refuses longer fields
 csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
@@ -22,10 +22,10 @@ csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
 
 def read_text(path: Path) -> str:
     """The table's text (a UTF-8 byte-order mark dropped); a :class:`TableError` naming the file if it is not UTF-8."""
-    return _decoded(path, file_bytes(path))
+    return _decoded(path, _file_bytes(path))
 
 
-def file_bytes(path: Path) -> bytes:
+def _file_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except IsADirectoryError:
@@ -192,7 +192,7 @@ def read_table(path: str | Path, schema: Schema) -> tuple[pd.DataFrame, bytes]:
     path = Path(path)
     if not path.is_file():
         raise TableError(f"{path}: no such table; produce it with `python -m rgr sweep {schema.name} --preset book`")
-    data = file_bytes(path)
+    data = _file_bytes(path)
     text = _decoded(path, data)
     check_integrity(path, text, schema)
     return rows_of(text, schema, path), data

@@ -44,7 +44,7 @@ from typing import NamedTuple
 from .. import paths
 from .schema import TableError
 
-__all__ = ["open_own", "replace_whole", "Seal", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
+__all__ = ["open_own", "replace_whole", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
            "seal_of", "read_seal", "write_seal", "drop_seal", "compare", "enforce"]
 
 # ------------------------------------------------------------------ a table's files on disk: side files opened
@@ -125,7 +125,7 @@ class UnsealedTable(UserWarning):
 
 
 @dataclass(frozen=True)
-class Seal:
+class _Seal:
     """What the store wrote to a table: its row count, byte count and the sha256 of its bytes; ``first``, ``last``:
     a short hash of its first and last rows' lines (None in seals written before them), which tell a cut end from
     rows deleted or a table replaced (:func:`compare`)."""
@@ -157,11 +157,11 @@ def seal_path(table: str | Path) -> Path:
     return table.with_name(table.name + _SUFFIX)
 
 
-def seal_of(data: bytes, rows: int) -> Seal:
+def seal_of(data: bytes, rows: int) -> _Seal:
     """The seal of a table whose bytes are ``data`` and which holds ``rows`` rows."""
     if rows < 0:
         raise ValueError(f"rows must be >= 0, got {rows}")
-    return Seal(rows, len(data), hashlib.sha256(data).hexdigest(), *_ends(data))
+    return _Seal(rows, len(data), hashlib.sha256(data).hexdigest(), *_ends(data))
 
 
 def _ends(data: bytes) -> tuple[str | None, str | None]:
@@ -172,7 +172,7 @@ def _ends(data: bytes) -> tuple[str | None, str | None]:
     return tuple(hashlib.sha256(line).hexdigest()[:16] for line in (lines[0], lines[-1]))  # type: ignore[return-value]
 
 
-def read_seal(table: str | Path) -> Seal | None:
+def read_seal(table: str | Path) -> _Seal | None:
     """The seal beside ``table`` (None when there is none); a :class:`TableError` naming it if it is not one rgr
     wrote."""
     path = seal_path(table)
@@ -191,7 +191,7 @@ def read_seal(table: str | Path) -> Seal | None:
         d = json.loads(raw.decode("utf-8"))
         if d.get("format") != _FORMAT:
             raise ValueError(f"format {d.get('format')!r}, this rgr reads {_FORMAT}")
-        seal = Seal(d["rows"], d["bytes"], d["sha256"], d.get("first"), d.get("last"))
+        seal = _Seal(d["rows"], d["bytes"], d["sha256"], d.get("first"), d.get("last"))
         if not (isinstance(seal.rows, int) and isinstance(seal.size, int) and seal.rows >= 0 and seal.size >= 0
                 and isinstance(seal.sha256, str) and len(seal.sha256) == 64):
             raise ValueError("rows, bytes or sha256 out of range")
@@ -202,7 +202,7 @@ def read_seal(table: str | Path) -> Seal | None:
     return seal
 
 
-def write_seal(table: str | Path, seal: Seal) -> Path:
+def write_seal(table: str | Path, seal: _Seal) -> Path:
     """Write ``table``'s seal through a temporary file and a rename (never through a symbolic link at its name)."""
     path = seal_path(table)
     if path.is_symlink():
@@ -223,7 +223,7 @@ def drop_seal(table: str | Path) -> None:
         path.unlink()
 
 
-def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
+def compare(table: str | Path, data: bytes, rows: int, seal: _Seal | None) -> SealCheck:
     """The table ``table``, whose bytes are ``data`` holding ``rows`` rows, against its seal ``seal`` (see the module).
 
     Read the seal before the table: a writer renames the table first, so a write between the two reads leaves a
@@ -251,7 +251,7 @@ def compare(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> Sea
                                 f"{fix} records it as it is now", seal.rows)
 
 
-def _loss(data: bytes, seal: Seal) -> str:
+def _loss(data: bytes, seal: _Seal) -> str:
     """Which loss a table with fewer rows than its seal shows, from the seal's first and last rows."""
     if seal.first is None:  # a seal written before it recorded them
         return "cut off its end at a line boundary, deleted, or the table replaced by another"
@@ -268,7 +268,7 @@ def _rows(n: int) -> str:
     return f"{n:,} row{'' if n == 1 else 's'}"
 
 
-def enforce(table: str | Path, data: bytes, rows: int, seal: Seal | None) -> SealCheck:
+def enforce(table: str | Path, data: bytes, rows: int, seal: _Seal | None) -> SealCheck:
     """:func:`compare`, then raise :class:`TableError` on a cut and warn (:class:`UnsealedTable`) when not sealed."""
     found = compare(table, data, rows, seal)
     if found.state == "cut":

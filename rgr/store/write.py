@@ -18,8 +18,7 @@ from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_t
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, open_own, read_seal, replace_whole, seal_of, write_seal
 
-__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "drop_table", "types_hold",
-           "write_sealed"]
+__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "drop_table"]
 
 
 def _lock_file(path: Path, kind: str) -> Path:
@@ -78,7 +77,7 @@ def _encode(value: Any, col: Column) -> Any:
     return out
 
 
-def write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> None:
+def _write_sealed(path: Path, text: str, rows: int, seal_first: bool = False) -> None:
     """Replace the table at ``path`` with ``text`` (``rows`` rows) whole, then its seal (:mod:`rgr.store.seal`).
 
     ``seal_first`` (a repair, which drops lines): the seal goes first, so a repair killed between the two leaves
@@ -144,7 +143,7 @@ def write_rows(path: str | Path, schema: Schema, rows: Iterable[dict[str, Any]])
             out = pd.concat([old, frame], ignore_index=True) if len(old) else frame
         else:
             out = frame
-        write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
+        _write_sealed(path, out.to_csv(index=False, lineterminator="\n"), len(out))
     return len(out)
 
 
@@ -159,7 +158,7 @@ def replace_table(path: str | Path, schema: Schema, frame: pd.DataFrame) -> int:
     check_integrity(path, text, schema)
     rows_of(text, schema, path)
     with _write_lock(path):
-        write_sealed(path, text, len(frame))
+        _write_sealed(path, text, len(frame))
     return len(frame)
 
 
@@ -219,7 +218,7 @@ def repair_table(path: str | Path, schema: Schema, seal: bool = False) -> _Repai
         rows_of(kept, schema, path)
         with open_own(path.with_name(path.name + ".damaged"), "w") as fh:
             fh.write("".join(f"line {n}: {line}\n" for n, line in bad))
-        write_sealed(path, kept, len(good), seal_first=True)
+        _write_sealed(path, kept, len(good), seal_first=True)
     return _Repaired(len(good), len(bad), tuple(n for n, _ in bad), before, True)
 
 
@@ -253,7 +252,7 @@ def _parses(line: str, header: list[str]) -> bool:
 def _failing(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> list[tuple[int, str]]:
     """The records of ``lines`` that fail the schema's types, ranges and checks on their own, found by halving: a
     few damaged lines among thousands (a row edited in place) cost a few dozen checks, not one per line."""
-    if not lines or types_hold(head, lines, schema, path):
+    if not lines or _types_hold(head, lines, schema, path):
         return []
     if len(lines) == 1:
         return list(lines)
@@ -261,7 +260,7 @@ def _failing(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path
     return _failing(head, lines[:mid], schema, path) + _failing(head, lines[mid:], schema, path)
 
 
-def types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
+def _types_hold(head: str, lines: list[tuple[int, str]], schema: Schema, path: Path) -> bool:
     """Whether the records ``lines`` (under the header line ``head``) pass the schema's types, ranges and checks."""
     try:
         rows_of("\n".join([head, *(line for _, line in lines)]) + "\n", schema, path)

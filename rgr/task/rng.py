@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["STREAMS", "stream_key", "uniform", "randint", "derive_seed", "mix"]
+__all__ = ["stream_key", "uniform", "randint", "derive_seed"]
 
 # Independent streams of one run: training contexts, validation, test, and
 # whatever else a later module needs (they are just distinct integers).
-STREAMS: dict[str, int] = {"train": 1, "val": 2, "test": 3, "graph": 4, "embed": 5, "init": 6, "value": 7}
+_STREAMS: dict[str, int] = {"train": 1, "val": 2, "test": 3, "graph": 4, "embed": 5, "init": 6, "value": 7}
 
 _MASK64 = (1 << 64) - 1
 _C1 = 0xBF58476D1CE4E5B9
@@ -39,7 +39,7 @@ def _srl(x: torch.Tensor, k: int) -> torch.Tensor:
     return (x >> k) & ((1 << (64 - k)) - 1)
 
 
-def mix(x: torch.Tensor) -> torch.Tensor:
+def _mix(x: torch.Tensor) -> torch.Tensor:
     """splitmix64's finalizer on int64 tensors (wrapping multiply)."""
     x = x ^ _srl(x, 30)
     x = x * _signed(_C1)
@@ -61,9 +61,9 @@ def _mix_int(x: int) -> int:
 def stream_key(seed: int, stream: str | int) -> int:
     """A 64-bit key (as a signed int64 value) for one stream of one run."""
     if isinstance(stream, str):
-        if stream not in STREAMS:
-            raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
-        stream = STREAMS[stream]
+        if stream not in _STREAMS:
+            raise ValueError(f"stream must be one of {sorted(_STREAMS)}, got {stream!r}")
+        stream = _STREAMS[stream]
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
     return _signed(_mix_int(_mix_int(seed * _GOLDEN + 1) ^ (stream * _C1 + 7)))
@@ -83,9 +83,9 @@ def _bits(keys: torch.Tensor, index: torch.Tensor, n_slots: int) -> torch.Tensor
     if keys.dtype != torch.int64 or index.dtype != torch.int64:
         raise ValueError("keys and index must be int64 tensors")
     k = keys.reshape(keys.shape + (1,) * (index.dim() - 1))  # (R, 1, ...)
-    base = mix(k + mix(index * _signed(_GOLDEN)))  # (R, ...)
+    base = _mix(k + _mix(index * _signed(_GOLDEN)))  # (R, ...)
     slots = torch.arange(n_slots, device=index.device, dtype=torch.int64)
-    return mix(base.unsqueeze(-1) + slots * _signed(_C2))  # (R, ..., n_slots)
+    return _mix(base.unsqueeze(-1) + slots * _signed(_C2))  # (R, ..., n_slots)
 
 
 def uniform(keys: torch.Tensor, index: torch.Tensor, n_slots: int) -> torch.Tensor:

@@ -9,13 +9,19 @@ import re
 
 import pytest
 
-from rgr.chapters.bottom_line import PLAIN, bottom_line, bottom_line_html, section_name
-from rgr.results.replication import reported as rep
+from rgr.chapters.bottom_line import bottom_line, bottom_line_html
 from rgr.results.replication.rows import ClaimRow, Reading
-from rgr.results.replication.verdicts import CAUSES, Verdict
+from rgr.results.replication.verdicts import CAUSES, NOT_TESTABLE_CAUSES, Verdict
 from tests import ROOT
+from tests.chapters.cause_rows import row_of
 
 NAN = math.nan
+# the box's plain words for some causes (after "n because")
+PLAIN = {"log_base": "the paper's log has no stated base, and in the other base its constant agrees",
+         "paper_table1": "the paper's fit cannot be rebuilt from its own Table 1",
+         "unexplained": "no cause shows in the data",
+         "not_the_task": "the book's runs are not the paper's task (stand-in embeddings, a size that does not "
+                         "compress)"}
 
 
 def _row(key: str, status: str, cause: str = "", near: bool = False, readings=()) -> ClaimRow:
@@ -62,9 +68,18 @@ def test_causes_are_listed_most_frequent_first():
     assert "None of the 3" not in b.deviates and b.untested == "Every one of the 3 claims could be tested here."
 
 
+def _words(cause: str) -> str:
+    """What the box says after "1 because" for one row of ``cause``."""
+    b = bottom_line([row_of(cause)])
+    said = b.untested if cause in NOT_TESTABLE_CAUSES else b.deviates
+    return said.split("1 because ", 1)[1].removesuffix(".")
+
+
 def test_every_cause_has_plain_words_and_no_empty_rows():
-    assert set(PLAIN) == set(CAUSES)
-    assert section_name(rep.SECTIONS[0]) == "max-over-heads, permutation graphs"
+    words = {c: _words(c) for c in CAUSES}
+    assert all(w and w != c for c, w in words.items()) and len(set(words.values())) == len(CAUSES)
+    assert {c: words[c] for c in PLAIN} == PLAIN
+    assert "on max-over-heads, permutation graphs" in bottom_line(_rows()).replicates  # a section's title, plainly
     with pytest.raises(ValueError, match="rows"):
         bottom_line([])
 

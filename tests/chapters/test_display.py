@@ -4,7 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.chapters.display import MISSING, table
+from rgr.catalog import NAMES, schema_for_file
+from rgr.chapters.display import table
+from tests.glued import prose
+
+MISSING = "—"  # what a reader sees for a missing value
 
 
 def _df():
@@ -17,14 +21,18 @@ def test_missing_values_and_rounding():
     assert "<th" in html and "D<sub>K</sub>*" in html and ">items m<" in html  # headers in words
 
 
-def test_column_labels_are_words():
-    from rgr.chapters.display import COLUMN_LABELS, column_label
+def _headers(df: pd.DataFrame) -> list[str]:
+    html = table(df).to_html()
+    return [h.split(">", 1)[1].split("</th>")[0] for h in html.split("<th")[1:] if "col_heading" in h]
 
-    assert column_label("best_f1_one_soft_head") == COLUMN_LABELS["best_f1_one_soft_head"]
-    assert COLUMN_LABELS["best_f1_one_soft_head"] == "best F1, one softmax head"
-    assert column_label("present_rate") != "present_rate" and column_label("a_new_column") == "a new column"
-    assert column_label(3) == "3"  # a pivoted column (a head count)
-    assert all("_" not in label.replace("<sub>", "").replace("</sub>", "") for label in COLUMN_LABELS.values())
+
+def test_column_labels_are_words():
+    names = ["best_f1_one_soft_head", "present_rate", "a_new_column", 3]  # 3: a pivoted column (a head count)
+    assert _headers(pd.DataFrame({n: ["x"] for n in names})) == [
+        "best F1, one softmax head", "present: rate", "a new column", "3"]
+    columns = {c.name for n in NAMES for c in schema_for_file(f"{n}.csv").all_columns}
+    labels = _headers(pd.DataFrame({c: ["x"] for c in sorted(columns)}))
+    assert len(labels) == len(columns) and all("_" not in h.replace("<sub>", "").replace("</sub>", "") for h in labels)
 
 
 def test_text_columns_are_marked_for_left_alignment():
@@ -54,11 +62,9 @@ def test_number_for_prose():
 
     import numpy as np
 
-    from rgr.chapters.display import MISSING, number
-
-    assert number(1.234, 1) == "1.2" and number(np.float64(0.5), 3) == "0.500"
-    assert number(3) == "3" and number(np.int64(7), 2) == "7"
-    assert number(None) == number(math.nan) == number(pd.NA) == number(np.nan) == MISSING
+    assert prose(1.234, 1) == "1.2" and prose(np.float64(0.5), 3) == "0.500"
+    assert prose(3) == "3" and prose(np.int64(7), 2) == "7"
+    assert prose(None) == prose(math.nan) == prose(pd.NA) == prose(np.nan) == MISSING
 
 
 def test_intervals_fold_into_one_column():
@@ -75,14 +81,14 @@ def test_intervals_fold_into_one_column():
 
 
 def test_long_tables_fold():
-    from rgr.chapters.display import LONG_ROWS
+    LONG_ROWS = 20  # a longer table folds
 
     assert 'class="rgr-table rgr-long"' in table(pd.DataFrame({"m": range(LONG_ROWS + 1)})).to_html()
     assert 'class="rgr-table"' in table(pd.DataFrame({"m": range(LONG_ROWS)})).to_html()
 
 
 def test_a_wide_table_says_its_constant_columns_once():
-    from rgr.chapters.display import WIDE_COLUMNS
+    WIDE_COLUMNS = 10  # a wider table says its constant columns once
 
     df = pd.DataFrame({f"c{i}": [1, 2] for i in range(WIDE_COLUMNS)}).assign(m=1024, tau=0.5, ok=True)
     html = table(df, caption="Cor. B.10.").to_html()

@@ -5,8 +5,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from rgr.chapters.display import MISSING, finding_values
 from rgr.results.findings import Text, listed, pastes_as_itself
+from tests.glued import finding_values
+
+MISSING = "—"  # what a reader sees for a missing value
 
 
 @dataclass(frozen=True)

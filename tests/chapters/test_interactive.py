@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 from rgr.chapters.figures.permutation_sweeps import f1_curves_per_cell  # noqa: E402
 from rgr.chapters.interactive import figure_picker  # noqa: E402
-from rgr.chapters.style import MAX_SHOWN_PX, shown_png  # noqa: E402
+from rgr.chapters.style import shown_png  # noqa: E402
 
 
 class _Parsed(HTMLParser):
@@ -69,6 +69,7 @@ def test_one_option_and_one_image_per_figure_first_shown(figures):
     assert [im["alt"] for im in p.images] == list(figures)
     # shown at the drawn size, but never wider than the style's limit
     assert [im["width"] for im in p.images] == [str(round(shown_png(f, 150)[1])) for f in figures.values()]
+    MAX_SHOWN_PX = 480  # the widest a figure is shown (CSS px)
     assert all(int(im["width"]) <= MAX_SHOWN_PX for im in p.images) and int(p.images[2]["width"]) < 320  # 3-in figure
     wide = _fig(8.0)
     assert MAX_SHOWN_PX - 1 <= int(_Parsed(figure_picker({"w": wide}, "cell").data).images[0]["width"]) <= MAX_SHOWN_PX

@@ -1,4 +1,4 @@
-"""Which preset's rows a reader gets: rgr.catalog.choose_preset / resolve_preset and the chapters' loader."""
+"""Which preset's rows a reader gets: rgr.catalog.resolve_preset and the chapters' loader."""
 
 from __future__ import annotations
 
@@ -23,15 +23,15 @@ from rgr.store.write import write_rows
         ({"book": 1.0}, "paper", "paper"),
     ],
 )
-def test_choose_preset(completeness, requested, expected):
-    assert catalog.choose_preset(completeness, requested) == expected
+def test_one_table_s_preset(completeness, requested, expected):
+    assert catalog.resolve_preset(["base"], requested, found={"base": completeness}) == expected
 
 
-def test_choose_preset_rejects_bad_input():
+def test_resolve_preset_rejects_bad_input():
     with pytest.raises(ValueError, match="preset = 'huge'"):
-        catalog.choose_preset({}, "huge")
+        catalog.resolve_preset(["base"], "huge")
     with pytest.raises(ValueError, match="completeness"):
-        catalog.choose_preset({"book": 1.5})
+        catalog.resolve_preset(["base"], found={"base": {"book": 1.5}})
 
 
 @pytest.fixture

@@ -187,10 +187,11 @@ def test_corrupt_table_gives_a_clear_error(tmp_path, reference):
 
 
 def test_schema_doc_is_current():
-    from rgr.schema_doc import render
+    from rgr.schema_doc import is_current
 
-    assert (ROOT / "data" / "SCHEMA.md").read_text() == render(), "run python -m rgr schema"
-    assert all(f"`{c.name}`" in render() for c in SCHEMA.all_columns)
+    assert is_current(ROOT / "data" / "SCHEMA.md"), "run python -m rgr schema"
+    text = (ROOT / "data" / "SCHEMA.md").read_text()
+    assert all(f"`{c.name}`" in text for c in SCHEMA.all_columns)
 
 
 @pytest.mark.parametrize("name", ["base", "gpt2", "constructions", "aot", "pal"])

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch.func import functional_call
 
 from rgr.model.attention import QKWeights, scores
-from rgr.model.qk import AggregatedScores, QKModel, context_scores
+from rgr.model.qk import QKModel, context_scores
 from rgr.protocol import MODEL_KINDS
 
 KINDS = ("max", "softmax", "sum")
@@ -56,17 +57,19 @@ def test_backward_matches_autograd_of_reference(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_gradcheck(kind):
     model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
-    fn = lambda a, b: AggregatedScores.apply(X_C, a, b, 2, kind, None, 2**-0.5)
+    fn = lambda a, b: functional_call(model, {"W_Q": a, "W_K": b}, (X_C,))  # the forward, with its own backward
     assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_gradcheck_masked(kind):
     """With a head masked and per-run softmax scales, the hand-written backward is still the derivative."""
-    model, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
-    mask = torch.tensor([[True, True], [True, False]]).view(2, 1, 2, 1, 1)
-    scale = torch.tensor([2**-0.5, 1.0], dtype=torch.float64).view(2, 1, 1, 1, 1)
-    fn = lambda a, b: AggregatedScores.apply(X_C, a, b, 2, kind, mask, scale)
+    base, X_C = _model(kind, R=2, d=3, h=2, d_k=2), _contexts(R=2, n=1, ell=3, d=3)
+    # run 1 without its second head and with d_k = 1: a head mask and softmax scales (2^-1/2, 1) per run
+    model = QKModel(base.W_Q.detach(), base.W_K.detach(), base.tau.detach(), 2, kind,
+                    heads=torch.tensor([2, 1]), d_ks=torch.tensor([2, 1]))
+    assert model.head_mask is not None and not isinstance(model.scale, float)
+    fn = lambda a, b: functional_call(model, {"W_Q": a, "W_K": b}, (X_C,))
     assert torch.autograd.gradcheck(fn, (model.W_Q.detach().requires_grad_(), model.W_K.detach().requires_grad_()))
 
 

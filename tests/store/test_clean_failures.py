@@ -22,7 +22,7 @@ from rgr.experiments.registry import get_experiment
 from rgr.paths import data_dir
 from rgr.store import TableError, load_table, seal_path
 from rgr.store import write as store_write
-from rgr.store.write import repair_table
+from rgr.store.write import repair_table, write_rows
 from tests import ROOT
 
 NAME = "value_nostop"  # a small committed table (45 runs), sealed
@@ -84,8 +84,8 @@ def test_repair_of_a_renamed_header_column_says_which_column_first(tmp_path, cap
     table.write_text(text.replace("run_key", "runkey", 1))
     before = table.read_bytes()
     checked = []
-    real = store_write.types_hold
-    monkeypatch.setattr(store_write, "types_hold", lambda *a: checked.append(1) or real(*a))
+    real = store_write.rows_of  # what checks the lines' values
+    monkeypatch.setattr(store_write, "rows_of", lambda *a: checked.append(1) or real(*a))
     assert cli(["repair", str(table)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"{table}: columns missing: ['run_key'] (schema {NAME!r})") and "delete" not in err, err
@@ -129,8 +129,9 @@ def test_a_link_at_the_seals_temporary_name_says_the_table_was_written(tmp_path)
     planted = tmp_path / f".{seal_path(table).name}.{os.getpid()}.tmp"
     planted.symlink_to(tmp_path / "elsewhere")
     rows = len(text.splitlines()) - 1
+    last = load_table(table, SCHEMA).tail(1).to_dict("records")  # a run written again: the table is rewritten
     with pytest.raises(TableError, match=rf"{table}: written \({rows} rows\), but not its seal: .*is a symbolic link"):
-        store_write.write_sealed(table, text, rows)
+        write_rows(table, SCHEMA, last)
     assert (tmp_path / "elsewhere").read_text() == "x\n"  # nothing written through the link
 
 
@@ -143,5 +144,5 @@ def test_a_write_clears_the_temporary_files_a_killed_writer_left(tmp_path):
         f.write_text("half\n")
     other = tmp_path / ".other.csv.77777777.tmp"  # another table's: not this write's business
     other.write_text("x\n")
-    store_write.write_sealed(table, table.read_text(), len(table.read_text().splitlines()) - 1)
+    write_rows(table, SCHEMA, load_table(table, SCHEMA).tail(1).to_dict("records"))
     assert not any(f.exists() for f in left) and other.exists()

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rgr import paths, schema_doc
-from rgr.store.seal import Seal, write_seal
 from rgr.store.seal import replace_whole as store_replace_whole
+from rgr.store.seal import seal_of, write_seal
 from tests import ROOT
 
 # a bare Python (no rgr installed) writes a notebook bigger than the file-size limit: as on a disk that fills up
@@ -97,7 +97,7 @@ def test_seals_and_schema_doc_on_a_full_disk_change_nothing(tmp_path, full_disk)
     seal = tmp_path / "base.csv.seal"
     seal.write_text("old seal\n")
     with pytest.raises(OSError, match="No space"):
-        write_seal(table, Seal(rows=3, size=10, sha256="0" * 64))
+        write_seal(table, seal_of(b"m,h\n1,2\n3,4\n5,6\n", 3))
     assert seal.read_text() == "old seal\n"
     schema = tmp_path / "SCHEMA.md"
     schema.write_text("old schema\n")

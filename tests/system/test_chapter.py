@@ -6,14 +6,13 @@ import pandas as pd
 import pytest
 
 from rgr.catalog import get as get_table
-from rgr.catalog import load_complete, produce_command
+from rgr.catalog import load_complete
 from rgr.chapters.loading import (
     ExperimentData,
     load_experiment,
     provenance_note,
     reproduce_note,
     scope_words,
-    seeds_words,
 )
 from rgr.paths import data_dir
 from rgr.store import TableError, load_table
@@ -72,6 +71,11 @@ def test_scope_words_count_what_the_rows_span_and_the_presets_rounds():
 def test_seeds_are_counted_per_cell_and_a_range_named_where_cells_differ():
     rows = pd.DataFrame([dict(m=m, d_model=m // 8, h=1, seed=s) for m in (512, 4096)
                          for s in range(10 if m == 512 else 3)])
+
+    def seeds_words(df: pd.DataFrame) -> str:  # what the limits paragraph says the rows train
+        said = scope_words(ExperimentData("lambda8", "paper", df)).removeprefix("the paper preset trains ")
+        return said.split(" and head counts", 1)[0].strip()
+
     assert seeds_words(rows) == "3–10 seeds a cell" and seeds_words(rows[rows.m == 512]) == "10 seeds"
     assert seeds_words(rows[rows.seed == 0]) == "1 seed" and seeds_words(rows.drop(columns="seed")) == ""
     assert "(3–10 seeds a cell)" in provenance_note(ExperimentData("lambda8", "paper", rows.assign(
@@ -102,7 +106,7 @@ def test_load_complete_refuses_a_cut_table_in_one_line(constructions_lines, tmp_
     with pytest.raises(TableError, match=rf"constructions.csv holds {kept} of the {len(constructions_lines) - 1} "
                                          r"planned runs of preset 'book'") as e:
         load_complete("constructions", "book", tmp_path)
-    assert "\n" not in str(e.value) and produce_command("constructions", "book") in str(e.value)
+    assert "\n" not in str(e.value) and "`python -m rgr constructions --preset book`" in str(e.value)
 
 
 def test_load_complete_refuses_a_table_without_the_presets_rows(tmp_path):

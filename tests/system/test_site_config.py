@@ -123,7 +123,10 @@ def test_download_links_bad_input(tmp_path):
 
 
 def test_the_repository_tables_are_linkable():
-    assert [p.name for p in display.table_files(["base", "constructions"])] == ["base.csv", "constructions.csv"]
+    html = display.download_links(["base", "constructions"]).data
+    base, constructions = (html.index(f'<a href="../data/{n}.csv" download>') for n in ("base", "constructions"))
+    assert base < constructions
+    assert "not in this checkout" not in html
 
 
 # --- rgr.chapters.style ---------------------------------------------------------------------------------
@@ -163,17 +166,19 @@ def test_png_records_the_smallest_text(tmp_path):
     fig, ax = plt.subplots(figsize=style.fig_size(4, 3))
     ax.set_title("title", fontsize=12)
     ax.annotate("tiny", (0.5, 0.5), fontsize=7)
-    assert style.smallest_text_px(fig) == pytest.approx(7 * style.FIGURE_DPI / 72)
-    fig.savefig(tmp_path / "f.png", metadata=style.png_metadata(fig))
+    small, w, _ = style.shown_png(fig, 200)  # narrower than the widest shown: at its drawn size
     plt.close(fig)
+    assert w < 480
+    (tmp_path / "f.png").write_bytes(small)
     assert figure_text_px((tmp_path / "f.png").as_uri()) == pytest.approx(7 * style.FIGURE_DPI / 72, abs=0.05)
     wide, _ = plt.subplots(figsize=(8, 3))  # drawn wider than a figure is shown: shown smaller, text with it
     png, w, h = style.shown_png(wide, 200)
     drawn = (wide.get_tightbbox().width + 0.2) * style.FIGURE_DPI
-    assert w == pytest.approx(style.MAX_SHOWN_PX) and 8 * style.FIGURE_DPI > drawn > w
+    assert w == pytest.approx(480) and 8 * style.FIGURE_DPI > drawn > w  # shown at most 480 px wide
     (png_file := tmp_path / "wide.png").write_bytes(png)
     text = figure_text_px(png_file.as_uri())
-    assert text == pytest.approx(style.smallest_text_px(wide) * w / drawn, rel=0.03)  # shrunk with the figure
+    ticks = 11 * style.FIGURE_DPI / 72  # its smallest text: the tick labels (set_style: 11 pt)
+    assert text == pytest.approx(ticks * w / drawn, rel=0.03)  # shrunk with the figure
     assert style.shown_png(wide, 200)[0] == png  # the same bytes again
     plt.close(wide)
     fig, _ = plt.subplots()

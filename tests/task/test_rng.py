@@ -15,10 +15,23 @@ def _mix_numpy(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def test_mix_matches_unsigned_reference():
-    vals = np.array([0, 1, 2, 12345, -5, 2**62, -(2**63)], dtype=np.int64)
-    got = rng.mix(torch.from_numpy(vals)).numpy().view(np.uint64)
-    assert np.array_equal(got, _mix_numpy(vals.view(np.uint64)))
+def _uniform_numpy(key: int, index: np.ndarray, n_slots: int) -> np.ndarray:
+    """The module docstring's uniforms in unsigned 64-bit numpy: splitmix64's finalizer of the key plus the mixed
+    index, plus each slot times a constant, mixed again; its top 53 bits."""
+    golden, c2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0x94D049BB133111EB)
+    with np.errstate(over="ignore"):
+        base = _mix_numpy(np.uint64(key & (2**64 - 1)) + _mix_numpy(index.astype(np.uint64) * golden))
+        words = _mix_numpy(base[:, None] + np.arange(n_slots, dtype=np.uint64) * c2)
+    return (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def test_uniform_matches_unsigned_reference():
+    index = np.array([0, 1, 2, 12345, 2**40, 2**62], dtype=np.int64)
+    keys = [rng.stream_key(s, stream) for s in (0, 1, 7, 2**40) for stream in ("train", "value", 9)]
+    assert any(k < 0 for k in keys) and any(k > 0 for k in keys)  # both halves of the signed int64 keys
+    for key in keys:
+        got = rng.uniform(torch.tensor([key]), torch.from_numpy(index)[None], 5)[0].numpy()
+        assert np.array_equal(got, _uniform_numpy(key, index, 5))
 
 
 def test_uniform_range_and_moments():

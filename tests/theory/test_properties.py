@@ -11,7 +11,7 @@ from rgr.task import rng
 from rgr.theory import bounds
 
 seeds = st.integers(min_value=0, max_value=2**40)
-streams = st.sampled_from(sorted(rng.STREAMS))
+streams = st.sampled_from(["embed", "graph", "init", "test", "train", "val", "value"])  # a run's named streams
 
 
 @given(st.lists(seeds, min_size=1, max_size=6, unique=True), st.data(), streams, st.integers(1, 6))

@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 from rgr.chapters import style  # noqa: E402
 from rgr.chapters.figures import constructions as figs  # noqa: E402
 from rgr.chapters.figures import lower_bounds as lb  # noqa: E402
+from rgr.protocol import HEADS_ALL  # noqa: E402
 from rgr.studies import construction_sweeps as cs  # noqa: E402
 from rgr.studies import theory_checks as tc  # noqa: E402
 from rgr.studies.per_context import per_context_table  # noqa: E402
@@ -21,7 +22,8 @@ from tests.studies.synthetic import explicit_table  # noqa: E402
 def test_figures_draw_and_close(tmp_path):
     plt.close("all")  # figures other tests left open
     style.set_style()
-    assert len(style.head_palette()) == 7 and style.head_color(3) in style.head_palette().values()
+    colours = [style.head_color(h) for h in HEADS_ALL]
+    assert len(set(colours)) == len(HEADS_ALL) == 7 and style.head_color(3) == style.head_color(2)  # nearest
     panels, summary = cs.separation_panels([("I", "one-hot", 32, 32, 0, {}), ("sm", "softmax-one-hot", 32, 32, 0, {})])
     table = explicit_table("smoke")
     out = [

@@ -5,7 +5,6 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.chapters.display import finding_values
 from rgr.results.choosing_heads.checks import REAL_LAYERS
 from rgr.results.choosing_heads.readings import (
     f1_reading,
@@ -13,6 +12,7 @@ from rgr.results.choosing_heads.readings import (
     rule_basis,
     validation_reading,
 )
+from tests.glued import finding_values
 
 
 def _runs(slope: float, seeds=(0, 1)) -> pd.DataFrame:

@@ -4,11 +4,12 @@ them with (rgr.chapters.display.prose_digits), on small synthetic inputs."""
 import pandas as pd
 import pytest
 
-from rgr.chapters.display import finding_values, prose_digits
+from rgr.chapters.display import prose_digits
 from rgr.results.peers.aot import AotFinding, Difference, aot_finding, verdicts
 from rgr.results.peers.dana import PowerRefit
 from rgr.results.peers.refit import refit_finding
 from rgr.results.peers.sweep import LEVELS, PreconditionReading, SeriesDrift, one_head_finding, sweep_finding
+from tests.glued import finding_values
 
 
 def _fit(slope=(0.01, 0.055, 0.02, 0.03)) -> PowerRefit:

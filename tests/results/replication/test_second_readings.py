@@ -1,9 +1,11 @@
 """Second readings with a longer step budget (rgr.results.replication.second_readings; issue 45)."""
 
+from html import unescape
+
 import numpy as np
 import pandas as pd
 
-from rgr.chapters.verdict_table import longer_words
+from rgr.chapters.verdict_table import verdict_table_html
 from rgr.results.replication.rows import ClaimRow, Longer
 from rgr.results.replication.second_readings import longer_draws, with_longer
 from rgr.results.replication.seed_bootstrap import seed_draws
@@ -57,6 +59,9 @@ def test_the_likely_reason_gives_way_to_the_measured_one():
     (r,) = with_longer([_row(detail="book 1; a likely reason, not measured here: x")],
                        {"diag_growth": _longer("deviates", reason="Measured.")})
     assert r.verdict.detail == "book 1. Measured."
-    words = longer_words(_longer("deviates"))
+    (r,) = with_longer([_row()], {"diag_growth": _longer("deviates")})
+    html = unescape(verdict_table_html([r], "c"))
+    words = html.split("<dt>With a longer budget (the settled extension, not the protocol)</dt><dd>")[1]
+    words = words.split("</dd>")[0]
     assert words.startswith("with 4x the protocol's step cutoff: 0.83 [0.8, 0.9], deviates (x)")
     assert "(not settled: a longer budget may move it)" in words

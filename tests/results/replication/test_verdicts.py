@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.chapters.replication_words import base_words
+from rgr.chapters.replication_words import law_words
 from rgr.results.replication import reported as rep
 from rgr.results.replication.extensions import gpt2_testable
 from rgr.results.replication.registry import complete_rows, evaluate
@@ -174,7 +174,7 @@ def test_a_slope_far_from_the_papers_deviates():
     assert by["law_slope_all"].value == pytest.approx(5.0, rel=0.02)
     assert by["law_slope_pre"].verdict.status == "deviates"
     assert by["fig2_more_heads"].verdict.status == "agrees"  # h* = 2 everywhere: never falls
-    assert base_words(rows, "law_slope_all") == ("outside the book's noise interval with ln (the verdict's base), "
+    assert law_words(rows).base_all == ("outside the book's noise interval with ln (the verdict's base), "
                                                  "outside it with log2")
 
 
@@ -193,7 +193,7 @@ def test_a_slope_at_the_papers_value_agrees_in_the_verdicts_base_only():
     assert by["law_slope_pre"].verdict.status == "agrees", by["law_slope_pre"].verdict
     log2 = [x for x in by["law_slope_pre"].readings if x.name == "with log2"][0]
     assert log2.holds is False and "log2" in by["law_slope_pre"].verdict.detail
-    assert base_words(rows, "law_slope_pre").startswith("inside the book's noise interval with ln")
+    assert law_words(rows).base_pre.startswith("inside the book's noise interval with ln")
     # the single-head cells, the diagonal, the extensions: not testable without their data
     assert by["gpt2_multi"].verdict.status == "not testable"
     assert by["softmax_shift"].verdict.status == "not testable"
