@@ -11,7 +11,6 @@ matplotlib.use("Agg")
 
 from rgr.results.diagonals import (
     at_threshold,
-    cells_basis,
     cutoff_reason,
     diagonal_table,
     diagonal_trend,
@@ -241,7 +240,7 @@ def test_the_diagonal_says_whether_its_cells_were_measured_alike():
     assert diagonal_trend(mixed).basis == ("paper with 10 seeds at m = 128–256, book with 2 at m = 1024: "
                                            "not all measured alike")
     alike = chapter_cells(base, base.iloc[:0], base.iloc[:0]).diagonal
-    assert cells_basis(alike) == "all from the paper preset, 10 seeds"
-    assert cells_basis(thresholds(base)) == "all with 10 seeds" and cells_basis(alike.iloc[:0]) == "—"
+    assert diagonal_trend(alike).basis == "all from the paper preset, 10 seeds"
+    assert diagonal_trend(thresholds(base)).basis == "all with 10 seeds" and diagonal_trend(alike.iloc[:0]).basis == "—"
     fewer = chapter_cells(base.assign(preset="book"), diag, diag.iloc[:0]).diagonal
-    assert cells_basis(fewer) == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"
+    assert diagonal_trend(fewer).basis == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"
