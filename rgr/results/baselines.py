@@ -16,10 +16,10 @@ from ..experiments.engine.config import RunConfig
 from ..experiments.engine.stack import build_task, init_weights
 from ..task.contexts import sample
 
-__all__ = ["trivial_mse", "trivial_mse_table"]
+__all__ = ["trivial_mse_table"]
 
 
-def trivial_mse(cfg: RunConfig) -> dict[str, float]:
+def _trivial_mse(cfg: RunConfig) -> dict[str, float]:
     """MSE of the zero and the mean-message predictors on ``cfg``'s test contexts (valid positions only)."""
     if cfg.model != "value":
         raise ValueError(f"cfg.model must be 'value', got {cfg.model!r}")
@@ -41,5 +41,5 @@ def trivial_mse_table(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, r in runs.drop_duplicates(["m", "d_model", "seed", "d_msg", "n_test"]).iterrows():
         cfg = RunConfig(**{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items() if k in fields})
-        rows.append(dict(m=cfg.m, d_model=cfg.d_model, seed=cfg.seed, **trivial_mse(cfg)))
+        rows.append(dict(m=cfg.m, d_model=cfg.d_model, seed=cfg.seed, **_trivial_mse(cfg)))
     return pd.DataFrame(rows)

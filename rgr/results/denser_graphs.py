@@ -17,7 +17,7 @@ import pandas as pd
 from ..theory.bounds import regular_x, regular_x_bound
 from .stats import fit_line
 
-__all__ = ["PAPER_R_MAX", "FormFit", "denser_findings", "form_fit", "forms_table"]
+__all__ = ["PAPER_R_MAX", "FormFit", "denser_findings", "forms_table"]
 
 PAPER_R_MAX = 16  # the paper's E4 grid stops at r = 16 (App. A.3)
 _FORMS = ("log2m", "bound")  # x = (r m / d_model) log2 m | (m' / d_model) log2(m^2 / m')
@@ -75,7 +75,7 @@ def _x(form: str, cells: pd.DataFrame) -> pd.Series:
     raise ValueError(f"form must be one of {_FORMS}, got {form!r}")
 
 
-def form_fit(cells: pd.DataFrame, form: str, r_max: int | None = None) -> FormFit:
+def _form_fit(cells: pd.DataFrame, form: str, r_max: int | None = None) -> FormFit:
     """The through-origin fit of D_K* on ``form``'s x over the cells with a D_K* and r <= ``r_max`` (None: all)."""
     ok = cells[cells["D_K_star"].notna()]
     ok = ok if r_max is None else ok[ok["r"] <= r_max]
@@ -109,7 +109,7 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> _Dense
     """``cells``: :func:`rgr.results.thresholds.thresholds` of the E4 table (one (m, d_model), several r);
     ``h_max``: the largest head count tried; ``n_heads``: how many head counts were tried."""
     ok = cells[cells["D_K_star"].notna()].sort_values("r")
-    fits = {(f, k): form_fit(cells, f, r) for f in _FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
+    fits = {(f, k): _form_fit(cells, f, r) for f in _FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
     hs = ok[ok["h_star"].notna()]
     nan = math.nan
     if len(hs):

@@ -1,7 +1,7 @@
 """The fixed-compression diagonals of chapter *permutation sweeps* (protocol E2; the paper's Fig. 4): the cells with
 m / d_model = lam (8: the ``lambda8`` sweep beside the base grid's diagonal cells; 32: ``lambda32``), how D_K* moves
 along them against the law's ln m growth (:func:`diagonal_trend`), which preset and seeds stand behind each cell
-(:func:`cells_basis`), and the tables the chapter shows (:func:`diagonal_table`, :func:`extreme_table`). The
+(``DiagonalTrend.basis``), and the tables the chapter shows (:func:`diagonal_table`, :func:`extreme_table`). The
 replication chapter's Fig. 4 readings (:mod:`rgr.results.replication.fig4`) take their cells from here too.
 """
 
@@ -17,7 +17,7 @@ from .findings import listed, nan_if_none
 from .stats import tie_margin
 from .thresholds import meets_precondition
 
-__all__ = ["STOP_COLUMNS", "DiagonalTrend", "at_threshold", "cells_basis", "cutoff_reason", "diagonal_table",
+__all__ = ["STOP_COLUMNS", "DiagonalTrend", "at_threshold", "cutoff_reason", "diagonal_table",
            "diagonal_trend", "extreme_table", "on_diagonal", "with_cells_of"]
 
 
@@ -41,7 +41,7 @@ class DiagonalTrend:
     grows: str  # "grows" (last interval above the first), "does not grow" (last D_K* <= first), else
     # "rises within the intervals"
     law_outside: str  # "above" / "inside" / "below": law_last against the last cell's interval
-    # the cells' presets and seeds, in words (:func:`cells_basis`): whether the ends were measured alike
+    # the cells' presets and seeds, in words (:func:`_cells_basis`): whether the ends were measured alike
     basis: str = "—"
     # likely reasons the measured rise falls short of the law's (:func:`_trend_reason`; "" when the data give none)
     reason: str = ""
@@ -81,7 +81,7 @@ def diagonal_trend(cells: pd.DataFrame, lam: int = 8) -> DiagonalTrend:
     return DiagonalTrend(lam=lam, n_cells=len(ok), m_first=int(a["m"]), m_last=int(z["m"]), dk_first=v["c"][0],
                          dk_first_opt=v["o"][0], dk_first_cons=v["k"][0], dk_last=v["c"][1], dk_last_opt=v["o"][1],
                          dk_last_cons=v["k"][1], law_rise=law_rise, measured_rise=v["c"][1] / v["c"][0],
-                         law_last=law_last, grows=grows, law_outside=where, basis=cells_basis(ok),
+                         law_last=law_last, grows=grows, law_outside=where, basis=_cells_basis(ok),
                          reason=_trend_reason(ok) if where == "above" else "")
 
 
@@ -147,7 +147,7 @@ def cutoff_reason(ends: pd.DataFrame) -> str:
             f"D_K*(m = {int(a.m)}) more, the ratio falls below the law's")
 
 
-def cells_basis(cells: pd.DataFrame) -> str:
+def _cells_basis(cells: pd.DataFrame) -> str:
     """Which preset and how many seeds stand behind ``cells`` (rows of :func:`chapter_cells`), for prose.
 
     One kind of cell: "all from the paper preset, 10 seeds"; one preset, two seed counts: "all from the book

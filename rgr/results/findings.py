@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DIGITS", "Text", "entries", "flatten", "glued", "listed", "nan_if_none", "pastes_as_itself",
-           "shown_cell", "shown_degrees"]
+__all__ = ["Text", "entries", "flatten", "glued", "listed", "nan_if_none", "shown_cell", "shown_degrees"]
 
-DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
+_DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 
 
 class Text(str):
@@ -37,23 +36,23 @@ class Text(str):
         p.text(str.__str__(self))
 
 
-def glued(value: Any, digits: int = DIGITS) -> Any:
+def glued(value: Any, digits: int = _DIGITS) -> Any:
     """``value`` as a chapter glues it: a finite float rounded to ``digits`` decimals, a string as
-    :class:`Text` (no quotes) where it pastes as itself (:func:`pastes_as_itself`), anything else as it is.
+    :class:`Text` (no quotes) where it pastes as itself (:func:`_pastes_as_itself`), anything else as it is.
 
     myst-nb stores a glued value's repr, which nbval compares digit for digit; the last bits of a float that
     went through a BLAS kernel, a SIMD ``log`` or a thread-split sum differ between machines, so they are
-    rounded off (to :data:`DIGITS` decimals; fewer, down to what the chapter shows, where the value is
+    rounded off (to :data:`_DIGITS` decimals; fewer, down to what the chapter shows, where the value is
     noisier: a trained model's).
     """
     if isinstance(value, str):
-        return Text(value) if pastes_as_itself(value) else value
+        return Text(value) if _pastes_as_itself(value) else value
     if isinstance(value, (bool, np.bool_, int, np.integer)) or not isinstance(value, (float, np.floating)):
         return value
     return round(float(value), digits) if math.isfinite(value) else float(value)
 
 
-def pastes_as_itself(text: str) -> bool:
+def _pastes_as_itself(text: str) -> bool:
     """Whether ``{glue:text}`` shows ``text`` unchanged when it is glued without quotes: myst-nb reads a glued
     text with ``ast.literal_eval`` first, so "8, 8" would show as the tuple "(8, 8)"; such a string is glued as a
     plain ``str`` (its quotes are then what the reader evaluates away)."""
@@ -104,7 +103,7 @@ def entries(key: str, value: Any) -> dict[str, Any]:
 def flatten(result: Any, prefix: str = "") -> dict[str, Any]:
     """Scalar fields (int, float, bool, str) of a dataclass, nested ones joined by ``_``; others skipped.
 
-    Floats are rounded to :data:`DIGITS` decimals; a tuple field of scalars gives one entry per element
+    Floats are rounded to :data:`_DIGITS` decimals; a tuple field of scalars gives one entry per element
     (``name_0``, ``name_1``, ...); see :func:`entries`.
     """
     if not dataclasses.is_dataclass(result) or isinstance(result, type):

@@ -1,8 +1,9 @@
 """Findings of the chapter *GPT-2 block* (book/gpt2_block.ipynb; protocol E7).
 
-:func:`gpt2_reading` words one E7 table: the best head count per budget, whether accuracy rises with D_K,
-how many runs were still improving at the step cutoff, how far seeds disagree, and whether the task is
-compressive at all (m > d_model: the capacity argument says nothing about a table with m <= d_model).
+:func:`gpt2_finding` (and :func:`compressive_finding`, for the compressive preset) read one E7 table: the best
+head count per budget, whether accuracy rises with D_K, how many runs were still improving at the step cutoff, how
+far seeds disagree, and whether the task is compressive at all (m > d_model: the capacity argument says nothing
+about a table with m <= d_model).
 :func:`embedding_label` says where the frozen embeddings came from, loudly when they are the stand-in.
 """
 
@@ -17,8 +18,7 @@ from ..gpt2.experiment import PresetCost
 from ..gpt2.table import STAND_IN_SOURCE
 from .stats import summarize
 
-__all__ = ["COMPRESSIVE", "compressive_finding",
-           "embedding_label", "gpt2_reading", "gpt2_finding", "is_stand_in"]
+__all__ = ["COMPRESSIVE", "compressive_finding", "embedding_label", "gpt2_finding", "is_stand_in"]
 
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
 
@@ -37,21 +37,18 @@ def embedding_label(sources: pd.Series | list[str]) -> str:
 
 @dataclass(frozen=True)
 class _GPT2Reading:
-    """What one E7 table shows (see :func:`gpt2_reading`)."""
+    """What one E7 table shows (see :func:`_gpt2_reading`)."""
 
     m: int
     d_model: int
     n_budgets: int
     multi_head_best: int  # budgets where the best mean accuracy has h > 1
     best_h: tuple[int, ...]  # per budget, ascending D_K
-    best_acc: tuple[float, ...]
-    one_head_acc: tuple[float, ...]  # NaN where h = 1 was not run
     n_heads: int
     n_monotone: int  # head counts whose mean accuracy never falls as D_K grows
     frac_best_last: float  # share of runs whose best validation check is their last
     n_settings: int  # (D_K, h) settings
     n_split: int  # settings whose seeds differ by more than ``split`` in accuracy
-    stand_in: bool
 
     @property
     def lam(self) -> float:
@@ -63,7 +60,7 @@ class _GPT2Reading:
         return self.m > self.d_model
 
 
-def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> _GPT2Reading:
+def _gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> _GPT2Reading:
     """Word an E7 table (rows of one preset: one m and d_model); ``split`` is the seed-spread that counts."""
     if runs.empty:
         raise ValueError("runs has no rows")
@@ -71,16 +68,13 @@ def gpt2_reading(runs: pd.DataFrame, split: float = 0.3) -> _GPT2Reading:
         raise ValueError("runs must hold one m and one d_model (one preset)")
     s = summarize(runs, ["h", "D_K"], "test_acc")
     best = s.loc[s.groupby("D_K")["mean"].idxmax()].sort_values("D_K")
-    one = s[s.h == 1].set_index("D_K")["mean"]
     mono = s.groupby("h")["mean"].apply(lambda g: bool(g.is_monotonic_increasing))  # s is sorted by D_K
     spread = runs.groupby(["D_K", "h"])["test_acc"].agg(lambda a: a.max() - a.min())
     return _GPT2Reading(m=int(runs["m"].iloc[0]), d_model=int(runs["d_model"].iloc[0]), n_budgets=len(best),
                        multi_head_best=int((best.h > 1).sum()), best_h=tuple(int(h) for h in best.h),
-                       best_acc=tuple(float(a) for a in best["mean"]),
-                       one_head_acc=tuple(float(one.get(d, math.nan)) for d in best.D_K), n_heads=len(mono),
-                       n_monotone=int(mono.sum()), frac_best_last=float((runs.best_step == runs.steps_done).mean()),
-                       n_settings=len(spread), n_split=int((spread > split).sum()),
-                       stand_in=is_stand_in(runs["embedding_source"]))
+                       n_heads=len(mono), n_monotone=int(mono.sum()),
+                       frac_best_last=float((runs.best_step == runs.steps_done).mean()), n_settings=len(spread),
+                       n_split=int((spread > split).sum()))
 
 
 @dataclass(frozen=True)
@@ -116,13 +110,13 @@ class _GPT2Finding:
 
 def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
                  bench=None) -> _GPT2Finding:
-    """The chapter's reading of an E7 table (:func:`gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
+    """The chapter's reading of an E7 table (:func:`_gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
     preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
     ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
     (:func:`rgr.gpt2.experiment.latest_lease_bench`), or None."""
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
-    r = gpt2_reading(runs, split=split)
+    r = _gpt2_reading(runs, split=split)
     return _GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
                        regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
                        n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
@@ -172,7 +166,7 @@ def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> 
                                   multi_head_best=0, n_budgets=0, n_monotone=0, n_heads=0, pct_best_last=math.nan,
                                   pct_median_best=math.nan, n_split=0, n_settings=0, one_head_collapsed=0,
                                   one_head_runs=0)
-    r = gpt2_reading(runs, split=split)
+    r = _gpt2_reading(runs, split=split)
     one = runs[runs["h"] == 1]
     learned = runs[runs["test_acc"] >= _COLLAPSED]
     at = (learned["best_step"] / learned["steps_done"]).median() if len(learned) else math.nan

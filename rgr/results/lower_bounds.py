@@ -19,12 +19,11 @@ import pandas as pd
 from ..theory.bounds import bit_budget_DK, margin_bound_DK
 from .thresholds import thresholds
 
-__all__ = ["BoundsFinding", "bounds_finding", "all_context_budget", "SeedPaperFinding", "seed_paper_finding",
-           "MARGIN_DIGITS", "margin_finding", "LowerBoundsFinding"]
+__all__ = ["bounds_finding", "all_context_budget", "seed_paper_finding", "margin_finding", "LowerBoundsFinding"]
 
 
 @dataclass(frozen=True)
-class BoundsFinding:
+class _BoundsFinding:
     """The regime table's fit to the exact count, and the constructions' distance from the bit bound.
 
     ``form_ratio``: per regime, (min, max) over m of bound / regime form (flat: the form has the
@@ -44,13 +43,13 @@ class BoundsFinding:
     rank_one_percent: float
 
 
-def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits: float) -> BoundsFinding:
+def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits: float) -> _BoundsFinding:
     """Read :func:`rgr.theory.bounds.regime_table`, :func:`~rgr.theory.bounds.gap_table` (at ``bits`` bits per
-    parameter) and :func:`~rgr.theory.bounds.bound_rows` (see :class:`BoundsFinding`)."""
+    parameter) and :func:`~rgr.theory.bounds.bound_rows` (see :class:`_BoundsFinding`)."""
     ratio = reg.groupby("regime").form_ratio.agg(["min", "max"])
     g = gap.dropna(subset=["best_D_K"])
     inside = bool(((reg.entropy_lo <= reg.log2_count) & (reg.log2_count <= reg.entropy_hi)).all())
-    return BoundsFinding(
+    return _BoundsFinding(
         form_ratio={str(k): (float(r["min"]), float(r["max"])) for k, r in ratio.iterrows()},
         inside_entropy=inside, entropy_bracket="holds" if inside else "fails", bits=float(bits),
         gap_lo=float(g.best_over_bound.min()) if len(g) else math.nan,
@@ -62,7 +61,7 @@ def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits
 
 # decimals the chapter shows of the trained models' margins: training takes a different float path on each
 # CPU (its matmul kernels), which moves gamma by about 1e-6 of itself, so nothing finer is glued
-MARGIN_DIGITS = {"gamma": 5, "bits": 1, "ratio": 2}
+_MARGIN_DIGITS = {"gamma": 5, "bits": 1, "ratio": 2}
 
 
 def all_context_budget(runs: pd.DataFrame, d_model: int, b: float = 32.0) -> pd.DataFrame:
@@ -82,7 +81,7 @@ def all_context_budget(runs: pd.DataFrame, d_model: int, b: float = 32.0) -> pd.
 
 
 @dataclass(frozen=True)
-class SeedPaperFinding:
+class _SeedPaperFinding:
     """Per-context width against the all-contexts budget (chapter *lower bounds*).
 
     ``d_at``: median per-context width at the smallest and largest ell (over m and seeds);
@@ -108,14 +107,14 @@ class SeedPaperFinding:
 
 
 def seed_paper_finding(per_context: pd.DataFrame, budget: pd.DataFrame, budget_d_model: int,
-                       ell_ref: int = 16) -> SeedPaperFinding:
+                       ell_ref: int = 16) -> _SeedPaperFinding:
     """Read :func:`rgr.studies.per_context.per_context_table` and :func:`all_context_budget` (at ``budget_d_model``)."""
     med = per_context.groupby(["ell", "m"]).d_median.median().unstack("m")
     by_ell = per_context.groupby("ell").d_median.median()
     slope = float(np.polyfit(np.log(by_ell.index.values), by_ell.values, 1)[0]) if len(by_ell) > 1 else math.nan
     tr = budget[budget.source.str.startswith("trained")].sort_values("m")
     ref = by_ell.get(ell_ref, math.nan)
-    return SeedPaperFinding(
+    return _SeedPaperFinding(
         ell_lo=int(by_ell.index.min()), ell_hi=int(by_ell.index.max()),
         d_lo=float(by_ell.iloc[0]), d_hi=float(by_ell.iloc[-1]),
         m_spread=float((med.max(axis=1) - med.min(axis=1)).max()), slope_ln_ell=slope,
@@ -130,7 +129,7 @@ def seed_paper_finding(per_context: pd.DataFrame, budget: pd.DataFrame, budget_d
 class _MarginFinding:
     """Theorem 9.2 on trained models: margins, the bits they cost, and how far the bound is from D_K.
 
-    Floats are rounded to :data:`MARGIN_DIGITS` (the decimals the chapter shows): training takes a different float
+    Floats are rounded to :data:`_MARGIN_DIGITS` (the decimals the chapter shows): training takes a different float
     path on each CPU (its matmul kernels), which moves gamma by about 1e-6 of itself.
     """
 
@@ -153,7 +152,7 @@ def margin_finding(df: pd.DataFrame) -> _MarginFinding:
     ok = df[df.gamma > 0]
     ratio = ok.bound_DK / ok.D_K
     nan = math.nan
-    g, b, r = (MARGIN_DIGITS[k] for k in ("gamma", "bits", "ratio"))
+    g, b, r = (_MARGIN_DIGITS[k] for k in ("gamma", "bits", "ratio"))
     best = max((margin_bound_DK(int(x.m), int(x.m), int(x.d_model), 1.0) / x.D_K for x in df.itertuples()),
                default=nan) if {"m", "d_model"} <= set(df) else nan
     return _MarginFinding(
@@ -173,6 +172,6 @@ class LowerBoundsFinding:
     """Everything the chapter's prose quotes, by part: ``bounds`` (the bit bound against the constructions),
     ``margins`` (Theorem 9.2 on trained models) and ``contexts`` (the per-context width against the budget)."""
 
-    bounds: BoundsFinding
+    bounds: _BoundsFinding
     margins: _MarginFinding
-    contexts: SeedPaperFinding
+    contexts: _SeedPaperFinding

@@ -25,10 +25,8 @@ from ..task.metrics import F1_TARGET
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
-__all__ = ["chapter_cells", "cutoff_share", "dk_table", "every_cell",
-    "law_reading", "penalty_table", "permutation_findings", "rank_ceiling", "read_constructions", "step_cutoffs",
-    "transition_widths",
-]
+__all__ = ["chapter_cells", "dk_table", "every_cell", "law_reading", "penalty_table", "permutation_findings",
+           "read_constructions", "step_cutoffs"]
 
 @dataclass(frozen=True)
 class _TransitionWidths:
@@ -116,7 +114,7 @@ class _CutoffShare:
     high_d_model: int
 
 
-def cutoff_share(runs: pd.DataFrame) -> _CutoffShare:
+def _cutoff_share(runs: pd.DataFrame) -> _CutoffShare:
     if not len(runs) or "stop_reason" not in runs:
         return _CutoffShare(math.nan, 0, 0, math.nan, 0, 0)
     share = runs.assign(cut=runs["stop_reason"].eq("cutoff")).groupby(["m", "d_model"])["cut"].mean()
@@ -142,7 +140,7 @@ def _median(s: pd.Series) -> float:
     return float(s.median()) if len(s) else math.nan
 
 
-def transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
+def _transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
     tr = transitions(runs)
     span = runs.groupby(["m", "d_model", "r", "h"])["D_K"].agg(lambda s: s.max() / s.min())
     w = tr["width"].dropna()
@@ -186,7 +184,7 @@ def _head_counts(base_cells: pd.DataFrame, all_cells: pd.DataFrame, h_max: int) 
                       penalty_max=float(has.max()) if len(has) else math.nan)
 
 
-def rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> _RankCeiling:
+def _rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> _RankCeiling:
     """Per cell, best mean F1 of one head at D_K > d_model minus that at D_K <= d_model, where the latter < target."""
     one = runs[runs["h"] == 1].groupby(["m", "d_model", "D_K"])["test_f1"].mean().reset_index()
     gains = []
@@ -289,10 +287,10 @@ def permutation_findings(base: pd.DataFrame, cells: _ChapterCells,
         notes.append("data/constructions.csv is missing, so the bracket has no construction side "
                      "(produce it with `python -m rgr constructions`)")
     h_max = int(base["h"].max()) if len(base) else 0
-    return _PermutationFindings(transitions=transition_widths(base), law=law,
-                               heads=_head_counts(cells.base, everything, h_max), rank=rank_ceiling(base),
+    return _PermutationFindings(transitions=_transition_widths(base), law=law,
+                               heads=_head_counts(cells.base, everything, h_max), rank=_rank_ceiling(base),
                                bracket=_bracketing(cells.base, constructions), diagonal=diagonal,
-                               cutoffs=cutoff_share(base),
+                               cutoffs=_cutoff_share(base),
                                seeds_base=int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
                                seeds_diagonal=int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0,
                                notes="; ".join(notes) or "none")

@@ -31,10 +31,8 @@ __all__ = [
     "t_interval",
     "summarize",
     "seeds_per_cell",
-    "DKStar",
     "dk_star",
     "h_star_interval",
-    "p_paired",
     "Fit",
     "fit_line",
     "tie_margin",
@@ -94,7 +92,7 @@ def summarize(df: pd.DataFrame, by: list[str], metric: str = "test_f1") -> pd.Da
 
 
 @dataclass(frozen=True)
-class DKStar:
+class _DKStar:
     """D_K* of one cell: central (mean >= target), optimistic (CI high >= target),
     conservative (CI low >= target), the head count h* attaining the central value,
     and d_k* = D_K*/h*. None where no tested D_K qualifies."""
@@ -114,7 +112,7 @@ def _min_dk(summary: pd.DataFrame, column: str, target: float) -> int | None:
     return None if ok.empty else int(ok["D_K"].min())
 
 
-def dk_star(summary: pd.DataFrame, target: float = F1_TARGET) -> DKStar:
+def dk_star(summary: pd.DataFrame, target: float = F1_TARGET) -> _DKStar:
     """D_K* from the summary of ONE cell (columns h, D_K, mean, lo, hi).
 
     Ties at the central D_K are broken by the larger mean F1 (then the smaller h).
@@ -127,11 +125,11 @@ def dk_star(summary: pd.DataFrame, target: float = F1_TARGET) -> DKStar:
     if central is not None:
         at = summary[(summary["D_K"] == central) & reaches_target(summary["mean"], target)]
         h_star = int(at.sort_values(["mean", "h"], ascending=[False, True]).iloc[0]["h"])
-    return DKStar(central, _min_dk(summary, "hi", target), _min_dk(summary, "lo", target), h_star)
+    return _DKStar(central, _min_dk(summary, "hi", target), _min_dk(summary, "lo", target), h_star)
 
 
 def h_star_interval(
-    runs: pd.DataFrame, star: DKStar, metric: str = "test_f1", tol: float = 0.10, alpha: float = 0.05
+    runs: pd.DataFrame, star: _DKStar, metric: str = "test_f1", tol: float = 0.10, alpha: float = 0.05
 ) -> tuple[int, int] | None:
     """(min, max) of the head counts tied with h* (E3).
 
@@ -158,12 +156,12 @@ def h_star_interval(
         if len(seeds) < 2:
             continue
         a, b = ref.loc[seeds].to_numpy(float), other.loc[seeds].to_numpy(float)
-        if p_paired(a, b) > alpha:
+        if _p_paired(a, b) > alpha:
             kept.append(int(h))
     return min(kept), max(kept)
 
 
-def p_paired(a: np.ndarray, b: np.ndarray) -> float:
+def _p_paired(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided paired t-test p-value; a constant difference gives 1 if zero, else 0."""
     d = np.asarray(a, float) - np.asarray(b, float)
     if np.allclose(d, d[0]):

@@ -3,10 +3,10 @@
 The layer predicts ``sum_q S_pq y_q`` with the raw max-over-heads scores ``S`` as mixing weights. Zero
 error needs a score of exactly 1 on the target and 0 on every other item in context: a regression onto
 the permutation matrix P, not a sign test as in the F1 task. One head's score matrix
-``X W_Q W_K^T X^T`` has rank at most d_model < m, while P has rank m; :func:`rank_floor` is the share of
-P that the closest such matrix misses (Eckart–Young). The table's MSE is a mean over the d_msg
-coordinates of a message (the paper sums them: multiply by d_msg); every ratio here divides it by the
-mean-message predictor's MSE, computed the same way, so the convention cancels.
+``X W_Q W_K^T X^T`` has rank at most d_model < m, while P has rank m; the share of P that the closest such matrix
+misses is ``1 - d_model / m`` (Eckart–Young; the column "rank floor" of :func:`cells_table`). The table's MSE
+is a mean over the d_msg coordinates of a message (the paper sums them: multiply by d_msg); every ratio here
+divides it by the mean-message predictor's MSE, computed the same way, so the convention cancels.
 
 - :func:`error_ratios` — test MSE / the mean predictor's, per (m, d_model, h, D_K);
 - :func:`value_cells` — per cell: the first budget below a level, the best head counts, the F1 threshold;
@@ -28,16 +28,14 @@ __all__ = [
     "lowest_head",
     "one_head_stopping",
     "paper_mse",
-    "rank_floor",
     "stopping_effect",
     "value_cells",
     "value_setup",
-    "value_summary",
     "value_finding",
 ]
 
 
-def rank_floor(m: int, d_model: int) -> float:
+def _rank_floor(m: int, d_model: int) -> float:
     """min over rank-d_model matrices S of ||S - P||_F^2 / ||P||_F^2 for an m x m permutation matrix P:
     (m - min(d_model, m)) / m, since all m singular values of P equal 1."""
     if m < 1 or d_model < 1:
@@ -136,7 +134,7 @@ class _ValueSummary:
         return self.n_cells > 0 and self.n_solved == self.n_cells and self.farthest_from_f1 <= factor
 
 
-def value_summary(cells: tuple[_ValueCell, ...]) -> _ValueSummary:
+def _value_summary(cells: tuple[_ValueCell, ...]) -> _ValueSummary:
     """Sum up :func:`value_cells` (see :class:`_ValueSummary`)."""
     solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
     one = [c for c in cells if c.f1_h_star == 1]
@@ -156,7 +154,7 @@ def cells_table(cells: tuple[_ValueCell, ...]) -> pd.DataFrame:
             "one head: first D_K below", "lowest ratio", "one head: lowest ratio", "rank floor 1 - d_model/m",
             "budgets with best h > 1"]
     rows = [(c.m, c.d_model, c.lam, c.f1_D_K_star, c.f1_h_star, c.first_solved_D_K, c.first_solved_h,
-             c.one_head_solved_D_K, c.lowest_ratio, c.one_head_best_ratio, rank_floor(c.m, c.d_model),
+             c.one_head_solved_D_K, c.lowest_ratio, c.one_head_best_ratio, _rank_floor(c.m, c.d_model),
              f"{c.multi_head_best} of {c.n_budgets}") for c in cells]
     out = pd.DataFrame(rows, columns=cols)
     for c in ("F1 D_K*", "F1 h*", "first D_K below level", "its h", "one head: first D_K below"):
@@ -275,9 +273,9 @@ class _ValueFinding:
 
 def value_finding(cells: tuple[_ValueCell, ...], stop: _StoppingEffect, solved: float,
                   tracks_factor: float = 2.0, floor_tol: float = 0.01) -> _ValueFinding:
-    """Word :func:`value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
+    """Word :func:`_value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
     (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
-    s = value_summary(cells)
+    s = _value_summary(cells)
     c = s.closest_cell
     return _ValueFinding(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
                         tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,

@@ -6,7 +6,7 @@ gamma/4-net of that ball has at most ``(12/gamma)^(2 d_model D_K + 1)`` points, 
 
     D_K >= (log2 binom(m(m-1), m') / log2(12/gamma) - 1) / (2 d_model),
 
-the bit-budget bound with ``b = log2(12/gamma)`` bits per parameter. :func:`normalised_margin`
+the bit-budget bound with ``b = log2(12/gamma)`` bits per parameter. :func:`_normalised_margin`
 measures gamma of a trained max-over-heads model over all ordered pairs (its length-2 contexts, the
 proof's reduction), :func:`rgr.theory.bounds.margin_bound_DK` turns it into the bound, and :func:`trained_margins`
 trains the models (chapter *lower bounds*; read by :func:`rgr.results.lower_bounds.margin_finding`).
@@ -26,7 +26,7 @@ from ..experiments.engine.loop import train_run
 from ..experiments.engine.stack import build_task
 from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
-__all__ = ["normalised_margin", "trained_margins"]
+__all__ = ["trained_margins"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class _Margin:
     pair_errors: int
 
 
-def normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
+def _normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
                       adjacency: np.ndarray) -> _Margin:
     """:class:`_Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
     Xd, Q, K = X.double(), W_Q.double(), W_K.double()
@@ -68,7 +68,7 @@ def trained_margins(configs: list[RunConfig]) -> pd.DataFrame:
     for cfg in configs:
         r = train_run(cfg, device="cpu", progress=False, keep_weights=True)
         g, X = build_task(cfg)
-        mg = normalised_margin(r.weights["W_Q"], r.weights["W_K"], float(r.tau), X, g.adjacency())
+        mg = _normalised_margin(r.weights["W_Q"], r.weights["W_K"], float(r.tau), X, g.adjacency())
         bound = margin_bound_DK(cfg.m, g.m_edges, cfg.d_model, min(mg.gamma, 1.0)) if mg.gamma > 0 else math.nan
         rows.append(dict(m=cfg.m, d_model=cfg.d_model, h=cfg.h, d_k=cfg.d_k, D_K=cfg.D_K, seed=cfg.seed,
                          steps=r.steps, test_f1=r.test_f1, gamma=mg.gamma, pair_errors=mg.pair_errors,

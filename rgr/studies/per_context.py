@@ -8,7 +8,7 @@ inputs". RGR fixes the other side: the inputs (each item's embedding) are given,
 must serve every context drawn from a graph on m items, which costs ``D_K = Theta(m' log m' / d_model)``
 (Sec. 9 and the constructions).
 
-:func:`per_context_dk` computes the mirror of the seed paper's setting with rgr's items: embeddings fixed,
+:func:`per_context_table` computes the mirror of the seed paper's setting with rgr's items: embeddings fixed,
 weights fitted to *one* context. Its independence from m holds by construction (only the ell items of the
 context enter), so it is a sanity check, not a measurement. For one sampled context
 (ell items, ell <= d_model), the embeddings of its items are linearly independent, so the
@@ -23,9 +23,9 @@ Exact arithmetic. The scores are integers (sums of d products of +-1) and can eq
 exactly whenever 4 divides d. Computed through the model space in floating point, such a tie lands at
 d/2 +- 1e-14, on a side that the BLAS kernel decides (OpenBLAS picks its kernel by CPU), so a chapter
 built on it would differ between machines. The separation is therefore decided on the integer scores
-(:func:`signature_scores`), with a tie counted as a failure (the strict inequalities of the
+(:func:`_signature_scores`), with a tie counted as a failure (the strict inequalities of the
 construction), and the floating-point side is checked once per context: the pseudo-inverse must
-de-embed the context to within :data:`DE_EMBED_TOL` (:func:`de_embedding_error`), else a ValueError.
+de-embed the context to within :data:`_DE_EMBED_TOL` (:func:`_de_embedding_error`), else a ValueError.
 """
 
 from __future__ import annotations
@@ -41,23 +41,22 @@ from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph
 from ..task.rng import derive_seed
 
-__all__ = ["DE_EMBED_TOL", "hoeffding_dk", "de_embedding_error", "signature_scores", "context_separates",
-           "first_separating_width", "per_context_dk", "per_context_table"]
+__all__ = ["context_separates", "first_separating_width", "per_context_table"]
 
 _STREAM = 23  # random stream of the per-context signatures
 # largest entry of |X_C X_C^+ - I| accepted: the model-space scores are then within
-# 2 * DE_EMBED_TOL * ell * d (+ rounding) of the integer ones, far below the 1/2 that separates two integers
-DE_EMBED_TOL = 1e-9
+# 2 * _DE_EMBED_TOL * ell * d (+ rounding) of the integer ones, far below the 1/2 that separates two integers
+_DE_EMBED_TOL = 1e-9
 
 
-def hoeffding_dk(ell: int) -> int:
+def _hoeffding_dk(ell: int) -> int:
     """Smallest d with ``ell^2 exp(-d/8) < 1``: a width at which a union bound over a context's pairs holds."""
     if not isinstance(ell, (int, np.integer)) or ell < 2:
         raise ValueError(f"ell must be an integer >= 2, got {ell!r}")
     return math.floor(16 * math.log(ell)) + 1
 
 
-def de_embedding_error(X_C: torch.Tensor) -> float:
+def _de_embedding_error(X_C: torch.Tensor) -> float:
     """``max |X_C X_C^+ - I|``: how far the pseudo-inverse is from de-embedding the context (0 in exact arithmetic;
     about 1 when the rows of ``X_C`` are linearly dependent)."""
     X = X_C.double().numpy()
@@ -78,7 +77,7 @@ def _check_signatures(labels: torch.Tensor, W: np.ndarray) -> tuple[np.ndarray, 
     return y, W.astype(np.int64)
 
 
-def signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
+def _signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
     """The construction's scores ``w_{pi(i)} . w_j`` (ell, ell) as exact integers (int64); rows without an
     in-context target score 0. ``W`` (ell, d) holds +-1 signatures, ``labels`` (ell, ell) at most one positive per
     row."""
@@ -90,22 +89,22 @@ def signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
 
 
 def _check_de_embedding(X_C: torch.Tensor) -> None:
-    err = de_embedding_error(X_C)
-    if not err <= DE_EMBED_TOL:
+    err = _de_embedding_error(X_C)
+    if not err <= _DE_EMBED_TOL:
         raise ValueError(f"X_C: the context's embeddings must be linearly independent (ell <= d_model) and well "
-                         f"conditioned; X_C X_C^+ is off the identity by {err:.3g} > DE_EMBED_TOL = {DE_EMBED_TOL:g}")
+                         f"conditioned; X_C X_C^+ is off the identity by {err:.3g} > the tolerance {_DE_EMBED_TOL:g}")
 
 
 def context_separates(X_C: torch.Tensor, labels: torch.Tensor, W: np.ndarray) -> bool:
     """Whether the per-context weights built from signature rows ``W`` (ell, d) separate ``labels`` at d/2.
 
-    ``X_C`` (ell, d_model) must de-embed exactly (full row rank, checked to :data:`DE_EMBED_TOL`); the
-    scores it then produces are the integers of :func:`signature_scores`, compared with d/2 exactly:
+    ``X_C`` (ell, d_model) must de-embed exactly (full row rank, checked to :data:`_DE_EMBED_TOL`); the
+    scores it then produces are the integers of :func:`_signature_scores`, compared with d/2 exactly:
     every edge strictly above, every non-edge strictly below (a score equal to d/2 fails).
     """
     _check_de_embedding(X_C)
     d = W.shape[1]
-    S, y = signature_scores(labels, W), np.asarray(labels, dtype=bool)
+    S, y = _signature_scores(labels, W), np.asarray(labels, dtype=bool)
     return bool((2 * S[y] > d).all() and (2 * S[~y] < d).all())
 
 
@@ -125,7 +124,7 @@ def first_separating_width(labels: torch.Tensor, W: np.ndarray) -> int:
     return int(width[hit[0]]) if len(hit) else Wi.shape[1] + 1
 
 
-def per_context_dk(m: int, d_model: int, ell: int, seed: int, n: int = 20, d_max: int = 512) -> np.ndarray:
+def _per_context_dk(m: int, d_model: int, ell: int, seed: int, n: int = 20, d_max: int = 512) -> np.ndarray:
     """For each of ``n`` sampled contexts, the smallest signature width d (1, 2, ..., d_max) that separates it.
 
     Signature columns are nested (column t is the same whatever d is), so the search is over a
@@ -153,7 +152,7 @@ def per_context_table(ms: list[int], ells: list[int], d_model: int, seeds: list[
     for m in ms:
         for ell in ells:
             for s in seeds:
-                d = per_context_dk(m, d_model, ell, s, n=n)
+                d = _per_context_dk(m, d_model, ell, s, n=n)
                 rows.append(dict(m=m, ell=ell, seed=s, d_median=float(np.median(d)), d_max=int(d.max()),
-                                 hoeffding=hoeffding_dk(ell), ln_ell=math.log(ell)))
+                                 hoeffding=_hoeffding_dk(ell), ln_ell=math.log(ell)))
     return pd.DataFrame(rows)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, TypeVar
 
-__all__ = ["TheoryPreset", "ConstructionsPreset", "LowerBoundsPreset", "THEORY", "CONSTRUCTIONS", "LOWER_BOUNDS"]
+__all__ = ["TheoryPreset", "ConstructionsPreset", "LowerBoundsPreset", "CONSTRUCTIONS"]
 
 P = TypeVar("P")
 
@@ -37,7 +37,7 @@ class TheoryPreset:
 
     @classmethod
     def named(cls, preset: str) -> TheoryPreset:
-        return _pick(THEORY, preset, "theory")
+        return _pick(_THEORY, preset, "theory")
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class LowerBoundsPreset:
 
     @classmethod
     def named(cls, preset: str) -> LowerBoundsPreset:
-        return _pick(LOWER_BOUNDS, preset, "lower bounds")
+        return _pick(_LOWER_BOUNDS, preset, "lower bounds")
 
 
 def _ratios(lo: float, hi: float, step: float) -> tuple[float, ...]:
@@ -107,7 +107,7 @@ def _ratios(lo: float, hi: float, step: float) -> tuple[float, ...]:
     return tuple(lo + step * i for i in range(n + 1))
 
 
-THEORY: dict[str, TheoryPreset] = {
+_THEORY: dict[str, TheoryPreset] = {
     "smoke": TheoryPreset(n_check=200),
     "book": TheoryPreset(n_check=4000),
     "paper": TheoryPreset(n_check=40000),
@@ -149,7 +149,7 @@ CONSTRUCTIONS: dict[str, ConstructionsPreset] = {
     ),
 }
 
-LOWER_BOUNDS: dict[str, LowerBoundsPreset] = {
+_LOWER_BOUNDS: dict[str, LowerBoundsPreset] = {
     "smoke": LowerBoundsPreset(
         margin_runs=((32, 32, 1, 4),), margin_max_steps=3000, context_ms=(64,), context_ells=(4, 16),
         context_d_model=32, context_n=5, budget_d_model=8,

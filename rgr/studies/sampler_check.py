@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from ..task.contexts import sample
 from ..task.graphs import permutation_graph
 
-__all__ = ["SamplerRates", "chance_rate", "sampler_rates", "theory_finding"]
+__all__ = ["sampler_rates", "theory_finding"]
 
 
-def chance_rate(m: int, ell: int) -> float:
+def _chance_rate(m: int, ell: int) -> float:
     """With rho = 0 a derangement's target is in a context by chance only: ``(ell - 1) / (m - 1)``."""
     if m < 2 or not 1 <= ell <= m:
         raise ValueError(f"need m >= 2 and 1 <= ell <= m, got m={m}, ell={ell}")
@@ -21,7 +21,7 @@ def chance_rate(m: int, ell: int) -> float:
 
 
 @dataclass(frozen=True)
-class SamplerRates:
+class _SamplerRates:
     """Measured on ``n`` validation contexts: share of positions whose target is in the context, and
     the share of designated sources whose target is (1 by construction when rho > 0)."""
 
@@ -33,12 +33,12 @@ class SamplerRates:
     served: float
 
 
-def sampler_rates(m: int, seed: int, n: int, ell: int, rho: float, device: str = "cpu") -> SamplerRates:
-    """:class:`SamplerRates` of the protocol's sampler on a permutation graph of ``m`` items."""
+def sampler_rates(m: int, seed: int, n: int, ell: int, rho: float, device: str = "cpu") -> _SamplerRates:
+    """:class:`_SamplerRates` of the protocol's sampler on a permutation graph of ``m`` items."""
     g = permutation_graph(m, seed)
     b = sample(g, seed, n=n, ell=ell, rho=rho, stream="val", device=device)
     served = b.labels[b.sources].any(-1).double().mean().item() if bool(b.sources.any()) else float("nan")
-    return SamplerRates(m, ell, float(rho), n, b.labels.any(-1).double().mean().item(), served)
+    return _SamplerRates(m, ell, float(rho), n, b.labels.any(-1).double().mean().item(), served)
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,14 @@ class _TheoryFinding:
     """The sampler against its closed forms: ``chance`` (rho = 0 at the chapter's m, where a target is in a context
     by chance only, at ``chance_predicted``), and ``small``/``large`` (the chapter's rho at two sizes of m)."""
 
-    chance: SamplerRates
+    chance: _SamplerRates
     chance_predicted: float
-    small: SamplerRates
-    large: SamplerRates
+    small: _SamplerRates
+    large: _SamplerRates
 
 
-def theory_finding(chance: SamplerRates, small: SamplerRates, large: SamplerRates) -> _TheoryFinding:
+def theory_finding(chance: _SamplerRates, small: _SamplerRates, large: _SamplerRates) -> _TheoryFinding:
     """Put the chapter's sampler checks together (``chance`` must be drawn with rho = 0)."""
     if chance.rho != 0:
         raise ValueError(f"chance must be drawn with rho = 0, got rho = {chance.rho}")
-    return _TheoryFinding(chance=chance, chance_predicted=chance_rate(chance.m, chance.ell), small=small, large=large)
+    return _TheoryFinding(chance=chance, chance_predicted=_chance_rate(chance.m, chance.ell), small=small, large=large)

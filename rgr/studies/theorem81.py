@@ -1,7 +1,7 @@
 """Theorem 8.1 at work: Algorithm 2 against head width, inside and outside the proof's bounds (chapter *constructions*).
 
 :func:`theorem81_tables` computes what the chapter's Theorem 8.1 figure and tables show, at a
-:class:`~rgr.studies.presets.ConstructionsPreset`: the width sweep (:func:`width_sweep`), the theory cell inside
+:class:`~rgr.studies.presets.ConstructionsPreset`: the width sweep (:func:`_width_sweep`), the theory cell inside
 the proof's explicit bounds (:mod:`rgr.theory.theorem81`) and the repair cell. The chapter reads them with
 :mod:`rgr.results.constructions.paper_theory` and draws them with :mod:`rgr.chapters.figures.constructions`.
 
@@ -44,7 +44,6 @@ __all__ = [
     "theorem81_tables",
     "leakage_logits",
     "softmax_failures",
-    "width_sweep",
 ]
 
 
@@ -143,7 +142,7 @@ def _generic_mask(c: Construction, items: torch.Tensor, owner: torch.Tensor) -> 
     return mask & ~eye
 
 
-def width_sweep(
+def _width_sweep(
     cells: list[tuple[int, int]], d_ks: list[int], ells: list[int], seeds: list[int], n: int = 200
 ) -> pd.DataFrame:
     """:func:`softmax_failures` over cells (m, d_model), widths, context lengths and seeds.
@@ -178,7 +177,7 @@ def width_sweep(
 
 @dataclass(frozen=True)
 class _Theorem81Tables:
-    """What the chapter shows of Theorem 8.1 (rows of :func:`width_sweep`).
+    """What the chapter shows of Theorem 8.1 (rows of :func:`_width_sweep`).
 
     ``sweep``: the preset's width cells and the repair cell, with ``inside`` (the row meets the proof's explicit
     bounds); ``gap``: the theory cell (``width_cells[0]``) at widths and context lengths inside those bounds;
@@ -200,11 +199,11 @@ def theorem81_tables(p: ConstructionsPreset, seed: int = 0, n_widths: int = 3) -
     b = theorem81_bounds(m, d_model)
     widths = theorem81_widths(m, d_model, n_widths)
     long_ell = max(b.ell_min + 1, m // 4)
-    gap = pd.concat([width_sweep([(m, d_model)], widths, [b.ell_min], [seed], n=p.width_n),
-                     width_sweep([(m, d_model)], widths, [long_ell], [seed], n=max(10, p.width_n // 5))],
+    gap = pd.concat([_width_sweep([(m, d_model)], widths, [b.ell_min], [seed], n=p.width_n),
+                     _width_sweep([(m, d_model)], widths, [long_ell], [seed], n=max(10, p.width_n // 5))],
                     ignore_index=True)
-    repair = width_sweep([p.repair_cell], list(p.repair_d_ks), list(p.width_ells), [seed], n=p.width_n)
-    sweep = pd.concat([width_sweep(list(p.width_cells), list(p.width_d_ks), list(p.width_ells), [seed], n=p.width_n),
+    repair = _width_sweep([p.repair_cell], list(p.repair_d_ks), list(p.width_ells), [seed], n=p.width_n)
+    sweep = pd.concat([_width_sweep(list(p.width_cells), list(p.width_d_ks), list(p.width_ells), [seed], n=p.width_n),
                        repair], ignore_index=True)
     sweep["inside"] = inside_rows(sweep)
     return _Theorem81Tables(sweep=sweep, gap=gap, repair=repair)

@@ -42,20 +42,15 @@ __all__ = [
     "DEFAULT_C",
     "dk_from_C",
     "n_pairs",
-    "log2_binom",
-    "log2_graph_count",
     "bit_budget_DK",
-    "bit_budget_min_DK",
     "margin_bits",
     "margin_bound_DK",
-    "entropy_bounds",
     "regime",
     "regime_form",
     "upper_bound",
     "regime_table",
     "bound_rows",
     "gap_table",
-    "log2_derangement_count",
     "bit_budget_DK_derangements",
 ]
 
@@ -123,7 +118,7 @@ def n_pairs(m: int) -> int:
     return m * (m - 1)
 
 
-def log2_binom(n: int, k: int) -> float:
+def _log2_binom(n: int, k: int) -> float:
     """``log2 binom(n, k)`` through ``lgamma`` (exact to float rounding, any size)."""
     n, k = _check_nonneg_int("n", n), _check_nonneg_int("k", k)
     if k > n:
@@ -131,9 +126,9 @@ def log2_binom(n: int, k: int) -> float:
     return (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
 
 
-def log2_graph_count(m: int, m_edges: int) -> float:
+def _log2_graph_count(m: int, m_edges: int) -> float:
     """``log2 binom(m (m - 1), m')``: bits needed to name one graph with ``m'`` edges."""
-    return log2_binom(n_pairs(m), m_edges)
+    return _log2_binom(n_pairs(m), m_edges)
 
 
 def bit_budget_DK(m: int, m_edges: int, d_model: int, b: float) -> float:
@@ -142,7 +137,7 @@ def bit_budget_DK(m: int, m_edges: int, d_model: int, b: float) -> float:
         raise ValueError(f"b (bits per parameter) must be > 0, got {b}")
     if d_model < 1:
         raise ValueError(f"d_model must be >= 1, got {d_model}")
-    return max(0.0, (log2_graph_count(m, m_edges) / b - 1) / (2 * d_model))
+    return max(0.0, (_log2_graph_count(m, m_edges) / b - 1) / (2 * d_model))
 
 
 def margin_bits(gamma: float) -> float:
@@ -158,16 +153,16 @@ def margin_bound_DK(m: int, m_edges: int, d_model: int, gamma: float) -> float:
     return bit_budget_DK(m, m_edges, d_model, margin_bits(gamma))
 
 
-def bit_budget_min_DK(m: int, m_edges: int, d_model: int, b: float) -> int:
+def _bit_budget_min_DK(m: int, m_edges: int, d_model: int, b: float) -> int:
     """Smallest integer D_K with ``b (2 d_model D_K + 1) >= log2 binom(m (m-1), m')``."""
-    bits = log2_graph_count(m, m_edges)
+    bits = _log2_graph_count(m, m_edges)
     D = max(0, math.ceil((bits / b - 1) / (2 * d_model) - 1e-12))
     while b * (2 * d_model * D + 1) < bits:  # guard against rounding
         D += 1
     return D
 
 
-def entropy_bounds(m: int, m_edges: int) -> tuple[float, float]:
+def _entropy_bounds(m: int, m_edges: int) -> tuple[float, float]:
     """``(m' log2(N/m'), m' log2(e N/m'))``, which bracket ``log2 binom(N, m')`` (``m' >= 1``)."""
     N = n_pairs(m)
     if not 1 <= m_edges <= N:
@@ -254,10 +249,10 @@ def regime_table(ms: list[int], d_model: int, b: float = 1.0, sparse_exponent: f
     for m in ms:
         sizes = {"permutation": m, "sparse": round(m**sparse_exponent), "dense": n_pairs(m) // 2}
         for name, me in sizes.items():
-            lo, hi = entropy_bounds(m, me)
+            lo, hi = _entropy_bounds(m, me)
             bound = bit_budget_DK(m, me, d_model, b)
             form = regime_form(m, me, d_model, name)
-            rows.append(dict(m=m, regime=name, m_edges=me, log2_count=log2_graph_count(m, me),
+            rows.append(dict(m=m, regime=name, m_edges=me, log2_count=_log2_graph_count(m, me),
                              entropy_lo=lo, entropy_hi=hi, d_model=d_model, b=b, bound_DK=bound,
                              regime_form=form, form_ratio=bound / form, label=regime(m, me)))
     return pd.DataFrame(rows)
@@ -275,7 +270,7 @@ def bound_rows(cells: pd.DataFrame, bits: tuple[float, ...] = (1.0, 8.0, 32.0)) 
         for b in bits:
             rows.append(dict(m=int(m), m_edges=int(me), d_model=int(d), b=b,
                              bound_DK=bit_budget_DK(int(m), int(me), int(d), b),
-                             bound_min_DK=bit_budget_min_DK(int(m), int(me), int(d), b),
+                             bound_min_DK=_bit_budget_min_DK(int(m), int(me), int(d), b),
                              general_form=regime_form(int(m), int(me), int(d))))
     return pd.DataFrame(rows)
 
@@ -304,7 +299,7 @@ def gap_table(table: pd.DataFrame, b: float = 1.0) -> pd.DataFrame:
     return wide
 
 
-def log2_derangement_count(m: int) -> float:
+def _log2_derangement_count(m: int) -> float:
     """``log2 D_m``, the number of derangements of ``m`` items (``m >= 2``): the family the permutation
     experiments sample (chapter *permutation sweeps*). ``D_m = m! sum_{k=0}^{m} (-1)^k / k!``, the nearest
     integer to ``m!/e``, so ``log2 D_m = log2 m! - log2 e`` up to a term below ``1/(m+1)!``."""
@@ -323,4 +318,4 @@ def bit_budget_DK_derangements(m: int, d_model: int, b: float) -> float:
         raise ValueError(f"b (bits per parameter) must be > 0, got {b}")
     if d_model < 1:
         raise ValueError(f"d_model must be >= 1, got {d_model}")
-    return max(0.0, (log2_derangement_count(m) / b - 1) / (2 * d_model))
+    return max(0.0, (_log2_derangement_count(m) / b - 1) / (2 * d_model))

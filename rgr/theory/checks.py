@@ -30,7 +30,6 @@ __all__ = [
     "all_pair_scores",
     "separation",
     "separation_from_scores",
-    "construction_scores",
     "evaluate_contexts",
     "leakage_matrix",
     "score_terms",
@@ -120,7 +119,7 @@ def separation(c: Construction) -> _Separation:
     return separation_from_scores(S, torch.from_numpy(c.adjacency()), c.info.tau)
 
 
-def construction_scores(c: Construction, items: torch.Tensor) -> torch.Tensor:
+def _construction_scores(c: Construction, items: torch.Tensor) -> torch.Tensor:
     """Aggregated scores (n, ell, ell) of the construction on contexts ``items`` (n, ell)."""
     X_C = c.X[items][None]  # (1, n, ell, d_model)
     return scores(X_C, c.weights, c.info.aggregation)[0]
@@ -173,7 +172,7 @@ def evaluate_contexts(
         it = batch.items
         S = S_all[it[:, :, None], it[:, None, :]]
     else:
-        S = construction_scores(c, batch.items)
+        S = _construction_scores(c, batch.items)
     tau = c.info.tau
     y = batch.labels
     cnt = counts((S > tau)[None], y[None])
@@ -306,7 +305,7 @@ def score_samples(
         if graph is None:
             raise ValueError("softmax scores depend on the context: pass the graph")
         batch = sample(graph, seed, n, ell=ell, stream="test")
-        S = construction_scores(c, batch.items).double().numpy()
+        S = _construction_scores(c, batch.items).double().numpy()
         y = batch.labels.numpy()
         has = np.broadcast_to(y.any(-1, keepdims=True), y.shape)
         parts = [("edge", "target in context", S[y]), ("non-edge", "target in context", S[~y & has]),

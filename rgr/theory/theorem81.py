@@ -33,7 +33,6 @@ __all__ = [
     "inside_theorem81",
     "theorem81_widths",
     "inside_rows",
-    "repair_min_d_model",
     "repair_smallest_m",
     "leakage_logit_sd",
     "kappa",
@@ -104,7 +103,7 @@ def inside_rows(df: pd.DataFrame) -> pd.Series:
     return pd.Series(ok, index=df.index, dtype=bool)
 
 
-def repair_min_d_model(m: int, C: float = PROOF_C, c: float = REPAIR_C) -> float:
+def _repair_min_d_model(m: int, C: float = PROOF_C, c: float = REPAIR_C) -> float:
     """The sufficient condition's ``d_model``: ``(C / c) (ln m)^3`` (the window
     ``C (ln m)^2 <= d_k <= c d_model / ln m``)."""
     if m < 2 or C <= 0 or c <= 0:
@@ -113,7 +112,8 @@ def repair_min_d_model(m: int, C: float = PROOF_C, c: float = REPAIR_C) -> float
 
 
 def repair_smallest_m(C: float = PROOF_C, c: float = REPAIR_C, h: int = 2, max_log2: int = 40) -> int:
-    """The smallest ``m = 2^k`` at which ``d_model = m / h`` (h heads, compression) meets :func:`repair_min_d_model`.
+    """The smallest ``m = 2^k`` at which ``d_model = m / h`` (h heads, compression) meets the sufficient condition's
+    ``d_model >= (C / c) (ln m)^3``.
 
     -1 if none up to ``2^max_log2``.
     """
@@ -121,7 +121,7 @@ def repair_smallest_m(C: float = PROOF_C, c: float = REPAIR_C, h: int = 2, max_l
         raise ValueError(f"h must be >= 2 (compression: d_model < m), got {h}")
     for k in range(1, max_log2 + 1):
         m = 2**k
-        if m >= h and m / h >= repair_min_d_model(m, C, c):
+        if m >= h and m / h >= _repair_min_d_model(m, C, c):
             return m
     return -1
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from rgr.results.findings import Text, listed, pastes_as_itself
+from rgr.results.findings import Text, glued, listed
 from tests.glued import finding_values
 
 MISSING = "—"  # what a reader sees for a missing value
@@ -46,6 +46,11 @@ def test_bad_findings_and_digits():
 
 
 def test_what_pastes_as_itself():
+    """glued gives a string as Text (no quotes) only where myst-nb's literal_eval reads it back as itself."""
+
+    def pastes_as_itself(text: str) -> bool:
+        return isinstance(glued(text), Text)
+
     assert pastes_as_itself("inside") and pastes_as_itself("0.33") and pastes_as_itself("1.21 (95% noise interval)")
     assert not pastes_as_itself("8, 8") and not pastes_as_itself("0.960") and not pastes_as_itself("[1,2]")
     assert pastes_as_itself("(1, 2)")  # reads back as itself

@@ -1,13 +1,23 @@
+import dataclasses
+
+import pandas as pd
 import pytest
 
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.stack import build_task, init_weights
-from rgr.results.baselines import trivial_mse
+from rgr.results.baselines import trivial_mse_table
+
+
+def _runs(*cfgs: RunConfig) -> pd.DataFrame:
+    """A table's rows carrying each config's fields (and a column that is none, as a table has)."""
+    return pd.DataFrame([dataclasses.asdict(c) | {"test_f1": 0.5} for c in cfgs])
 
 
 def test_trivial_mse_closed_forms():
     cfg = RunConfig(m=64, d_model=16, h=2, d_k=4, model="value", n_test=400)
-    out = trivial_mse(cfg)
+    t = trivial_mse_table(_runs(cfg, dataclasses.replace(cfg, h=4, d_k=2)))  # one row per (m, d_model, seed)
+    assert len(t) == 1 and (t.m[0], t.d_model[0], t.seed[0]) == (64, 16, cfg.seed)
+    out = t.iloc[0]
     _, X = build_task(cfg)
     Y = X.double() @ init_weights(cfg)["W_V"].double()
     # targets are (close to) uniform over items: the zero predictor's MSE is about E||y||^2 / d_msg
@@ -19,4 +29,4 @@ def test_trivial_mse_closed_forms():
 
 def test_trivial_mse_needs_value_model():
     with pytest.raises(ValueError, match="model"):
-        trivial_mse(RunConfig(m=32, d_model=8, h=1, d_k=4))
+        trivial_mse_table(_runs(RunConfig(m=32, d_model=8, h=1, d_k=4)))

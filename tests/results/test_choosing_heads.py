@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 
 from rgr.catalog import load as load_results  # noqa: E402
 from rgr.experiments.registry import get_experiment  # noqa: E402
-from rgr.results.choosing_heads.checks import PREREGISTERED, capacity, real_layers, refit_note, validation  # noqa: E402
+from rgr.results.choosing_heads.checks import PREREGISTERED, real_layers, refit_note, validation  # noqa: E402
 from rgr.results.choosing_heads.checks import f1_check as design_f1_check  # noqa: E402
 from rgr.results.choosing_heads.design import DomainError, fit_from_runs, lookup, recommend  # noqa: E402
 from rgr.results.thresholds import thresholds  # noqa: E402
@@ -123,10 +123,12 @@ def test_preregistered_prediction_is_what_the_rule_gives(book):
 
 def test_capacity_inverts_the_law_and_real_layers_are_refused(book):
     rule, _ = book
-    m, lo, hi = capacity(rule, 768, 768)
-    assert rule.c() * scaling_x(m, 768) == pytest.approx(768, rel=1e-6)
-    assert lo < m < hi
     layers = real_layers(rule)
+    m, lo, hi = layers.loc[0, ["m_cap", "m_cap_lo", "m_cap_hi"]]  # GPT-2 small: d_model = 768, D_K = 12 * 64
+    assert layers.loc[0, "D_K"] == 768 and rule.c() * scaling_x(m, 768) == pytest.approx(768, rel=1e-6)
+    assert lo < m < hi and layers.loc[0, "lam_cap"] == m / 768
+    c, f = rule.c(), rule.factor()  # the interval's ends: c at the ends of its 95% prediction interval
+    assert (c * f * scaling_x(lo, 768), c / f * scaling_x(hi, 768)) == pytest.approx((768, 768), rel=1e-6)
     assert len(layers) == 3 and layers["refusal"].str.contains("d_model").all()
     assert real_layers(None).empty and validation(None, {}).empty
 

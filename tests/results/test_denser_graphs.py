@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.results.denser_graphs import denser_findings, form_fit, forms_table
+from rgr.results.denser_graphs import denser_findings, forms_table
 from rgr.results.findings import flatten
 from rgr.results.thresholds import thresholds
 
@@ -26,12 +26,13 @@ def _runs(threshold, rs=(1, 2, 4, 8, 16, 32), m=128, d=32, heads=(1, 4, 16)):
 def test_a_law_in_r_m_log2_m_is_flat_in_its_own_form():
     # D_K* = 2^ceil(log2(r)) * 8: exactly proportional to x = (r m / d) log2 m for powers of two
     cells = thresholds(_runs(lambda r: 8 * r), law="regular")
-    f = form_fit(cells, "log2m")
+    found = denser_findings(cells, 16)
+    f = found.log2m_all  # every r of the table
+    assert (f.form, f.r_max, f.n) == ("log2m", 32, 6)
     assert f.spread == pytest.approx(1.0) and f.r2 == pytest.approx(1.0) and f.one_constant.startswith("one constant")
     assert f.c == pytest.approx(8 / (128 / 32 * 7))
-    b = form_fit(cells, "bound")
+    b = found.bound_all
     assert b.spread == pytest.approx(7 / 2)  # log2(m / r) runs from 7 (r = 1) to 2 (r = 32)
-    found = denser_findings(cells, 16)
     assert found.flatter_all == "the log2 m form" and found.log2m_16.n == 5 and found.log2m_all.n == 6
     assert found.bound_16.spread == pytest.approx(7 / 3)  # r <= 16: log2(m / r) from 7 to 3
 

@@ -5,7 +5,7 @@ import pytest
 
 from rgr.gpt2.experiment import PresetCost
 from rgr.gpt2.table import STAND_IN_SOURCE
-from rgr.results.gpt2_block import COMPRESSIVE, embedding_label, gpt2_finding, gpt2_reading, is_stand_in
+from rgr.results.gpt2_block import COMPRESSIVE, compressive_finding, embedding_label, gpt2_finding, is_stand_in
 from tests import ROOT
 
 
@@ -15,6 +15,9 @@ def _runs(acc, m=256, d_model=768, source=STAND_IN_SOURCE, steps=2000):
                          for dk in (64, 128, 256) for h in (1, 2, 4) for s in (0, 1, 2)])
 
 
+PAPER = PresetCost(runs=112, steps=100_000, m=6144, flops=3e17)
+
+
 def test_reading_of_a_known_table():
     # more heads better; accuracy rises with D_K except h = 1 at 256; seed 2 of h = 2, D_K = 64 far ahead
     def acc(dk, h, s):
@@ -22,26 +25,30 @@ def test_reading_of_a_known_table():
             return 1.0
         return 0.2 * h / 4 + dk / 1000 - (0.2 if (h, dk) == (1, 256) else 0)
 
-    r = gpt2_reading(_runs(acc))
-    assert r.best_h == (2, 4, 4) and r.multi_head_best == 3 == r.n_budgets
-    assert r.one_head_acc == pytest.approx((0.05 + 0.064, 0.05 + 0.128, 0.05 + 0.256 - 0.2))
+    runs = _runs(acc).assign(wall_time_s=60.0)
+    r = compressive_finding(runs, done=1.0)
+    assert r.best_h == "2, 4, 4" and r.multi_head_best == 3 == r.n_budgets
     assert (r.n_monotone, r.n_heads) == (1, 3)  # h = 2 falls after its lucky seed, h = 1 at 256
-    assert r.frac_best_last == pytest.approx(2 / 3)
+    assert r.pct_best_last == pytest.approx(100 * 2 / 3)
     assert (r.n_split, r.n_settings) == (1, 9)
-    assert r.stand_in and not r.compressive and r.lam == pytest.approx(1 / 3)
+    assert r.lam == pytest.approx(1 / 3)
+    w = gpt2_finding(runs, book_m=256, paper=PAPER)
+    assert w.embeddings.startswith("STAND-IN") and w.regime == "at or below"
 
 
 def test_compressive_and_real_embeddings():
-    r = gpt2_reading(_runs(lambda dk, h, s: 0.5, m=6144, source="gpt2 (openai-community/gpt2)"))
-    assert r.compressive and r.lam == 8 and not r.stand_in and r.n_split == 0
+    w = gpt2_finding(_runs(lambda dk, h, s: 0.5, m=6144, source="gpt2 (openai-community/gpt2)").assign(
+        wall_time_s=1.0), book_m=256, paper=PAPER)
+    assert w.regime == "above" and w.lam == 8 and w.embeddings == "frozen embeddings: gpt2 (openai-community/gpt2)"
+    assert w.n_split == 0
 
 
 def test_bad_tables():
     with pytest.raises(ValueError, match="no rows"):
-        gpt2_reading(_runs(lambda dk, h, s: 0.5).iloc[:0])
+        gpt2_finding(_runs(lambda dk, h, s: 0.5).iloc[:0], book_m=256, paper=PAPER)
     mixed = pd.concat([_runs(lambda dk, h, s: 0.5), _runs(lambda dk, h, s: 0.5, m=512)])
     with pytest.raises(ValueError, match="one m"):
-        gpt2_reading(mixed)
+        compressive_finding(mixed, done=1.0)
 
 
 def test_embedding_label():
@@ -71,10 +78,9 @@ def test_titles_say_which_embeddings_the_table_used():
 
 def test_words_of_a_table_are_its_reading():
     runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
-    paper = PresetCost(runs=112, steps=100_000, m=6144, flops=3e17)
+    paper = PAPER
     w = gpt2_finding(runs, book_m=256, paper=paper, split=0.3)
-    r = gpt2_reading(runs, split=0.3)
-    assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone) == (r.m, r.d_model, 3, 3, r.n_monotone)
+    assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone, w.n_heads) == (256, 768, 3, 3, 3, 3)
     assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
     assert w.pct_best_last == pytest.approx(100 * 2 / 3) and w.wall_min == pytest.approx(len(runs))
     assert w.m_needed == COMPRESSIVE * 768 and w.times_more == pytest.approx(COMPRESSIVE * 768 / 256)
@@ -85,8 +91,6 @@ def test_words_of_a_table_are_its_reading():
 
 
 def test_the_compressive_preset_is_worded_so_far_and_without_rows():
-    from rgr.results.gpt2_block import compressive_finding
-
     def acc(dk, h, s):  # one head's seed 0 collapses at every budget; two heads best
         return 0.001 if (h, s) == (1, 0) else 0.3 + 0.1 * (h == 2) + dk / 1000
 

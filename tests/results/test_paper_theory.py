@@ -12,8 +12,9 @@ from rgr.studies.presets import ConstructionsPreset
 from rgr.studies.theorem81 import theorem81_tables
 from rgr.studies.theory_checks import algorithm1_onset
 from rgr.theory.theorem81 import (
+    PROOF_C,
+    REPAIR_C,
     inside_theorem81,
-    repair_min_d_model,
     repair_smallest_m,
     theorem81_bounds,
     theorem81_widths,
@@ -35,11 +36,21 @@ def test_bounds_follow_the_proof_constants():
 
 
 def test_repair_window_opens_late():
+    def need(m: int, C: float = PROOF_C) -> float:  # the window C (ln m)^2 <= d_k <= c d_model / ln m is open
+        return (C / REPAIR_C) * math.log(m) ** 3
+
     m = repair_smallest_m()
-    assert m / 2 >= repair_min_d_model(m) and m / 4 < repair_min_d_model(m // 2)  # the first power of two
-    assert repair_smallest_m(C=2.0) < m  # the book's C = 2 opens it far earlier
+    assert m / 2 >= need(m) and m / 4 < need(m // 2)  # the first power of two
+    m2 = repair_smallest_m(C=2.0)
+    assert m2 < m and m2 / 2 >= need(m2, 2.0) and m2 / 4 < need(m2 // 2, 2.0)  # the book's C = 2: far earlier
+    assert repair_smallest_m(h=4) == next(2**k for k in range(2, 41) if 2**k / 4 >= need(2**k))
+    assert repair_smallest_m(max_log2=4) == -1  # not open below 2^4
     with pytest.raises(ValueError, match="h"):
         repair_smallest_m(h=1)
+    with pytest.raises(ValueError, match="C > 0"):
+        repair_smallest_m(C=0.0)
+    with pytest.raises(ValueError, match="c > 0"):
+        repair_smallest_m(c=-1.0)
 
 
 def _sweep(m, d_model, d_ks, ell, present, no_leak, kappa=5.0, n=10):

@@ -11,7 +11,6 @@ matplotlib.use("Agg")
 
 from rgr.results.diagonals import (
     at_threshold,
-    cells_basis,
     cutoff_reason,
     diagonal_table,
     diagonal_trend,
@@ -20,14 +19,11 @@ from rgr.results.diagonals import (
 from rgr.results.findings import flatten
 from rgr.results.permutation_sweeps import (
     chapter_cells,
-    cutoff_share,
     dk_table,
     law_reading,
     penalty_table,
     permutation_findings,
-    rank_ceiling,
     read_constructions,
-    transition_widths,
 )
 from rgr.results.thresholds import thresholds
 from rgr.store import TableError
@@ -52,12 +48,17 @@ def _runs(cells, threshold, heads=(1, 4, 8), seeds=3, h1_factor=None, max_steps=
 BASE = [(64, 16), (128, 16), (128, 32), (256, 32), (256, 64)]
 
 
+def _findings(runs: pd.DataFrame):
+    """The chapter's findings with ``runs`` as the base grid (no diagonal, no constructions)."""
+    return permutation_findings(runs, chapter_cells(runs, runs.iloc[:0], runs.iloc[:0]), None)
+
+
 def law(m, d):
     return 2.0 * m * math.log(m) / d
 
 
 def test_transitions_are_one_step_on_a_step_table():
-    t = transition_widths(_runs(BASE, law))
+    t = _findings(_runs(BASE, law)).transitions
     assert t.n_curves == len(BASE) * 3 and t.n_reach == len(BASE) * 2  # one head never passes
     assert t.n_sharp == t.n_reach and t.median_width == 2 and t.min_width == t.max_width == 2
 
@@ -178,11 +179,14 @@ def test_the_law_at_an_end_of_the_last_interval_is_inside(opt, cons, where):
 
 def test_rank_ceiling_measures_one_heads_gain_past_d_model():
     runs = _runs([(64, 16)], law)  # one head stuck at 0.1 everywhere: no gain
-    assert rank_ceiling(runs) == type(rank_ceiling(runs))(1, 0.0, 0.0, 0.0, 0.0)
+    rank = _findings(runs).rank
+    assert rank == type(rank)(1, 0.0, 0.0, 0.0, 0.0)
     runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.6
-    assert rank_ceiling(runs).max_gain == pytest.approx(0.5) == rank_ceiling(runs).max_abs
+    rank = _findings(runs).rank
+    assert rank.max_gain == pytest.approx(0.5) == rank.max_abs
     runs.loc[(runs.h == 1) & (runs.D_K > 16), "test_f1"] = 0.05
-    assert rank_ceiling(runs).max_gain == pytest.approx(-0.05) and rank_ceiling(runs).max_abs == pytest.approx(0.05)
+    rank = _findings(runs).rank
+    assert rank.max_gain == pytest.approx(-0.05) and rank.max_abs == pytest.approx(0.05)
 
 
 def test_cutoff_share_names_its_extreme_cells():
@@ -190,7 +194,7 @@ def test_cutoff_share_names_its_extreme_cells():
     runs["stop_reason"] = ["cutoff" if m >= 256 else "converged" for m in runs.m]
     runs.loc[(runs.m == 128) & (runs.d_model == 16), "stop_reason"] = "cutoff"
     runs.loc[(runs.m == 128) & (runs.d_model == 16) & (runs.h == 1), "stop_reason"] = "converged"
-    c = cutoff_share(runs)
+    c = _findings(runs).cutoffs
     assert (c.low, c.low_m, c.low_d_model) == (0.0, 64, 16) and (c.high, c.high_m, c.high_d_model) == (1.0, 256, 32)
 
 
@@ -241,7 +245,7 @@ def test_the_diagonal_says_whether_its_cells_were_measured_alike():
     assert diagonal_trend(mixed).basis == ("paper with 10 seeds at m = 128–256, book with 2 at m = 1024: "
                                            "not all measured alike")
     alike = chapter_cells(base, base.iloc[:0], base.iloc[:0]).diagonal
-    assert cells_basis(alike) == "all from the paper preset, 10 seeds"
-    assert cells_basis(thresholds(base)) == "all with 10 seeds" and cells_basis(alike.iloc[:0]) == "—"
+    assert diagonal_trend(alike).basis == "all from the paper preset, 10 seeds"
+    assert diagonal_trend(thresholds(base)).basis == "all with 10 seeds" and diagonal_trend(alike.iloc[:0]).basis == "—"
     fewer = chapter_cells(base.assign(preset="book"), diag, diag.iloc[:0]).diagonal
-    assert cells_basis(fewer) == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"
+    assert diagonal_trend(fewer).basis == "all from the book preset, seeds 10 at m = 128–256 and 2 at m = 1024"

@@ -5,11 +5,9 @@ import pandas as pd
 import pytest
 
 from rgr.results.stats import (
-    DKStar,
     dk_star,
     fit_line,
     h_star_interval,
-    p_paired,
     seeds_per_cell,
     summarize,
     t_interval,
@@ -61,7 +59,9 @@ def test_summarize_and_dk_star():
 
 def test_dk_star_none_when_never_reached():
     s = summarize(_cell().query("D_K == 16"), ["h", "D_K"])
-    assert dk_star(s) == DKStar(None, None, None, None)
+    star = dk_star(s)
+    assert (star.central, star.optimistic, star.conservative, star.h_star, star.d_k_star) == (None,) * 5
+    assert h_star_interval(_cell(), star) is None
 
 
 def test_h_star_interval_paired():
@@ -70,8 +70,18 @@ def test_h_star_interval_paired():
     lo, hi = h_star_interval(runs, star)
     # h=2 at D_K=32: differences (0, 0.01, 0.005) -> p ~ 0.23 > 0.05 -> kept; h=1 differences large -> dropped
     assert (lo, hi) == (2, 4)
-    assert p_paired(np.array([1.0, 2]), np.array([1.0, 2])) == 1.0
-    assert p_paired(np.array([1.0, 2]), np.array([0.0, 1])) == 0.0
+
+
+
+def test_a_constant_paired_difference_is_a_tie_at_zero_and_a_difference_otherwise():
+    def runs(h1: list[float]) -> pd.DataFrame:
+        return pd.DataFrame(dict(h=[2, 2, 1, 1], D_K=32, seed=[0, 1, 0, 1], test_f1=[0.995, 0.999, *h1]))
+
+    same = runs([0.995, 0.999])  # differences (0, 0): a tie (p = 1); h* = 1, the smaller h at an equal mean
+    assert h_star_interval(same, dk_star(summarize(same, ["h", "D_K"]))) == (1, 2)
+    shifted = runs([0.985, 0.989])  # differences (0.01, 0.01): no spread, yet a difference (p = 0)
+    star = dk_star(summarize(shifted, ["h", "D_K"]))
+    assert star.h_star == 2 and h_star_interval(shifted, star) == (2, 2)
 
 
 def test_fit_line_closed_forms():

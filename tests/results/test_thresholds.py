@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 
 from rgr.chapters.figures import denser_graphs as dense  # noqa: E402
 from rgr.chapters.figures import permutation_sweeps as figs  # noqa: E402
-from rgr.results.denser_graphs import form_fit  # noqa: E402
+from rgr.results.denser_graphs import denser_findings  # noqa: E402
 from rgr.results.thresholds import law_fits, single_head_penalty, thresholds  # noqa: E402
 
 
@@ -72,7 +72,8 @@ def test_figures_draw():
     ax = dense.plot_regular_forms(cells).axes[0]  # r = 1: log2 m = log2(m^2 / m'), the forms agree
     blue, green = (c.lines[0].get_ydata() for c in ax.containers)
     np.testing.assert_allclose(np.asarray(blue, float), np.asarray(green, float))
-    assert dense.plot_regular_law(cells, [form_fit(cells, "log2m")]).legends  # under the axes, clear of the points
+    fit = denser_findings(cells, 16).log2m_all
+    assert dense.plot_regular_law(cells, [fit]).legends  # under the axes, clear of the points
     diag = figs.plot_diagonal(cells, fits.origin_all)
     assert any("law" in t.get_text() for t in diag.axes[0].get_legend().get_texts())
     assert "preset" not in diag.axes[0].get_xlabel()

@@ -1,5 +1,6 @@
 """Findings of the chapter *value channel* (rgr.results.value_channel) on synthetic tables."""
 
+import dataclasses
 import math
 
 import matplotlib
@@ -16,29 +17,11 @@ from rgr.results.value_channel import (  # noqa: E402
     error_ratios,
     one_head_stopping,
     paper_mse,
-    rank_floor,
     stopping_effect,
     value_cells,
     value_finding,
     value_setup,
-    value_summary,
 )
-
-
-@given(st.integers(2, 40), st.integers(1, 60), st.integers(0, 10_000))
-def test_rank_floor_is_the_best_low_rank_fit_of_a_permutation(m, d_model, seed):
-    P = np.eye(m)[np.random.default_rng(seed).permutation(m)]
-    U, s, Vt = np.linalg.svd(P)
-    r = min(d_model, m)
-    best = (U[:, :r] * s[:r]) @ Vt[:r]  # Eckart-Young: the closest rank-r matrix
-    assert np.square(P - best).sum() / m == pytest.approx(rank_floor(m, d_model), abs=1e-9)
-
-
-def test_rank_floor_and_paper_mse_inputs():
-    assert rank_floor(64, 16) == 0.75 and rank_floor(64, 128) == 0.0
-    with pytest.raises(ValueError, match="d_model"):
-        rank_floor(64, 0)
-    assert paper_mse(0.01, 32) == pytest.approx(0.32)
 
 
 def _runs(err, heads=(1, 2, 4), dks=(2, 4, 8, 16, 32, 64), d_models=(16, 32), seeds=(0, 1, 2), steps=1000):
@@ -48,6 +31,36 @@ def _runs(err, heads=(1, 2, 4), dks=(2, 4, 8, 16, 32, 64), d_models=(16, 32), se
 
 
 BASE = pd.DataFrame(dict(d_model=[16, 16, 32, 32], mse_mean=[0.1, 0.1, 0.05, 0.05]))
+FLOOR = "rank floor 1 - d_model/m"
+
+
+def _cell(m: int, d_model: int):
+    """One cell of the chapter's readings, at (m, d_model)."""
+    c = value_cells(error_ratios(_runs(lambda d, h, dk: 0.01, d_models=(16,)), BASE), pd.DataFrame(), solved=0.1)[0]
+    return dataclasses.replace(c, m=m, d_model=d_model)
+
+
+def _stop():
+    """No run trained to the cutoff: nothing to say of early stopping."""
+    stopped = _runs(lambda d, h, dk: 0.06, heads=(1, 2), steps=500)
+    return stopping_effect(one_head_stopping(stopped, stopped.iloc[:0], BASE))
+
+
+@given(st.integers(2, 40), st.integers(1, 60), st.integers(0, 10_000))
+def test_rank_floor_is_the_best_low_rank_fit_of_a_permutation(m, d_model, seed):
+    P = np.eye(m)[np.random.default_rng(seed).permutation(m)]
+    U, s, Vt = np.linalg.svd(P)
+    r = min(d_model, m)
+    best = (U[:, :r] * s[:r]) @ Vt[:r]  # Eckart-Young: the closest rank-r matrix
+    floor = cells_table((_cell(m, d_model),))[FLOOR].iloc[0]
+    assert np.square(P - best).sum() / m == pytest.approx(floor, abs=1e-9)
+
+
+def test_rank_floor_and_paper_mse_inputs():
+    assert cells_table((_cell(64, 16), _cell(64, 128)))[FLOOR].tolist() == [0.75, 0.0]
+    with pytest.raises(ValueError, match="d_model"):
+        cells_table((_cell(0, 16),))  # m and d_model must be positive
+    assert paper_mse(0.01, 32) == pytest.approx(0.32)
 
 
 def test_error_ratios_divide_by_the_mean_predictor():
@@ -72,11 +85,14 @@ def test_value_cells_first_budget_best_heads_and_f1():
     assert c16.one_head_solved_D_K is None and c16.one_head_best_ratio == pytest.approx(0.5)
     assert c16.multi_head_best == 6 and c16.n_budgets == 6  # one head's error is above the others' at every D_K
     assert c32.f1_D_K_star == 4 and c32.f1_h_star == 1 and c32.solved_over_f1 == pytest.approx(8.0)
-    s = value_summary(cells)
+    s = value_finding(cells, _stop(), 0.1, tracks_factor=8.0)
     assert (s.n_cells, s.n_solved, s.n_one_head_solved) == (2, 2, 0)
     assert s.closest_to_f1 == pytest.approx(32 / 20) and (s.n_f1_one_head_cells, s.n_f1_one_head_multi) == (1, 1)
-    assert s.closest_cell is c16 and s.farthest_from_f1 == pytest.approx(8.0)
-    assert s.tracks_f1(8.0) and not s.tracks_f1(2.0)
+    assert (s.closest_d_model, s.closest_first_D_K, s.closest_f1_D_K) == (16, 32, 20)  # the cell c16
+    assert (s.multi_head_best, s.n_budgets) == (c16.multi_head_best + c32.multi_head_best, 12)
+    # the farthest cell sits at 8 times its F1 threshold: within 8, not within 7.99 (nor 2)
+    assert s.tracks == "does" and value_finding(cells, _stop(), 0.1, tracks_factor=7.99).tracks == "does not"
+    assert value_finding(cells, _stop(), 0.1).tracks == "does not"
     t = cells_table(cells)
     assert list(t["rank floor 1 - d_model/m"]) == [0.75, 0.5] and t["first D_K below level"].tolist() == [32, 32]
     with pytest.raises(ValueError, match="solved"):
@@ -86,8 +102,8 @@ def test_value_cells_first_budget_best_heads_and_f1():
 def test_value_cells_without_f1_or_success():
     cells = value_cells(error_ratios(_runs(lambda d, h, dk: 0.09), BASE), pd.DataFrame(), solved=0.1)
     assert all(c.first_solved_D_K is None and c.f1_D_K_star is None for c in cells)
-    s = value_summary(cells)
-    assert math.isnan(s.closest_to_f1) and s.n_solved == 0 and s.closest_cell is None and not s.tracks_f1(100)
+    s = value_finding(cells, _stop(), 0.1, tracks_factor=100)
+    assert math.isnan(s.closest_to_f1) and s.n_solved == 0 and s.closest_d_model is None and s.tracks == "does not"
 
 
 def test_one_head_with_and_without_early_stopping():

@@ -1,19 +1,14 @@
 """The per-context width of the seed paper (rgr.studies.per_context): exact integer scores, a tie fails (issue 33)."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rgr.studies.per_context import (
-    DE_EMBED_TOL,
-    context_separates,
-    de_embedding_error,
-    first_separating_width,
-    per_context_dk,
-    signature_scores,
-)
+from rgr.studies.per_context import context_separates, first_separating_width, per_context_table
 from rgr.task.embeddings import gaussian_unit
 
 
@@ -30,33 +25,46 @@ def _rotations(n: int, d_model: int) -> list[torch.Tensor]:
     return [torch.linalg.qr(torch.randn(d_model, d_model, dtype=torch.float64, generator=gen))[0] for _ in range(n)]
 
 
-def test_signature_scores_are_the_exact_integers_of_the_model_space_scores():
+def _scores(y: torch.Tensor, W: np.ndarray) -> np.ndarray:
+    """The construction's scores ``w_{pi(i)} . w_j`` in exact integers (a row without an in-context target: 0)."""
+    Q = np.zeros_like(W)
+    rows, cols = np.nonzero(y.numpy())
+    Q[rows] = W[cols]
+    return Q @ W.T
+
+
+def test_separation_is_decided_on_the_exact_integers_of_the_model_space_scores():
     X = gaussian_unit(16, 16, 0).double()
     y = torch.zeros(8, 8, dtype=torch.bool)
     y[0, 3] = y[2, 5] = y[7, 0] = True
     W = np.where(np.random.default_rng(1).random((8, 40)) < 0.5, 1, -1)
-    S = signature_scores(y, W)
-    assert S.dtype == np.int64
-    Q = np.zeros((8, 40))
-    Q[[0, 2, 7]] = W[[3, 5, 0]]
     Xc = X[:8].numpy()
     P = Xc @ np.linalg.pinv(Xc)  # the scores through the model space: (X W_Q)(X W_K)^T, W = X^+ (signatures)
-    assert np.abs((P @ Q) @ (P @ W).T - S).max() < 1e-9
-    assert (S[1] == 0).all()  # a source without an in-context target scores 0
-    assert S[0, 3] == 40  # an edge scores d
+    seen = set()
+    for d in range(1, 41):
+        Q = np.zeros((8, d))
+        Q[[0, 2, 7]] = W[[3, 5, 0], :d]
+        S = (P @ Q) @ (P @ W[:, :d]).T
+        exact = np.rint(S)
+        assert np.abs(S - exact).max() < 1e-9 and (exact == _scores(y, W[:, :d])).all()
+        assert (exact[1] == 0).all() and exact[0, 3] == d  # no in-context target: 0; an edge scores d
+        want = bool((2 * exact[y.numpy()] > d).all() and (2 * exact[~y.numpy()] < d).all())
+        assert context_separates(X[:8], y, W[:, :d]) == want
+        seen.add(want)
+    assert seen == {True, False}  # both sides reached
 
 
 def test_a_tie_at_d_over_2_fails_on_every_floating_point_path():
     """The float round trip put a tie at d/2 +- 1e-15, on a side the BLAS kernel chose; the integers cannot."""
     y, W = _tie_case()
-    assert signature_scores(y, W)[0, 2] == 2 == W.shape[1] // 2
+    assert _scores(y, W)[0, 2] == 2 == W.shape[1] // 2
     X = gaussian_unit(4, 8, 0).double()
     for R in _rotations(40, 8):  # the same context in rotated model spaces: the same exact scores, other float noise
         for scale in (1.0, 3.0, 1e-3):
             assert not context_separates(scale * X @ R, y, W)
     W_ok = W.copy()
     W_ok[2] = [1, -1, -1, 1]  # w_1 . w_2 = -2 < 2 now: every non-edge strictly below, the edge at 4 > 2
-    assert (2 * signature_scores(y, W_ok)[~y.numpy()] < 4).all()
+    assert (2 * _scores(y, W_ok)[~y.numpy()] < 4).all()
     assert all(context_separates(X @ R, y, W_ok) for R in _rotations(5, 8))
 
 
@@ -79,10 +87,14 @@ def test_context_separates_basic_and_errors():
         context_separates(X, y[:4, :4], W)
 
 
-def test_de_embedding_error():
+def test_de_embedding_is_checked_to_the_tolerance():
     X = gaussian_unit(16, 16, 0)
-    assert de_embedding_error(X) < DE_EMBED_TOL  # square Gaussian: invertible
-    assert de_embedding_error(torch.cat([X[:3], X[:1]])) > 0.1  # rank 3 of 4 rows
+    y = torch.zeros(16, 16, dtype=torch.bool)
+    y[0, 1] = True
+    W = np.where(np.random.default_rng(0).random((16, 64)) < 0.5, 1, -1)
+    context_separates(X, y, W)  # square Gaussian: invertible, off the identity by far less than 1e-9
+    with pytest.raises(ValueError, match=r"X_C: .* off the identity by (0\.[1-9]|[1-9])\S* > the tolerance 1e-09"):
+        context_separates(torch.cat([X[:3], X[:1]]), y[:4, :4], W[:4])  # rank 3 of 4 rows: off by more than 0.1
 
 
 @given(st.integers(2, 8), st.integers(1, 60), st.integers(0, 10_000))
@@ -98,10 +110,22 @@ def test_first_separating_width_is_the_smallest_width_that_separates(ell, d_max,
     assert first_separating_width(torch.from_numpy(y), W) == (widths[0] if widths else d_max + 1)
 
 
-def test_per_context_dk():
-    d = per_context_dk(64, 32, 16, 0, n=4)
-    assert d.dtype.kind == "i" and (d >= 1).all() and (d <= 512).all()
-    assert (per_context_dk(64, 32, 16, 0, n=4) == d).all()
-    assert (per_context_dk(64, 32, 16, 0, n=4, d_max=4) == 5).all()  # too narrow for 16 items: d_max + 1
+def test_per_context_table():
+    t = per_context_table([64], [16], 32, [0], n=4)
+    row = t.iloc[0]
+    assert t.d_max.dtype.kind == "i" and 1 <= row.d_median <= row.d_max <= 513
+    assert per_context_table([64], [16], 32, [0], n=4).equals(t)  # repeatable
+    assert row.hoeffding == math.floor(16 * math.log(16)) + 1 and row.ln_ell == math.log(16)
+    assert 16 ** 2 * math.exp(-row.hoeffding / 8) < 1  # Hoeffding and the union bound over the ell^2 pairs
+    assert 16 ** 2 * math.exp(-(row.hoeffding - 1) / 8) >= 1  # the smallest such width
+    assert per_context_table([64, 256], [8, 16], 32, [0], n=2).hoeffding.tolist() == [
+        math.floor(16 * math.log(e)) + 1 for e in (8, 16, 8, 16)]
     with pytest.raises(ValueError, match="ell"):
-        per_context_dk(64, 8, 16, 0, n=1)
+        per_context_table([64], [16], 8, [0], n=1)
+
+
+def test_a_context_wider_than_the_signatures_needs_d_max_plus_one():
+    y = torch.zeros(16, 16, dtype=torch.bool)
+    y[np.arange(16), np.roll(np.arange(16), 1)] = True  # 16 items, one target each
+    W = np.where(np.random.default_rng(0).random((16, 4)) < 0.5, 1, -1)
+    assert first_separating_width(y, W) == 5  # too narrow for 16 items: d_max + 1

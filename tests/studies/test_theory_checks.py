@@ -2,17 +2,21 @@
 (rgr.studies.theorem81, rgr.studies.theory_checks, rgr.studies.margins; their readings: tests/results/)."""
 
 import math
+from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
+from rgr.experiments.engine.config import RunConfig
 from rgr.results.constructions.findings import onset_crossover, softmax_width_finding
+from rgr.studies import margins
 from rgr.studies import theory_checks as tc
-from rgr.studies.margins import normalised_margin
-from rgr.studies.per_context import hoeffding_dk
-from rgr.studies.theorem81 import leakage_logits, softmax_failures, width_sweep
+from rgr.studies.per_context import per_context_table
+from rgr.studies.presets import ConstructionsPreset
+from rgr.studies.theorem81 import leakage_logits, softmax_failures, theorem81_tables
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import permutation_graph
 from rgr.theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
@@ -68,7 +72,11 @@ def test_leakage_logits_match_signature_average():
 
 
 def test_leakage_sd_measured_matches_and_grows():
-    df = width_sweep([(256, 128)], [32, 512], [16], [0], n=30)
+    p = replace(ConstructionsPreset.named("smoke"), width_cells=((256, 128),), width_d_ks=(32, 512), width_ells=(16,),
+                width_n=30, repair_cell=(64, 32), repair_d_ks=(8,))
+    sweep = theorem81_tables(p, n_widths=1).sweep
+    df = sweep[sweep.m == 256].drop(columns="inside").reset_index(drop=True)
+    assert df.d_k.tolist() == [32, 512]
     assert ((df.leak_sd / df.leak_sd_predicted - 1).abs() < 0.1).all()
     ratio = df.leak_sd.iloc[1] / df.leak_sd.iloc[0]
     assert ratio == pytest.approx(4.0, rel=0.1)  # sqrt(512 / 32)
@@ -122,24 +130,33 @@ def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
         margin_bits(0.0)
 
 
-def test_normalised_margin_closed_form():
-    # one-hot embeddings, one head with W_Q W_K^T = 2 A - 1 (scaled): margin known exactly
+def test_normalised_margin_closed_form(monkeypatch):
+    """trained_margins on a model whose margin is known exactly: one-hot embeddings, one head with
+    W_Q W_K^T = 2 A - 1 (scaled); training and the task stand in as that model and its graph."""
     m = 4
     A = np.zeros((m, m), dtype=bool)
     A[0, 1] = A[1, 2] = A[2, 3] = A[3, 0] = True
-    X = torch.eye(m)
     W_Q = torch.eye(m).unsqueeze(0)
     W_K = torch.from_numpy(np.where(A, 1.0, -1.0).T).float().unsqueeze(0)  # S = X W_Q (X W_K)^T = +-1
-    mg = normalised_margin(W_Q, W_K, 0.0, X, A)
-    assert mg.raw_margin == pytest.approx(1.0) and mg.pair_errors == 0
-    assert mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # ||W_Q||_F ||W_K||_F = 2 * 4
-    bad = normalised_margin(W_Q, -W_K, 0.0, X, A)
-    assert bad.gamma < 0 and bad.pair_errors == m * (m - 1)
+    graph = SimpleNamespace(adjacency=lambda: A, m_edges=m)
+    monkeypatch.setattr(margins, "build_task", lambda cfg: (graph, torch.eye(m)))
+
+    def rows(sign: float) -> pd.Series:
+        run = SimpleNamespace(weights={"W_Q": W_Q, "W_K": sign * W_K}, tau=0.0, steps=1, test_f1=1.0)
+        monkeypatch.setattr(margins, "train_run", lambda cfg, **kw: run)
+        return margins.trained_margins([RunConfig(m=m, d_model=m, h=1, d_k=m, ell=2)]).iloc[0]
+
+    mg = rows(1.0)
+    assert mg.pair_errors == 0 and mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # raw margin 1, ||W_Q|| ||W_K|| = 8
+    assert mg.bits == margin_bits(mg.gamma) and mg.bound_DK == margin_bound_DK(m, m, m, mg.gamma)
+    bad = rows(-1.0)
+    assert bad.gamma == pytest.approx(-1.0 / 8.0) and bad.pair_errors == m * (m - 1) and math.isnan(bad.bound_DK)
 
 
-def test_hoeffding_width():  # the per-context width itself: tests/test_per_context.py
-    assert hoeffding_dk(16) == math.floor(16 * math.log(16)) + 1
-    assert 16 ** 2 * math.exp(-hoeffding_dk(16) / 8) < 1
-    assert 16 ** 2 * math.exp(-(hoeffding_dk(16) - 1) / 8) >= 1  # the smallest such width
+def test_hoeffding_width():  # the per-context width itself: tests/studies/test_per_context.py
+    w = per_context_table([64], [16], 32, [0], n=1).hoeffding.iloc[0]
+    assert w == math.floor(16 * math.log(16)) + 1
+    assert 16 ** 2 * math.exp(-w / 8) < 1
+    assert 16 ** 2 * math.exp(-(w - 1) / 8) >= 1  # the smallest such width
     with pytest.raises(ValueError, match="ell"):
-        hoeffding_dk(1)
+        per_context_table([64], [1], 32, [0], n=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from decimal import Decimal, InvalidOperation
@@ -10,15 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rgr.results.findings import DIGITS, glued
+from rgr.results.findings import glued
 from tests import ROOT
+
+DIGITS = inspect.signature(glued).parameters["digits"].default  # the decimals a glued float keeps
 
 BOOK = ROOT / "book"
 CHAPTERS = sorted(BOOK.glob("*.ipynb"))
 
 
 def test_glued_rounds_floats_only():
-    assert glued(0.1234567891) == 0.123457 and glued(np.float64(1 / 3), 2) == 0.33
+    assert DIGITS == 6 and glued(0.1234567891) == 0.123457 and glued(np.float64(1 / 3), 2) == 0.33
     assert type(glued(np.float64(0.5))) is float
     assert glued(True) is True and glued(np.int64(7)) == 7 and glued("0.1234567891") == "0.1234567891"
     assert math.isnan(glued(float("nan"))) and glued(float("inf")) == float("inf")

@@ -2,17 +2,14 @@
 
 import math
 
+import pandas as pd
 import pytest
 
 from rgr.studies.construction_search import build
 from rgr.theory.bounds import (
     DEFAULT_C,
     bit_budget_DK,
-    bit_budget_min_DK,
     bound_rows,
-    entropy_bounds,
-    log2_binom,
-    log2_graph_count,
     n_pairs,
     regime,
     regime_form,
@@ -21,31 +18,48 @@ from rgr.theory.bounds import (
 )
 
 
-@pytest.mark.parametrize("n,k", [(0, 0), (5, 2), (12, 6), (30, 1), (56, 8), (90, 45), (200, 17)])
-def test_log2_binom_matches_math_comb(n, k):
-    assert log2_binom(n, k) == pytest.approx(math.log2(math.comb(n, k)), abs=1e-9)
+def log2_count(m: int, m_edges: int) -> float:
+    """``log2 binom(m (m - 1), m')`` read off the public bound: at ``d_model = 1`` and ``b = 1`` bit the bound is
+    ``(log2 binom(N, m') - 1) / 2`` wherever the count is at least 1 bit (0 below)."""
+    return 2 * bit_budget_DK(m, m_edges, 1, 1.0) + 1
+
+
+def _bracket(m: int, m_edges: int):
+    """The row of :func:`regime_table` whose sparse size is ``m'`` (exponent log m' / log m): its exact count and
+    its entropy bracket."""
+    t = regime_table([m], 1, sparse_exponent=math.log(m_edges) / math.log(m))
+    row = t[t.regime == "sparse"].iloc[0]
+    assert row.m_edges == m_edges
+    return row.entropy_lo, row.log2_count, row.entropy_hi
+
+
+@pytest.mark.parametrize("m,k", [(3, 2), (4, 6), (5, 1), (8, 8), (10, 45), (15, 17), (30, 435)])
+def test_the_count_matches_math_comb(m, k):
+    assert log2_count(m, k) == pytest.approx(math.log2(math.comb(m * (m - 1), k)), abs=1e-9)
 
 
 def test_graph_count_is_exact_on_small_m():
     for m in (2, 3, 5, 8):
         for me in range(0, n_pairs(m) + 1, 3):
-            assert log2_graph_count(m, me) == pytest.approx(math.log2(math.comb(m * (m - 1), me)), abs=1e-9)
+            want = math.log2(math.comb(m * (m - 1), me))
+            assert bit_budget_DK(m, me, 1, 1.0) == pytest.approx(max(0.0, (want - 1) / 2), abs=1e-9)
 
 
 @pytest.mark.parametrize("m,me", [(64, 64), (256, 4096), (512, 2000), (1024, 523776)])
 def test_entropy_bracket(m, me):
-    lo, hi = entropy_bounds(m, me)
-    assert lo <= log2_graph_count(m, me) <= hi
+    lo, count, hi = _bracket(m, me)
+    assert lo <= count <= hi
+    assert (lo, hi) == pytest.approx((me * math.log2(m * (m - 1) / me), me * math.log2(math.e * m * (m - 1) / me)))
 
 
 def test_bit_budget_is_the_smallest_integer_meeting_the_count():
     for m, me, d, b in [(64, 64, 16, 1), (256, 256, 32, 8), (128, 4096, 32, 1), (20, 380, 4, 3), (8, 1, 64, 32)]:
-        bits = log2_graph_count(m, me)
-        D = bit_budget_min_DK(m, me, d, b)
+        bits = math.log2(math.comb(m * (m - 1), me))
+        D = int(bound_rows(pd.DataFrame(dict(m=[m], m_edges=[me], d_model=[d])), bits=(b,)).bound_min_DK[0])
         assert b * (2 * d * D + 1) >= bits
         assert D == 0 or b * (2 * d * (D - 1) + 1) < bits
         assert D == math.ceil(bit_budget_DK(m, me, d, b) - 1e-9) or D == 0
-    assert bit_budget_DK(64, 64, 16, 1) == pytest.approx((log2_graph_count(64, 64) - 1) / 32)
+    assert bit_budget_DK(64, 64, 16, 1) == pytest.approx((math.log2(math.comb(64 * 63, 64)) - 1) / 32)
 
 
 def test_regimes():
@@ -63,8 +77,6 @@ def test_regimes():
 
 
 def test_bound_rows():
-    import pandas as pd
-
     cells = pd.DataFrame(dict(m=[64, 64], m_edges=[64, 64], d_model=[16, 16]))
     rows = bound_rows(cells, bits=(1.0, 8.0))
     assert len(rows) == 2 and (rows.bound_min_DK >= rows.bound_DK).all()
@@ -87,7 +99,9 @@ def test_lower_bound_below_constructions():
     """Sanity: every construction that succeeds spends at least the 1-bit bound."""
     for m, d in [(1024, 512), (256, 64)]:
         assert bit_budget_DK(m, m, d, 1) < upper_bound("compressive", m, d)
-    with pytest.raises(ValueError):
-        log2_binom(3, 4)
+    with pytest.raises(ValueError, match="k must be <= n"):
+        bit_budget_DK(2, 3, 1, 1.0)  # 3 edges among the 2 ordered pairs of 2 items
+    with pytest.raises(ValueError, match="m_edges must be in"):
+        regime_table([8], 1, sparse_exponent=2.5)  # a sparse size beyond the 56 pairs
     with pytest.raises(ValueError):
         bit_budget_DK(10, 10, 2, 0)

@@ -13,10 +13,8 @@ from rgr.store import load_table
 from rgr.studies.construction_search import build, min_dk, smallest_budget
 from rgr.studies.construction_sweeps import head_split, leakage_noise, limit_phase
 from rgr.studies.construction_table import SCHEMA as CONSTRUCTIONS
-from rgr.task.contexts import sample
 from rgr.theory.checks import (
     all_pair_scores,
-    construction_scores,
     evaluate_contexts,
     limit_scores,
     score_samples,
@@ -37,13 +35,18 @@ def test_separation_bookkeeping():
 
 
 def test_context_scores_are_the_all_pairs_submatrix():
-    """Max-over-heads is context-free: scoring a context equals restricting the all-pairs matrix."""
+    """Max-over-heads is context-free: scoring a context equals restricting the all-pairs matrix (the contexts
+    scored afresh and read off the all-pairs matrix give the same counts and the same extremes)."""
     c, g = build("compressive", 64, 16, 1, d_k=12)
     S = all_pair_scores(c, max_elems=5000)  # forces several head chunks
-    b = sample(g, 1, 20, ell=8)
-    Sc = construction_scores(c, b.items)
-    ref = S[b.items[:, :, None], b.items[:, None, :]]
-    assert torch.allclose(Sc, ref, atol=1e-4)
+    fresh = evaluate_contexts(c, g, seed=1, n=20, ell=8)
+    read = evaluate_contexts(c, g, seed=1, n=20, ell=8, S_all=S)
+    assert (fresh.f1, fresh.precision, fresh.recall) == (read.f1, read.precision, read.recall)
+    for part in ("separation", "present", "absent"):
+        a, b = getattr(fresh, part), getattr(read, part)
+        assert (a.n_edges, a.n_non_edges, a.edge_failures, a.non_edge_failures) == (
+            b.n_edges, b.n_non_edges, b.edge_failures, b.non_edge_failures)
+        assert (a.min_edge, a.max_non_edge) == pytest.approx((b.min_edge, b.max_non_edge), abs=1e-4)
 
 
 def test_score_terms_add_up_to_the_head_score():

@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -55,18 +56,24 @@ def test_bit_budget_grows_with_m_and_falls_with_d_model_and_b(m, d_model, b):
 
 @given(sizes, st.data())
 def test_graph_count_rises_up_to_half_the_pairs(m, data):
-    """log2 binom(N, m') increases in m' up to N/2, and the entropy bracket holds."""
+    """log2 binom(N, m') increases in m' up to N/2 (read off the bound at d_model = 1, b = 1: (count - 1) / 2,
+    the count being at least log2 N >= 1 bit here), and the entropy bracket holds (a sparse row of the regime
+    table at m' = k)."""
     N = bounds.n_pairs(m)
     k = data.draw(st.integers(1, max(1, N // 2 - 1)))
-    assert bounds.log2_graph_count(m, k + 1) >= bounds.log2_graph_count(m, k)
-    lo, hi = bounds.entropy_bounds(m, k)
-    assert lo - 1e-6 <= bounds.log2_graph_count(m, k) <= hi + 1e-6
+    assert bounds.bit_budget_DK(m, k + 1, 1, 1.0) >= bounds.bit_budget_DK(m, k, 1, 1.0)
+    t = bounds.regime_table([m], 1, sparse_exponent=math.log(k) / math.log(m))
+    row = t[t.regime == "sparse"].iloc[0]
+    assert math.isclose(row.log2_count, 2 * bounds.bit_budget_DK(m, int(row.m_edges), 1, 1.0) + 1, rel_tol=1e-12)
+    assert row.entropy_lo - 1e-6 <= row.log2_count <= row.entropy_hi + 1e-6
 
 
 @given(sizes, st.integers(1, 256), st.floats(0.5, 64))
 def test_integer_bound_is_the_smallest_budget_that_holds(m, d_model, b):
-    D = bounds.bit_budget_min_DK(m, m, d_model, b)
-    bits = bounds.log2_graph_count(m, m)
+    cells = pd.DataFrame(dict(m=[m], m_edges=[m], d_model=[d_model]))
+    D = int(bounds.bound_rows(cells, bits=(b,)).bound_min_DK[0])
+    t = bounds.regime_table([m], d_model, b)
+    bits = float(t[t.regime == "permutation"].log2_count.iloc[0])  # log2 binom(N, m)
     assert b * (2 * d_model * D + 1) >= bits
     assert D == 0 or b * (2 * d_model * (D - 1) + 1) < bits
     assert D >= math.floor(bounds.bit_budget_DK(m, m, d_model, b))

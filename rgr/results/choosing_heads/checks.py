@@ -16,7 +16,7 @@ from ...task.metrics import F1_TARGET
 from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 
-__all__ = ["PREREGISTERED", "held_out_cells", "validation", "REAL_LAYERS", "capacity",
+__all__ = ["PREREGISTERED", "held_out_cells", "validation", "REAL_LAYERS",
            "real_layers", "f1_check", "summarize_rule", "refit_note"]
 
 
@@ -127,7 +127,7 @@ REAL_LAYERS: tuple[_Layer, ...] = (
 )
 
 
-def capacity(rule: DesignRule, d_model: int, D_K: int) -> tuple[float, float, float]:
+def _capacity(rule: DesignRule, d_model: int, D_K: int) -> tuple[float, float, float]:
     """(central, low, high) m' with c * m' ln m' / d_model = D_K: the relations the law says fit in D_K.
 
     ``low``/``high`` use the ends of the 95% prediction interval of c. No domain check: this is the law read
@@ -155,7 +155,7 @@ def real_layers(rule: DesignRule | None, layers: tuple[_Layer, ...] = REAL_LAYER
     rows = []
     for L in ([] if rule is None else layers):
         D_K = L.h * L.d_k
-        m, lo, hi = capacity(rule, L.d_model, D_K)
+        m, lo, hi = _capacity(rule, L.d_model, D_K)
         d = recommend(rule, int(round(m)), L.d_model, D_K=D_K, extrapolate=True)
         try:
             recommend(rule, int(round(m)), L.d_model, D_K=D_K)

@@ -213,7 +213,7 @@ class SoftmaxWidthFinding:
 
 def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
                           kappa_max: float = 1.0) -> SoftmaxWidthFinding:
-    """Read :func:`rgr.studies.theorem81.width_sweep` rows (see :class:`SoftmaxWidthFinding`)."""
+    """Read :func:`rgr.studies.theorem81.theorem81_tables` rows (see :class:`SoftmaxWidthFinding`)."""
     t = df[(df.m == cell[0]) & (df.d_model == cell[1]) & (df.ell == ell)].sort_values("d_k")
     if t.empty:
         raise ValueError(f"no rows for cell {cell} at ell={ell}")
