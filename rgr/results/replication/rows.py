@@ -44,7 +44,7 @@ __all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_r
            "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
            "COMPRESSIVE_PRESET", "gpt2_source", "x_of", "paper_dk_at"]
 
-NAN = math.nan
+_NAN = math.nan
 
 
 _FIT = {"slope": 0, "intercept": 1, "r2": 2}
@@ -107,14 +107,14 @@ class ClaimRow:
     interval: str
     basis: str
     verdict: Verdict
-    value: float = NAN
-    lo: float = NAN
-    hi: float = NAN
+    value: float = _NAN
+    lo: float = _NAN
+    hi: float = _NAN
     cells: str = "—"
     readings: tuple[Reading, ...] = ()
     preset: str = ""
-    cells_lo: float = NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
-    cells_hi: float = NAN
+    cells_lo: float = _NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
+    cells_hi: float = _NAN
     base_ruled_out: bool = False  # the paper's own Table 1 reproduces its fit in the law's base only (law rows)
     longer: Longer | None = None  # the row read with a longer step budget (rgr.results.replication.second_readings)
 

@@ -16,15 +16,11 @@ from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
     Verdict,
-    dk_star_intervals,
     fit_interval,
     headline,
-    interval_verdict,
-    near_misses,
     noise_verdict,
     side_verdict,
     table1,
-    verdict_counts,
     verdict_label,
 )
 from rgr.results.stats import within
@@ -54,21 +50,23 @@ def test_table1_covers_the_base_grid():
 
 
 def test_interval_verdict_agrees_inside():
-    v = interval_verdict(1.0, 1.1, 0.9, 1.2)
+    v = noise_verdict(1.0, 1.1, 0.9, 1.2, 0.8, 1.3)
     assert v.status == "agrees"
 
 
 def test_interval_verdict_deviates_when_interval_excludes_paper():
-    v = interval_verdict(0.966, 1.21, 1.01, 1.26, caveat="3 seeds")
+    v = noise_verdict(0.966, 1.21, 1.01, 1.26, 1.0, 1.3, caveat="3 seeds")
     assert v.status == "deviates"
-    assert "+0.244" in v.detail and "3 seeds" in v.detail and "below" in v.detail
-    assert interval_verdict(2.0, 1.0, 0.5, 1.5).detail.count("above") == 1
+    assert "+0.244" in v.detail and "3 seeds" in v.detail and "below" in v.detail and "1.25x the paper's" in v.detail
+    assert noise_verdict(2.0, 1.0, 0.5, 1.5, 0.4, 1.6).detail.count("above") == 1
 
 
 def test_interval_verdict_without_interval_is_not_testable():
-    assert interval_verdict(1.0, 1.0, math.nan, math.nan).status == "not testable"
+    assert noise_verdict(1.0, 1.0, math.nan, math.nan, 0.0, 2.0).status == "not testable"
     with pytest.raises(ValueError, match="lo <= hi"):
-        interval_verdict(1.0, 1.0, 2.0, 0.0)
+        noise_verdict(1.0, 1.0, 2.0, 0.0, 0.0, 2.0)
+    with pytest.raises(ValueError, match="finite"):
+        noise_verdict(math.nan, 1.0, 0.0, 2.0, 0.0, 2.0)
 
 
 def test_verdict_status_checked():
@@ -88,7 +86,7 @@ def test_noise_verdict_names_a_near_miss_and_the_size_of_a_miss():
     assert "6.0 half-widths" in far.detail and far.detail.endswith("3 seeds") and "without an interval" in far.detail
     assert "2.0 of it" in noise_verdict(1.5, 1.1, 0.9, 1.2, 0.8, 1.3, paper_precision=0.2).detail
     assert noise_verdict(1.0, 1.0, math.nan, math.nan, math.nan, math.nan).status == "not testable"
-    assert near_misses([ClaimRow("k", "", "", "", near), ClaimRow("j", "", "", "", far)]) == 1
+    assert headline([ClaimRow("k", "", "", "", near), ClaimRow("j", "", "", "", far)]).n_near_miss == 1
 
 
 def test_side_verdict_follows_the_whole_interval():
@@ -108,7 +106,7 @@ def test_a_tie_with_an_end_decides_the_same_on_every_machine(ulps):
     for _ in range(abs(ulps)):
         paper = float(np.nextafter(paper, math.inf if ulps > 0 else -math.inf))
     assert within(paper, 1.0, 512 / 384) and within(paper, 512 / 384, 2.0)
-    assert interval_verdict(paper, 1.0, 1.0, 512 / 384).status == "agrees"
+    assert noise_verdict(paper, 1.0, 1.0, 512 / 384, 1.0, 512 / 384).status == "agrees"
     assert side_verdict(512 / 384, 2.0, paper, True, "x").status == "not testable"  # the interval reaches the level
     assert side_verdict(1.0, 512 / 384, paper, False, "x").status == "not testable"
 
@@ -116,7 +114,7 @@ def test_a_tie_with_an_end_decides_the_same_on_every_machine(ulps):
 def test_the_tie_margin_is_only_round_off():
     hi = 512 / 384
     assert not within(hi * (1 + 1e-6), 1.0, hi) and not within(1.0 - 1e-6, 1.0, hi)
-    assert interval_verdict(hi * (1 + 1e-6), 1.0, 1.0, hi).status == "deviates"
+    assert noise_verdict(hi * (1 + 1e-6), 1.0, 1.0, hi, 1.0, hi).status == "deviates"
     assert side_verdict(hi * (1 + 1e-6), 2.0, hi, True, "x").status == "agrees"
     assert within(0.0, 0.0, 0.0) and not within(1e-6, 0.0, 0.0)
 
@@ -145,9 +143,10 @@ def test_dk_intervals_and_table1_verdicts():
     c = _cells([(64, 16, 20, 4), (64, 32, 12, 1)])  # paper: 5 and 6
     noise = pd.DataFrame([(64, 16, 1, 5.0, 5.0, 10.0), (64, 32, 1, 12.0, 12.0, 12.0)],
                          columns=["m", "d_model", "r", "value", "lo", "hi"])
-    iv = dk_star_intervals(c, noise)
-    assert iv["d_k_lo"].tolist() == [5.0, 12.0] and iv["d_k_hi"].tolist() == [10.0, 12.0]
     t = table1(c, noise).set_index(["m", "d_model"])
+    assert t.loc[[(64, 16), (64, 32)], "d_k_lo"].tolist() == [5.0, 12.0]
+    assert t.loc[[(64, 16), (64, 32)], "d_k_hi"].tolist() == [10.0, 12.0]
+    assert t.loc[(512, 64), ["d_k_lo", "d_k_hi"]].isna().all()  # a cell the noise lacks
     assert bool(t.loc[(64, 16), "agrees"]) is True and bool(t.loc[(64, 32), "agrees"]) is False
     assert pd.isna(t.loc[(512, 64), "agrees"]) and t.loc[(512, 64), "paper_d_k"] == rep.TABLE1[(512, 64)]
 
@@ -235,7 +234,8 @@ def test_missing_claims_are_not_testable_and_near_misses_are_labelled():
     assert {verdict_label(r) for r in done} == {"not testable"}
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), cells="[0, 3]")]
     assert verdict_label(complete_rows(rows)[0]) == "deviates (near miss)"
-    assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
+    h = headline(rows)  # every status counted, 0 when none
+    assert (h.n_agrees, h.n_deviates, h.n_not_testable) == (0, 1, 0)
 
 
 def test_headline_counts_the_rows():
