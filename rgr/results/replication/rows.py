@@ -20,7 +20,7 @@ nothing there, so they are the non-compressive control. The ``compressive`` pres
 m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64: :data:`rgr.gpt2.block.PRESETS`).
 :func:`gpt2_source` picks the rows the three GPT-2 verdicts read: the ``paper`` preset's when it is complete (the
 chapter's own ``preset = "auto"`` then reads it too), else the ``compressive`` preset's when that is complete, else
-what the chapter loaded (whose rows then say why they cannot test the claims). :func:`x_of` maps a budget to the
+what the chapter loaded (whose rows then say why they cannot test the claims). :func:`_x_of` maps a budget to the
 law's variable x = D_K d_model / (m ln m), so a claim the paper makes at a D_K of its task is read at the same x
 of another task.
 """
@@ -42,7 +42,7 @@ from .verdicts import Verdict, fit_interval, noise_verdict
 
 __all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_row", "fmt_iv", "reached",
            "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
-           "COMPRESSIVE_PRESET", "gpt2_source", "x_of", "paper_dk_at"]
+           "COMPRESSIVE_PRESET", "gpt2_source", "paper_dk_at"]
 
 _NAN = math.nan
 
@@ -262,14 +262,14 @@ def long_source(requested: str = "auto", root: Path | None = None) -> Source:
 COMPRESSIVE_PRESET = "compressive"
 
 
-def x_of(D_K: float, m: int, d_model: int) -> float:
+def _x_of(D_K: float, m: int, d_model: int) -> float:
     """The law's variable x = D_K d_model / (m ln m)."""
     return D_K * d_model / (m * math.log(m))
 
 
 def paper_dk_at(D_K_paper: float, m: int, d_model: int) -> float:
     """The budget of a task (m, d_model) at the x of the paper's E7 budget ``D_K_paper`` (m = 6144, d_model = 768)."""
-    return x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
+    return _x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
 
 
 def gpt2_source(loaded: Source, requested: str = "auto", root: Path | None = None) -> Source:

@@ -11,7 +11,7 @@ import pytest
 
 from rgr.chapters.replication_words import base_words
 from rgr.results.replication import reported as rep
-from rgr.results.replication.extensions import gpt2_testable
+from rgr.results.replication.extensions import gpt2_rows
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
@@ -152,11 +152,16 @@ def test_dk_intervals_and_table1_verdicts():
 
 
 def test_dk_median_note_names_table1s_own_median():
-    from rgr.results.replication.sec61 import table1_median_note
+    def median_row(dk_star: int) -> ClaimRow:  # h* = 2 everywhere: d_k* = dk_star / 2 in every cell, no noise
+        cells = {(m, d): dk_star for m in (64, 128) for d in (16, 32)}
+        return {r.key: r for r in evaluate(sources(base_runs(cells)), checks=NO_CHECKS)}["dk_median"]
 
-    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in table1_median_note(8.5, 11.0)
-    assert table1_median_note(3.0, 5.0).endswith("outside the book's interval")
-    assert table1_median_note(8.0, 16.0).endswith("inside the book's interval")
+    inside = median_row(16)  # [8, 8]: Table 1's own median, not the text's 11
+    assert inside.verdict.detail.endswith("; the paper's own Table 1 has median 8 (its text says 11), inside the "
+                                          "book's interval")
+    assert inside.verdict.status == "deviates" and inside.verdict.cause == "paper_text"
+    outside = median_row(32)  # [16, 16]
+    assert outside.verdict.detail.endswith("outside the book's interval") and outside.verdict.cause != "paper_text"
 
 
 # ----------------------------------------------------------------------------- end to end on synthetic runs
@@ -321,11 +326,19 @@ def test_value_rows_are_undecided_where_the_runs_were_cut_still_improving():
 
 
 def test_gpt2_testability():
-    stand_in = pd.DataFrame(dict(m=[256], d_model=[768], ell=[4], embedding_source=["stand-in (not GPT-2)"]))
-    why = gpt2_testable(stand_in)
-    assert "stand-in" in why and "not compressive" in why
-    paper = pd.DataFrame(dict(m=[6144], d_model=[768], ell=[16], embedding_source=["gpt2 (openai-community/gpt2)"]))
-    assert gpt2_testable(paper) is None
+    def rows(**cols) -> list[ClaimRow]:
+        runs = pd.DataFrame(dict(h=[1, 2], D_K=[512, 512], seed=[0, 0], test_acc=[0.2, 0.99], steps=[1000] * 2,
+                                 batch_size=[64] * 2, **{k: [v] * 2 for k, v in cols.items()}))
+        return gpt2_rows(Source("gpt2", "book", runs))
+
+    stand_in = rows(m=256, d_model=768, ell=4, embedding_source="stand-in (not GPT-2)")
+    assert [r.verdict.cause for r in stand_in] == ["not_the_task"] * 3
+    why = stand_in[0].verdict.detail
+    assert "stand-in" in why and "not compressive" in why and "m = 256, ell = 4 (paper: 6144, 16)" in why
+    paper = rows(m=6144, d_model=768, ell=16, embedding_source="gpt2 (openai-community/gpt2)")
+    assert [r.key for r in paper] == ["gpt2_multi", "gpt2_single", "gpt2_best"]
+    assert all(r.verdict.cause != "not_the_task" for r in paper)  # the paper's task: the rows read it
+    assert gpt2_rows(Source("gpt2", "book", pd.DataFrame()))[0].verdict.cause == "no_data"
 
 
 def test_committed_book_tables_give_every_status_a_reason():
@@ -351,17 +364,25 @@ def test_committed_book_tables_give_every_status_a_reason():
             assert (r.verdict.status == "agrees") == (r.lo <= paper <= r.hi), r.key
 
 
-def test_law_caveat_names_the_seeds_the_rows_have():
-    from rgr.results.replication.sec61 import law_caveat
+def _law_slope_all(**kw) -> str:
+    """The detail of law_slope_all on synthetic base runs whose D_K* is 5 x (ln) in four cells: a deviation."""
+    from rgr.theory.bounds import scaling_x
 
-    capped = pd.DataFrame([dict(m=512, d_model=16)])
-    none = capped.iloc[:0]
-    few = law_caveat(none, 32, 3)
-    assert few.startswith("With 3 seeds (paper 10)")
-    full = law_caveat(capped, 64, 10)
-    assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
-    assert "(512, 16) (the paper's grid stops there too)" in full
-    assert "stops there too" not in law_caveat(capped, 32, 3)
+    stars = {(m, d): int(round(5 * float(scaling_x(m, d)))) for m in (64, 128) for d in (16, 32)}
+    by = {r.key: r for r in evaluate(sources(base_runs(stars, **kw)), checks=NO_CHECKS)}
+    assert by["law_slope_all"].verdict.status == "deviates"
+    return by["law_slope_all"].verdict.detail
+
+
+def test_law_caveat_names_the_seeds_the_rows_have():
+    few = _law_slope_all()  # 3 seeds, h* = 2 below the largest head count 4
+    assert ". With 3 seeds (paper 10) a threshold moves by a refinement step" in few and "h* is the book's" not in few
+    capped = _law_slope_all(heads=(1, 2), seeds=tuple(range(10)))  # h* = 2, the largest tested
+    assert "3 seeds" not in capped and "with 10 seeds, as the paper's" in capped
+    assert "h* is the book's largest head count 2 (paper: 64) at (64, 16), (64, 32), (128, 16), (128, 32): " in capped
+    assert "stops there too" not in capped
+    full = _law_slope_all(heads=(1, 64), passing=64, seeds=tuple(range(10)))
+    assert "(128, 32) (the paper's grid stops there too)" in full
 
 
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
