@@ -75,7 +75,7 @@ def test_few_seeds_are_named_per_experiment_and_where_only_some_cells_have_them(
     loaded = {"base": {"base": _data("base", "paper", seeds=10)},
               "lambda8": {"lambda8": SimpleNamespace(name="lambda8", preset="paper", runs=diag)},
               "softmax": {"softmax": _data("softmax", "paper", seeds=3)},
-              "value": {"value": _data("value", "book", seeds=2)},  # read on book: basis_of's, not this
+              "value": {"value": _data("value", "book", seeds=2)},  # read on book: among the reduced, not the few
               "joint": {"softmax": _data("softmax", "paper", seeds=3), "gpt2": _data("gpt2", "paper", seeds=3)}}
     few = _basis(loaded).few
     assert few == (FewSeeds("lambda8", 3, (2048, 4096)), FewSeeds("softmax", 3, ()))
