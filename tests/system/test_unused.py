@@ -127,7 +127,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.results.permutation_sweeps.transition_widths",
     "rgr.results.replication.paper_arithmetic.meet_in_the_middle",
     "rgr.results.replication.paper_arithmetic.printed_half_unit",
-    "rgr.results.replication.second_readings.longer_draws",
     "rgr.results.stats.DKStar",
     "rgr.results.stats.p_paired",
     "rgr.results.value_channel.rank_floor",
