@@ -8,11 +8,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from rgr.catalog import preset_completeness
 from rgr.chapters.replication_words import chapter_words, law_words, limits_words
 from rgr.gpt2.experiment import PresetCost, preset_cost
 from rgr.protocol import GPU_FP32_PEAK, gpu_hours
 from rgr.results.replication import reported as rep
-from rgr.results.replication.registry import FewSeeds, Reduced, arithmetic, basis, basis_of, chapter_basis, few_seeds_of
+from rgr.results.replication.registry import FewSeeds, Reduced, arithmetic, basis, chapter_basis
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.verdicts import LAW_BASE, Verdict
 
@@ -30,13 +31,18 @@ GPT2 = pd.DataFrame(dict(m=[256, 256], d_model=[768, 768], embedding_source=["st
 COST = PresetCost(runs=112, steps=100_000, m=6144, flops=3.0e17)
 
 
+def _basis(loaded):
+    """:func:`chapter_basis` of ``loaded`` beside the GPT-2 block's rows :data:`GPT2` (read on book)."""
+    return chapter_basis({**loaded, "gpt2": {"gpt2": SimpleNamespace(name="gpt2", preset="book", runs=GPT2)}})
+
+
 def test_basis_names_each_reduced_experiment_once_and_leaves_out_paper_rows_and_gpt2():
     loaded = {"base": {"base": _data("base", "paper", seeds=10)}, "lambda8": {"lambda8": _data("lambda8", "book")},
-              "gpt2": {"gpt2": _data("gpt2", "book")},
               "diagonal": {"base": _data("base", "book", seeds=3, m=(64, 512)), "lambda8": _data("lambda8", "book")}}
-    done = {"base": 1.0, "lambda8": 0.99}
-    got = basis_of(loaded, done.get)
-    assert got == (Reduced("lambda8", "book", 2, 32, 1024, 0.99), Reduced("base", "book", 3, 32, 512, 1.0))
+    done = {name: preset_completeness(name, "paper") for name in ("base", "lambda8")}  # from data/
+    got = _basis(loaded).reduced
+    assert got == (Reduced("lambda8", "book", 2, 32, 1024, done["lambda8"]),
+                   Reduced("base", "book", 3, 32, 512, done["base"]))
 
 
 def test_words_say_which_sweep_is_short_and_which_are_read_along_with_it():
@@ -61,16 +67,15 @@ def test_few_seeds_are_named_per_experiment_and_where_only_some_cells_have_them(
     loaded = {"base": {"base": _data("base", "paper", seeds=10)},
               "lambda8": {"lambda8": SimpleNamespace(name="lambda8", preset="paper", runs=diag)},
               "softmax": {"softmax": _data("softmax", "paper", seeds=3)},
-              "value": {"value": _data("value", "book", seeds=2)},  # read on book: basis_of's, not this
-              "gpt2": {"gpt2": _data("gpt2", "paper", seeds=3)},
-              "joint": {"softmax": _data("softmax", "paper", seeds=3)}}
-    few = few_seeds_of(loaded)
+              "value": {"value": _data("value", "book", seeds=2)},  # read on book: among the reduced, not the few
+              "joint": {"softmax": _data("softmax", "paper", seeds=3), "gpt2": _data("gpt2", "paper", seeds=3)}}
+    few = _basis(loaded).few
     assert few == (FewSeeds("lambda8", 3, (2048, 4096)), FewSeeds("softmax", 3, ()))
     words = _limits((), "book", GPT2, COST, few=few).presets
     assert words.startswith("Every experiment but the GPT-2 block is read on its paper preset")
     assert "lambda8 (3 seeds at m = 2048 and 4096) and softmax (3 seeds)" in words
     assert "10 distinct resamples" in words  # C(5, 3): multisets of 3 from 3
-    assert few_seeds_of({"base": {"base": _data("base", "paper", seeds=10)}}) == ()
+    assert _basis({"base": {"base": _data("base", "paper", seeds=10)}}).few == ()
     assert "seed counts are small" not in _limits((), "book", GPT2, COST).presets
 
 
@@ -102,8 +107,6 @@ def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_pr
 def test_the_limits_name_the_preset_the_gpt2_rows_read():
     """Asked for "auto", the GPT-2 rows read the compressive preset once data/ holds it complete, and so do the
     limits (rgr.results.replication.rows.gpt2_source); asked for "book", the book preset."""
-    from rgr.catalog import preset_completeness
-
     loaded = lambda asked: {"diagonal": {"base": _data("base", "book", seeds=3)},  # noqa: E731
                             "gpt2": {"gpt2": SimpleNamespace(name="gpt2", preset="book", runs=GPT2, requested=asked)}}
     complete = preset_completeness("gpt2", "compressive") == 1.0

@@ -14,15 +14,14 @@ import pandas as pd
 from ..stats import summarize, t_interval
 from .sweep import cpu_minutes
 
-__all__ = ["CONFIG", "accuracy_table", "param_table", "Difference", "difference", "conclusions", "verdicts",
-           "AotFinding", "aot_finding"]
+__all__ = ["accuracy_table", "param_table", "conclusions", "verdicts", "aot_finding"]
 
-CONFIG = ["question", "param", "d", "d_h", "H"]
+_CONFIG = ["question", "param", "d", "d_h", "H"]
 
 
 def accuracy_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean accuracy and its 95% t-interval over seeds per configuration."""
-    return summarize(runs, CONFIG, metric="accuracy")
+    return summarize(runs, _CONFIG, metric="accuracy")
 
 
 def param_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -32,15 +31,15 @@ def param_table(runs: pd.DataFrame) -> pd.DataFrame:
     d != d_h, else d), and the mean accuracy."""
     if runs.empty:
         raise ValueError("runs: no rows of table aot")
-    g = runs.groupby(CONFIG).agg(N=("N", "first"), n_params=("n_params", "first"), accuracy=("accuracy", "mean"),
+    g = runs.groupby(_CONFIG).agg(N=("N", "first"), n_params=("n_params", "first"), accuracy=("accuracy", "mean"),
                                  seeds=("seed", "count")).reset_index()
     d_in = g.d_h.where((g.param == "code") & (g.d != g.d_h), g.d)
     g["attention_params"] = g.n_params - 2 * g.N * g.d - 2 * d_in
-    return g[[*CONFIG, "n_params", "attention_params", "seeds", "accuracy"]]
+    return g[[*_CONFIG, "n_params", "attention_params", "seeds", "accuracy"]]
 
 
 @dataclass(frozen=True)
-class Difference:
+class _Difference:
     """accuracy(a) - accuracy(b), paired over the seeds both have."""
 
     label: str
@@ -61,7 +60,7 @@ class Difference:
         return "0"
 
 
-def difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> Difference:
+def _difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> _Difference:
     """accuracy of configuration ``a`` minus ``b`` (dicts of config columns), paired by seed."""
     def pick(sel: dict) -> pd.Series:
         mask = pd.Series(True, index=runs.index)
@@ -74,27 +73,27 @@ def difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> Difference:
         raise ValueError(f"runs: no seed has both {a} and {b}")
     diff = (xa.loc[seeds] - xb.loc[seeds]).to_numpy()
     mean, lo, hi = t_interval(diff)
-    return Difference(label, tuple(int(s) for s in seeds), mean, lo, hi, float(xa.loc[seeds].mean()),
+    return _Difference(label, tuple(int(s) for s in seeds), mean, lo, hi, float(xa.loc[seeds].mean()),
                       float(xb.loc[seeds].mean()))
 
 
-def conclusions(runs: pd.DataFrame) -> dict[str, Difference]:
+def conclusions(runs: pd.DataFrame) -> dict[str, _Difference]:
     """The four differences the chapter reads (keys: beyond_code, beyond_paper, split_code, split_paper)."""
     d_h, H = 10, 20
     wide, narrow = dict(d=10, d_h=10, H=4), dict(d=10, d_h=4, H=10)
     return {
-        "beyond_code": difference(runs, "code: d = 15 minus d = 10", dict(param="code", d=15, d_h=d_h, H=H),
+        "beyond_code": _difference(runs, "code: d = 15 minus d = 10", dict(param="code", d=15, d_h=d_h, H=H),
                                   dict(param="code", d=10, d_h=d_h, H=H)),
-        "beyond_paper": difference(runs, "d = 15: paper minus code", dict(param="paper", d=15, d_h=d_h, H=H),
+        "beyond_paper": _difference(runs, "d = 15: paper minus code", dict(param="paper", d=15, d_h=d_h, H=H),
                                    dict(param="code", d=15, d_h=d_h, H=H)),
-        "split_code": difference(runs, "code: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
+        "split_code": _difference(runs, "code: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
                                  dict(param="code", **narrow)),
-        "split_paper": difference(runs, "paper: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
+        "split_paper": _difference(runs, "paper: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
                                   dict(param="paper", **narrow)),
     }
 
 
-def verdicts(found: dict[str, Difference]) -> dict[str, str]:
+def verdicts(found: dict[str, _Difference]) -> dict[str, str]:
     """One sentence-part per conclusion, from the signs of the paired differences (95% intervals).
 
     ``beyond``: "a d_model beyond d_h does not help"; ``split``: "at a fixed H d_h, wider heads do better".
@@ -116,7 +115,7 @@ def verdicts(found: dict[str, Difference]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class AotFinding:
+class _AotFinding:
     """Of the attention-only re-implementation: seeds behind each paired difference, the two verdicts
     (:func:`verdicts`), its rows and cost ("19 worker-minutes")."""
 
@@ -130,8 +129,8 @@ class AotFinding:
     aot_cpu: str
 
 
-def aot_finding(runs: pd.DataFrame, found: dict[str, Difference], said: dict[str, str]) -> AotFinding:
-    """:class:`AotFinding` from the ``aot`` rows, :func:`conclusions` and :func:`verdicts`."""
+def aot_finding(runs: pd.DataFrame, found: dict[str, _Difference], said: dict[str, str]) -> _AotFinding:
+    """:class:`_AotFinding` from the ``aot`` rows, :func:`conclusions` and :func:`verdicts`."""
     n = {f"{key}_n": len(found[key].seeds) for key in ("beyond_code", "beyond_paper", "split_code", "split_paper")}
-    return AotFinding(**n, verdict_beyond=said["beyond"], verdict_split=said["split"], aot_runs=len(runs),
+    return _AotFinding(**n, verdict_beyond=said["beyond"], verdict_split=said["split"], aot_runs=len(runs),
                     aot_cpu=f"{cpu_minutes(runs):.0f} worker-minutes")

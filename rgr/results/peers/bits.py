@@ -22,10 +22,10 @@ import pandas as pd
 
 from .dana import LogFactor
 
-__all__ = ["log2_factorial", "bits_table", "bits_ranges"]
+__all__ = ["bits_table", "bits_ranges"]
 
 
-def log2_factorial(n: int) -> float:
+def _log2_factorial(n: int) -> float:
     """log2(n!), the bits that name one permutation of n items."""
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -54,14 +54,14 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
     perm, two = "log2(m!) (one permutation of m items)", "W_Q, W_K: 2 h d_k d_model"
     for m in law_m:
         unit = c_law * m * math.log(m)
-        rows.append(_row("RGR law", f"m = {m}, c = {c_law:g}", log2_factorial(m), unit, 2 * unit, perm, two))
+        rows.append(_row("RGR law", f"m = {m}, c = {c_law:g}", _log2_factorial(m), unit, 2 * unit, perm, two))
     for r in (t for t in passing if t.h_pass is not None):
         unit = int(r.h_pass) * r.d_model * r.d_model
         rows.append(_row("RGR measured (peers sweep)", f"(m, d_model) = ({r.m}, {r.d_model}), h = {int(r.h_pass)}",
-                         log2_factorial(int(r.m)), unit, 2 * unit, perm, two + " (d_k = d_model)"))
+                         _log2_factorial(int(r.m)), unit, 2 * unit, perm, two + " (d_k = d_model)"))
     for r in pal.itertuples():
         n = int(round(r.N_mean))
-        rows.append(_row("pal (re-implemented)", f"d = {r.d}, N = {n}", log2_factorial(n), r.d**2, r.d**2,
+        rows.append(_row("pal (re-implemented)", f"d = {r.d}, N = {n}", _log2_factorial(n), r.d**2, r.d**2,
                          "log2(N!) (one bijection of N inputs to N outputs)", "W: d^2"))
     for N, per_d2, ds in ((dana.N_small, dana.per_d2_small, dana.d_small), (dana.N_large, dana.per_d2_large,
                                                                            dana.d_large)):

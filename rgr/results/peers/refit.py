@@ -39,20 +39,20 @@ from .dana import (
     their_stop,
 )
 
-__all__ = ["REPO", "COMMIT", "EXP1", "PAPER", "PAPER_V2", "FILES", "NEEDED", "COMMAND", "SCHEMA", "PeerDataMissing",
-           "peer_dir", "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "dana_refit",
+__all__ = ["REPO", "COMMIT", "PAPER", "PAPER_V2", "FILES", "COMMAND", "SCHEMA", "PeerDataMissing",
+           "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "dana_refit",
            "dana_wider", "refit_finding"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
-EXP1 = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS)  # N = 50, d = d_head from 3 to 13
+_EXP1 = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS)  # N = 50, d = d_head from 3 to 13
 _EXP1_LARGE = tuple(f"Scaling laws/Data_exp_1_{d}_dim.csv" for d in EXP1_LARGE_WIDTHS)  # their appendix B.1: N = 200
 _EXP3 = "Scaling laws/Data_exp_3.csv"
 PAPER = "Memorization_in_Attention_only_Transformers-2.pdf"  # the AISTATS 2025 version (their README: "accepted")
 PAPER_V2 = "Memorization_in_Attention_only_Transformers V2.pdf"  # the earlier version, for the record
-FILES: tuple[str, ...] = EXP1 + _EXP1_LARGE + (  # what scripts/fetch_peers.py fetches
+FILES: tuple[str, ...] = _EXP1 + _EXP1_LARGE + (  # what scripts/fetch_peers.py fetches
     "Scaling laws/Data_exp_2.csv", "Scaling laws/Data_exp_2_dim.csv", _EXP3, "README.md", PAPER, PAPER_V2)
-NEEDED: tuple[str, ...] = EXP1 + _EXP1_LARGE + (_EXP3,)  # what the re-fit reads
+_NEEDED: tuple[str, ...] = _EXP1 + _EXP1_LARGE + (_EXP3,)  # what the re-fit reads
 COMMAND = "python -m rgr peers-refit"
 _STATISTICS = ("slope_in_H", "slope_in_d_below", "slope_in_d_above", "acc_at_d_head", "acc_max_above")
 _EXP3_STATS = _STATISTICS[1:]
@@ -109,7 +109,7 @@ class PeerDataMissing(FileNotFoundError):
     """Their files are neither in data/peers/ nor in the clone given (they are fetched, not committed)."""
 
 
-def peer_dir(root: Path | None = None) -> Path:
+def _peer_dir(root: Path | None = None) -> Path:
     return data_dir(root) / "peers"
 
 
@@ -125,19 +125,19 @@ def _git_show(git_dir: Path, path: str) -> bytes | None:
 
 
 def read_peer_files(folder: Path | None = None, git_dir: Path | None = None) -> dict[str, pd.DataFrame]:
-    """Every file of :data:`NEEDED` by its path in their repository, from ``folder`` (default data/peers/) or from
+    """Every file of :data:`_NEEDED` by its path in their repository, from ``folder`` (default data/peers/) or from
     the clone ``git_dir`` at :data:`COMMIT`; :class:`PeerDataMissing` naming every file that is absent."""
     raw: dict[str, bytes | None] = {}
-    for path in NEEDED:
+    for path in _NEEDED:
         if git_dir is not None:
             raw[path] = _git_show(Path(git_dir), path)
         else:
-            f = (folder or peer_dir()) / local_name(path)
+            f = (folder or _peer_dir()) / local_name(path)
             raw[path] = f.read_bytes() if f.is_file() else None
     missing = [p for p, b in raw.items() if b is None]
     if missing:
-        where = f"{git_dir} at commit {COMMIT[:12]}" if git_dir is not None else str(folder or peer_dir())
-        raise PeerDataMissing(f"{len(missing)} of their {len(NEEDED)} files are not in {where}: "
+        where = f"{git_dir} at commit {COMMIT[:12]}" if git_dir is not None else str(folder or _peer_dir())
+        raise PeerDataMissing(f"{len(missing)} of their {len(_NEEDED)} files are not in {where}: "
                               f"{', '.join(Path(p).name for p in missing)}; fetch them with "
                               "`python scripts/fetch_peers.py` (or pass --git-dir a clone holding that commit)")
     return {p: _checked(pd.read_csv(io.BytesIO(b)), f"{p}") for p, b in raw.items()}
@@ -158,7 +158,7 @@ def _row(statistic: str, source: str, df: pd.DataFrame, x: str, value: float, **
 def summarise(tables: dict[str, pd.DataFrame], command: str = COMMAND) -> pd.DataFrame:
     """The rows of data/peers_refit.csv from their files (:func:`read_peer_files`), with provenance."""
     rows = []
-    for path in EXP1 + _EXP1_LARGE:
+    for path in _EXP1 + _EXP1_LARGE:
         df = tables[path].sort_values("para")
         if df["d"].nunique() != 1 or (df["d"] != df["d_head"]).any():
             raise ValueError(f"{path} must hold one width d = d_head (their experiment 1)")

@@ -20,8 +20,8 @@ from ...experiments.peers.head_sweep import PEERS_FIXED_M, PEERS_FIXED_RATIO, la
 from ...task.metrics import F1_TARGET
 from ..stats import summarize
 
-__all__ = ["series_for", "drifts", "drift_table", "PreconditionReading", "precondition_reading", "one_head",
-           "cpu_minutes", "LEVELS", "curve", "crossing", "transitions", "SeriesDrift", "series_drift",
+__all__ = ["series_for", "drifts", "drift_table", "precondition_reading", "one_head",
+           "cpu_minutes", "LEVELS", "curve", "transitions", "series_drift",
            "transitions_table", "sweep_finding", "one_head_finding"]
 
 _SERIES: dict[str, tuple[tuple[int, int], ...]] = {
@@ -42,7 +42,7 @@ def curve(runs: pd.DataFrame) -> pd.DataFrame:
     return s
 
 
-def crossing(x: np.ndarray, f1: np.ndarray, level: float) -> tuple[float | None, str]:
+def _crossing(x: np.ndarray, f1: np.ndarray, level: float) -> tuple[float | None, str]:
     """x where ``f1`` (along increasing x) first reaches ``level``, interpolated in log x.
 
     Returns (x, "") or (None, "below") when the smallest x already reaches it, (None, "above") when none does.
@@ -83,8 +83,8 @@ def transitions(runs: pd.DataFrame) -> list[_Transition]:
     out = []
     for (m, d), g in s.groupby(["m", "d_model"], sort=True):
         g = g.sort_values("h")
-        half, c_half = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[0])
-        ok, c_pass = crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[1])
+        half, c_half = _crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[0])
+        ok, c_pass = _crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[1])
         passing = g[g["mean"] >= F1_TARGET - 1e-12]
         out.append(_Transition(m=int(m), d_model=int(d), d_over_ln_m=float(d / math.log(m)), n_seeds=int(g.n.min()),
                               heads=tuple(int(h) for h in g.h), x_half=half, x_pass=ok,
@@ -94,7 +94,7 @@ def transitions(runs: pd.DataFrame) -> list[_Transition]:
 
 
 @dataclass(frozen=True)
-class SeriesDrift:
+class _SeriesDrift:
     """How x* moves along one series of cells (fixed m / d_model, or fixed m) as d_model grows."""
 
     name: str
@@ -107,7 +107,7 @@ class SeriesDrift:
 
 
 def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, int], ...],
-                 level: float = LEVELS[0]) -> SeriesDrift:
+                 level: float = LEVELS[0]) -> _SeriesDrift:
     """The drift of x* at ``level`` (one of LEVELS) along the series ``cells`` (in order of d_model)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level}")
@@ -120,7 +120,7 @@ def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, in
     xs = tuple(x for _, x in kept)
     d = np.array([c[1] for c, _ in kept], float)
     exponent = float(np.polyfit(np.log(d), np.log(xs), 1)[0]) if len(kept) >= 2 else None
-    return SeriesDrift(name=name, cells=tuple(c for c, _ in kept), level=level, x_star=xs, exponent=exponent,
+    return _SeriesDrift(name=name, cells=tuple(c for c, _ in kept), level=level, x_star=xs, exponent=exponent,
                        spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept))
 
 
@@ -136,7 +136,7 @@ def transitions_table(found: list[_Transition]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class PreconditionReading:
+class _PreconditionReading:
     """Which cells never reach the protocol's F1 at any tested head count, against d_model / ln m."""
 
     failing: tuple[tuple[int, int], ...]  # (m, d_model) never reaching F1_TARGET
@@ -151,7 +151,7 @@ class PreconditionReading:
                 and self.failing_ratio_max < self.passing_ratio_min)
 
 
-def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> PreconditionReading:
+def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> _PreconditionReading:
     """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m."""
     fail = [t for t in found if t.h_pass is None]
     ok = [t for t in found if t.h_pass is not None]
@@ -159,7 +159,7 @@ def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> Precon
     if fail:
         c = curve(runs)
         x_max = float(max(c[(c.m == t.m) & (c.d_model == t.d_model)].x.max() for t in fail))
-    return PreconditionReading(failing=tuple((t.m, t.d_model) for t in fail),
+    return _PreconditionReading(failing=tuple((t.m, t.d_model) for t in fail),
                                failing_ratio_max=max((t.d_over_ln_m for t in fail), default=None),
                                passing_ratio_min=min((t.d_over_ln_m for t in ok), default=None),
                                x_max_failing=x_max)
@@ -185,7 +185,7 @@ def series_for(found: list[_Transition]) -> dict[str, tuple[tuple[int, int], ...
     return out or {"every cell": tuple(sorted(have, key=lambda c: (c[1], c[0])))}
 
 
-def drifts(found: list[_Transition]) -> dict[tuple[str, float], SeriesDrift]:
+def drifts(found: list[_Transition]) -> dict[tuple[str, float], _SeriesDrift]:
     """:func:`series_drift` of every series of :func:`series_for` at both LEVELS."""
     return {(name, level): series_drift(found, name, cells, level)
             for name, cells in series_for(found).items() for level in LEVELS}
@@ -221,8 +221,8 @@ class _SweepFinding:
     dominates: str
 
 
-def sweep_finding(runs: pd.DataFrame, half: SeriesDrift, passed: SeriesDrift,
-                  pre: PreconditionReading) -> _SweepFinding:
+def sweep_finding(runs: pd.DataFrame, half: _SeriesDrift, passed: _SeriesDrift,
+                  pre: _PreconditionReading) -> _SweepFinding:
     """:class:`_SweepFinding` from the sweep's rows, the drifts of one series at both :data:`LEVELS`
     (``half``, ``passed``) and :func:`precondition_reading`."""
     if half.level != LEVELS[0] or passed.level != LEVELS[1]:

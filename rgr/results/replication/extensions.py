@@ -29,7 +29,7 @@ from .rows import (
 from .seed_bootstrap import Draws, by_seed, cell_noise, paired_difference, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["gpt2_rows", "gpt2_testable", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
+__all__ = ["gpt2_rows", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
            "value_rows"]
 
 
@@ -269,7 +269,7 @@ def value_d32_best(s: pd.DataFrame, runs: pd.DataFrame, b: str, best) -> ClaimRo
     return ClaimRow("value_d32_best", book, f"[{pair.lo:+.5f}, {pair.hi:+.5f}] (paired)", b, Verdict(status, said))
 
 
-def gpt2_testable(runs: pd.DataFrame, preset: str = "") -> str | None:
+def _gpt2_testable(runs: pd.DataFrame, preset: str = "") -> str | None:
     """Why the E7 rows cannot test the paper's GPT-2 claims, or None when they can: a compressive task (m >=
     :data:`~rgr.results.gpt2_block.COMPRESSIVE` d_model; the paper's is 6144 / 768 = 8), and, except in the
     ``compressive`` preset (the paper's ratio on a narrower stand-in table, declared as such), GPT-2's own embeddings
@@ -304,7 +304,7 @@ def gpt2_rows(g: Source) -> list[ClaimRow]:
     """E7: h >= 2 near perfect (mean >= 0.95) at D_K 512; h = 1 seeds split at D_K >= 256; best h in {4, 8}."""
     b = _gpt2_basis(g)
     keys = ("gpt2_multi", "gpt2_single", "gpt2_best")
-    why = gpt2_testable(g.runs, g.preset)
+    why = _gpt2_testable(g.runs, g.preset)
     if why:
         later = ("; the compressive preset (m / d_model = 8 on this CPU) decides these rows once it is complete"
                  if g.preset != COMPRESSIVE_PRESET else "")

@@ -51,12 +51,12 @@ from .rows import Reading, reached
 from .seed_bootstrap import Draws, noise
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
-__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_heads", "table1_checks", "check_words", "all_reproduced",
+__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_checks", "check_words", "all_reproduced",
            "reproduced_with", "table1_base",
-           "law_constants", "law_constant_values", "log_space_constant", "log_space_reading", "meet_in_the_middle"]
+           "law_constants", "law_constant_values", "log_space_reading", "meet_in_the_middle"]
 
 
-def table1_heads() -> tuple[int, ...]:
+def _table1_heads() -> tuple[int, ...]:
     """The paper's head counts: powers of two up to its largest (64)."""
     return tuple(2 ** k for k in range(int(math.log2(rep.PAPER_MAX_HEADS)) + 1))
 
@@ -167,7 +167,7 @@ def table1_checks() -> list[ArithmeticCheck]:
     """The law fits (all cells, precondition cells; ln and log2; centred and uncentred R²) and the head-count line,
     each against every power-of-two head assignment of the paper's Table 1 (D_K* = h* d_k exactly)."""
     cells = sorted(rep.TABLE1)
-    heads = np.array(table1_heads(), float)
+    heads = np.array(_table1_heads(), float)
     m = np.array([c[0] for c in cells], float)
     d = np.array([c[1] for c in cells], float)
     y = np.outer([rep.TABLE1[c] for c in cells], heads)  # D_K* = d_k h
@@ -265,7 +265,7 @@ _TAG = {"ln, least squares": "ln", "log2, least squares": "log2", LOG_SPACE: "lo
 _KEY = {"all": "law_slope_all", "pre": "law_slope_pre"}
 
 
-def log_space_constant(x: np.ndarray, dk: np.ndarray) -> np.ndarray:
+def _log_space_constant(x: np.ndarray, dk: np.ndarray) -> np.ndarray:
     """c fitted through the origin in log space: exp(mean over cells of ln(D_K* / x)); ``dk`` (cells, k) -> (k,)."""
     return np.exp(np.mean(np.log(dk / np.asarray(x, float)[:, None]), axis=0))
 
@@ -276,7 +276,7 @@ def log_space_reading(d: Draws, paper: float) -> Reading | None:
     if len(d.cells) < 2:
         return None
     x = d.cells["x_law"].to_numpy(float) * LOG_BASES["ln"]
-    n = noise(d, lambda dk, h: log_space_constant(x, dk))
+    n = noise(d, lambda dk, h: _log_space_constant(x, dk))
     ok = math.isfinite(n.lo) and math.isfinite(n.hi)
     return Reading(LOG_SPACE, n.value, n.lo, n.hi, within(paper, n.lo, n.hi) if ok else None)
 
@@ -303,7 +303,7 @@ def law_constants(draws: Draws, checks: Sequence[ArithmeticCheck]) -> pd.DataFra
         paper = float(rep.claim(_KEY[cells]).value)
         for name, base, how in _READINGS:
             x = d.cells["x_law"].to_numpy(float) * LOG_BASES[base]
-            fit = _least_squares if how == "ls" else log_space_constant
+            fit = _least_squares if how == "ls" else _log_space_constant
             n = noise(d, lambda dk, h, x=x, fit=fit: fit(x, dk)) if len(d.cells) >= 2 else None
             row = dict(cells=cells, reading=name, n=len(d.cells), value=math.nan, lo=math.nan, hi=math.nan,
                        boot_lo=math.nan, boot_hi=math.nan, paper=paper)

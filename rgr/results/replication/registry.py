@@ -4,7 +4,7 @@ replicate?*).
 - :func:`sources_of` and :data:`GROUPS` — every experiment on its own preset, and each comparison of :data:`JOINT`
   (the diagonal's two tables, softmax against max-over-heads, every configuration tested) at one preset;
 - :data:`READERS` — each claim key of :data:`rgr.results.replication.reported.CLAIMS` mapped to its reader (a
-  function of :class:`Inputs`, returning the rows of its claims), in the claims' order; beside each, the function of
+  function of :class:`_Inputs`, returning the rows of its claims), in the claims' order; beside each, the function of
   :mod:`~rgr.results.replication.sec61`, :mod:`~rgr.results.replication.fig4` or
   :mod:`~rgr.results.replication.extensions` that makes that row;
 - :func:`read` walks it, each reader once, and refuses a row its reader does not own; :func:`evaluate` builds the
@@ -42,13 +42,13 @@ from .second_readings import SETTLED, longer_rows, settled_source, with_longer
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict, table1
 
-__all__ = ["Inputs", "READERS", "read", "evaluate", "complete_rows", "JOINT", "arithmetic", "GROUPS", "EXPERIMENTS",
-           "sources_of", "table1_view", "Reduced", "FewSeeds", "Basis", "basis_of", "few_seeds_of", "basis",
+__all__ = [ "READERS", "read", "evaluate", "complete_rows", "JOINT", "arithmetic", "GROUPS", "EXPERIMENTS",
+           "sources_of", "table1_view", "Reduced", "FewSeeds", "Basis", "basis",
            "chapter_basis"]
 
 
 @dataclass(frozen=True)
-class Inputs:
+class _Inputs:
     """What every reader reads: each experiment's :class:`~rgr.results.replication.rows.Source`, the comparisons' groups
     read at one preset (:data:`JOINT`), the draws of every configuration tested and what
     they are (:func:`_every_configuration`), the Table 1 arithmetic, and the base
@@ -61,14 +61,14 @@ class Inputs:
     base_draws: Draws | None = None
 
 
-_Reader = Callable[[Inputs], list[ClaimRow]]
+_Reader = Callable[[_Inputs], list[ClaimRow]]
 
 
 def _at(rows: list[ClaimRow], preset: str) -> list[ClaimRow]:
     return [replace(r, preset=preset) for r in rows]
 
 
-def sec61_claims(ins: Inputs) -> list[ClaimRow]:
+def sec61_claims(ins: _Inputs) -> list[ClaimRow]:
     """Sec. 6.1 / App. A.2 on the base grid (none without base runs: :func:`complete_rows` marks them)."""
     base = ins.sources["base"]
     if not len(base.runs):
@@ -78,32 +78,32 @@ def sec61_claims(ins: Inputs) -> list[ClaimRow]:
     return _at(sec61_rows(SharedBase(base, draws, every, said, list(ins.checks))), base.preset)
 
 
-def _diagonal_claims(ins: Inputs) -> list[ClaimRow]:
+def _diagonal_claims(ins: _Inputs) -> list[ClaimRow]:
     """Fig. 4: the lambda = 8 diagonal, base and lambda8 read together."""
     base, lam = ins.groups["diagonal"]["base"], ins.groups["diagonal"]["lambda8"]
     return _at(diag_rows(base, lam), "/".join(sorted({base.preset, lam.preset})))
 
 
-def _regular_claims(ins: Inputs) -> list[ClaimRow]:
+def _regular_claims(ins: _Inputs) -> list[ClaimRow]:
     """App. A.3: r-regular graphs."""
     return _at(regular_rows(ins.sources["regular"]), ins.sources["regular"].preset)
 
 
-def _softmax_claims(ins: Inputs) -> list[ClaimRow]:
+def _softmax_claims(ins: _Inputs) -> list[ClaimRow]:
     """E4 softmax, with the softmax chapter's group (softmax, linear, base at one preset)."""
     soft, shift = ins.sources["softmax"], ins.groups["shift"]
     read_on = shift.get("softmax", soft)
     return _at(softmax_rows(soft, shift), read_on.preset if len(read_on.runs) else soft.preset)
 
 
-def _value_claims(ins: Inputs) -> list[ClaimRow]:
+def _value_claims(ins: _Inputs) -> list[ClaimRow]:
     """E6 value channel; value_d32_best on the decision run's preset when that run decides it."""
     val, long = ins.sources["value"], ins.sources.get("value_long")
     decided = {"value_d32_best": long.preset} if deciding_runs(long, 32) is not None else {}
     return [replace(r, preset=decided.get(r.key, val.preset)) for r in value_rows(val, long)]
 
 
-def _gpt2_claims(ins: Inputs) -> list[ClaimRow]:
+def _gpt2_claims(ins: _Inputs) -> list[ClaimRow]:
     """E7, the GPT-2 block."""
     return _at(gpt2_rows(ins.sources["gpt2"]), ins.sources["gpt2"].preset)
 
@@ -146,7 +146,7 @@ READERS: dict[str, _Reader] = {  # claim key -> its reader (after the #: the fun
 }
 
 
-def read(ins: Inputs) -> list[ClaimRow]:
+def read(ins: _Inputs) -> list[ClaimRow]:
     """Every reader of :data:`READERS` once, in the claims' order, its rows as it gives them; a ValueError names a row
     whose claim belongs to another reader."""
     rows: list[ClaimRow] = []
@@ -214,9 +214,9 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
     joint = joint or {}
     groups = {name: joint.get(name) or {n: sources[n] for n in names if n in sources} for name, names in JOINT.items()}
     if not len(sources["base"].runs):  # Sec. 6.1 is not read: nothing of it is computed
-        return read(Inputs(sources, groups, (None, "no runs"), ()))
+        return read(_Inputs(sources, groups, (None, "no runs"), ()))
     draws = seed_draws(sources["base"].runs)  # once: the verdicts and the longer-budget reading share them
-    rows = read(Inputs(sources, groups, _every_configuration(groups["every"]), tuple(checks or arithmetic()), draws))
+    rows = read(_Inputs(sources, groups, _every_configuration(groups["every"]), tuple(checks or arithmetic()), draws))
     settled = sources.get(SETTLED)
     if settled is not None and len(settled.runs):  # the second reading with a longer budget (issue 45)
         rows = with_longer(rows, longer_rows(sources["base"], groups["diagonal"]["lambda8"], settled,
@@ -311,7 +311,7 @@ class FewSeeds:
 @dataclass(frozen=True)
 class Basis:
     """What the chapter reads on which preset, for its *Where this comparison is limited*: the experiments read on a
-    reduced preset (:func:`basis_of`), those read on `paper` with few seeds somewhere (:func:`few_seeds_of`), and
+    reduced preset (:func:`_basis_of`), those read on `paper` with few seeds somewhere (:func:`_few_seeds_of`), and
     the GPT-2 block's rows (their preset, largest m and d_model, whether a stand-in table) beside its `paper` preset's
     cost (:func:`rgr.gpt2.experiment.preset_cost`), runs done and the last lease's bench (None without one)."""
 
@@ -326,7 +326,7 @@ class Basis:
     bench: LeaseBench | None = None
 
 
-def basis_of(loaded: Mapping[str, Mapping[str, object]],
+def _basis_of(loaded: Mapping[str, Mapping[str, object]],
              paper_done: Callable[[str], float | None]) -> tuple[Reduced, ...]:
     """Every experiment other than ``gpt2`` that the chapter's loaded groups (objects with ``name``, ``preset`` and
     ``runs``, e.g. :class:`rgr.chapters.loading.ExperimentData`) read on a preset other than `paper`, once, in order:
@@ -342,7 +342,7 @@ def basis_of(loaded: Mapping[str, Mapping[str, object]],
     return tuple(out.values())
 
 
-def few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = _FEW_SEEDS) -> tuple[FewSeeds, ...]:
+def _few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = _FEW_SEEDS) -> tuple[FewSeeds, ...]:
     """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most ``most`` seeds in some
     (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8 diagonal's largest
     points), once, in order."""
@@ -373,8 +373,8 @@ def chapter_basis(loaded: Mapping[str, Mapping[str, object]]) -> Basis:
     (:func:`rgr.results.replication.rows.gpt2_source`), the GPT-2 block's `paper` runs done and last bench."""
     g = loaded["gpt2"]["gpt2"]  # the rows the GPT-2 verdicts read (the compressive preset, once complete)
     gpt2 = gpt2_source(Source("gpt2", g.preset, g.runs), getattr(g, "requested", "") or g.preset)
-    reduced = basis_of(loaded, lambda name: preset_completeness(name, "paper"))
-    return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=few_seeds_of(loaded),
+    reduced = _basis_of(loaded, lambda name: preset_completeness(name, "paper"))
+    return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=_few_seeds_of(loaded),
                  paper_done=_paper_runs_done(), bench=latest_lease_bench(data_dir()))
 
 

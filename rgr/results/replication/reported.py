@@ -27,8 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
-           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS", "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX",
-           "markdown_cell"]
+           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS", "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX"]
 
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
@@ -175,10 +174,10 @@ def claim(key: str) -> _Reported:
     raise KeyError(f"no reported claim {key!r}; keys: {[c.key for c in CLAIMS]}")
 
 
-PAGE = "book/reported.md"  # the appendix page written by page_markdown()
+_PAGE = "book/reported.md"  # the appendix page written by page_markdown()
 
 
-def markdown_cell(text: str) -> str:
+def _markdown_cell(text: str) -> str:
     """``text`` safe in a Markdown table cell: no emphasis from ``*`` / ``_``, no cell break from ``|``."""
     return text.replace("\\", "\\\\").replace("*", "\\*").replace("_", "\\_").replace("|", "\\|")
 
@@ -202,7 +201,7 @@ def page_markdown() -> str:
     ]
     for section in SECTIONS:
         out += ["", f"## {SECTION_TITLES[section]}", "", "| claim | reported | measured in |", "|---|---|---|"]
-        out += [f"| {markdown_cell(c.claim)} | {markdown_cell(c.paper)} | {{doc}}`{c.chapter}` |"
+        out += [f"| {_markdown_cell(c.claim)} | {_markdown_cell(c.paper)} | {{doc}}`{c.chapter}` |"
                 for c in CLAIMS if c.section == section]
         if section == SECTIONS[0]:
             ms, ds = sorted({m for m, _ in TABLE1}), sorted({d for _, d in TABLE1})
@@ -217,6 +216,6 @@ if __name__ == "__main__":  # python -m rgr.results.replication.reported: rewrit
 
     from rgr.paths import replace_whole
 
-    target = Path(__file__).resolve().parents[3] / PAGE
+    target = Path(__file__).resolve().parents[3] / _PAGE
     replace_whole(target, page_markdown().encode("utf-8"))
     print(f"wrote {target}")

@@ -20,7 +20,7 @@ nothing there, so they are the non-compressive control. The ``compressive`` pres
 m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64: :data:`rgr.gpt2.block.PRESETS`).
 :func:`gpt2_source` picks the rows the three GPT-2 verdicts read: the ``paper`` preset's when it is complete (the
 chapter's own ``preset = "auto"`` then reads it too), else the ``compressive`` preset's when that is complete, else
-what the chapter loaded (whose rows then say why they cannot test the claims). :func:`x_of` maps a budget to the
+what the chapter loaded (whose rows then say why they cannot test the claims). :func:`_x_of` maps a budget to the
 law's variable x = D_K d_model / (m ln m), so a claim the paper makes at a D_K of its task is read at the same x
 of another task.
 """
@@ -42,9 +42,9 @@ from .verdicts import Verdict, fit_interval, noise_verdict
 
 __all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_row", "fmt_iv", "reached",
            "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
-           "COMPRESSIVE_PRESET", "gpt2_source", "x_of", "paper_dk_at"]
+           "COMPRESSIVE_PRESET", "gpt2_source", "paper_dk_at"]
 
-NAN = math.nan
+_NAN = math.nan
 
 
 _FIT = {"slope": 0, "intercept": 1, "r2": 2}
@@ -107,14 +107,14 @@ class ClaimRow:
     interval: str
     basis: str
     verdict: Verdict
-    value: float = NAN
-    lo: float = NAN
-    hi: float = NAN
+    value: float = _NAN
+    lo: float = _NAN
+    hi: float = _NAN
     cells: str = "—"
     readings: tuple[Reading, ...] = ()
     preset: str = ""
-    cells_lo: float = NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
-    cells_hi: float = NAN
+    cells_lo: float = _NAN  # the bootstrap over cells, as numbers (NaN where the row has none)
+    cells_hi: float = _NAN
     base_ruled_out: bool = False  # the paper's own Table 1 reproduces its fit in the law's base only (law rows)
     longer: Longer | None = None  # the row read with a longer step budget (rgr.results.replication.second_readings)
 
@@ -262,14 +262,14 @@ def long_source(requested: str = "auto", root: Path | None = None) -> Source:
 COMPRESSIVE_PRESET = "compressive"
 
 
-def x_of(D_K: float, m: int, d_model: int) -> float:
+def _x_of(D_K: float, m: int, d_model: int) -> float:
     """The law's variable x = D_K d_model / (m ln m)."""
     return D_K * d_model / (m * math.log(m))
 
 
 def paper_dk_at(D_K_paper: float, m: int, d_model: int) -> float:
     """The budget of a task (m, d_model) at the x of the paper's E7 budget ``D_K_paper`` (m = 6144, d_model = 768)."""
-    return x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
+    return _x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
 
 
 def gpt2_source(loaded: Source, requested: str = "auto", root: Path | None = None) -> Source:

@@ -27,7 +27,7 @@ from .seed_bootstrap import Draws, by_seed, cell_noise, noise, paired_difference
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
 __all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",
-           "law_rows", "sec61_rows", "single_head_never", "table1_median_note", "law_caveat"]
+           "law_rows", "sec61_rows", "single_head_never"]
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def _missing(cells: pd.DataFrame, wanted) -> list:
     return [c for c in wanted if tuple(c) not in have]
 
 
-def law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
+def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
     """Why a fitted slope could sit off the paper's: head counts at the grid's cap, and the ladder's resolution."""
     paper_seeds = rep.PAPER_SEEDS["base"]
     step = (f"with {seeds} seeds (paper {paper_seeds}) a threshold moves by a refinement step" if seeds < paper_seeds
@@ -84,7 +84,7 @@ def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
             if e is None
             else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
         )
-        caveat = law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
+        caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
         f = LOG_BASES[LAW_BASE]
         ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
         ruled_out = table1_base(sb.arithmetic) == LAW_BASE  # Table 1 leaves the paper's law one base: the protocol's
@@ -165,7 +165,7 @@ def _table1_median_inside(lo: float, hi: float) -> bool:
     return within(float(pd.Series(list(rep.TABLE1.values())).median()), lo, hi)
 
 
-def table1_median_note(lo: float, hi: float) -> str:
+def _table1_median_note(lo: float, hi: float) -> str:
     """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
     t1 = float(pd.Series(list(rep.TABLE1.values())).median())
     where = "inside" if _table1_median_inside(lo, hi) else "outside"
@@ -188,7 +188,7 @@ def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
             basis=b,
             verdict=Verdict(
                 v.status,
-                v.detail + table1_median_note(n.lo, n.hi),
+                v.detail + _table1_median_note(n.lo, n.hi),
                 v.near_miss,
                 "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause,
             ),

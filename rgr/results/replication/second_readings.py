@@ -4,7 +4,7 @@ The settled-threshold extension (:mod:`rgr.experiments.settled`, declared before
 protocol) retrained the runs at and near D_K* with 4x and 16x the protocol's step cutoff at the cells where the
 cutoff cut most runs at D_K*: the lambda = 8 diagonal from m = 128 to 2048 and four more base cells. Each verdict
 row that reads those cells is read once more here, by the same reader on the same seed resamples, with each
-settled cell's draws taken from the extension's runs at one budget (:func:`longer_draws`); a base cell the
+settled cell's draws taken from the extension's runs at one budget (:func:`_longer_draws`); a base cell the
 extension does not cover keeps its protocol draws (fewer than half of its runs at D_K* were cut).
 
 A row's budget is the longest one complete at every extension cell it reads whose design has it
@@ -49,7 +49,7 @@ from .sec61 import SharedBase, dk_rows, excluded_above, heads_rows, law_rows
 from .seed_bootstrap import Draws, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["settled_source", "longer_draws", "longer_rows", "with_longer", "longer_summary"]
+__all__ = ["settled_source", "longer_rows", "with_longer", "longer_summary"]
 
 _LIKELY = "a likely reason, not measured here:"  # how the diagonal's row offers the cutoff (fig4.growth_rows)
 
@@ -59,7 +59,7 @@ def settled_source(preset: str, root: Path | None = None) -> Source:
     return Source(SETTLED, preset, settled_runs(preset, root))
 
 
-def longer_draws(draws: Draws, longer: pd.DataFrame) -> Draws:
+def _longer_draws(draws: Draws, longer: pd.DataFrame) -> Draws:
     """``draws`` with every cell that ``longer`` (runs of one budget) holds replaced by that budget's draws (its
     cells' thresholds and seed replicates); the other cells as they were."""
     if not len(longer):
@@ -117,7 +117,7 @@ def longer_rows(base: Source, lam: Source, settled: Source, checks: Sequence[Ari
         runs = budget_rows(settled.runs, b)
         runs = runs[[(m, d) in cells for m, d in runs[["m", "d_model"]].to_numpy(int)]]
         draws = base_draws if base_draws is not None else seed_draws(base.runs)
-        sb = SharedBase(base, longer_draws(draws, runs), None, "", list(checks))
+        sb = SharedBase(base, _longer_draws(draws, runs), None, "", list(checks))
         for r in law_rows(sb, "") + [excluded_above(sb, "")] + heads_rows(sb, "") + dk_rows(sb, ""):
             out[r.key] = _longer(r, b, frame, cells)
     diag = diagonal_runs(base, lam)

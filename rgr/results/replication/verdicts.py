@@ -8,12 +8,12 @@ the bootstrap over cells is only shown beside it.
   saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
   paper's own precision; "not testable" when the book has no interval;
 - :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
-- :func:`interval_verdict` — the comparison both rest on (ends and levels up to float round-off:
+- :func:`_interval_verdict` — the comparison both rest on (ends and levels up to float round-off:
   :func:`rgr.results.stats.within`);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
   intercept and R² (how a constant depends on the cells chosen);
 - :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
-- :func:`dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
+- :func:`_dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
 The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
 in :mod:`rgr.results.replication.reported`.
@@ -30,14 +30,13 @@ import pandas as pd
 from ..stats import Fit, fit_line, tie_margin, within
 from .reported import TABLE1
 
-__all__ = [
-    "STATUSES", "CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "interval_verdict", "noise_verdict", "side_verdict",
-    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "dk_star_intervals", "table1",
-    "by_cause", "verdict_counts", "near_misses", "headline",
+__all__ = ["CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
+    "other_base_reading", "noise_verdict", "side_verdict",
+    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "table1",
+    "by_cause", "headline",
 ]
 
-STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
+_STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
 LAW_BASE = "ln"
@@ -72,7 +71,7 @@ _READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "bud
 
 @dataclass(frozen=True)
 class Verdict:
-    """How one claim fares: ``status`` in :data:`STATUSES`, a sentence saying why (with numbers), whether a
+    """How one claim fares: ``status`` in :data:`_STATUSES`, a sentence saying why (with numbers), whether a
     deviation is a near miss (the paper's value outside the 95% interval, inside the 99% one), and ``cause``, a key of
     :data:`CAUSES`: required for "not testable" (one of :data:`NOT_TESTABLE_CAUSES`), optional for a deviation (what
     only its reader knows), empty for an agreement."""
@@ -83,8 +82,8 @@ class Verdict:
     cause: str = ""
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.status not in _STATUSES:
+            raise ValueError(f"status must be one of {_STATUSES}, got {self.status!r}")
         if self.near_miss and self.status != "deviates":
             raise ValueError("only a deviation can be a near miss")
         allowed = {"agrees": ("",), "deviates": ("", *_READER_DEVIATION_CAUSES),
@@ -160,7 +159,7 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
+def _interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
     """Compare the paper's number with the book's ``value`` and its interval [lo, hi].
 
     Agrees when lo <= paper <= hi (up to round-off: :func:`rgr.results.stats.within`); deviates otherwise, saying by
@@ -185,11 +184,11 @@ def interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: s
 
 def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float, hi99: float,
                   paper_precision: float | None = None, caveat: str = "", cause: str = "") -> Verdict:
-    """:func:`interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
+    """:func:`_interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
     (the paper's value inside the 99% interval [lo99, hi99]), the difference in half-widths of the 95% interval, and,
     where the paper states its own precision (the half-width of its interval for this number), the difference in
     units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
-    v = interval_verdict(paper, value, lo, hi)
+    v = _interval_verdict(paper, value, lo, hi)
     if v.status != "deviates":
         return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
                        cause=v.cause)
@@ -278,7 +277,7 @@ def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float
 # ----------------------------------------------------------------------------- Table 1
 
 
-def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
+def _dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
     :func:`rgr.results.replication.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
     iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
@@ -291,7 +290,7 @@ def dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFra
 def table1(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 1 beside the book's d_k* and its 95% noise interval per (m, d_model); cells missing on
     either side are kept with NaN. ``agrees``: the paper's d_k* lies in the book's interval."""
-    book = dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells, dk_noise)
+    book = _dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells, dk_noise)
     paper = pd.DataFrame([(m, d, v) for (m, d), v in TABLE1.items()], columns=["m", "d_model", "paper_d_k"])
     out = paper.merge(book[["m", "d_model", "D_K_star", "h_star", "d_k_star", "d_k_lo", "d_k_hi"]],
                       on=["m", "d_model"], how="outer").sort_values(["m", "d_model"]).reset_index(drop=True)
@@ -312,12 +311,12 @@ def by_cause(rows: list) -> dict[str, list]:
     return {c: rs for c, rs in out.items() if rs}
 
 
-def verdict_counts(rows: list) -> dict[str, int]:
+def _verdict_counts(rows: list) -> dict[str, int]:
     """How many rows of the verdict table have each status (every status present, 0 when none)."""
-    return {s: sum(r.verdict.status == s for r in rows) for s in STATUSES}
+    return {s: sum(r.verdict.status == s for r in rows) for s in _STATUSES}
 
 
-def near_misses(rows: list) -> int:
+def _near_misses(rows: list) -> int:
     """How many deviations are near misses (the paper's value inside the book's 99% noise interval)."""
     return sum(r.verdict.near_miss for r in rows)
 
@@ -334,7 +333,7 @@ class _Headline:
 
 
 def headline(rows: list) -> _Headline:
-    """How many rows there are, per status (:func:`verdict_counts`), and how many deviations are near misses."""
-    n = verdict_counts(rows)
+    """How many rows there are, per status (:func:`_verdict_counts`), and how many deviations are near misses."""
+    n = _verdict_counts(rows)
     return _Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
-                    n_not_testable=n["not testable"], n_near_miss=near_misses(rows))
+                    n_not_testable=n["not testable"], n_near_miss=_near_misses(rows))

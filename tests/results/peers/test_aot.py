@@ -7,7 +7,7 @@ import torch
 
 from rgr.experiments.peers.aot import AoT, train_aot
 from rgr.experiments.peers.aot_sweep import AOT, PRESETS, AoTConfig
-from rgr.results.peers.aot import accuracy_table, conclusions, difference
+from rgr.results.peers.aot import accuracy_table, conclusions
 
 
 def _model(**kw) -> AoT:
@@ -70,8 +70,8 @@ def test_paired_differences_recover_known_effects():
 
 def test_difference_needs_shared_seeds():
     runs = _runs(lambda c: 0.5)
-    with pytest.raises(ValueError, match="no seed"):
-        difference(runs, "x", dict(param="paper", d=99), dict(param="code", d=10))
+    with pytest.raises(ValueError, match="no seed has both .*'paper', 'd': 15"):  # d = 15 under paper never ran
+        conclusions(runs[(runs.param != "paper") | (runs.d != 15)])
 
 
 def test_verdicts_follow_the_signs():

@@ -1,15 +1,26 @@
 """The small findings the peers chapter glues beyond its readings (refit, sweep, aot, pal) and the decimals it shows
 them with (rgr.chapters.display.prose_digits), on small synthetic inputs."""
 
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 
 from rgr.chapters.display import prose_digits
-from rgr.results.peers.aot import AotFinding, Difference, aot_finding, verdicts
+from rgr.results.peers.aot import aot_finding, conclusions, verdicts
 from rgr.results.peers.dana import PowerRefit
 from rgr.results.peers.refit import refit_finding
-from rgr.results.peers.sweep import LEVELS, PreconditionReading, SeriesDrift, one_head_finding, sweep_finding
+from rgr.results.peers.sweep import (
+    LEVELS,
+    drifts,
+    one_head_finding,
+    precondition_reading,
+    sweep_finding,
+    transitions,
+)
 from tests.glued import finding_values
+
+_CELL = pd.DataFrame([dict(m=32, d_model=4, d_k=4, h=h, seed=0, test_f1=f1) for h, f1 in ((1, 0.0), (4, 1.0))])
 
 
 def _fit(slope=(0.01, 0.055, 0.02, 0.03)) -> PowerRefit:
@@ -17,9 +28,18 @@ def _fit(slope=(0.01, 0.055, 0.02, 0.03)) -> PowerRefit:
                       best_p=1.65, best_p_low=1.5, best_p_high=1.75, loglog_p=2.45)
 
 
-def _drift(level: float, exponent: float | None, cells=((32, 4), (64, 8))) -> SeriesDrift:
-    return SeriesDrift(name="s", cells=cells, level=level, x_star=tuple(1.0 for _ in cells), exponent=exponent,
-                       spread=None, n_censored=0)
+def _drift(level: float, exponent: float | None, cells=((32, 4), (64, 8))):
+    """A drift as :func:`drifts` gives it (one real cell), its fields set."""
+    drift = next(iter(drifts(transitions(_CELL)).values()))
+    return replace(drift, name="s", cells=cells, level=level, x_star=tuple(1.0 for _ in cells), exponent=exponent,
+                   spread=None, n_censored=0)
+
+
+def _pre(failing, failing_ratio_max, passing_ratio_min, x_max_failing):
+    """A precondition reading as :func:`precondition_reading` gives it, its fields set."""
+    return replace(precondition_reading(transitions(_CELL), _CELL), failing=failing,
+                   failing_ratio_max=failing_ratio_max, passing_ratio_min=passing_ratio_min,
+                   x_max_failing=x_max_failing)
 
 
 def test_prose_digits_names_every_float_or_missing_field_and_rejects_unknown_names():
@@ -31,7 +51,7 @@ def test_prose_digits_names_every_float_or_missing_field_and_rejects_unknown_nam
     with pytest.raises(ValueError, match="exact"):
         prose_digits(drift, slope=1)
     with pytest.raises(TypeError, match="found"):
-        prose_digits(SeriesDrift)
+        prose_digits(type(drift))
 
 
 def test_refit_words_read_the_ratio_and_the_largest_slope():
@@ -44,12 +64,11 @@ def test_refit_words_read_the_ratio_and_the_largest_slope():
 def test_sweep_words_word_the_failing_cells_and_the_drift_direction():
     runs = pd.DataFrame({"seed": [0, 1, 2, 0], "wall_time_s": [600.0, 300.0, 0.0, 30.0]})
     half, passed = _drift(LEVELS[0], -0.3, cells=((32, 4), (64, 8), (128, 16))), _drift(LEVELS[1], 0.2)
-    pre = PreconditionReading(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9,
-                              x_max_failing=6.9)
+    pre = _pre(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9, x_max_failing=6.9)
     w = sweep_finding(runs, half, passed, pre)
     assert (w.n_runs, w.n_seeds, w.cpu, w.half_n_cells, w.pass_n_cells, w.n_fail) == (4, 3, 15.5, 3, 2, 2)
     assert (w.fail_cells, w.separates, w.direction, w.dominates) == ("(32, 4), (128, 8)", "do", "falls", "first")
-    none = PreconditionReading(failing=(), failing_ratio_max=None, passing_ratio_min=1.9, x_max_failing=None)
+    none = _pre(failing=(), failing_ratio_max=None, passing_ratio_min=1.9, x_max_failing=None)
     w = sweep_finding(runs, _drift(LEVELS[0], 0.4), passed, none)
     assert (w.fail_cells, w.separates, w.direction, w.dominates) == ("none", "do not", "rises", "second")
     assert str(finding_values(w, digits=dict(cpu=0))["fail_cells"]) == "none"
@@ -59,21 +78,27 @@ def test_sweep_words_word_the_failing_cells_and_the_drift_direction():
 
 def test_glued_failing_cells_keep_their_text_not_a_tuple():
     runs = pd.DataFrame({"seed": [0], "wall_time_s": [60.0]})
-    pre = PreconditionReading(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9,
-                              x_max_failing=6.9)
+    pre = _pre(failing=((32, 4), (128, 8)), failing_ratio_max=1.6, passing_ratio_min=1.9, x_max_failing=6.9)
     cells = finding_values(sweep_finding(runs, _drift(LEVELS[0], 0.1), _drift(LEVELS[1], 0.1), pre))["fail_cells"]
     assert repr(cells) == "'(32, 4), (128, 8)'"  # quoted: myst-nb evaluates the quotes away, not into a tuple
 
 
 def test_aot_words_count_the_seeds_of_each_difference_and_carry_the_verdicts():
-    def dif(mean: float, lo: float, hi: float, seeds=(0, 1, 2)) -> Difference:
-        return Difference("x", seeds, mean, lo, hi, 0.5, 0.4)
+    configs = [("code", 15, 10, 20), ("code", 10, 10, 20), ("paper", 15, 10, 20), ("code", 10, 10, 4),
+               ("code", 10, 4, 10), ("paper", 10, 4, 10)]  # the six configurations conclusions() pairs
+    aot = pd.DataFrame([dict(param=p, d=d, d_h=d_h, H=H, seed=s, accuracy=0.5) for p, d, d_h, H in configs
+                        for s in (0, 1)])
+    read = conclusions(aot)
+    assert {k: (v.seeds, v.mean, v.sign) for k, v in read.items()} == {
+        k: ((0, 1), 0.0, "0") for k in ("beyond_code", "beyond_paper", "split_code", "split_paper")}
+
+    def dif(mean: float, lo: float, hi: float, seeds=(0, 1, 2)):
+        return replace(read["beyond_code"], seeds=seeds, mean=mean, lo=lo, hi=hi)
 
     found = {"beyond_code": dif(0.0, -0.1, 0.1), "beyond_paper": dif(0.2, 0.1, 0.3, (0, 1)),
              "split_code": dif(0.1, 0.05, 0.15), "split_paper": dif(-0.1, -0.2, -0.05)}
     runs = pd.DataFrame({"wall_time_s": [600.0, 540.0, 30.0]})
     w = aot_finding(runs, found, verdicts(found))
-    assert isinstance(w, AotFinding)
     assert (w.beyond_code_n, w.beyond_paper_n, w.split_code_n, w.split_paper_n, w.aot_runs) == (3, 2, 3, 3, 3)
     assert w.aot_cpu == "20 worker-minutes" and w.verdict_beyond.startswith("holds for the heads of their code")
     assert "reverses" in w.verdict_split

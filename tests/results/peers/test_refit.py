@@ -11,7 +11,7 @@ import pytest
 
 from rgr.cli import main
 from rgr.results.peers.dana import exp3_refit, power_refit, their_slope
-from rgr.results.peers.refit import COMMIT, EXP1, NEEDED, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
+from rgr.results.peers.refit import COMMIT, REPO, SCHEMA, PeerDataMissing, dana_refit, read_peer_files
 from rgr.store import TableError, load_table
 from rgr.store.seal import UnsealedTable
 from tests.results.peers.synthetic import H, acc_of, write_peer_files
@@ -30,17 +30,20 @@ def test_the_table_reproduces_the_refit_of_the_raw_files(tmp_path, p, a):
     write_peer_files(tmp_path / "raw", p, a)
     out = root / "data" / "peers_refit.csv"
     assert main(["peers-refit", "--peers", str(tmp_path / "raw"), "--out", str(out)]) == 0
-    raw = read_peer_files(tmp_path / "raw")
-    direct = power_refit(np.arange(3, 14), np.array([their_slope(raw[f].para, raw[f].acc) for f in EXP1]))
+    raw = read_peer_files(tmp_path / "raw")  # keyed by their path: experiment 1 at d = 3..13, B.1, experiment 3
+    exp1 = [f"Scaling laws/Data_exp_1_{d}.csv" for d in range(3, 14)]
+    assert list(raw) == [*exp1, *(f"Scaling laws/Data_exp_1_{d}_dim.csv" for d in (40, 50, 60)),
+                         "Scaling laws/Data_exp_3.csv"]
+    direct = power_refit(np.arange(3, 14), np.array([their_slope(raw[f].para, raw[f].acc) for f in exp1]))
     fit, exp3, source = dana_refit(root)  # from the table alone
-    assert fit == direct and exp3 == exp3_refit(raw[NEEDED[-1]])
+    assert fit == direct and exp3 == exp3_refit(raw["Scaling laws/Data_exp_3.csv"])
     if a * 13**p * H[-1] < 0.9:  # nothing saturates: their rule recovers the power exactly
         assert fit.best_p == pytest.approx(p) and fit.best_p_low == fit.best_p_high == fit.best_p
     assert exp3.slope_below == pytest.approx(0.1) and exp3.acc_at_d_head == pytest.approx(0.8)
     assert COMMIT[:12] in source
     df = load_table(out, SCHEMA)
     assert set(df.source_repo) == {REPO} and set(df.source_commit) == {COMMIT}
-    assert df.command.iloc[0].startswith("python -m rgr peers-refit") and set(df.source_file) == set(NEEDED)
+    assert df.command.iloc[0].startswith("python -m rgr peers-refit") and set(df.source_file) == set(raw)
     for d in range(3, 14):  # the points used: up to the first accuracy above 0.95, included
         row = df[(df.statistic == "slope_in_H") & (df.d == d)].iloc[0]
         above = np.flatnonzero(acc_of(d, p, a) > 0.95)

@@ -9,7 +9,7 @@ import pytest
 
 from rgr.experiments.peers.head_sweep import PEERS, heads_for, law_x
 from rgr.experiments.planner import Cell
-from rgr.results.peers.sweep import crossing, series_drift, transitions, transitions_table
+from rgr.results.peers.sweep import curve, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
 
@@ -48,10 +48,22 @@ def test_planned_runs_are_the_peers_design():
     assert {(r.m, r.d_model) for r in book} >= {(8 * d, d) for d in (4, 8, 16, 32)} | {(128, 8), (128, 32)}
 
 
+def _two_heads(f1: tuple[float, float]) -> pd.DataFrame:
+    """One cell, (m, d) = (32, 4), with mean F1 ``f1`` at h = 1 and h = 4 (x four times apart)."""
+    return pd.DataFrame([dict(m=32, d_model=4, d_k=4, h=h, seed=s, test_f1=f) for h, f in zip((1, 4), f1)
+                         for s in (0, 1)])
+
+
 def test_crossing_interpolates_in_log_x_and_says_where_it_is_censored():
-    assert crossing([1, 4], [0.0, 1.0], 0.5) == (pytest.approx(2.0), "")
-    assert crossing([1, 2], [0.6, 1.0], 0.5) == (None, "below")
-    assert crossing([1, 2], [0.1, 0.4], 0.5) == (None, "above")
+    runs = _two_heads((0.0, 1.0))
+    (t,) = transitions(runs)
+    x1, x4 = curve(runs).x  # F1 = 0.5 halfway between them in log x: their geometric mean
+    assert t.x_half == pytest.approx(math.sqrt(x1 * x4)) and t.censored_half == ""
+    assert x4 == pytest.approx(4 * x1)
+    (t,) = transitions(_two_heads((0.6, 1.0)))
+    assert (t.x_half, t.censored_half) == (None, "below")
+    (t,) = transitions(_two_heads((0.1, 0.4)))
+    assert (t.x_half, t.censored_half) == (None, "above")
 
 
 @pytest.mark.parametrize("k", [0.0, 0.5, -0.5])

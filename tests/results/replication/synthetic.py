@@ -13,18 +13,18 @@ NO_CHECKS = ()  # the Table 1 arithmetic left out where it is not what a test is
 
 
 def base_runs(dk_star: dict[tuple[int, int], int], heads=(1, 2, 4), seeds=(0, 1, 2), noise: float = 0.001,
-              edge: float | None = None) -> pd.DataFrame:
-    """Synthetic max-over-heads runs: h = 2 reaches F1 1 at dk_star[cell] and above; others stay low; a seed adds
-    ``noise`` times its number. With ``edge``, h = 2 at dk_star has mean F1 0.99 exactly, the seeds spread by ``edge``
-    around it (so the seeds' noise moves D_K* to the next rung, 5/4 of it)."""
+              edge: float | None = None, passing: int = 2) -> pd.DataFrame:
+    """Synthetic max-over-heads runs: h = ``passing`` (2) reaches F1 1 at dk_star[cell] and above; others stay low; a
+    seed adds ``noise`` times its number. With ``edge``, that h at dk_star has mean F1 0.99 exactly, the seeds spread by
+    ``edge`` around it (so the seeds' noise moves D_K* to the next rung, 5/4 of it)."""
     rows = []
     mid = float(np.mean(seeds))
     for (m, d), star in dk_star.items():
         for h in heads:
             for D_K in sorted({star // 2, star, 5 * star // 4, 2 * star} | {8}):
                 for s in seeds:
-                    f1 = (1.0 if D_K >= star and h == 2 else 0.3) + noise * s
-                    if edge is not None and D_K == star and h == 2:
+                    f1 = (1.0 if D_K >= star and h == passing else 0.3) + noise * s
+                    if edge is not None and D_K == star and h == passing:
                         f1 = 0.99 + edge * (s - mid)
                     rows.append(dict(m=m, d_model=d, r=1, h=h, D_K=D_K, d_k=D_K / h, seed=s, test_f1=min(f1, 1.0),
                                      max_steps=20000))

@@ -18,11 +18,9 @@ from rgr.results.replication.paper_arithmetic import (
     check_words,
     law_constant_values,
     law_constants,
-    log_space_constant,
     meet_in_the_middle,
     printed_half_unit,
     table1_base,
-    table1_heads,
 )
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.seed_bootstrap import seed_draws
@@ -38,10 +36,6 @@ def test_printed_half_unit():
     assert printed_half_unit("11") == 0.5
     with pytest.raises(ValueError):
         printed_half_unit("[5, 24]")
-
-
-def test_the_papers_head_counts():
-    assert table1_heads() == (1, 2, 4, 8, 16, 32, 64) and max(table1_heads()) == rep.PAPER_MAX_HEADS
 
 
 @pytest.mark.parametrize("intercept", [False, True])
@@ -77,24 +71,10 @@ def test_the_papers_table1_against_its_fits():
     by = {(c.fit, c.base, c.r2_kind): c for c in checks}
     assert by[("law_pre", "ln", "centred")].assignments == 7 ** 9
     assert by[("heads", "—", "centred")].assignments == 7 ** 12
+    assert 2 ** (7 - 1) == rep.PAPER_MAX_HEADS  # seven head counts: 1, 2, 4, ..., 64, the paper's largest
     for key in (("law_pre", "ln", "centred"), ("law_pre", "log2", "centred"), ("heads", "—", "centred")):
         assert by[key].slope_matches > 0 and not by[key].reproduced, key
     assert "no single assignment reproduces the paper's base-grid fits together" in check_words(list(checks), "heads")
-
-
-def test_log_space_constant_of_an_exact_law_is_its_constant():
-    x = np.array([3.0, 10.0, 55.0, 400.0])
-    dk = np.outer(x, [0.5, 1.19, 7.0])
-    assert log_space_constant(x, dk) == pytest.approx([0.5, 1.19, 7.0])
-
-
-def test_log_space_weighs_every_cell_alike_where_least_squares_follows_the_largest():
-    x = np.array([1.0, 2.0, 4.0, 8.0, 100.0])
-    dk = x.copy()
-    dk[-1] *= 2  # the largest cell twice the line
-    ls = float((x * dk).sum() / (x**2).sum())
-    assert ls > 1.98  # least squares follows the largest cell
-    assert log_space_constant(x, dk[:, None])[0] == pytest.approx(2 ** (1 / 5))  # one cell in five
 
 
 def _check(fit: str, base: str, matches: int) -> ArithmeticCheck:
@@ -110,12 +90,13 @@ def test_table1_leaves_the_paper_the_one_base_that_reproduces_a_law_fit():
     assert table1_base([_check("heads", "—", 3)]) == ""  # the head-count line says nothing about the log
 
 
-def _runs(c: float, seeds=(0, 1, 2)) -> pd.DataFrame:
-    """Max-over-heads runs on the base grid whose h = 2 reaches F1 1 from D_K = c x (ln) upward, rounded up."""
+def _runs(c: float, seeds=(0, 1, 2), doubled: tuple[int, int] | None = None) -> pd.DataFrame:
+    """Max-over-heads runs on the base grid whose h = 2 reaches F1 1 from D_K = c x (ln) upward, rounded up (twice
+    that in the cell ``doubled``)."""
     rows = []
     for m in (64, 128, 256, 512):
         for d in (16, 32, 64):
-            star = math.ceil(c * float(scaling_x(m, d)))
+            star = math.ceil(c * float(scaling_x(m, d))) * (2 if (m, d) == doubled else 1)
             for D_K in (star // 2, star, 2 * star):
                 for s in seeds:
                     rows.append(dict(m=m, d_model=d, r=1, h=2, D_K=D_K, d_k=D_K / 2, seed=s,
@@ -138,6 +119,25 @@ def test_the_three_readings_on_an_exact_law():
     words = law_constant_values(frame, checks, rows=[])
     assert words.t1_base == "ln" and words.c_all.t1_ln == "5" and words.c_pre.ln.inside == "outside"
     assert words.cause_all == "no row"
+
+
+@pytest.mark.parametrize("c", [0.5, 7.0])
+def test_the_log_space_constant_of_an_exact_law_is_its_constant(c):
+    frame = law_constants(seed_draws(_runs(c)), [])
+    runs = _runs(c).query("test_f1 == 1").groupby(["m", "d_model"]).D_K.min()  # D_K* per cell, c x rounded up
+    x = np.array([float(scaling_x(m, d)) for m, d in runs.index])
+    expected = math.exp(np.mean(np.log(runs.to_numpy() / x)))  # exp(mean ln(D_K* / x)): every cell alike
+    assert frame.set_index(["cells", "reading"]).loc[("all", LOG_SPACE), "value"] == pytest.approx(expected)
+    assert expected == pytest.approx(c, rel=0.25)
+
+
+def test_log_space_weighs_every_cell_alike_where_least_squares_follows_the_largest():
+    def read(runs: pd.DataFrame) -> pd.Series:
+        return law_constants(seed_draws(runs), []).set_index(["cells", "reading"])["value"]["all"]
+
+    base, doubled = read(_runs(2.0)), read(_runs(2.0, doubled=(512, 16)))  # the largest x: D_K* twice the line
+    assert doubled[LOG_SPACE] / base[LOG_SPACE] == pytest.approx(2 ** (1 / 12))  # one cell in twelve
+    assert doubled["ln, least squares"] / base["ln, least squares"] > 1.3  # least squares follows the largest cell
 
 
 def _law_row(readings: tuple[Reading, ...], cause: str = "", cells: tuple[float, float] = (math.nan, math.nan)):

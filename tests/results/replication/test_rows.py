@@ -3,13 +3,15 @@ issue 46) and the decision run value_long with the verdict value_d32_best it set
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
 from rgr.gpt2.experiment import experiment_grid
 from rgr.results.replication.extensions import gpt2_rows
 from rgr.results.replication.registry import evaluate
-from rgr.results.replication.rows import LONG, Source, complete, deciding_runs, long_source, paper_dk_at, x_of
+from rgr.results.replication.rows import LONG, Source, complete, deciding_runs, long_source, paper_dk_at
 from tests.results.replication.synthetic import (
     LONG_EXP,
     NO_CHECKS,
@@ -32,7 +34,10 @@ def _rows(preset: str, acc) -> pd.DataFrame:
 
 
 def test_budgets_map_by_the_law_variable():
-    assert x_of(512, 6144, 768) == pytest.approx(7.33, abs=0.01)
+    assert paper_dk_at(512, 6144, 768) == pytest.approx(512)  # the paper's own task (E7): its own budget
+    x = 512 * 768 / (6144 * math.log(6144))  # the law's x = D_K d_model / (m ln m) of the paper's D_K = 512
+    assert x == pytest.approx(7.33, abs=0.01)
+    assert paper_dk_at(512, 512, 64) == pytest.approx(x * 512 * math.log(512) / 64)  # that x on another task
     assert paper_dk_at(256, 512, 64) == pytest.approx(256 * 768 / (6144 * 8.7232) * 512 * 6.2383 / 64, rel=1e-3)
     assert 183 < paper_dk_at(256, 512, 64) < 184  # the compressive preset's D_K >= 192 is the paper's D_K >= 256
 

@@ -2,34 +2,28 @@
 
 from html import unescape
 
-import numpy as np
 import pandas as pd
 
 from rgr.chapters.verdict_table import verdict_table_html
-from rgr.results.replication.rows import ClaimRow, Longer
-from rgr.results.replication.second_readings import longer_draws, with_longer
-from rgr.results.replication.seed_bootstrap import seed_draws
+from rgr.experiments.settled import UNITS, planned_runs
+from rgr.results.replication.rows import ClaimRow, Longer, Source
+from rgr.results.replication.second_readings import longer_rows, with_longer
 from rgr.results.replication.verdicts import Verdict, cause_of
+from rgr.results.settled import SETTLED
+from tests.results.replication.synthetic import base_runs
 
 
-def _runs(star: dict[tuple[int, int], int], steps: int, seeds=range(4)) -> pd.DataFrame:
-    """h = 2 reaches F1 1 from D_K = star[cell] on; the ladder holds star / 2, star and 2 star."""
-    rows = [dict(m=m, d_model=d, r=1, h=2, D_K=dk, d_k=dk / 2, seed=s, test_f1=1.0 if dk >= s_ else 0.4,
-                 max_steps=steps) for (m, d), s_ in star.items() for dk in (s_ // 2, s_, 2 * s_) for s in seeds]
-    return pd.DataFrame(rows)
-
-
-def test_longer_draws_replace_the_extensions_cells_and_keep_the_others():
-    base = seed_draws(_runs({(64, 16): 40, (128, 16): 64, (256, 32): 48}, 20_000), n_boot=200)
-    longer = _runs({(128, 16): 32}, 80_000)  # the extension's cell passes from D_K = 32 on
-    mixed = longer_draws(base, longer)
-    cells = mixed.cells.set_index(["m", "d_model"])
-    assert cells.loc[(128, 16), "D_K_star"] == 32 and cells.loc[(64, 16), "D_K_star"] == 40
-    i = int(np.flatnonzero((base.cells.m == 128).to_numpy())[0])
-    assert (mixed.dk[i] == 32).all() and not (base.dk[i] == 32).any()
-    keep = [j for j in range(len(base.cells)) if j != i]
-    assert np.array_equal(mixed.dk[keep], base.dk[keep]) and np.array_equal(mixed.h[keep], base.h[keep])
-    assert longer_draws(base, longer.iloc[:0]) is base
+def test_the_longer_budget_replaces_the_extensions_cells_and_keeps_the_others():
+    base = base_runs({(128, 64): 8, (256, 64): 16, (512, 64): 32}).assign(stop_reason="converged")  # h* = 2
+    unit = [u for u in UNITS if (u.m, u.d_model) == (256, 64)]  # the extension's cell: at 4x one head passes at 16
+    settled = pd.DataFrame([dict(m=c.m, d_model=c.d_model, r=1, h=c.h, D_K=c.D_K, seed=c.seed, max_steps=c.max_steps,
+                                 test_f1=1.0 if c.h == 1 else 0.3, stop_reason="converged")
+                            for c in planned_runs(unit, budgets=(4,))])
+    got = longer_rows(Source("base", "book", base), Source("lambda8", "book", base.iloc[:0]),
+                      Source(SETTLED, "paper", settled), [])
+    # d_k* = D_K* / h*: 4, 8, 16 at 1x; at 4x the extension's cell reads 16 / 1, the others as they were
+    assert (got["dk_median"].budget, got["dk_median"].book) == (4, "16 (n = 3)")
+    assert got["dk_range"].book == "[4, 16]"
 
 
 def _row(status="deviates", cause="", detail="book 1 vs law 1.3. A likely reason, not measured here: the cutoff"):

@@ -11,20 +11,16 @@ import pytest
 
 from rgr.chapters.replication_words import law_words
 from rgr.results.replication import reported as rep
-from rgr.results.replication.extensions import gpt2_testable
+from rgr.results.replication.extensions import gpt2_rows
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
     Verdict,
-    dk_star_intervals,
     fit_interval,
     headline,
-    interval_verdict,
-    near_misses,
     noise_verdict,
     side_verdict,
     table1,
-    verdict_counts,
     verdict_label,
 )
 from rgr.results.stats import within
@@ -54,21 +50,23 @@ def test_table1_covers_the_base_grid():
 
 
 def test_interval_verdict_agrees_inside():
-    v = interval_verdict(1.0, 1.1, 0.9, 1.2)
+    v = noise_verdict(1.0, 1.1, 0.9, 1.2, 0.8, 1.3)
     assert v.status == "agrees"
 
 
 def test_interval_verdict_deviates_when_interval_excludes_paper():
-    v = interval_verdict(0.966, 1.21, 1.01, 1.26, caveat="3 seeds")
+    v = noise_verdict(0.966, 1.21, 1.01, 1.26, 1.0, 1.3, caveat="3 seeds")
     assert v.status == "deviates"
-    assert "+0.244" in v.detail and "3 seeds" in v.detail and "below" in v.detail
-    assert interval_verdict(2.0, 1.0, 0.5, 1.5).detail.count("above") == 1
+    assert "+0.244" in v.detail and "3 seeds" in v.detail and "below" in v.detail and "1.25x the paper's" in v.detail
+    assert noise_verdict(2.0, 1.0, 0.5, 1.5, 0.4, 1.6).detail.count("above") == 1
 
 
 def test_interval_verdict_without_interval_is_not_testable():
-    assert interval_verdict(1.0, 1.0, math.nan, math.nan).status == "not testable"
+    assert noise_verdict(1.0, 1.0, math.nan, math.nan, 0.0, 2.0).status == "not testable"
     with pytest.raises(ValueError, match="lo <= hi"):
-        interval_verdict(1.0, 1.0, 2.0, 0.0)
+        noise_verdict(1.0, 1.0, 2.0, 0.0, 0.0, 2.0)
+    with pytest.raises(ValueError, match="finite"):
+        noise_verdict(math.nan, 1.0, 0.0, 2.0, 0.0, 2.0)
 
 
 def test_verdict_status_checked():
@@ -88,7 +86,7 @@ def test_noise_verdict_names_a_near_miss_and_the_size_of_a_miss():
     assert "6.0 half-widths" in far.detail and far.detail.endswith("3 seeds") and "without an interval" in far.detail
     assert "2.0 of it" in noise_verdict(1.5, 1.1, 0.9, 1.2, 0.8, 1.3, paper_precision=0.2).detail
     assert noise_verdict(1.0, 1.0, math.nan, math.nan, math.nan, math.nan).status == "not testable"
-    assert near_misses([ClaimRow("k", "", "", "", near), ClaimRow("j", "", "", "", far)]) == 1
+    assert headline([ClaimRow("k", "", "", "", near), ClaimRow("j", "", "", "", far)]).n_near_miss == 1
 
 
 def test_side_verdict_follows_the_whole_interval():
@@ -108,7 +106,7 @@ def test_a_tie_with_an_end_decides_the_same_on_every_machine(ulps):
     for _ in range(abs(ulps)):
         paper = float(np.nextafter(paper, math.inf if ulps > 0 else -math.inf))
     assert within(paper, 1.0, 512 / 384) and within(paper, 512 / 384, 2.0)
-    assert interval_verdict(paper, 1.0, 1.0, 512 / 384).status == "agrees"
+    assert noise_verdict(paper, 1.0, 1.0, 512 / 384, 1.0, 512 / 384).status == "agrees"
     assert side_verdict(512 / 384, 2.0, paper, True, "x").status == "not testable"  # the interval reaches the level
     assert side_verdict(1.0, 512 / 384, paper, False, "x").status == "not testable"
 
@@ -116,7 +114,7 @@ def test_a_tie_with_an_end_decides_the_same_on_every_machine(ulps):
 def test_the_tie_margin_is_only_round_off():
     hi = 512 / 384
     assert not within(hi * (1 + 1e-6), 1.0, hi) and not within(1.0 - 1e-6, 1.0, hi)
-    assert interval_verdict(hi * (1 + 1e-6), 1.0, 1.0, hi).status == "deviates"
+    assert noise_verdict(hi * (1 + 1e-6), 1.0, 1.0, hi, 1.0, hi).status == "deviates"
     assert side_verdict(hi * (1 + 1e-6), 2.0, hi, True, "x").status == "agrees"
     assert within(0.0, 0.0, 0.0) and not within(1e-6, 0.0, 0.0)
 
@@ -145,19 +143,25 @@ def test_dk_intervals_and_table1_verdicts():
     c = _cells([(64, 16, 20, 4), (64, 32, 12, 1)])  # paper: 5 and 6
     noise = pd.DataFrame([(64, 16, 1, 5.0, 5.0, 10.0), (64, 32, 1, 12.0, 12.0, 12.0)],
                          columns=["m", "d_model", "r", "value", "lo", "hi"])
-    iv = dk_star_intervals(c, noise)
-    assert iv["d_k_lo"].tolist() == [5.0, 12.0] and iv["d_k_hi"].tolist() == [10.0, 12.0]
     t = table1(c, noise).set_index(["m", "d_model"])
+    assert t.loc[[(64, 16), (64, 32)], "d_k_lo"].tolist() == [5.0, 12.0]
+    assert t.loc[[(64, 16), (64, 32)], "d_k_hi"].tolist() == [10.0, 12.0]
+    assert t.loc[(512, 64), ["d_k_lo", "d_k_hi"]].isna().all()  # a cell the noise lacks
     assert bool(t.loc[(64, 16), "agrees"]) is True and bool(t.loc[(64, 32), "agrees"]) is False
     assert pd.isna(t.loc[(512, 64), "agrees"]) and t.loc[(512, 64), "paper_d_k"] == rep.TABLE1[(512, 64)]
 
 
 def test_dk_median_note_names_table1s_own_median():
-    from rgr.results.replication.sec61 import table1_median_note
+    def median_row(dk_star: int) -> ClaimRow:  # h* = 2 everywhere: d_k* = dk_star / 2 in every cell, no noise
+        cells = {(m, d): dk_star for m in (64, 128) for d in (16, 32)}
+        return {r.key: r for r in evaluate(sources(base_runs(cells)), checks=NO_CHECKS)}["dk_median"]
 
-    assert "Table 1 has median 8 (its text says 11), outside the book's interval" in table1_median_note(8.5, 11.0)
-    assert table1_median_note(3.0, 5.0).endswith("outside the book's interval")
-    assert table1_median_note(8.0, 16.0).endswith("inside the book's interval")
+    inside = median_row(16)  # [8, 8]: Table 1's own median, not the text's 11
+    assert inside.verdict.detail.endswith("; the paper's own Table 1 has median 8 (its text says 11), inside the "
+                                          "book's interval")
+    assert inside.verdict.status == "deviates" and inside.verdict.cause == "paper_text"
+    outside = median_row(32)  # [16, 16]
+    assert outside.verdict.detail.endswith("outside the book's interval") and outside.verdict.cause != "paper_text"
 
 
 # ----------------------------------------------------------------------------- end to end on synthetic runs
@@ -235,7 +239,8 @@ def test_missing_claims_are_not_testable_and_near_misses_are_labelled():
     assert {verdict_label(r) for r in done} == {"not testable"}
     rows = [ClaimRow("law_slope_all", "1", "[0, 2]", "b", Verdict("deviates", "", near_miss=True), cells="[0, 3]")]
     assert verdict_label(complete_rows(rows)[0]) == "deviates (near miss)"
-    assert verdict_counts(rows) == {"agrees": 0, "deviates": 1, "not testable": 0}
+    h = headline(rows)  # every status counted, 0 when none
+    assert (h.n_agrees, h.n_deviates, h.n_not_testable) == (0, 1, 0)
 
 
 def test_headline_counts_the_rows():
@@ -321,11 +326,19 @@ def test_value_rows_are_undecided_where_the_runs_were_cut_still_improving():
 
 
 def test_gpt2_testability():
-    stand_in = pd.DataFrame(dict(m=[256], d_model=[768], ell=[4], embedding_source=["stand-in (not GPT-2)"]))
-    why = gpt2_testable(stand_in)
-    assert "stand-in" in why and "not compressive" in why
-    paper = pd.DataFrame(dict(m=[6144], d_model=[768], ell=[16], embedding_source=["gpt2 (openai-community/gpt2)"]))
-    assert gpt2_testable(paper) is None
+    def rows(**cols) -> list[ClaimRow]:
+        runs = pd.DataFrame(dict(h=[1, 2], D_K=[512, 512], seed=[0, 0], test_acc=[0.2, 0.99], steps=[1000] * 2,
+                                 batch_size=[64] * 2, **{k: [v] * 2 for k, v in cols.items()}))
+        return gpt2_rows(Source("gpt2", "book", runs))
+
+    stand_in = rows(m=256, d_model=768, ell=4, embedding_source="stand-in (not GPT-2)")
+    assert [r.verdict.cause for r in stand_in] == ["not_the_task"] * 3
+    why = stand_in[0].verdict.detail
+    assert "stand-in" in why and "not compressive" in why and "m = 256, ell = 4 (paper: 6144, 16)" in why
+    paper = rows(m=6144, d_model=768, ell=16, embedding_source="gpt2 (openai-community/gpt2)")
+    assert [r.key for r in paper] == ["gpt2_multi", "gpt2_single", "gpt2_best"]
+    assert all(r.verdict.cause != "not_the_task" for r in paper)  # the paper's task: the rows read it
+    assert gpt2_rows(Source("gpt2", "book", pd.DataFrame()))[0].verdict.cause == "no_data"
 
 
 def test_committed_book_tables_give_every_status_a_reason():
@@ -351,17 +364,25 @@ def test_committed_book_tables_give_every_status_a_reason():
             assert (r.verdict.status == "agrees") == (r.lo <= paper <= r.hi), r.key
 
 
-def test_law_caveat_names_the_seeds_the_rows_have():
-    from rgr.results.replication.sec61 import law_caveat
+def _law_slope_all(**kw) -> str:
+    """The detail of law_slope_all on synthetic base runs whose D_K* is 5 x (ln) in four cells: a deviation."""
+    from rgr.theory.bounds import scaling_x
 
-    capped = pd.DataFrame([dict(m=512, d_model=16)])
-    none = capped.iloc[:0]
-    few = law_caveat(none, 32, 3)
-    assert few.startswith("With 3 seeds (paper 10)")
-    full = law_caveat(capped, 64, 10)
-    assert "3 seeds" not in full and "with 10 seeds, as the paper's" in full
-    assert "(512, 16) (the paper's grid stops there too)" in full
-    assert "stops there too" not in law_caveat(capped, 32, 3)
+    stars = {(m, d): int(round(5 * float(scaling_x(m, d)))) for m in (64, 128) for d in (16, 32)}
+    by = {r.key: r for r in evaluate(sources(base_runs(stars, **kw)), checks=NO_CHECKS)}
+    assert by["law_slope_all"].verdict.status == "deviates"
+    return by["law_slope_all"].verdict.detail
+
+
+def test_law_caveat_names_the_seeds_the_rows_have():
+    few = _law_slope_all()  # 3 seeds, h* = 2 below the largest head count 4
+    assert ". With 3 seeds (paper 10) a threshold moves by a refinement step" in few and "h* is the book's" not in few
+    capped = _law_slope_all(heads=(1, 2), seeds=tuple(range(10)))  # h* = 2, the largest tested
+    assert "3 seeds" not in capped and "with 10 seeds, as the paper's" in capped
+    assert "h* is the book's largest head count 2 (paper: 64) at (64, 16), (64, 32), (128, 16), (128, 32): " in capped
+    assert "stops there too" not in capped
+    full = _law_slope_all(heads=(1, 64), passing=64, seeds=tuple(range(10)))
+    assert "(128, 32) (the paper's grid stops there too)" in full
 
 
 def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
