@@ -35,6 +35,8 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.studies.theorem81.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
     "rgr.results.choosing_heads.checks.PREREGISTERED": "the choosing-heads chapter's prose names it (the prediction)",
     "rgr.results.replication.registry.READERS": "README's module map and the replication chapter's prose name it",
+    "rgr.results.replication.reported.page_markdown": "book/reported.md says `python -m rgr.results.replication."
+                                                      "reported` rewrites it: this module's __main__ writes it",
 }
 # used in their own module and tested directly (issue 49): each becomes private, its tests going through the
 # public function that uses it; remove a name once done (test_the_pending_list_only_shrinks fails on a stale one)
