@@ -25,7 +25,7 @@ from distributed import Client, LocalCluster
 from rgr import catalog, cli
 from rgr.experiments import runner
 from rgr.experiments import trainer as experiment_trainer
-from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
+from rgr.experiments.cluster import DaskExecutor
 from rgr.experiments.engine.config import stack_groups
 from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
@@ -212,7 +212,7 @@ def test_a_stack_that_kills_its_workers_is_reported(client):
     finally:
         client.wait_for_workers(2, timeout=300)  # the nannies restart the workers (slow on a loaded machine)
     assert len(out) == 1 and out[0][0] == stack
-    assert isinstance(out[0][1], StackKilledWorkers) and "2 workers died" in str(out[0][1])
+    assert isinstance(out[0][1], RuntimeError) and "2 workers died while training this stack" in str(out[0][1])
 
 
 def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):

@@ -9,7 +9,7 @@ from rgr import catalog
 from rgr.experiments import runner
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train
-from rgr.experiments.futility import RULES, FutilityRule, first_futile_check, futile, rule_named
+from rgr.experiments.futility import RULES, FutilityRule, futile, replayed_stops, rule_named
 from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
 from rgr.results.futility_replay import compare, replay
@@ -21,6 +21,13 @@ RULE = RULES["trend-v1"]
 
 def _curve(values, every=500):
     return [((i + 1) * every, v) for i, v in enumerate(values)]
+
+
+def first_futile_check(rule: FutilityRule, curve: list[tuple[int, float]], max_steps: int, steps: int) -> int | None:
+    """Index of the check at which the replay of ``rule`` stops a run with this ``curve`` that ended at ``steps``."""
+    row = pd.DataFrame([{"model": "qk", "val_curve": curve, "max_steps": max_steps, "steps": steps}])
+    stop = replayed_stops(row, rule).iloc[0]
+    return None if stop is None else [s for s, _ in curve].index(stop[0])
 
 
 # ----------------------------------------------------------------------------- the rule

@@ -192,8 +192,8 @@ def dry_run_report(
     of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
     ``history``: the table's rows of this preset; their finished stacks calibrate the projection
     (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does. ``max_stack``:
-    the sweep's ``--max-stack`` (None: :func:`rgr.experiments.engine.config.stack_cap`), so stacks are projected as
-    they will train.
+    the sweep's ``--max-stack`` (None: the engine's own cap, :func:`rgr.experiments.engine.config.stack_groups`),
+    so stacks are projected as they will train.
     """
     configs = list(configs)
     todo = configs if pending is None else list(pending)
