@@ -31,7 +31,7 @@ from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import Job, SweepError, run_job
 from rgr.store import provenance
-from rgr.trainers import trainer, trains
+from rgr.trainers import trainer
 from tests import ROOT
 
 
@@ -243,8 +243,9 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
 def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
     """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
     from rgr.gpt2.experiment import GPT2Sweep
+    from rgr.gpt2.trainer import GPT2Trainer
 
-    sweep = trains(GPT2Sweep(embeddings="stand-in"))
+    sweep = GPT2Trainer(GPT2Sweep(embeddings="stand-in"))
     local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)
     logs = []
     remote = runner.run_sweep(sweep, "smoke", root=tmp_path / "dask", progress=False, log=logs.append,

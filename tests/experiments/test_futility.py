@@ -12,9 +12,10 @@ from rgr.experiments.engine.loop import train
 from rgr.experiments.futility import RULES, FutilityRule, futile, replayed_stops, rule_named
 from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
+from rgr.experiments.trainer import ExperimentTrainer
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable
-from rgr.trainers import trainer, trains
+from rgr.trainers import trainer
 
 RULE = RULES["trend-v1"]
 
@@ -172,7 +173,7 @@ def test_a_sweep_copies_runs_that_trained_in_another_table(tmp_path):
     twin = Experiment("lambda8", "E1", "a diagonal sharing the base smoke grid", "max", "permutation",
                       {"smoke": grid}, reuse_from=("base",))
     logs: list[str] = []
-    runner.run_sweep(trains(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
+    runner.run_sweep(ExperimentTrainer(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
     base = catalog.load("base", "smoke", root=tmp_path).set_index("config_key")
     copy = catalog.load("lambda8", "smoke", root=tmp_path)
     assert len(copy) == len(base) and any("reused from base" in line for line in logs)

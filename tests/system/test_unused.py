@@ -78,12 +78,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.chapters.verdict_table.EXPLAIN",
     "rgr.chapters.verdict_table.VERDICT_CLASS",
     "rgr.chapters.verdict_table.longer_words",
-    "rgr.experiments.peers.pal.pal_logits",
-    "rgr.experiments.peers.pal_sweep.PalPreset",
-    "rgr.experiments.peers.pal_sweep.n_at_x",
-    "rgr.experiments.peers.pal_sweep.next_n",
-    "rgr.experiments.runner.LocalExecutor",
-    "rgr.experiments.runner.steps_bound",
     "rgr.experiments.sizing.bench.bench_cell",
     "rgr.experiments.sizing.bench.bench_sweep",
     "rgr.experiments.sizing.calibration.MIN_HISTORY_STACKS",
@@ -181,9 +175,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.theory.checks.construction_scores",
     "rgr.theory.checks.limit_scores",
     "rgr.theory.theorem81.repair_min_d_model",
-    "rgr.trainers.AoTTrainer",
-    "rgr.trainers.PalTrainer",
-    "rgr.trainers.trains",
 }
 
 
