@@ -234,14 +234,22 @@ def test_the_kept_share_is_the_replayed_steps_over_the_bound():
     assert kept_share(table, RULE) == pytest.approx((2_000 + 20_000) / 40_000)
 
 
-def test_matmul_flops_in_closed_form():
-    from rgr.experiments.sizing.projection import matmul_flops
+def test_matmul_flops_in_closed_form(monkeypatch):
+    from rgr.experiments.sizing import projection
+    from rgr.experiments.sizing.calibration import Calibration
+
+    cal = Calibration(a=1.0, b=0.0, c=0.0, e=0.0, device="cpu", points=1)  # no timing: the FLOPs are counted
+    monkeypatch.setattr(projection, "pick_calibration", lambda *a, **k: cal)
+
+    def flops(c: RunConfig, futility_share: float | None = None) -> str:
+        [line] = [s for s in projection.dry_run_report([c], futility_share=futility_share) if "FLOPs" in s]
+        return line.split("matmul FLOPs: ")[1].split(";")[0]
 
     c = RunConfig(m=64, d_model=16, h=2, d_k=4)  # ell 16, 20,000 steps, a check every 500 on 500 contexts, test 2,000
     step = 2 * 4 * (8 * 16 * 16 + 6 * 16 * 16)
     check = 500 * 2 * 4 * (4 * 16 * 16 + 2 * 16 * 16)
-    assert matmul_flops([c]) == 20_000 * step + (40 + 4) * check
-    assert matmul_flops([c.replace(futility="trend-v1")], 0.5) == 0.5 * matmul_flops([c])
+    assert flops(c) == f"{20_000 * step + (40 + 4) * check:.2e}"
+    assert flops(c.replace(futility="trend-v1"), 0.5) == f"{0.5 * (20_000 * step + (40 + 4) * check):.2e}"
 
 
 def test_the_committed_replay_on_base_paper_meets_the_rules_claims():
