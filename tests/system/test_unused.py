@@ -80,7 +80,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.chapters.verdict_table.longer_words",
     "rgr.experiments.sizing.bench.bench_cell",
     "rgr.experiments.sizing.bench.bench_sweep",
-    "rgr.experiments.trainer.unit_groups",
     "rgr.gpt2.block.embed_inputs",
     "rgr.gpt2.block.forward",
     "rgr.gpt2.experiment.read_lease_bench",
