@@ -78,8 +78,6 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.chapters.verdict_table.EXPLAIN",
     "rgr.chapters.verdict_table.VERDICT_CLASS",
     "rgr.chapters.verdict_table.longer_words",
-    "rgr.experiments.sizing.bench.bench_cell",
-    "rgr.experiments.sizing.bench.bench_sweep",
     "rgr.gpt2.block.embed_inputs",
     "rgr.gpt2.block.forward",
     "rgr.gpt2.experiment.read_lease_bench",
