@@ -207,16 +207,17 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
 
 def test_a_lease_log_gives_its_bench_projection(tmp_path):
     """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
-    from rgr.gpt2.experiment import latest_lease_bench, read_lease_bench
+    from rgr.gpt2.experiment import latest_lease_bench
     from rgr.paths import data_dir
 
     text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"
             "projection: the whole paper preset (112 runs in 16 stacks of 7, 100,000 steps each) 1,066.9 minutes of "
             "one process here\n")
-    got = read_lease_bench(text, "x.log")
-    assert (got.device, got.preset, got.minutes) == ("NVIDIA H200", "paper", 1066.9)
-    assert read_lease_bench("no bench here") is None
     (tmp_path / "leases").mkdir()
+    (tmp_path / "leases" / "2026-01-01-0.log").write_text(text)
+    got = latest_lease_bench(tmp_path)
+    assert (got.path, got.device, got.preset, got.minutes) == (
+        f"{tmp_path.name}/leases/2026-01-01-0.log", "NVIDIA H200", "paper", 1066.9)
     (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
     (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
     assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None
