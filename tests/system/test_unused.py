@@ -78,8 +78,7 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.chapters.verdict_table.EXPLAIN",
     "rgr.chapters.verdict_table.VERDICT_CLASS",
     "rgr.chapters.verdict_table.longer_words",
-    "rgr.gpt2.block.embed_inputs",
-    "rgr.gpt2.block.forward",
+    "rgr.gpt2.block.forward",  # its full-sequence path (last_only=False) exists to check last-only evaluation
     "rgr.model.qk.AggregatedScores",
     "rgr.results.baselines.trivial_mse",
     "rgr.results.choosing_heads.checks.PREREGISTERED",
