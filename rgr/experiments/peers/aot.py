@@ -24,7 +24,7 @@ import torch
 
 from .aot_sweep import AoTConfig
 
-__all__ = [ "train_aot"]
+__all__ = ["train_aot"]
 
 def _random_map(N: int, generator: torch.Generator) -> torch.Tensor:
     """f as an (N, N) table of next tokens, uniform and independent per pair."""
