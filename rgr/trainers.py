@@ -6,7 +6,7 @@ fallback (:func:`rgr.chapters.loading.load_experiment`, when a table is missing)
 
 The peers' tables (chapter *the law beside other capacity results*) train here too, one run at a time, on the
 re-implemented models (:func:`rgr.experiments.peers.aot.train_aot`, :func:`rgr.experiments.peers.pal.train_pal`):
-:class:`AoTTrainer`, :class:`PalTrainer`.
+:class:`_AoTTrainer`, :class:`_PalTrainer`.
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from .gpt2.trainer import GPT2Trainer
 from .studies.construction_table import ConstructionSweep
 from .studies.construction_trainer import ConstructionTrainer
 
-__all__ = ["trainer", "trains", "AoTTrainer", "PalTrainer"]
+__all__ = ["trainer"]
 
 
 @dataclass(frozen=True)
-class AoTTrainer(Sweepable):
+class _AoTTrainer(Sweepable):
     """The ``aot`` table as the runner trains it: each run alone."""
 
     table: AoTSweep
@@ -45,7 +45,7 @@ class AoTTrainer(Sweepable):
 
 
 @dataclass(frozen=True)
-class PalTrainer(Sweepable):
+class _PalTrainer(Sweepable):
     """The ``pal`` table as the runner trains it: each run alone."""
 
     table: PalSweep
@@ -56,10 +56,10 @@ class PalTrainer(Sweepable):
 
 _TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
     (Experiment, ExperimentTrainer), (GPT2Sweep, GPT2Trainer), (ConstructionSweep, ConstructionTrainer),
-    (AoTSweep, AoTTrainer), (PalSweep, PalTrainer))
+    (AoTSweep, _AoTTrainer), (PalSweep, _PalTrainer))
 
 
-def trains(table: object) -> Sweepable:
+def _trains(table: object) -> Sweepable:
     """``table`` (one of :data:`rgr.catalog.NAMES`, or a variant of one) with its trainer: the runner's unit."""
     for kind, how in _TRAINERS:
         if isinstance(table, kind):
@@ -69,4 +69,4 @@ def trains(table: object) -> Sweepable:
 
 def trainer(name: str) -> Sweepable:
     """The table data/<name>.csv with its trainer (a ValueError names the tables when ``name`` is none of them)."""
-    return trains(get(name))
+    return _trains(get(name))

@@ -41,10 +41,10 @@ import torch
 
 from .runner import Job, run_job
 
-__all__ = ["DaskExecutor", "dask_executor", "StackKilledWorkers", "check_device"]
+__all__ = ["DaskExecutor", "dask_executor", "check_device"]
 
 
-class StackKilledWorkers(RuntimeError):
+class _StackKilledWorkers(RuntimeError):
     """Every worker that tried this stack died (out of memory? a crash in native code?)."""
 
 
@@ -123,7 +123,7 @@ class DaskExecutor:
                 try:
                     rows = fut.result()
                 except KilledWorker as e:
-                    yield s, StackKilledWorkers(
+                    yield s, _StackKilledWorkers(
                         f"{e.allowed_failures + 1} workers died while training this stack "
                         f"(out of memory? a native crash?); the last was {e.last_worker.address}")
                 except Exception as e:  # raised on the worker (after `retries` more tries) or cancelled

@@ -38,7 +38,7 @@ from ..task.metrics import F1_TARGET, reaches_target
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FutilityRule", "RULES", "rule_named", "futile", "first_futile_check", "replayed_stops", "kept_share",
+__all__ = ["FutilityRule", "RULES", "rule_named", "futile", "replayed_stops", "kept_share",
            "futile_stops", "false_stops", "with_retrained", "retrained_points"]
 
 
@@ -98,7 +98,7 @@ def futile(name: str | None, curve: Sequence[tuple[int, float]], max_steps: int)
     return name is not None and rule_named(name).is_futile(curve, max_steps)
 
 
-def first_futile_check(rule: FutilityRule, curve: Sequence[tuple[int, float]], max_steps: int,
+def _first_futile_check(rule: FutilityRule, curve: Sequence[tuple[int, float]], max_steps: int,
                        steps: int) -> int | None:
     """Index of the check at which ``rule`` would have stopped a run that ended at ``steps``; None if it would not.
 
@@ -122,7 +122,7 @@ def replayed_stops(runs: "pd.DataFrame", rule: FutilityRule) -> "pd.Series":
         if row["model"] == "value":
             return None
         curve = [(int(s), float(v)) for s, v in row["val_curve"]]
-        k = first_futile_check(rule, curve, int(row["max_steps"]), int(row["steps"]))
+        k = _first_futile_check(rule, curve, int(row["max_steps"]), int(row["steps"]))
         return None if k is None else curve[k]
 
     return runs.apply(stop, axis=1)

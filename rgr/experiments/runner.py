@@ -10,7 +10,7 @@ rounds are planned from the table, so a rerun continues where an interrupted
 sweep stopped. The table is held (:func:`rgr.store.write.sweep_lock`) for the whole
 sweep: a second sweep of the same table refuses and names the first.
 
-Where the stacks train is the runner's :class:`_Executor`: :class:`LocalExecutor`
+Where the stacks train is the runner's :class:`_Executor`: :class:`_LocalExecutor`
 (the default: one after the other, in this process) or
 :class:`rgr.experiments.cluster.DaskExecutor` (a Dask cluster). Either way a
 :class:`Job`'s rows come back to this process, which writes them as each job
@@ -35,7 +35,7 @@ from ..store.write import drop_table, sweep_lock, write_rows
 from .engine.config import resolve_device
 from .tables import Table, check_preset, load_results, shard_paths, table_path
 
-__all__ = ["Sweepable", "Job", "run_job", "LocalExecutor", "SweepError", "DeadlineExceeded",
+__all__ = ["Sweepable", "Job", "run_job", "SweepError", "DeadlineExceeded",
            "run_sweep", "check_shard", "cell_filter", "merge_shards"]
 
 
@@ -140,20 +140,20 @@ def run_job(job: Job, device: str | torch.device = "auto", on_steps: Callable[[i
     """Train one job where this is called (this process, or a Dask worker) and return its table rows.
 
     The device is resolved here (``"auto"``: this machine's GPU when it has one); the rows' provenance names it.
-    ``on_steps`` (only where the experiment reports steps, :func:`steps_bound`) is called with the model-steps
+    ``on_steps`` (only where the experiment reports steps, :func:`_steps_bound`) is called with the model-steps
     just taken, so a progress bar moves while a stack trains. ``deadline`` (``time.monotonic()`` seconds) goes to
     an experiment that projects its stacks (``honours_deadline``): one that would end past it stops early with
     :class:`DeadlineExceeded`.
     """
     kw: dict[str, Any] = {}
-    if on_steps is not None and steps_bound(job.sweep) is not None:
+    if on_steps is not None and _steps_bound(job.sweep) is not None:
         kw["on_steps"] = on_steps
     if deadline is not None and getattr(job.sweep, "honours_deadline", False):
         kw["deadline"] = deadline
     return job.sweep.train_stack(job.configs, job.preset, resolve_device(device), **kw)
 
 
-def steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
+def _steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
     """The experiment's bound on model-steps of some configs, when it has one (E1-E6); else None."""
     return getattr(sweep, "steps_bound", None)
 
@@ -170,7 +170,7 @@ class _Executor(Protocol):
         ...
 
 
-class LocalExecutor:
+class _LocalExecutor:
     """Train the jobs one after the other in this process, on ``device``."""
 
     def __init__(self, device: str | torch.device = "auto") -> None:
@@ -240,7 +240,7 @@ def run_sweep(
 ) -> pd.DataFrame:
     """Train every pending run of a sweep's preset; rows go to data/ as jobs finish.
 
-    ``executor`` trains the jobs (default: a :class:`LocalExecutor` on
+    ``executor`` trains the jobs (default: a :class:`_LocalExecutor` on
     ``device``; ``device`` is not used otherwise). Refinement rounds are
     planned here, each from the table once the previous round has finished.
     A run that fails is not tried again in later rounds; once nothing else is
@@ -254,11 +254,11 @@ def run_sweep(
     table, and a rerun trains the rest (:class:`DeadlineExceeded` is logged, not raised).
     Raises :class:`rgr.store.TableBusy` when another sweep holds the table.
     """
-    if deadline is not None and executor is not None and not isinstance(executor, LocalExecutor):
+    if deadline is not None and executor is not None and not isinstance(executor, _LocalExecutor):
         raise ValueError("deadline: only the local executor stops at a deadline")
     check_preset(sweep, preset)
     check_shard(sweep, shard)
-    ex = executor if executor is not None else LocalExecutor(device)
+    ex = executor if executor is not None else _LocalExecutor(device)
     out = Path(path) if path is not None else table_path(sweep.name, shard, root)
     if out.exists() and not out.is_file():
         raise TableError(f"{out}: is not a file (a folder?); move it away, then rerun")
@@ -342,7 +342,7 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, de
     deadline ends the round: :class:`DeadlineExceeded` is raised after the rows before it are written."""
     jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
     failures: list[_Failure] = []
-    bound = steps_bound(sweep)
+    bound = _steps_bound(sweep)
     size = {id(job): bound(job.configs) if bound else len(job.configs) for job in jobs}
     bar = tqdm(total=sum(size.values()), desc=f"{sweep.name}/{preset}", unit="model-step" if bound else "run",
                unit_scale=bool(bound), disable=not progress)
@@ -352,7 +352,7 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, de
         moved[0] += n
         bar.update(n)
 
-    local = isinstance(executor, LocalExecutor)
+    local = isinstance(executor, _LocalExecutor)
     if local:
         finished = executor.map_jobs(jobs, on_steps if bound is not None else None, deadline)
     else:

@@ -24,8 +24,9 @@ below are that rule's output, written out so the design cannot drift when tables
 - no futility stopping (no replay covers these budgets) and nothing reused across budgets: every run trains
   from its seed to convergence (validation F1 > 0.995 at 5 consecutive checks) or its budget.
 
-Stacks stay within one (cell, budget) and hold at most 40 runs (:func:`rgr.experiments.trainer.unit_groups`), so a
-stack's rows reach the table within a session even at 16x.
+Stacks stay within one (cell, budget) and hold at most 40 runs
+(:meth:`rgr.experiments.trainer.ExperimentTrainer.stack_groups`), so a stack's rows reach the table within a session
+even at 16x.
 
 The table ``settled`` (:data:`SETTLED`, read through :func:`rgr.catalog.get`) is declared here, so a chapter that
 reads another table does not load it.

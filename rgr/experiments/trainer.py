@@ -23,14 +23,14 @@ from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
 from .tables import load_results
 
-__all__ = ["ExperimentTrainer", "unit_groups"]
+__all__ = ["ExperimentTrainer"]
 
 _FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
 
 _STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)
 
 
-def unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
+def _unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> list[list[int]]:
     """Stacks within one (cell, budget): the engine's padding rule (:func:`rgr.experiments.engine.config.stack_groups`)
     with at most ``max_stack`` (default :data:`_STACK_RUNS`) runs, families in the configs' order (4x first)."""
     families: dict[tuple, list[int]] = {}
@@ -50,7 +50,7 @@ class ExperimentTrainer(Sweepable):
 
     def stack_groups(self, configs: Sequence[RunConfig], max_stack: int | None) -> list[list[int]]:
         if isinstance(self.table, SettledSweep):  # whole (cell, h) units
-            return unit_groups(configs, max_stack)
+            return _unit_groups(configs, max_stack)
         return stack_groups(configs, max_stack)
 
     def steps_bound(self, configs: Sequence[RunConfig]) -> int:

@@ -52,7 +52,6 @@ __all__ = [
     "PRESETS",
     "TaskBatch",
     "sample_task",
-    "embed_inputs",
     "MATRICES",
     "GAINS",
     "init_params",
@@ -255,7 +254,7 @@ def sample_task(keys: torch.Tensor, pi: torch.Tensor, index: torch.Tensor, ell: 
     return TaskBatch(pairs=shuffled.view(R, n, ell, 2), query=q, succ=s, label=label)
 
 
-def embed_inputs(E: torch.Tensor, batch: TaskBatch) -> torch.Tensor:
+def _embed_inputs(E: torch.Tensor, batch: TaskBatch) -> torch.Tensor:
     """The input sequence (R, n, ell + 2, d_model): superposed pairs, E[NULL], E[q]. E is (m + 1, d)."""
     R, n, ell, _ = batch.pairs.shape
     null = E.shape[0] - 1
@@ -327,7 +326,7 @@ def forward(params: dict[str, torch.Tensor], x: torch.Tensor, cfg: Config, last_
 
 def block_logits(params: dict[str, torch.Tensor], E: torch.Tensor, batch: TaskBatch, cfg: Config) -> torch.Tensor:
     """(R, n, m + 1) scores of every item and NULL, through the tied frozen table."""
-    return forward(params, embed_inputs(E, batch), cfg) @ E.T
+    return forward(params, _embed_inputs(E, batch), cfg) @ E.T
 
 
 # ----------------------------------------------------------------------------- cost

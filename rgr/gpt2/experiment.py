@@ -29,7 +29,7 @@ from .items import items_available
 from .table import STAND_IN_SOURCE
 
 __all__ = ["SCHEMA", "GPT2", "GPT2Sweep", "run_key", "experiment_grid", "PresetCost", "preset_cost",
-           "embeddings_banner", "OPEN_CHOICES", "LeaseBench", "read_lease_bench", "latest_lease_bench"]
+           "embeddings_banner", "OPEN_CHOICES", "LeaseBench", "latest_lease_bench"]
 
 _TYPES = {int: "int", float: "float", str: "str", bool: "bool"}
 _POSITIVE = ("m", "ell", "d_model", "D_K", "h", "d_ff", "steps", "batch_size", "eval_interval", "n_val", "n_test")
@@ -193,7 +193,7 @@ class LeaseBench:
     minutes: float
 
 
-def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
+def _read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
     """The bench's projection from a lease log's text (None when the log has none)."""
     head = re.search(r"^E7 (\w+) preset on (.+?) \(", text, flags=re.M)
     proj = re.search(r"^projection: the whole (\w+) preset .*? ([0-9][0-9,.]*) minutes of one process", text,
@@ -206,7 +206,7 @@ def read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
 def latest_lease_bench(root) -> LeaseBench | None:
     """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
     for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
-        found = read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
+        found = _read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
         if found is not None:
             return found
     return None

@@ -4,7 +4,7 @@ token counts (protocol E7; chapter *GPT-2 block*).
 The heavy optional packages (``safetensors``, ``tokenizers``, ``regex``) are imported inside the functions
 that use them; the ``gpt2`` extra of pyproject.toml pins them. Without them, a local directory
 still works: the safetensors header is parsed with numpy, and GPT-2's byte-level
-BPE has a small pure-Python implementation (:class:`BytePairEncoder`).
+BPE has a small pure-Python implementation (:class:`_BytePairEncoder`).
 """
 
 from __future__ import annotations
@@ -22,16 +22,13 @@ import numpy as np
 from .table import N_TOKENS
 
 __all__ = [
-    "EOS_TOKEN",
     "read_wte",
-    "BytePairEncoder",
     "load_tokenizer",
     "count_tokens",
     "items_from_counts",
-    "byte_alphabet",
 ]
 
-EOS_TOKEN = "<|endoftext|>"
+_EOS_TOKEN = "<|endoftext|>"
 
 
 # ----------------------------------------------------------------------------- checkpoint
@@ -108,7 +105,7 @@ def _read_wte(path: Path) -> np.ndarray:
 # ----------------------------------------------------------------------------- tokenizer
 
 
-def byte_alphabet() -> dict[int, str]:
+def _byte_alphabet() -> dict[int, str]:
     """GPT-2's reversible byte -> printable character map: printable Latin-1 bytes map to
     themselves, the other bytes to the characters 256, 257, ... in byte order."""
     keep = {*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1), *range(ord("\xae"), 256)}
@@ -128,7 +125,7 @@ _GPT2_SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\
 _GPT2_SPLIT_STDLIB = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"""
 
 
-class BytePairEncoder:
+class _BytePairEncoder:
     """GPT-2's byte-level BPE in pure Python (a fallback when ``tokenizers`` is missing).
 
     Text is split by GPT-2's pre-tokenization pattern, each piece's UTF-8 bytes
@@ -140,7 +137,7 @@ class BytePairEncoder:
     def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]]):
         self.vocab = vocab
         self.ranks = {pair: i for i, pair in enumerate(merges)}
-        self.alphabet = byte_alphabet()
+        self.alphabet = _byte_alphabet()
         self._cache: dict[str, list[int]] = {}
         try:
             import regex
@@ -173,9 +170,9 @@ class BytePairEncoder:
 
     def encode(self, text: str) -> list[int]:
         ids: list[int] = []
-        for k, chunk in enumerate(text.split(EOS_TOKEN)):
+        for k, chunk in enumerate(text.split(_EOS_TOKEN)):
             if k:
-                ids.append(self.vocab[EOS_TOKEN])
+                ids.append(self.vocab[_EOS_TOKEN])
             for word in self._split.findall(chunk):
                 if word not in self._cache:
                     self._cache[word] = self._merge("".join(self.alphabet[b] for b in word.encode("utf-8")))
@@ -209,7 +206,7 @@ def load_tokenizer(directory: str | Path) -> _Tokenizer:
     """GPT-2's tokenizer from ``tokenizer.json`` or ``vocab.json`` + ``merges.txt`` in ``directory``.
 
     With the ``tokenizers`` package installed it does the work; otherwise
-    :class:`BytePairEncoder` reads the same files.
+    :class:`_BytePairEncoder` reads the same files.
     """
     d = Path(directory)
     tj, vj, mt = d / "tokenizer.json", d / "vocab.json", d / "merges.txt"
@@ -234,11 +231,11 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
             impl = f"tokenizers {tokenizers.__version__} (tokenizer.json)"
         else:
             tok = tokenizers.ByteLevelBPETokenizer(str(vj), str(mt))
-            tok.add_special_tokens([EOS_TOKEN])
+            tok.add_special_tokens([_EOS_TOKEN])
             impl = f"tokenizers {tokenizers.__version__} (vocab.json + merges.txt)"
-        eos = tok.token_to_id(EOS_TOKEN)
+        eos = tok.token_to_id(_EOS_TOKEN)
         if eos is None:
-            raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
+            raise _SourceError(f"tokenizer in {d} has no {_EOS_TOKEN} token")
         return _Tokenizer(
             encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
             eos_id=int(eos),
@@ -255,21 +252,21 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
     else:
         vocab = json.loads(vj.read_text(encoding="utf-8"))
         merges = _read_merges(mt.read_text(encoding="utf-8").splitlines())
-    if EOS_TOKEN not in vocab:
-        raise _SourceError(f"tokenizer in {d} has no {EOS_TOKEN} token")
-    bpe = BytePairEncoder(vocab, merges)
+    if _EOS_TOKEN not in vocab:
+        raise _SourceError(f"tokenizer in {d} has no {_EOS_TOKEN} token")
+    bpe = _BytePairEncoder(vocab, merges)
     inverse = {i: s for s, i in vocab.items()}
     unbyte = {c: b for b, c in bpe.alphabet.items()}
 
     def decode_token(i: int) -> str:
         s = inverse[i]
-        if s == EOS_TOKEN:
+        if s == _EOS_TOKEN:
             return s
         return bytes(unbyte[c] for c in s).decode("utf-8", errors="replace")
 
     return _Tokenizer(
         encode_batch=lambda lines: [bpe.encode(t) for t in lines],
-        eos_id=int(vocab[EOS_TOKEN]),
+        eos_id=int(vocab[_EOS_TOKEN]),
         vocab_size=max(vocab.values()) + 1,
         impl=bpe.impl,
         decode_token=decode_token,

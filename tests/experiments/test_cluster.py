@@ -25,13 +25,13 @@ from distributed import Client, LocalCluster
 from rgr import catalog, cli
 from rgr.experiments import runner
 from rgr.experiments import trainer as experiment_trainer
-from rgr.experiments.cluster import DaskExecutor, StackKilledWorkers
+from rgr.experiments.cluster import DaskExecutor
 from rgr.experiments.engine.config import stack_groups
 from rgr.experiments.planner import run_key
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import Job, SweepError, run_job
 from rgr.store import provenance
-from rgr.trainers import trainer, trains
+from rgr.trainers import trainer
 from tests import ROOT
 
 
@@ -212,7 +212,7 @@ def test_a_stack_that_kills_its_workers_is_reported(client):
     finally:
         client.wait_for_workers(2, timeout=300)  # the nannies restart the workers (slow on a loaded machine)
     assert len(out) == 1 and out[0][0] == stack
-    assert isinstance(out[0][1], StackKilledWorkers) and "2 workers died" in str(out[0][1])
+    assert isinstance(out[0][1], RuntimeError) and "2 workers died while training this stack" in str(out[0][1])
 
 
 def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
@@ -243,8 +243,9 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
 def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
     """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
     from rgr.gpt2.experiment import GPT2Sweep
+    from rgr.gpt2.trainer import GPT2Trainer
 
-    sweep = trains(GPT2Sweep(embeddings="stand-in"))
+    sweep = GPT2Trainer(GPT2Sweep(embeddings="stand-in"))
     local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)
     logs = []
     remote = runner.run_sweep(sweep, "smoke", root=tmp_path / "dask", progress=False, log=logs.append,

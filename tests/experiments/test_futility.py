@@ -9,18 +9,26 @@ from rgr import catalog
 from rgr.experiments import runner
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train
-from rgr.experiments.futility import RULES, FutilityRule, first_futile_check, futile, rule_named
+from rgr.experiments.futility import RULES, FutilityRule, futile, replayed_stops, rule_named
 from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, run_key
 from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
+from rgr.experiments.trainer import ExperimentTrainer
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable
-from rgr.trainers import trainer, trains
+from rgr.trainers import trainer
 
 RULE = RULES["trend-v1"]
 
 
 def _curve(values, every=500):
     return [((i + 1) * every, v) for i, v in enumerate(values)]
+
+
+def first_futile_check(rule: FutilityRule, curve: list[tuple[int, float]], max_steps: int, steps: int) -> int | None:
+    """Index of the check at which the replay of ``rule`` stops a run with this ``curve`` that ended at ``steps``."""
+    row = pd.DataFrame([{"model": "qk", "val_curve": curve, "max_steps": max_steps, "steps": steps}])
+    stop = replayed_stops(row, rule).iloc[0]
+    return None if stop is None else [s for s, _ in curve].index(stop[0])
 
 
 # ----------------------------------------------------------------------------- the rule
@@ -165,7 +173,7 @@ def test_a_sweep_copies_runs_that_trained_in_another_table(tmp_path):
     twin = Experiment("lambda8", "E1", "a diagonal sharing the base smoke grid", "max", "permutation",
                       {"smoke": grid}, reuse_from=("base",))
     logs: list[str] = []
-    runner.run_sweep(trains(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
+    runner.run_sweep(ExperimentTrainer(twin), "smoke", device="cpu", root=tmp_path, progress=False, log=logs.append)
     base = catalog.load("base", "smoke", root=tmp_path).set_index("config_key")
     copy = catalog.load("lambda8", "smoke", root=tmp_path)
     assert len(copy) == len(base) and any("reused from base" in line for line in logs)
@@ -226,14 +234,22 @@ def test_the_kept_share_is_the_replayed_steps_over_the_bound():
     assert kept_share(table, RULE) == pytest.approx((2_000 + 20_000) / 40_000)
 
 
-def test_matmul_flops_in_closed_form():
-    from rgr.experiments.sizing.projection import matmul_flops
+def test_matmul_flops_in_closed_form(monkeypatch):
+    from rgr.experiments.sizing import projection
+    from rgr.experiments.sizing.calibration import Calibration
+
+    cal = Calibration(a=1.0, b=0.0, c=0.0, e=0.0, device="cpu", points=1)  # no timing: the FLOPs are counted
+    monkeypatch.setattr(projection, "pick_calibration", lambda *a, **k: cal)
+
+    def flops(c: RunConfig, futility_share: float | None = None) -> str:
+        [line] = [s for s in projection.dry_run_report([c], futility_share=futility_share) if "FLOPs" in s]
+        return line.split("matmul FLOPs: ")[1].split(";")[0]
 
     c = RunConfig(m=64, d_model=16, h=2, d_k=4)  # ell 16, 20,000 steps, a check every 500 on 500 contexts, test 2,000
     step = 2 * 4 * (8 * 16 * 16 + 6 * 16 * 16)
     check = 500 * 2 * 4 * (4 * 16 * 16 + 2 * 16 * 16)
-    assert matmul_flops([c]) == 20_000 * step + (40 + 4) * check
-    assert matmul_flops([c.replace(futility="trend-v1")], 0.5) == 0.5 * matmul_flops([c])
+    assert flops(c) == f"{20_000 * step + (40 + 4) * check:.2e}"
+    assert flops(c.replace(futility="trend-v1"), 0.5) == f"{0.5 * (20_000 * step + (40 + 4) * check):.2e}"
 
 
 def test_the_committed_replay_on_base_paper_meets_the_rules_claims():

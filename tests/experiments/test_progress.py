@@ -7,7 +7,7 @@ import torch
 from rgr import cli
 from rgr.experiments import runner
 from rgr.experiments import trainer as experiment_trainer
-from rgr.experiments.runner import Job, LocalExecutor
+from rgr.experiments.runner import Job, run_job
 from rgr.trainers import trainer
 
 
@@ -18,7 +18,7 @@ def test_a_stack_reports_model_steps_while_it_trains():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        [(job, rows)] = list(LocalExecutor("cpu").map_jobs([Job(exp, "smoke", tuple(configs))], seen.append))
+        rows = run_job(Job(exp, "smoke", tuple(configs)), "cpu", on_steps=seen.append)
     finally:
         torch.set_num_threads(threads)
     assert len(rows) == 6 and len(seen) > 1  # more than one update within the one stack

@@ -6,7 +6,6 @@ from rgr.experiments.registry import SCHEMA
 from rgr.experiments.runner import run_sweep
 from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results
-from rgr.experiments.trainer import unit_groups
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.task.metrics import F1_TARGET
 from rgr.trainers import trainer
@@ -59,7 +58,7 @@ def test_budgets_seeds_and_stacks():
         by_cell.setdefault((c.m, c.d_model), set()).add(c.max_steps)
     assert by_cell[(1024, 128)] == {320_000, 1_280_000} and by_cell[(2048, 256)] == {320_000}
     assert {c.seed for c in runs if c.m == 2048} == {0, 1, 2}
-    groups = unit_groups(runs)
+    groups = trainer("settled").stack_groups(runs, None)
     assert sorted(i for g in groups for i in g) == list(range(len(runs)))
     assert all(len({(runs[i].m, runs[i].d_model, runs[i].max_steps) for i in g}) == 1 and len(g) <= 40
                for g in groups)

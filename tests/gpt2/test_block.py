@@ -10,7 +10,16 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
-from rgr.gpt2.block import PRESETS, Config, embed_inputs, forward, init_params, run_flops, sample_task, step_flops
+from rgr.gpt2.block import (
+    PRESETS,
+    Config,
+    block_logits,
+    forward,
+    init_params,
+    run_flops,
+    sample_task,
+    step_flops,
+)
 from rgr.gpt2.experiment import experiment_grid, preset_cost
 from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
 from rgr.gpt2.training import train_runs
@@ -81,10 +90,18 @@ def test_sampler_deterministic_stackable_and_spread():
 def test_inputs_and_block_shapes():
     E = stand_in_items(24, StandInSpec(d_model=16)).table()
     _, b = _task([0, 1], n=5)
-    x = embed_inputs(E, b)
+    # the input sequence (R, n, ell + 2, d): the superposed pairs, E[NULL], E[q]
+    x = torch.cat([E[b.pairs].sum(-2), E[24].expand(2, 5, 1, 16), E[b.query].unsqueeze(2)], dim=2)
     assert x.shape == (2, 5, 6, 16)
-    assert torch.allclose(x[1, 2, 3], E[b.pairs[1, 2, 3, 0]] + E[b.pairs[1, 2, 3, 1]])
-    assert torch.equal(x[:, :, -2], E[24].expand(2, 5, 16)) and torch.equal(x[:, :, -1], E[b.query])
+    # the block as a probe of the sequence it reads: no scores (every position attended alike), values and output
+    # maps the identity, no MLP, no final LN: the query's embedding plus the mean of every position's LN
+    probe = init_params([replace(TINY, seed=s, final_ln=False) for s in (0, 1)])
+    for k in ("W_Q", "W_K", "W_2"):
+        probe[k] = torch.zeros_like(probe[k])
+    for k in ("W_V", "W_O"):
+        probe[k] = torch.eye(16).expand(2, 16, 16).clone()
+    expected = (x[:, :, -1] + torch.nn.functional.layer_norm(x, (16,)).mean(2)) @ E.T
+    assert torch.allclose(block_logits(probe, E, b, replace(TINY, final_ln=False)), expected, atol=1e-5)
     cfgs = [replace(TINY, seed=s) for s in (0, 1)]
     p = init_params(cfgs)
     assert p["W_Q"].shape == (2, 16, 8) and p["W_V"].shape == (2, 16, 16) and p["W_1"].shape == (2, 16, 16)
@@ -169,17 +186,18 @@ def test_step_flops_counts_every_matmul_of_a_training_step(h, D_K, causal):
     cfg = Config(m=40, ell=3, d_model=24, D_K=D_K, h=h, d_ff=8, batch_size=5, causal=causal, embeddings="stand-in")
     params = {k: v.requires_grad_(True) for k, v in init_params([cfg]).items()}
     E = torch.randn(cfg.m + 1, cfg.d_model)
-    x = torch.randn(1, cfg.batch_size, cfg.ell + 2, cfg.d_model)
+    _, batch = _task([0], m=cfg.m, ell=cfg.ell, n=cfg.batch_size)
     with FlopCounterMode(display=False) as counted:
-        (forward(params, x, cfg) @ E.T).logsumexp(-1).sum().backward()
+        block_logits(params, E, batch, cfg).logsumexp(-1).sum().backward()
     assert counted.get_total_flops() == step_flops(cfg)
 
 
 def test_run_flops_adds_the_checks_and_the_test_as_forward_passes():
     cfg = replace(TINY, steps=30, eval_interval=10, n_val=64, n_test=48)
     params, E = init_params([cfg]), torch.randn(cfg.m + 1, cfg.d_model)
+    _, one = _task([0], m=cfg.m, ell=cfg.ell, n=1)
     with FlopCounterMode(display=False) as counted, torch.no_grad():
-        forward(params, torch.randn(1, 1, cfg.ell + 2, cfg.d_model), cfg) @ E.T  # one example, forward only
+        block_logits(params, E, one, cfg)  # one example, forward only
     checks = 30 // 10 + 1  # every eval_interval steps and after the last
     assert run_flops(cfg) == 30 * step_flops(cfg) + (checks * 64 + 48) * counted.get_total_flops()
     smoke = preset_cost("smoke")
@@ -207,16 +225,17 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
 
 def test_a_lease_log_gives_its_bench_projection(tmp_path):
     """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
-    from rgr.gpt2.experiment import latest_lease_bench, read_lease_bench
+    from rgr.gpt2.experiment import latest_lease_bench
     from rgr.paths import data_dir
 
     text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"
             "projection: the whole paper preset (112 runs in 16 stacks of 7, 100,000 steps each) 1,066.9 minutes of "
             "one process here\n")
-    got = read_lease_bench(text, "x.log")
-    assert (got.device, got.preset, got.minutes) == ("NVIDIA H200", "paper", 1066.9)
-    assert read_lease_bench("no bench here") is None
     (tmp_path / "leases").mkdir()
+    (tmp_path / "leases" / "2026-01-01-0.log").write_text(text)
+    got = latest_lease_bench(tmp_path)
+    assert (got.path, got.device, got.preset, got.minutes) == (
+        f"{tmp_path.name}/leases/2026-01-01-0.log", "NVIDIA H200", "paper", 1066.9)
     (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
     (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
     assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None

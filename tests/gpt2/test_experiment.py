@@ -6,10 +6,10 @@ import pytest
 
 from rgr.experiments.runner import run_sweep
 from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, run_key
+from rgr.gpt2.trainer import GPT2Trainer
 from rgr.store import TableError
-from rgr.trainers import trains
 
-STAND_IN = trains(GPT2Sweep(embeddings="stand-in"))
+STAND_IN = GPT2Trainer(GPT2Sweep(embeddings="stand-in"))
 
 
 def run_gpt2_sweep(preset, device, **kw):

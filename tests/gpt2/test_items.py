@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.gpt2 import sources, table
+from rgr.gpt2 import table
 from rgr.gpt2.items import build_items, load_items, save_items
-from rgr.gpt2.sources import BytePairEncoder, count_tokens, items_from_counts, load_tokenizer, read_wte
+from rgr.gpt2.sources import count_tokens, items_from_counts, load_tokenizer, read_wte
 from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
 
 D = 8
@@ -18,6 +18,19 @@ D = 8
 MERGES = [("h", "e"), ("Ġ", "t"), ("Ġt", "he"), ("a", "t"), ("Ġ", "c"), ("Ġc", "at")]
 TEXT = " the cat the\n the cat\n the\n"  # tokens: Ġthe Ġcat Ġthe Ċ Ġthe Ġcat Ċ Ġthe Ċ
 THE, CAT, NEWLINE = 258, 261, 10
+EOS = "<|endoftext|>"  # GPT-2's end-of-text token
+
+
+def byte_alphabet() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character map, as its encoder.py builds it (bytes_to_unicode)."""
+    bs = [*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1), *range(ord("\xae"), 256)]
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:  # the others: 256, 257, ... in byte order
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
 
 
 
@@ -35,11 +48,11 @@ def _write_safetensors(path, tensors):
 
 @pytest.fixture()
 def gpt2_dir(tmp_path):
-    alphabet = sources.byte_alphabet()
+    alphabet = byte_alphabet()
     vocab = {alphabet[b]: b for b in range(256)}
     for a, b in MERGES:
         vocab[a + b] = len(vocab)
-    vocab[sources.EOS_TOKEN] = len(vocab)  # 262
+    vocab[EOS] = len(vocab)  # 262
     (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in MERGES), encoding="utf-8")
     wte = np.arange(len(vocab))[:, None] + 0.01 * np.arange(D)[None, :]  # row i starts with i
@@ -105,16 +118,19 @@ def test_build_save_load_from_local_dir(gpt2_dir, tmp_path, monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore:the text ran out")
-def test_tokenizers_package_agrees(gpt2_dir):
+def test_tokenizers_package_agrees(gpt2_dir, monkeypatch):
     tokenizers = pytest.importorskip("tokenizers")
     fast = load_tokenizer(gpt2_dir)
     assert fast.impl.startswith("tokenizers")
-    bpe = BytePairEncoder(json.loads((gpt2_dir / "vocab.json").read_text()), MERGES)
+    with monkeypatch.context() as without:
+        without.setitem(sys.modules, "tokenizers", None)
+        bpe = load_tokenizer(gpt2_dir)  # the pure-Python BPE on the same files
+    assert bpe.impl.startswith("python-bpe")
     lines = TEXT.splitlines(keepends=True) + ["  cat's  12 the_cat!\n", "naïve café ½\n"]
-    assert fast.encode_batch(lines) == [bpe.encode(s) for s in lines]
+    assert fast.encode_batch(lines) == bpe.encode_batch(lines)
     # tokenizer.json layout gives the same table
     tok = tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))
-    tok.add_special_tokens([sources.EOS_TOKEN])
+    tok.add_special_tokens([EOS])
     tok.save(str(gpt2_dir / "tokenizer.json"))
     t = build_items(m=3, local_dir=gpt2_dir)
     assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and "tokenizer.json" in t.provenance["tokenizer"]

@@ -22,7 +22,7 @@ from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
 __all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys",
-           "MAX_PADDING", "stack_cap", "stack_groups", "stack_shape", "resolve_device", "sync"]
+           "MAX_PADDING", "stack_groups", "stack_shape", "resolve_device", "sync"]
 
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
@@ -243,7 +243,7 @@ class RunResult:
 # columns are zero and its missing heads masked (rgr.model.qk.QKModel), so each run still trains exactly as it
 # would alone (up to float rounding order). stack_groups bounds the padding: a run joins a stack of shape
 # (h, d_k) = (H, w) only if its d_k >= w/2 and H * w <= 2 h * d_k (so a stack spends at most twice a run's own
-# work on it), and caps a stack's size (stack_cap).
+# work on it), and caps a stack's size (_stack_cap).
 
 # Stack-size caps: on a CPU the per-model-step cost stops falling at about 64 runs for D_K >= 128 (measured:
 # `python -m rgr bench`, see the README's Performance section) and later for narrow runs; a GPU wants thousands.
@@ -253,7 +253,7 @@ _CUDA_RUNS = 4096  # runs per stack on CUDA
 MAX_PADDING = 2.0  # a stack spends at most this many times a run's own D_K on it
 
 
-def stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
+def _stack_cap(h: int, d_k: int, device: str | torch.device = "cpu") -> int:
     """Most runs in one stack of shape (h, d_k) on ``device``. CPU: 16,384 / (h d_k) runs, within [64, 256];
     CUDA: 4,096 runs."""
     if torch.device(device).type == "cuda":
@@ -279,7 +279,7 @@ def stack_groups(
     Runs with equal stack keys (first-seen order) are taken largest D_K first
     (then widest d_k, most heads; ties in input order): the first run left sets
     the stack's shape (h, d_k), and the runs that fit it (:func:`_padding_ok`)
-    join, in that order, up to ``max_stack`` runs (default :func:`stack_cap`);
+    join, in that order, up to ``max_stack`` runs (default :func:`_stack_cap`);
     ``max_padding`` bounds the padding (:func:`_padding_ok`).
     A stack formed here forms again unchanged when passed back on its own.
     """
@@ -295,7 +295,7 @@ def stack_groups(
         rest = sorted(members, key=lambda i: (-configs[i].D_K, -configs[i].d_k, -configs[i].h, i))
         while rest:
             top = configs[rest[0]]
-            cap = max_stack or stack_cap(top.h, top.d_k, device)
+            cap = max_stack or _stack_cap(top.h, top.d_k, device)
             group = [i for i in rest if _padding_ok(configs[i], top.h, top.d_k, max_padding)][:cap]
             taken = set(group)
             rest = [i for i in rest if i not in taken]

@@ -73,7 +73,7 @@ from .stack import (
     value_targets,
 )
 
-__all__ = ["train_steps", "evaluate_group", "evaluate_runs", "check", "test", "train",
+__all__ = ["train_steps", "check", "test", "train",
            "train_run"]
 
 
@@ -144,7 +144,7 @@ def _eval_chunk(R: int, ell: int, h: int, D_K: int, d: int, eval_elems: int) -> 
 
 
 @torch.no_grad()
-def evaluate_group(
+def _evaluate_group(
     model: QKModel, X: torch.Tensor, items: torch.Tensor, labels: torch.Tensor, by_pairs: bool, eval_elems: int
 ) -> torch.Tensor:
     """Per-run sums over contexts (R, n, ...): (R, 3) [tp, fp, fn], or (R, 2) [sse, count] for "value"."""
@@ -172,7 +172,7 @@ def evaluate_group(
     return total
 
 
-def evaluate_runs(
+def _evaluate_runs(
     model: QKModel,
     X: torch.Tensor,
     ms: Sequence[int],
@@ -181,7 +181,7 @@ def evaluate_runs(
     eval_elems: int,
     n_set: int,
 ) -> torch.Tensor:
-    """Per-run sums over contexts, as :func:`evaluate_group`, for runs with ``ms`` items each.
+    """Per-run sums over contexts, as :func:`_evaluate_group`, for runs with ``ms`` items each.
 
     A run's scores come from a table of all its item pairs when that is the
     cheaper way for its whole set of ``n_set`` contexts (a context-free
@@ -202,10 +202,10 @@ def evaluate_runs(
         m = max(ms[i] for i in idx)
         rows = torch.tensor(idx, device=X.device)
         if len(idx) == R and m == X.shape[1]:  # the whole stack, unpadded (idx is 0..R-1): its tensors as they are
-            out[rows] = evaluate_group(model, X, items, labels, use_pairs, eval_elems)
+            out[rows] = _evaluate_group(model, X, items, labels, use_pairs, eval_elems)
         else:
             sub = model.select(rows)
-            out[rows] = evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
+            out[rows] = _evaluate_group(sub, X[rows, :m], items[rows], labels[rows], use_pairs, eval_elems)
     return out
 
 
@@ -225,7 +225,7 @@ def test(
     total = None
     for a, b in context_blocks(R, c0.ell, c0.n_test, block_elems):
         batch = sample_stacked(sub.table, keys, torch.arange(a, b, device=dev).expand(R, -1), c0.ell, c0.rho)
-        part = evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems,
+        part = _evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], batch.items, batch.labels, eval_elems,
                              c0.n_test)
         total = part if total is None else total + part
     w = sub.model.weights()
@@ -259,7 +259,7 @@ def check(st: Stack, due: list[int], eval_elems: int) -> dict[int, str]:
     stops: dict[int, str] = {}
     if due:
         sub = st.select(due) if len(due) < st.R else st
-        ev = evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], sub.val_items, sub.val_labels, eval_elems,
+        ev = _evaluate_runs(sub.model, sub.X, [c.m for c in sub.cfgs], sub.val_items, sub.val_labels, eval_elems,
                            sub.cfgs[0].n_val)
         values = _metric(st.model, ev)
         for i, v in zip(due, values):

@@ -24,7 +24,7 @@ import torch
 
 from .aot_sweep import AoTConfig
 
-__all__ = ["AoT", "train_aot"]
+__all__ = ["train_aot"]
 
 def _random_map(N: int, generator: torch.Generator) -> torch.Tensor:
     """f as an (N, N) table of next tokens, uniform and independent per pair."""
@@ -36,7 +36,7 @@ def _param(generator: torch.Generator, *shape: int) -> torch.nn.Parameter:
     return torch.nn.Parameter(torch.randn(*shape, generator=generator) / math.sqrt(fan_in))
 
 
-class AoT(torch.nn.Module):
+class _AoT(torch.nn.Module):
     """One attention-only layer on two-token inputs, heads fed as ``cfg.param`` says (module doc)."""
 
     def __init__(self, cfg: AoTConfig, generator: torch.Generator) -> None:
@@ -73,7 +73,7 @@ def train_aot(cfg: AoTConfig) -> dict:
     """Train one run on CPU threads of this process; its accuracy over all N^2 pairs and final loss."""
     g = torch.Generator().manual_seed(cfg.seed)
     table = _random_map(cfg.N, g)
-    model = AoT(cfg, g)
+    model = _AoT(cfg, g)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: 1 + (cfg.lr_end / cfg.lr - 1) * min(s, cfg.steps - 1) / max(cfg.steps - 1, 1))

@@ -100,7 +100,7 @@ def run_key(cfg: AoTConfig, preset: str) -> str:
 
 @dataclass(frozen=True)
 class AoTSweep:
-    """What the ``aot`` table is (module doc); it trains by :class:`rgr.trainers.AoTTrainer`."""
+    """What the ``aot`` table is (module doc); it trains by :func:`rgr.trainers.trainer`."""
 
     name: str = "aot"
     spec: str = "Dana et al. re-implemented"

@@ -21,7 +21,7 @@ from ..engine.config import RunConfig
 from ..planner import Cell, Grid, base_cutoff, in_shard
 from ..registry import Experiment
 
-__all__ = ["law_x", "heads_for", "planned_runs", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M"]
+__all__ = ["law_x", "planned_runs", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M"]
 
 
 def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
@@ -31,7 +31,7 @@ def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
     return h * d_k * d_model / (m * math.log(m))
 
 
-def heads_for(cell: Cell, grid: Grid) -> list[int]:
+def _heads_for(cell: Cell, grid: Grid) -> list[int]:
     """Head counts of one cell: those with x <= grid.dk_factor and h * d_model <= grid.dk_max (the smallest always)."""
     heads = sorted(grid.heads)
     kept = [h for h in heads if law_x(h, cell.d_model, cell.d_model, cell.m) <= grid.dk_factor
@@ -44,7 +44,7 @@ def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None
     """Every run of the head sweep of ``grid`` (no finished rows needed: the design has no refinement rounds)."""
     runs = []
     for cell in grid.cells:
-        for h in heads_for(cell, grid):
+        for h in _heads_for(cell, grid):
             if not in_shard(cell, h, *shard):
                 continue
             runs += [RunConfig(m=cell.m, d_model=cell.d_model, h=h, d_k=cell.d_model, seed=s, model=model,

@@ -32,7 +32,7 @@ import torch
 
 from .pal_sweep import PalConfig
 
-__all__ = ["embeddings", "pal_logits", "train_pal"]
+__all__ = ["embeddings", "train_pal"]
 
 _CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
 
@@ -46,7 +46,7 @@ def embeddings(N: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     return out[0], out[1]
 
 
-def pal_logits(E: torch.Tensor, U: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+def _pal_logits(E: torch.Tensor, U: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
     """Scores u_y^T W e_x of every output y (columns) for every input x (rows)."""
     return E @ W @ U.T
 
@@ -59,7 +59,7 @@ def train_pal(cfg: PalConfig) -> dict:
     opt = torch.optim.Adam([W], lr=cfg.lr) if cfg.optimizer == "adam" else torch.optim.SGD([W], lr=cfg.lr)
     step = 0
     while step < cfg.steps:
-        logits = pal_logits(E, U, W)
+        logits = _pal_logits(E, U, W)
         if step % _CHECK_EVERY == 0 and bool((logits.argmax(1) == target).all()):
             break
         loss = torch.nn.functional.cross_entropy(logits, target)
@@ -68,7 +68,7 @@ def train_pal(cfg: PalConfig) -> dict:
         opt.step()
         step += 1
     with torch.no_grad():
-        logits = pal_logits(E, U, W)
+        logits = _pal_logits(E, U, W)
         acc = (logits.argmax(1) == target).float().mean().item()
         loss = torch.nn.functional.cross_entropy(logits, target).item()
     return dict(accuracy=float(acc), final_loss=float(loss), steps_run=int(step), n_params=cfg.d * cfg.d)

@@ -30,8 +30,7 @@ import pandas as pd
 
 from ...store import Column, RowKey, Schema
 
-__all__ = ["PalConfig", "law_x", "PASS", "SCHEMA", "PalPreset", "PRESETS", "PAL", "PalSweep", "n_at_x",
-           "next_n", "run_key"]
+__all__ = ["PalConfig", "law_x", "PASS", "SCHEMA", "PRESETS", "PAL", "PalSweep", "run_key"]
 
 _OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
 
@@ -121,7 +120,7 @@ class _PalLine:
 
 
 @dataclass(frozen=True)
-class PalPreset:
+class _PalPreset:
     """The lines of a preset and the bisection's start and stop (module doc)."""
 
     lines: tuple[_PalLine, ...]
@@ -136,7 +135,7 @@ class PalPreset:
             raise ValueError(f"tol must be positive, got {self.tol}")
 
 
-def n_at_x(d: int, x: float) -> int:
+def _n_at_x(d: int, x: float) -> int:
     """The integer N >= 2 whose law_x(N, d) is nearest x from above (N ln N <= d^2 / x)."""
     target, N = d * d / x, 2
     while (N + 1) * math.log(N + 1) <= target:
@@ -144,7 +143,7 @@ def n_at_x(d: int, x: float) -> int:
     return N
 
 
-def next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max: int) -> int | None:
+def _next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max: int) -> int | None:
     """The next N of one bisection from ``tried`` (N -> accuracy); None when the bracket is closed, or when every
     N passed up to ``n_max`` (module doc)."""
     missing = [n for n in start if n not in tried]
@@ -169,12 +168,12 @@ def next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_max
 _LR_LINES: tuple[_PalLine, ...] = tuple(_PalLine(d, s, lr=lr, optimizer=opt)
                                        for opt, lr in (("adam", 0.01), ("gd", 10.0))
                                        for d in (8, 16, 32) for s in (0, 1, 2))
-PRESETS: Mapping[str, PalPreset] = {
-    "smoke": PalPreset(tuple(_PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
-    "book": PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
+PRESETS: Mapping[str, _PalPreset] = {
+    "smoke": _PalPreset(tuple(_PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
+    "book": _PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
                       + tuple(_PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))
                       + _LR_LINES),
-    "paper": PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
+    "paper": _PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in range(5))
                        + tuple(_PalLine(d, s, steps=12000) for d in (16, 32) for s in range(5))),
 }
 
@@ -194,7 +193,7 @@ def _tried(line: _PalLine, done: pd.DataFrame | None) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class PalSweep:
-    """What the ``pal`` table is (module doc); it trains by :class:`rgr.trainers.PalTrainer`."""
+    """What the ``pal`` table is (module doc); it trains by :func:`rgr.trainers.trainer`."""
 
     name: str = "pal"
     spec: str = "pal's associative memory re-implemented"
@@ -203,7 +202,7 @@ class PalSweep:
     book_scope: str = "d = 8 to 64, three seeds, 3,000 Adam steps; d = 16, 32 also at 12,000 (paper: five seeds)"
 
     @property
-    def presets(self) -> Mapping[str, PalPreset]:
+    def presets(self) -> Mapping[str, _PalPreset]:
         return PRESETS
 
     @property
@@ -217,8 +216,8 @@ class PalSweep:
         for line in p.lines:
             tried = _tried(line, done)
             out += [line.config(n) for n in sorted(tried)]
-            start = (n_at_x(line.d, p.x_easy), n_at_x(line.d, p.x_hard))
-            n = next_n(tried, start, p.tol, n_at_x(line.d, p.x_hard / 16))
+            start = (_n_at_x(line.d, p.x_easy), _n_at_x(line.d, p.x_hard))
+            n = _next_n(tried, start, p.tol, _n_at_x(line.d, p.x_hard / 16))
             if n is not None:
                 out.append(line.config(n))
         return out

@@ -46,8 +46,7 @@ from ..engine.config import DTYPES, MAX_PADDING, RunConfig, resolve_device, stac
 from ..engine.loop import train
 from .loops import train_baseline, train_naive
 
-__all__ = ["step_flops", "matmul_gflops", "bench_sweep",
-           "CELLS", "cell_stack", "bench_cell", "parser", "main"]
+__all__ = ["step_flops", "matmul_gflops", "CELLS", "cell_stack", "parser", "main"]
 
 
 def step_flops(cfg: RunConfig) -> int:
@@ -99,7 +98,7 @@ class _SweepBench:
         return self.useful_flops / max(self.train_seconds, 1e-12) / 1e9
 
 
-def bench_sweep(
+def _bench_sweep(
     configs: Sequence[RunConfig], device: str | torch.device = "cpu", budget: float = 60.0, steps: int = 500,
     max_padding: float = MAX_PADDING, seed: int = 0,
 ) -> _SweepBench:
@@ -174,7 +173,7 @@ class _CellBench:
         return self.stacked_rate / max(self.baseline_rate, 1e-12)
 
 
-def bench_cell(
+def _bench_cell(
     cfgs: Sequence[RunConfig], device: str | torch.device = "cpu", steps: int = 1000, baseline_steps: int = 500,
     repeats: int = 1,
 ) -> _CellBench:
@@ -276,7 +275,7 @@ def _report_cell(args: argparse.Namespace, cfgs: list[RunConfig], dev: torch.dev
           f"threads={torch.get_num_threads()}")
     peak = matmul_gflops(dev, dtype)
     print(f"matmul reference: 2048^3 {args.dtype} -> {peak:.1f} GFLOP/s")
-    cb = bench_cell([c.replace(dtype=args.dtype) for c in cfgs], dev, args.cell_steps, args.naive_steps,
+    cb = _bench_cell([c.replace(dtype=args.dtype) for c in cfgs], dev, args.cell_steps, args.naive_steps,
                     args.cell_repeats)
     unit = "CPU-s" if dev.type == "cpu" else "s"
     print(f"cell {args.cell}: {CELLS[args.cell][0]}/paper first-round stack, R = {cb.runs} runs, h = {cfgs[0].h}, "
@@ -333,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"({timings['train']:.2f} s wall) ->", stacked, flops, peak,
                     f"; untimed set-up {timings['setup']:.2f} s, test {timings['test']:.2f} s"))
         if sweep is not None:
-            sb = bench_sweep(sweep, dev, args.budget, args.sweep_steps, args.padding, args.seed)
+            sb = _bench_sweep(sweep, dev, args.budget, args.sweep_steps, args.padding, args.seed)
             print(f"sweep:    {args.sweep}/{args.preset}: {sb.stacks} of {sb.stacks_total} first-round stacks "
                   f"({sb.runs} runs, <= {args.sweep_steps} steps each, padding <= {args.padding:g}x), "
                   f"{sb.train_seconds:.2f} {unit} ({sb.wall_seconds:.2f} s wall) -> {sb.rate:.0f} model-steps/s per "

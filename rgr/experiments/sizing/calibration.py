@@ -19,10 +19,9 @@ from ..engine.config import RunConfig, resolve_device, stack_groups, stack_shape
 from ..engine.loop import check, train_steps
 from ..engine.stack import build_stack
 
-__all__ = ["Calibration", "MIN_HISTORY_STACKS", "calibrate", "calibrate_from_history", "cost_terms", "features",
-           "history_stacks", "pick_calibration"]
+__all__ = ["Calibration", "calibrate", "calibrate_from_history", "cost_terms", "features", "pick_calibration"]
 
-MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall times calibrate the projection
+_MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall times calibrate the projection
 
 
 def features(cfgs: Sequence[RunConfig], R: int) -> tuple[float, float]:
@@ -175,7 +174,7 @@ def _representatives(cfgs: Sequence[RunConfig], k: int) -> list[RunConfig]:
     return few if stack_shape(few) == stack_shape(cfgs) else list(cfgs)
 
 
-def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
+def _history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
     """The whole stacks among a table's trained rows (not reused; trained on a CPU; rows sharing date and stack
     size), each as its runs' configs at the steps they actually took and the stack's measured wall seconds (the
     sum of its rows'). A GPU's rows (``device_name`` not a CPU's) are left out: they would not time a CPU."""
@@ -196,10 +195,10 @@ def history_stacks(rows: pd.DataFrame) -> list[tuple[list[RunConfig], float]]:
     return out
 
 
-def calibrate_from_history(rows: pd.DataFrame, min_stacks: int = MIN_HISTORY_STACKS) -> Calibration | None:
-    """The cost model fitted to the wall times of a table's finished stacks (:func:`history_stacks`), each at its
+def calibrate_from_history(rows: pd.DataFrame, min_stacks: int = _MIN_HISTORY_STACKS) -> Calibration | None:
+    """The cost model fitted to the wall times of a table's finished stacks (:func:`_history_stacks`), each at its
     runs' actual steps; None with fewer than ``min_stacks`` of them. Wall seconds of the machine as it was."""
-    return _fit_history(history_stacks(rows), min_stacks)
+    return _fit_history(_history_stacks(rows), min_stacks)
 
 
 def _fit_history(stacks: list[tuple[list[RunConfig], float]], min_stacks: int) -> Calibration | None:
@@ -214,14 +213,14 @@ def _fit_history(stacks: list[tuple[list[RunConfig], float]], min_stacks: int) -
 def pick_calibration(configs: Sequence[RunConfig], device: str | torch.device = "cpu",
                      history: pd.DataFrame | None = None) -> Calibration:
     """The table's own history (:func:`calibrate_from_history`) when ``history`` holds at least
-    :data:`MIN_HISTORY_STACKS` finished stacks, on a CPU, whose largest per-run step reaches half the largest of
+    :data:`_MIN_HISTORY_STACKS` finished stacks, on a CPU, whose largest per-run step reaches half the largest of
     ``configs`` (no extrapolation far past what was measured); else :func:`calibrate` on ``configs``."""
     if history is not None and len(history) and resolve_device(device).type == "cpu":
-        stacks = history_stacks(history)
+        stacks = _history_stacks(history)
         seen = max((features([c], 1)[0] for cfgs, _ in stacks for c in cfgs), default=0.0)
         need = max(features([c], 1)[0] for c in configs)
         if seen >= need / 2:
-            cal = _fit_history(stacks, MIN_HISTORY_STACKS)
+            cal = _fit_history(stacks, _MIN_HISTORY_STACKS)
             if cal is not None:
                 return cal
     return calibrate(configs, device)

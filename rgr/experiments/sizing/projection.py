@@ -47,8 +47,7 @@ from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
 from ..engine.config import RunConfig, resolve_device, stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 
-__all__ = ["model_steps_bound", "project", "format_seconds", "matmul_flops",
-           "refinement_runs", "dry_run_report", "stack_seconds"]
+__all__ = ["model_steps_bound", "project", "dry_run_report"]
 
 
 
@@ -57,7 +56,7 @@ def model_steps_bound(configs: Sequence[RunConfig]) -> int:
     return sum(c.max_steps for c in configs)
 
 
-def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = None) -> float:
+def _matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = None) -> float:
     """Matmul FLOPs of training ``configs`` alone (no padding), every run to its cutoff with its checks and test;
     runs with futility stopping scaled by ``futility_share`` (an estimate; the bound without it)."""
     total = 0.0
@@ -68,7 +67,7 @@ def matmul_flops(configs: Sequence[RunConfig], futility_share: float | None = No
     return total
 
 
-def stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
+def _stack_seconds(cfgs: Sequence[RunConfig], cal: Calibration) -> float:
     """Upper-bound seconds of one stack: every run trains to its cutoff, checked every check_every steps; the
     test (n_test contexts) costs like n_test / n_val checks (:func:`cost_terms`)."""
     return float(cost_terms(cfgs) @ cal.coefficients)
@@ -98,11 +97,11 @@ class _Projection:
         rule = ("" if self.expected_steps is None else
                 f", about {self.expected_steps:,} with futility stopping (the replay's kept share)")
         return (f"{self.runs} runs in {self.stacks} stacks; at most {self.model_steps:,} model-steps{rule}; projected "
-                f"{format_seconds(self.seconds)} on {self.workers} worker(s) ({self.device}; "
+                f"{_format_seconds(self.seconds)} on {self.workers} worker(s) ({self.device}; "
                 f"~{self.rate:,.0f} model-steps/s per worker, {self.calibration.describe()})")
 
 
-def format_seconds(s: float) -> str:
+def _format_seconds(s: float) -> str:
     """Seconds as a short human reading: 42 s, 17 min, 3.2 h, 2.5 days."""
     if s < 120:
         return f"{s:.0f} s"
@@ -137,7 +136,7 @@ def project(
     cal = calibration if calibration is not None else calibrate(configs, dev)
     keep = 1.0 if futility_share is None else futility_share
     groups = [[configs[i] for i in g] for g in stack_groups(configs, max_stack, dev)]
-    times = sorted((stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
+    times = sorted((_stack_seconds(g, cal) * _kept(g, keep) for g in groups), reverse=True)
     load = [0.0] * workers
     for t in times:  # longest first, each to the least loaded worker
         load[load.index(min(load))] += t
@@ -155,7 +154,7 @@ def _kept(cfgs: Sequence[RunConfig], share: float) -> float:
     return 1.0 - ruled * (1.0 - share)
 
 
-def refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median",
+def _refinement_runs(configs: Sequence[RunConfig], rounds: int, at: str = "median",
                     dk_max: int | None = None) -> list[RunConfig]:
     """Stand-ins for the runs ``rounds`` refinement rounds may add: per (cell, h) unit and seed, one run per round.
 
@@ -189,11 +188,11 @@ def dry_run_report(
 
     ``configs``: the first round's runs. ``pending``: on a resumed sweep, the runs the current round still has
     to train (projected exactly, in place of the first round). With refinement rounds, their bound and a range
-    of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`refinement_runs`).
+    of estimates: stand-ins at each unit's median D_K and at twice its largest (:func:`_refinement_runs`).
     ``history``: the table's rows of this preset; their finished stacks calibrate the projection
     (:func:`pick_calibration`) when there are enough of them, else a timed calibration here does. ``max_stack``:
-    the sweep's ``--max-stack`` (None: :func:`rgr.experiments.engine.config.stack_cap`), so stacks are projected as
-    they will train.
+    the sweep's ``--max-stack`` (None: the engine's own cap, :func:`rgr.experiments.engine.config.stack_groups`),
+    so stacks are projected as they will train.
     """
     configs = list(configs)
     todo = configs if pending is None else list(pending)
@@ -207,17 +206,17 @@ def dry_run_report(
     else:
         lines = ["this round: nothing left to train"]
     if refine_rounds > 0:
-        lo = project(refinement_runs(configs, 1), device, workers, cal, max_stack, futility_share)
-        hi = project(refinement_runs(configs, 1, "extend", dk_max), device, workers, cal, max_stack, futility_share)
+        lo = project(_refinement_runs(configs, 1), device, workers, cal, max_stack, futility_share)
+        hi = project(_refinement_runs(configs, 1, "extend", dk_max), device, workers, cal, max_stack, futility_share)
         total_lo += refine_rounds * lo.seconds
         total_hi += refine_rounds * max(lo.seconds, hi.seconds)
         lines.append(f"refinement: up to {refine_rounds} round(s) of at most {lo.runs} runs each, "
                      f"{_span(lo.seconds, max(lo.seconds, hi.seconds))} per round "
                      "(stand-ins at each (cell, h)'s median "
                      "D_K, and at twice its largest, as when every unit extends)")
-    flops = matmul_flops([*todo, *(refinement_runs(configs, refine_rounds) if refine_rounds else [])], futility_share)
+    flops = _matmul_flops([*todo, *(_refinement_runs(configs, refine_rounds) if refine_rounds else [])], futility_share)
     lines.append(f"matmul FLOPs: {flops:.2e}; one GPU at {100 * GPU_UTILIZATION:.0f}% of an H100's float32 peak "
-                 f"({GPU_FP32_PEAK / 1e12:.0f} TFLOP/s): {format_seconds(flops / (GPU_FP32_PEAK * GPU_UTILIZATION))} "
+                 f"({GPU_FP32_PEAK / 1e12:.0f} TFLOP/s): {_format_seconds(flops / (GPU_FP32_PEAK * GPU_UTILIZATION))} "
                  "(an estimate from the FLOP count, with refinement stand-ins at the median D_K; not a measurement)")
     kind = ("an upper bound in steps (runs that converge stop early)" if futility_share is None else
             f"an estimate: runs with futility stopping at {100 * futility_share:.0f}% of their bound, the share a "
@@ -228,5 +227,5 @@ def dry_run_report(
 
 
 def _span(lo: float, hi: float) -> str:
-    a, b = format_seconds(lo), format_seconds(hi)
+    a, b = _format_seconds(lo), _format_seconds(hi)
     return a if a == b else f"{a} to {b}"

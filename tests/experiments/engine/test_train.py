@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from rgr.experiments.engine.adam import StackAdam
-from rgr.experiments.engine.config import RunConfig, RunResult, resolve_device, stack_cap, stack_groups, step_cutoff
+from rgr.experiments.engine.config import RunConfig, RunResult, resolve_device, stack_groups, step_cutoff
 from rgr.experiments.engine.loop import train, train_run, train_steps
 from rgr.experiments.engine.stack import (
     build_stack,
@@ -119,8 +119,12 @@ def test_stack_groups_bound_padding():
         assert stack_groups([cfgs[i] for i in g]) == [list(range(len(g)))]  # a formed stack stays one stack
     assert [sorted(shapes[i] for i in g) for g in groups] == [
         [(1, 32), (1, 64)], [(2, 16), (2, 32)], [(4, 16)], [(8, 8)], [(1, 16)], [(4, 4)]]  # fmt: skip
-    assert stack_cap(1, 8) == 256 and stack_cap(8, 128) == 64 and stack_cap(8, 16) == 128
-    assert len(stack_groups([a.replace(seed=s) for s in range(300)])) == 2  # capped at 256 runs per CPU stack
+    def sizes(h: int, d_k: int, n: int, device: str = "cpu") -> list[int]:
+        return [len(g) for g in stack_groups([a.replace(h=h, d_k=d_k, seed=s) for s in range(n)], device=device)]
+
+    # the cap: 16,384 / (h d_k) runs per CPU stack, within [64, 256]; 4,096 on CUDA
+    assert sizes(1, 8, 300) == [256, 44] and sizes(8, 128, 100) == [64, 36] and sizes(8, 16, 200) == [128, 72]
+    assert sizes(1, 8, 4100, "cuda") == [4096, 4]
 
 
 def test_init_is_per_run_and_scaled():
@@ -377,17 +381,18 @@ def test_block_rows_gather_equals_indexing():
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_whole_stack_evaluation_equals_copied_path(dtype):
-    """evaluate_runs on a whole unpadded stack (no copies) gives exactly what the copied tensors gave."""
-    from rgr.experiments.engine.loop import evaluate_group, evaluate_runs
+    """A whole unpadded stack is evaluated on its own tensors (no copies), exactly as on the copied runs (the
+    model and inputs taken by Stack.select, as the evaluation copies a part of a stack)."""
+    from rgr.experiments.engine import loop
 
     cfgs = [RunConfig(m=80, seed=s, max_steps=60, **{**TINY, "dtype": dtype}) for s in range(3)]
     st = build_stack(cfgs, [0, 1, 2], torch.device("cpu"), 1 << 16)
     train_steps(st, 0, 60, 1 << 16)
-    rows = torch.arange(st.R)
+    reasons = dict.fromkeys(range(3), "cutoff")
     for eval_elems in (1 << 19, 1000):
-        got = evaluate_runs(st.model, st.X, [80] * 3, st.val_items, st.val_labels, eval_elems, cfgs[0].n_val)
-        copied = evaluate_group(st.model, st.X[rows, :80], st.val_items[rows], st.val_labels[rows], False, eval_elems)
-        assert torch.equal(got, copied)
+        got = loop.test(st, [0, 1, 2], 1 << 16, eval_elems, False, reasons)
+        copied = loop.test(st.select([0, 1, 2]), [0, 1, 2], 1 << 16, eval_elems, False, reasons)
+        assert got == copied  # every run's F1, precision, recall and tau, to the bit
 
 
 def logistic_loss(S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor,

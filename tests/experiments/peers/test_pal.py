@@ -2,14 +2,15 @@
 (rgr.experiments.peers.pal_sweep) and the reading the chapter glues (rgr.results.peers.pal), on synthetic inputs
 whose capacity is known."""
 
+import dataclasses
 import math
 
 import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.peers.pal import embeddings, pal_logits, train_pal
-from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalConfig, PalPreset, law_x, n_at_x, next_n
+from rgr.experiments.peers.pal import embeddings, train_pal
+from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalConfig, law_x
 from rgr.results.peers.pal import capacities, capacity_table, pal_reading
 
 
@@ -18,9 +19,21 @@ def test_embeddings_are_unit_vectors_nested_in_N_and_scores_are_u_W_e():
     E9, U9 = embeddings(9, 6, seed=3)
     assert torch.equal(E9[:5], E5) and torch.equal(U9[:5], U5)
     assert torch.allclose(E9.norm(dim=1), torch.ones(9)) and not torch.allclose(E9, U9)
-    W = torch.randn(6, 6)
-    assert torch.allclose(pal_logits(E5, U5, W)[2, 4], E5[2] @ W @ U5[4])  # u_y^T W e_x, their orientation
     assert law_x(10, 4) == pytest.approx(16 / (10 * math.log(10)))
+
+
+def test_scores_are_u_W_e_in_their_orientation():
+    """One step of gradient descent from W = 0, done here on scores u_y^T W e_x, ends at train_pal's loss; the
+    other orientation (e_y^T W u_x) does not."""
+    def one_step_loss(E: torch.Tensor, U: torch.Tensor) -> float:
+        W = torch.zeros(6, 6, requires_grad=True)
+        torch.nn.functional.cross_entropy(E @ W @ U.T, torch.arange(5)).backward()
+        return torch.nn.functional.cross_entropy(E @ (-20.0 * W.grad) @ U.T, torch.arange(5)).item()
+
+    E, U = embeddings(5, 6, seed=3)
+    got = train_pal(PalConfig(N=5, d=6, seed=3, steps=1, lr=20.0, optimizer="gd"))
+    assert got["steps_run"] == 1 and got["final_loss"] == pytest.approx(one_step_loss(E, U), rel=1e-5)
+    assert got["final_loss"] != pytest.approx(one_step_loss(U, E), rel=0.05)
 
 
 def test_a_roomy_memory_stores_everything_and_a_cramped_one_does_not():
@@ -36,23 +49,54 @@ def test_config_and_preset_reject_bad_fields():
         with pytest.raises(ValueError, match=name):
             PalConfig(**bad)
     with pytest.raises(ValueError, match="x_easy"):
-        PalPreset((), x_easy=0.5, x_hard=1.0)
+        dataclasses.replace(PRESETS["book"], x_easy=0.5, x_hard=1.0)
+    with pytest.raises(ValueError, match="tol"):
+        dataclasses.replace(PRESETS["book"], tol=0.0)
 
 
-def test_n_at_x_inverts_the_law_variable():
+def n_at_x(d: int, x: float) -> int:
+    """The integer N >= 2 whose law_x(N, d) is nearest x from above (the bisection's N at x, module doc)."""
+    N = 2
+    while law_x(N + 1, d) >= x:
+        N += 1
+    return N
+
+
+def _next(tried: dict[int, float]) -> int | None:
+    """The next N the sweep plans for the book preset's first bisection (d = 8, seed 0) after ``tried``."""
+    first = PAL.planned_runs("book")[0]
+    line = {k: getattr(first, k) for k in ("d", "seed", "steps", "lr", "optimizer")}
+    done = pd.DataFrame([{**line, "N": n, "accuracy": a} for n, a in tried.items()],
+                        columns=[*line, "N", "accuracy"])
+    new = [c.N for c in PAL.planned_runs("book", done)
+           if all(getattr(c, k) == v for k, v in line.items()) and c.N not in tried]
+    assert len(new) <= 1
+    return new[0] if new else None
+
+
+def test_each_bisection_starts_at_the_presets_x_easy_then_x_hard():
+    for name, p in PRESETS.items():
+        firsts = {(c.d, c.seed, c.steps, c.lr, c.optimizer): c.N for c in reversed(PAL.planned_runs(name))}
+        assert len(firsts) == len(p.lines) and all(N == n_at_x(d, p.x_easy) for (d, *_), N in firsts.items())
     for d, x in ((8, 1.0), (32, 0.5), (64, 4.0)):
         N = n_at_x(d, x)
         assert law_x(N, d) >= x > law_x(N + 1, d)
+    a = _next({})
+    assert a == n_at_x(8, PRESETS["book"].x_easy) and _next({a: 1.0}) == n_at_x(8, PRESETS["book"].x_hard)
 
 
 def test_next_n_brackets_then_bisects_then_stops():
-    assert next_n({}, (10, 100), 0.03, 1000) == 10
-    assert next_n({10: 1.0}, (10, 100), 0.03, 1000) == 100
-    assert next_n({10: 1.0, 100: 1.0}, (10, 100), 0.03, 1000) == 200  # every N passed: double
-    assert next_n({10: 1.0, 100: 1.0, 200: 1.0}, (10, 100), 0.03, 300) is None  # ... up to n_max
-    assert next_n({10: 0.5, 100: 0.0}, (10, 100), 0.03, 1000) == 5  # nothing stored: halve
-    assert next_n({10: 1.0, 100: 0.0}, (10, 100), 0.03, 1000) == round(math.sqrt(1000))
-    assert next_n({10: 1.0, 30: 1.0, 31: 0.9, 100: 0.0}, (10, 100), 0.03, 1000) is None
+    a, b = n_at_x(8, PRESETS["book"].x_easy), n_at_x(8, PRESETS["book"].x_hard)  # 7, 27
+    assert _next({a: 1.0, b: 1.0}) == 2 * b  # every N passed: double
+    tried = {a: 1.0, b: 1.0}
+    while (n := _next(tried)) is not None:
+        tried[n] = 1.0
+    assert max(tried) <= n_at_x(8, PRESETS["book"].x_hard / 16) < 2 * max(tried)  # ... up to n_max
+    assert _next({a: 0.5, b: 0.0}) == a // 2  # nothing stored: halve
+    assert _next({a: 1.0, b: 0.0}) == round(math.sqrt(a * b))
+    assert _next({a: 1.0, 15: 1.0, 16: 0.9, b: 0.0}) is None  # the bracket is closed
+    assert _next({a: 1.0, b: 1.0, 100: 1.0, 102: 0.0}) is None  # within the tolerance (3%)
+    assert _next({a: 1.0, b: 1.0, 100: 1.0, 104: 0.0}) == 102
 
 
 def _simulate(preset: str, capacity) -> pd.DataFrame:

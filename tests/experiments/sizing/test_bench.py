@@ -10,7 +10,8 @@ from rgr.__main__ import COMMANDS
 from rgr.__main__ import main as cli
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train_run
-from rgr.experiments.sizing.bench import bench_sweep, main, step_flops
+from rgr.experiments.sizing import bench
+from rgr.experiments.sizing.bench import main, step_flops
 from rgr.experiments.sizing.loops import train_baseline, train_naive
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -45,13 +46,29 @@ def test_one_run_loops_reject_value_model():
             fn(RunConfig(m=16, model="value", **TINY))
 
 
-def test_bench_sweep_trains_real_stacks():
-    cfgs = [RunConfig(m=16, seed=s, max_steps=30, **{**TINY, "h": h, "d_k": 16 // h})
-            for s in (0, 1) for h in (1, 2, 4)]
-    sb = bench_sweep(cfgs, budget=1e-9, steps=20)  # the budget is spent after the first stack
-    assert sb.stacks == 1 and sb.runs >= 2 and sb.model_steps == 20 * sb.runs and sb.rate > 0
-    full = bench_sweep(cfgs, budget=1e9, steps=20, max_padding=1.0)
-    assert full.stacks == full.stacks_total == 3 and full.runs == 6  # exact shapes: one stack per h
+def test_bench_sweep_trains_real_stacks(monkeypatch, capsys):
+    """base/smoke's first round: 24 runs of two cells, 4 stacks (7 of exact shapes), each run cut at 10 steps."""
+    stacks: list[list[int]] = []  # the steps each stack's runs took, the same-shape stack first
+    real = bench.train
+
+    def train(cfgs, **kw):
+        results = real(cfgs, **kw)
+        stacks.append([r.steps for r in results])
+        return results
+
+    monkeypatch.setattr(bench, "train", train)
+    argv = ["--m", "32", "--d-model", "8", "--heads", "2", "--dk-total", "8", "--runs", "2", "--steps", "10",
+            "--naive-runs", "1", "--naive-steps", "10", "--check-every", "10", "--sweep", "base", "--preset", "smoke",
+            "--sweep-steps", "10"]  # fmt: skip
+    assert main([*argv, "--budget", "1e-9"]) == 0  # the budget is spent after the first stack
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep:"))
+    assert "base/smoke: 1 of 4 first-round stacks" in line and len(stacks) == 2 and len(stacks[1]) >= 2
+    assert stacks[1] == [10] * len(stacks[1])
+    stacks.clear()
+    assert main([*argv, "--budget", "1e9", "--padding", "1"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("sweep:"))
+    assert "base/smoke: 7 of 7 first-round stacks (24 runs, <= 10 steps each, padding <= 1x)" in line
+    assert sum(len(g) for g in stacks[1:]) == 24 and all(n == 10 for g in stacks[1:] for n in g)
 
 
 def test_step_flops():
@@ -106,17 +123,16 @@ def test_cell_stack_is_a_paper_first_round_stack():
 
 
 def test_bench_cell_and_cli(monkeypatch, capsys):
-    from rgr.experiments.sizing import bench
-    from rgr.experiments.sizing.bench import bench_cell
-
     cfgs = [RunConfig(m=16, seed=s, max_steps=10_000, **TINY) for s in range(3)]
-    cb = bench_cell(cfgs, steps=30, baseline_steps=20, repeats=2)
-    assert (cb.runs, cb.stacked_steps, cb.baseline_steps) == (3, 2 * 3 * 30, 2 * 3 * 20)
-    assert cb.stacked_rate > 0 and cb.baseline_rate > 0 and cb.ratio == cb.stacked_rate / cb.baseline_rate
-    assert cb.flops_per_run_step == step_flops(cfgs[0])
     monkeypatch.setattr(bench, "cell_stack", lambda name, heads, device: cfgs)  # a tiny stand-in for the cell
-    assert main(["--cell", "1024x32", "--cell-steps", "20", "--naive-steps", "10", "--dtype", "float64"]) == 0
+    argv = ["--cell", "1024x32", "--cell-steps", "30", "--naive-steps", "20", "--cell-repeats", "2"]
+    assert main([*argv, "--dtype", "float64"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("bench: cell 1024x32") and lines[1].startswith("matmul reference")
-    assert lines[3].startswith("stacked:") and lines[4].startswith("baseline:")
-    assert lines[-1].startswith("stacked / baseline: ") and float(lines[-1].split(": ")[1]) > 0
+    assert "R = 3 runs" in lines[2] and f"{step_flops(cfgs[0]) / 1e6:.3f} MFLOP per model-step" in lines[2]
+    assert lines[3].startswith(f"stacked:  {2 * 3 * 30} model-steps")  # two repeats of 3 runs x 30 steps
+    assert lines[4].startswith(f"baseline: {2 * 3 * 20} model-steps (one run at a time)")
+    stacked, baseline = (float(x.split("-> ")[1].split(" model-steps/s")[0]) for x in lines[3:5])
+    ratio = float(lines[-1].split(": ")[1])
+    assert lines[-1].startswith("stacked / baseline: ") and ratio > 0 and stacked > 0 and baseline > 0
+    assert ratio == pytest.approx(stacked / baseline, rel=0.05)  # the rates as printed (rounded)

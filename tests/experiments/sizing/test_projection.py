@@ -7,16 +7,36 @@ import pytest
 
 from rgr.experiments import trainer as experiment_trainer
 from rgr.experiments.engine.config import RunConfig
+from rgr.experiments.sizing import projection
 from rgr.experiments.sizing.calibration import Calibration
-from rgr.experiments.sizing.projection import (
-    dry_run_report,
-    format_seconds,
-    model_steps_bound,
-    project,
-    refinement_runs,
-)
+from rgr.experiments.sizing.projection import dry_run_report, model_steps_bound, project
 
 TINY = dict(d_model=8, h=2, d_k=4, ell=8, check_every=10, n_val=16, n_test=32)
+
+
+def stack_seconds(cfgs: list[RunConfig], cal: Calibration) -> float:
+    """The projected seconds of ``cfgs`` trained as one stack."""
+    p = project(cfgs, "cpu", 1, cal, max_stack=len(cfgs))
+    assert p.stacks == 1
+    return p.seconds
+
+
+def projected_runs(monkeypatch, configs: list[RunConfig], **kw) -> list[list[RunConfig]]:
+    """The runs each projection of ``dry_run_report(configs, **kw)`` was asked about, in order."""
+    seen: list[list[RunConfig]] = []
+
+    class _Seen:
+        def __init__(self, runs):
+            self.runs, self.seconds = len(runs), 1.0
+
+        def describe(self) -> str:
+            return ""
+
+    cal = Calibration(a=1.0, b=0.0, c=0.0, e=0.0, device="cpu", points=1)  # no timing: the projections are faked
+    monkeypatch.setattr(projection, "pick_calibration", lambda *a, **k: cal)
+    monkeypatch.setattr(projection, "project", lambda runs, *a, **k: seen.append(list(runs)) or _Seen(runs))
+    dry_run_report(configs, "cpu", 1, **kw)
+    return seen
 
 
 def test_model_steps_bound():
@@ -43,9 +63,9 @@ def test_calibrated_projection_and_report():
     cfgs = [RunConfig(m=16, seed=s, max_steps=40, **{**TINY, "h": h, "d_k": 8 // h}) for s in (0, 1) for h in (1, 2)]
     p = project(cfgs, "cpu", 1)
     assert p.seconds > 0 and p.calibration.points >= 1 and "model-steps" in p.describe()
-    assert len(refinement_runs(cfgs, 2)) == 2 * 4  # per (cell, h, seed) unit, one run a round
     lines = dry_run_report(cfgs, "cpu", 1, refine_rounds=1)
     assert lines[0].startswith("first round: 4 runs") and lines[-1].startswith("projected total: ")
+    assert "1 round(s) of at most 4 runs each" in lines[1]  # per (cell, h, seed) unit, one run a round
     assert "median" in lines[1] and "twice its largest" in lines[1]
     resumed = dry_run_report(cfgs, "cpu", 1, refine_rounds=0, pending=cfgs[:1])
     assert resumed[0].startswith("this round (the runs not yet in the table): 1 runs")
@@ -54,13 +74,13 @@ def test_calibrated_projection_and_report():
     assert " in 4 stacks" in alone[0] and " in 2 stacks" in lines[0]  # by default: by shape
 
 
-def test_refinement_stand_ins_at_the_median_or_twice_the_top():
+def test_refinement_stand_ins_at_the_median_or_twice_the_top(monkeypatch):
     cfgs = [RunConfig(m=16, seed=0, max_steps=40, **{**TINY, "h": 2, "d_k": dk}) for dk in (1, 2, 4, 8)]  # D_K 2..16
-    assert [c.D_K for c in refinement_runs(cfgs, 1)] == [8]  # the median of four: the third
-    assert [c.D_K for c in refinement_runs(cfgs, 2, "extend")] == [32, 32]
-    assert [c.D_K for c in refinement_runs(cfgs, 1, "extend", dk_max=16)] == [16]  # no budget above dk_max
-    with pytest.raises(ValueError, match="at must be"):
-        refinement_runs(cfgs, 1, "top")
+    first, median, extend = projected_runs(monkeypatch, cfgs, refine_rounds=2)
+    assert first == cfgs and [c.D_K for c in median] == [8]  # one round's stand-ins; the median of four: the third
+    assert [c.D_K for c in extend] == [32]  # twice the top
+    _, _, capped = projected_runs(monkeypatch, cfgs, refine_rounds=2, dk_max=16)
+    assert [c.D_K for c in capped] == [16]  # no budget above dk_max
 
 
 def test_a_resumed_sweep_projects_what_is_left(monkeypatch):
@@ -97,8 +117,11 @@ def test_rounds_left_counts_from_the_least_refined_unit_still_training():
     assert rounds_left(grid, done, []) == 0
 
 
-def test_format_seconds():
-    assert [format_seconds(s) for s in (42, 1020, 3.2 * 3600, 2.5 * 86400)] == ["42 s", "17 min", "3.2 h", "2.5 days"]
+def test_seconds_read_as_a_short_human_reading():
+    cfgs = [RunConfig(m=16, max_steps=50, **TINY)]  # 50 steps at s / 50 seconds each, checks free (c = e = 0)
+    said = [project(cfgs, "cpu", 1, Calibration(a=s / 50, b=0.0, c=0.0, e=0.0, device="cpu", points=1)).describe()
+            for s in (42, 1020, 3.2 * 3600, 2.5 * 86400)]
+    assert [d.split("; projected ")[1].split(" on ")[0] for d in said] == ["42 s", "17 min", "3.2 h", "2.5 days"]
 
 
 class _FakeClock:
@@ -145,8 +168,6 @@ def test_the_timed_calibration_fits_a_per_run_cost(monkeypatch):
 
 def _history_rows(cal, stacks, date0=0):
     """A synthetic table: each stack's rows with the wall time ``cal`` gives it at the runs' actual steps."""
-    from rgr.experiments.sizing.projection import stack_seconds
-
     rows = []
     for j, runs in enumerate(stacks):
         actual = [c.replace(max_steps=n) for c, n in runs]
@@ -161,8 +182,7 @@ def test_calibration_from_a_tables_history():
     """The cost model refitted to a tiny table's finished stacks predicts a stack it did not see; partial and
     reused stacks and a GPU's are not measurements of this CPU; too few stacks: no history calibration; the dry
     run says which it used."""
-    from rgr.experiments.sizing.calibration import MIN_HISTORY_STACKS, calibrate_from_history, history_stacks
-    from rgr.experiments.sizing.projection import stack_seconds
+    from rgr.experiments.sizing.calibration import calibrate_from_history
 
     true = Calibration(a=2e-4, b=1e-10, c=5e-3, e=1e-11, device="cpu", points=0, r=3e-5, s=0.02)
     shape = lambda d, h, k, s, n: (
@@ -175,12 +195,13 @@ def test_calibration_from_a_tables_history():
     gpu = _history_rows(true, stacks[2:3], date0=32).assign(device_name="NVIDIA H100 80GB HBM3", wall_time_s=1e-6)
     rows = rows.assign(device_name="cpu (x86_64, 2 cores)")
     table = pd.concat([rows, partial, reused, gpu])
-    assert len(history_stacks(table)) == 10  # a GPU's stacks do not time a CPU
     cal = calibrate_from_history(table)
-    assert cal.source == "history" and cal.points == 10
+    assert cal.source == "history" and cal.points == 10  # the whole stacks, on this CPU: a GPU's do not time a CPU
     unseen = [c.replace(max_steps=n) for c, n in [shape(16, 2, 3, s, 250 + 50 * s) for s in range(6)]]
     assert stack_seconds(unseen, cal) == pytest.approx(stack_seconds(unseen, true), rel=1e-3)
-    assert calibrate_from_history(rows[rows["date"] < rows["date"].unique()[MIN_HISTORY_STACKS - 1]]) is None
+    dates = rows["date"].unique()  # one a stack; at least 8 whole stacks calibrate (README)
+    assert calibrate_from_history(rows[rows["date"] < dates[7]]) is None
+    assert calibrate_from_history(rows[rows["date"] < dates[8]]).points == 8
     todo = [c for c, _ in stacks[0]]
     assert "finished stacks of this table" in dry_run_report(todo, "cpu", 1, history=table)[-1]
     assert "timed here" in dry_run_report(todo, "cpu", 1, history=rows.iloc[:0])[-1]

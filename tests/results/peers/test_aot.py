@@ -3,31 +3,25 @@ the paired differences the chapter reads (rgr.results.peers.aot), on synthetic i
 
 import pandas as pd
 import pytest
-import torch
 
-from rgr.experiments.peers.aot import AoT, train_aot
+from rgr.experiments.peers.aot import train_aot
 from rgr.experiments.peers.aot_sweep import AOT, PRESETS, AoTConfig
 from rgr.results.peers.aot import accuracy_table, conclusions
 
 
-def _model(**kw) -> AoT:
-    return AoT(AoTConfig(**kw), torch.Generator().manual_seed(0))
+def _n_params(**kw) -> int:
+    return train_aot(AoTConfig(N=30, steps=1, batch_size=4, **kw))["n_params"]
 
 
 def test_code_parameterisation_shares_one_compression_and_paper_reads_the_full_embedding():
-    code, paper = _model(d=15, d_h=10, H=3, param="code"), _model(d=15, d_h=10, H=3, param="paper")
-    assert code.compress and code.C.shape == (15, 10) and code.Wq.shape == (3, 10, 10)
-    assert not paper.compress and paper.Wq.shape == (3, 15, 10) and paper.Wo.shape == (3, 10, 15)
-    same = _model(d=10, d_h=10, H=3, param="code")
-    assert not same.compress and not hasattr(same, "C")  # at d = d_h their code adds no map
-    logits = code(torch.tensor([[0, 1], [2, 3]]))
-    assert logits.shape == (2, code.cfg.N)
-
-
-def test_every_head_of_the_code_model_sees_only_a_d_h_dimensional_view():
-    m = _model(N=30, d=12, d_h=3, H=4, param="code")
-    x = m.E @ m.C  # what every head reads, before positions
-    assert torch.linalg.matrix_rank(x) == 3
+    """Parameter counts in closed form (N = 30): E and U (N x d each); positions P (2 x what a head reads); per head
+    W_q, W_k, W_v (read x d_h) and W_o (d_h x read). The code's heads read a d_h-dimensional view of the embedding
+    through one shared compression C (d x d_h) and map back by D (d_h x d); the paper's heads read all of it."""
+    N, d, dh, H = 30, 15, 10, 3
+    assert _n_params(d=d, d_h=dh, H=H, param="code") == 2 * N * d + 2 * dh + 4 * H * dh * dh + 2 * d * dh
+    assert _n_params(d=d, d_h=dh, H=H, param="paper") == 2 * N * d + 2 * d + 4 * H * d * dh
+    assert _n_params(d=dh, d_h=dh, H=H, param="code") == 2 * N * dh + 2 * dh + 4 * H * dh * dh  # d = d_h: no map
+    assert _n_params(d=12, d_h=3, H=4, param="code") == 2 * N * 12 + 2 * 3 + 4 * 4 * 3 * 3 + 2 * 12 * 3
 
 
 def test_a_roomy_layer_memorises_a_small_map_and_a_config_rejects_bad_fields():

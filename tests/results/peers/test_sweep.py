@@ -7,8 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.peers.head_sweep import PEERS, heads_for, law_x
-from rgr.experiments.planner import Cell
+from rgr.experiments.peers.head_sweep import PEERS, law_x
 from rgr.results.peers.sweep import curve, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
@@ -31,9 +30,9 @@ def _runs(cells, x_star, seeds=(0, 1, 2), sharp=6.0):
 def test_law_x_and_the_head_list():
     assert law_x(4, 8, 8, 64) == pytest.approx(256 / (64 * math.log(64)))
     grid = PEERS.grid("book")
-    heads = heads_for(Cell(128, 16), grid)
-    assert all(law_x(h, 16, 16, 128) <= grid.dk_factor and h * 16 <= grid.dk_max for h in heads)
-    assert len(heads) < len(grid.heads) and heads == sorted(heads)
+    heads = sorted({r.h for r in PEERS.planned_runs("book") if (r.m, r.d_model) == (128, 16)})
+    assert heads == [h for h in sorted(grid.heads) if law_x(h, 16, 16, 128) <= grid.dk_factor and h * 16 <= grid.dk_max]
+    assert 0 < len(heads) < len(grid.heads)
     with pytest.raises(ValueError, match="m must be"):
         law_x(1, 1, 1, 1)
 
