@@ -23,6 +23,8 @@ NO_DIRECT_TEST = {
     "rgr.cli.sweep": ("tests/system/test_reliability.py", "the sweep command through rgr.cli.main"),
     "rgr.results.replication.fig4": ("tests/results/replication/test_registry.py", "every claim's reader runs "
                                      "on the committed tables there, the Fig. 4 readers among them"),
+    "rgr.results.replication.sec61": ("tests/results/replication/test_verdicts.py", "the Sec. 6.1 rows (the law's "
+                                      "caveat, Table 1's median note) through evaluate on synthetic base runs"),
     "rgr.store.seal": ("tests/store/test_seal.py", "side files without following symlinks, through the store's "
                         "public API"),
     "rgr.store.schema": ("tests/store/test_store.py", "typed columns, through the store's public API (rgr.store)"),

@@ -43,6 +43,7 @@ ENTRY_POINTS: dict[str, str] = {
 # used in their own module and tested directly (issue 49): each becomes private, its tests going through the
 # public function that uses it; remove a name once done (test_the_pending_list_only_shrinks fails on a stale one)
 TESTED_DIRECTLY: set[str] = {
+    "rgr.gpt2.block.forward",  # its full-sequence path (last_only=False) exists to check last-only evaluation
     "rgr.results.peers.sweep.series_drift",
     "rgr.results.replication.paper_arithmetic.meet_in_the_middle",
     "rgr.results.replication.paper_arithmetic.printed_half_unit",
