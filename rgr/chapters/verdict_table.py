@@ -69,8 +69,8 @@ _EXPLAIN: dict[str, str] = {
                      "(the settled extension, declared before it ran), the book's value agrees with the paper's."),
     "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
                     "the difference is which cells are fitted, not the noise of the runs."),
-    "unexplained": ("No cause the data support: the book measures another value, and the verdict table says by how "
-                    "much."),
+    "unexplained": ("No cause the data support: none of the causes above holds in the row's data; the verdict table "
+                    "says by how much the book's value differs."),
     "undecided": "The book's noise interval reaches both sides of what the paper claims.",
     "unsettled": "The runs that would decide it hit the step cutoff while their error was still falling.",
     "presets": "The tables compared are at different presets; the row is read once both are at one preset.",
@@ -166,24 +166,35 @@ def _book_cell(r: ClaimRow) -> str:
     return book + _longer_cell(r)
 
 
+def _settled(status: str, x: Longer) -> str:
+    """What the second reading says of the step cutoff (issue 45): not settled (a longer budget may move it); or,
+    settled, for a row that deviates at the protocol's cutoff, budget-bound (it agrees now) or not budget-bound."""
+    if not x.settled:
+        return "not settled"
+    if status != "deviates":
+        return "settled"
+    return "settled: " + ("budget-bound" if x.status == "agrees" else "not budget-bound")
+
+
 def _longer_cell(r: ClaimRow) -> str:
     """The second reading with a longer step budget, under the book's value (none without one)."""
     x = r.longer
     if x is None:
         return ""
     iv = "" if x.interval in ("", "—") else f" {escape(x.interval)}"
-    return (f'<br><span class="rgr-vlonger">{x.budget}x budget: {escape(x.book)}{iv}, {escape(x.status)}'
-            f"{'' if x.settled else ' (not settled)'}</span>")
+    return (f'<br><span class="rgr-vlonger">{x.budget}x budget: {escape(x.book)}{iv}, {escape(x.status)} '
+            f"({_settled(r.verdict.status, x)})</span>")
 
 
-def _longer_words(longer: Longer) -> str:
+def _longer_words(status: str, longer: Longer) -> str:
     """A row's reading with a longer step budget in one sentence, with what it says about the step cutoff."""
     head = f"with {longer.budget}x the protocol's step cutoff: {longer.book}"
     head += "" if longer.interval in ("", "—") else f" {longer.interval}"
     head += f", {longer.status} ({longer.said})"
     moved = f"; D_K* from 1x to {longer.budget}x: {longer.moved}" if longer.moved else ""
     cut = f"; runs at the new D_K* still cut: {longer.cut}"
-    return head + moved + cut + (" (settled)" if longer.settled else " (not settled: a longer budget may move it)")
+    said = _settled(status, longer)
+    return head + moved + cut + (f" ({said})" if longer.settled else " (not settled: a longer budget may move it)")
 
 
 def _detail(r: ClaimRow) -> str:
@@ -192,7 +203,7 @@ def _detail(r: ClaimRow) -> str:
     items = [("The paper's claim", escape(c.claim)), ("Why", escape(r.verdict.detail)), ("Basis", escape(r.basis))]
     if r.longer is not None:
         items.append(("With a longer budget (the settled extension, not the protocol)",
-                      escape(_longer_words(r.longer))))
+                      escape(_longer_words(r.verdict.status, r.longer))))
     if r.cells not in ("—", ""):
         items.append(("Over cells (how the constant depends on the cells chosen; decides nothing)", escape(r.cells)))
     items.append(("Chapter", f'<a href="{c.chapter}.html">{escape(title)}</a>'))

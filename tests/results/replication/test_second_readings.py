@@ -59,3 +59,19 @@ def test_the_likely_reason_gives_way_to_the_measured_one():
     words = words.split("</dd>")[0]
     assert words.startswith("with 4x the protocol's step cutoff: 0.83 [0.8, 0.9], deviates (x)")
     assert "(not settled: a longer budget may move it)" in words
+
+
+def test_a_settled_second_reading_says_whether_the_deviation_is_budget_bound():
+    """Issue 45: a settled reading of a deviating row names its cause as measured: budget-bound when it agrees with
+    the longer budget, not budget-bound when it still deviates; an agreeing row's reading is just settled."""
+    from dataclasses import replace as with_
+
+    def shown(row, status):
+        (r,) = with_longer([row], {"diag_growth": with_(_longer(status), settled=True)})
+        return unescape(verdict_table_html([r], "c"))
+
+    assert "4x budget: 0.83 [0.8, 0.9], deviates (settled: not budget-bound)" in shown(_row(), "deviates")
+    assert "(settled: not budget-bound)</dd>" in shown(_row(), "deviates").replace("\n", "")
+    assert "4x budget: 0.83 [0.8, 0.9], agrees (settled: budget-bound)" in shown(_row(), "agrees")
+    agreeing = shown(_row(status="agrees", detail="inside"), "deviates")
+    assert "deviates (settled)" in agreeing and "budget-bound" not in agreeing
