@@ -26,7 +26,7 @@ from .experiments.registry import Experiment
 from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer
 from .gpt2.experiment import GPT2Sweep
-from .gpt2.trainer import GPT2Trainer
+from .gpt2.training import GPT2Trainer
 from .studies.construction_table import ConstructionSweep
 from .studies.construction_trainer import ConstructionTrainer
 

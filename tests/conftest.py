@@ -33,3 +33,15 @@ def empty_checkout(tmp_path) -> Path:
     (root / "_config.yml").write_text("title: empty checkout\n")
     (root / "rgr").symlink_to(Path(__file__).resolve().parent.parent / "rgr", target_is_directory=True)
     return root
+
+
+@pytest.fixture(scope="session")
+def committed_verdict():
+    """The verdict rows of data/, read as the replication chapter reads them (``preset = "auto"``), and the groups
+    it loaded: evaluated once per test process (three test files read them)."""
+    from rgr.chapters.loading import load_groups
+    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
+
+    loaded = load_groups(GROUPS, "auto", "cpu")
+    sources, joint = sources_of(loaded)
+    return tuple(evaluate(sources, joint)), loaded

@@ -7,7 +7,7 @@ import pytest
 from rgr import catalog, trainers
 from rgr.experiments.runner import Sweepable
 from rgr.experiments.trainer import ExperimentTrainer
-from rgr.gpt2.trainer import GPT2Trainer
+from rgr.gpt2.training import GPT2Trainer
 from rgr.studies.construction_trainer import ConstructionTrainer
 from rgr.trainers import trainer
 

@@ -2,7 +2,7 @@
 first use of each term in a block of HTML becomes a link to its entry in book/glossary.md.
 
 - :data:`_TERMS` — the phrase as the verdict's sentences write it (a regular expression) and the glossary term;
-- :func:`anchor` — the id Sphinx gives a glossary term (``term-`` and the term as docutils makes ids);
+- :func:`_anchor` — the id Sphinx gives a glossary term (``term-`` and the term as docutils makes ids);
 - :func:`link_terms` — the HTML with the first use of each term linked, never inside a tag or an existing link;
 - :func:`note_edges` — a note in each verdict-table cell whose point sits on an end of its interval (or whose interval
   is one value), linked to the glossary's explanation of the convention.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["anchor", "link_terms", "note_edges"]
+__all__ = ["link_terms", "note_edges"]
 
 # phrase as written (regular expression, matched case-sensitively on word boundaries) -> the glossary's term
 _TERMS: dict[str, str] = {
@@ -31,7 +31,7 @@ _TERMS: dict[str, str] = {
 }
 
 
-def anchor(term: str) -> str:
+def _anchor(term: str) -> str:
     """The HTML id of a glossary term: ``term-`` plus the term lower-cased, every run of other characters than
     letters and digits one hyphen (docutils' ``make_id``): "noise interval" -> "term-noise-interval"."""
     return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
@@ -55,7 +55,7 @@ def link_terms(html: str, page: str = "glossary.html", terms: dict[str, str] | N
     """``html`` with the first use of each of ``terms`` (default :data:`_TERMS`) outside tags and links turned into a
     link to ``page#<anchor>``."""
     for pattern, term in (_TERMS if terms is None else terms).items():
-        html = _link_first(html, pattern, f"{page}#{anchor(term)}")
+        html = _link_first(html, pattern, f"{page}#{_anchor(term)}")
     return html
 
 

@@ -1,6 +1,6 @@
 """What E7's table is (chapter *GPT-2 block*): its grid, schema, keys, and what a preset costs.
 
-:data:`GPT2` is a :class:`rgr.experiments.tables.Table`; trained by :class:`rgr.gpt2.trainer.GPT2Trainer`,
+:data:`GPT2` is a :class:`rgr.experiments.tables.Table`; trained by :class:`rgr.gpt2.training.GPT2Trainer`,
 ``python -m rgr sweep gpt2 --preset book`` (local or ``--executor dask``) trains
 :func:`experiment_grid`'s runs stack by stack (seeds of one
 (D_K, h) train as one program) and writes each stack's rows atomically to

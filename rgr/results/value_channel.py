@@ -10,7 +10,11 @@ divides it by the mean-message predictor's MSE, computed the same way, so the co
 
 - :func:`error_ratios` — test MSE / the mean predictor's, per (m, d_model, h, D_K);
 - :func:`value_cells` — per cell: the first budget below a level, the best head counts, the F1 threshold;
-- :func:`one_head_stopping` / :func:`stopping_effect` — one head with and without early stopping.
+- :func:`one_head_stopping` / :func:`stopping_effect` — one head with and without early stopping;
+- :func:`trivial_mse_table` — the scale of a test MSE: two trivial predictors on the very same test contexts,
+  the zero message and the mean message of all items. A trained layer that does not beat the mean message has
+  learned nothing about where to attend. Both are, like the table's ``test_mse``, squared errors averaged over the
+  d_msg coordinates of a message, so ratios against them do not depend on the convention.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..experiments.engine.config import RunConfig
+from ..experiments.engine.stack import build_task, init_weights
+from ..task.contexts import sample
 from .stats import summarize
 
 __all__ = [
@@ -29,9 +36,10 @@ __all__ = [
     "one_head_stopping",
     "paper_mse",
     "stopping_effect",
+    "trivial_mse_table",
     "value_cells",
-    "value_setup",
     "value_finding",
+    "value_setup",
 ]
 
 
@@ -332,3 +340,29 @@ def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
                       next_h=b[0], next_D_K=b[1], next_mse=float(other["mean"]), diff=pair.mean, lo=pair.lo,
                       hi=pair.hi, p=pair.p, n_lower=pair.a_lower, n_seeds=pair.n,
                       beats="beats" if pair.side() == "a lower" else "ties with")
+
+
+def _trivial_mse(cfg: RunConfig) -> dict[str, float]:
+    """MSE of the zero and the mean-message predictors on ``cfg``'s test contexts (valid positions only)."""
+    if cfg.model != "value":
+        raise ValueError(f"cfg.model must be 'value', got {cfg.model!r}")
+    graph, X = build_task(cfg)
+    W_V = init_weights(cfg)["W_V"].double()
+    Y = X.double() @ W_V  # (m, d_msg) messages of all items
+    b = sample(graph, cfg.seed, n=cfg.n_test, ell=cfg.ell, rho=cfg.rho, stream="test")
+    valid = b.labels.any(-1)  # (n, ell): positions whose target is in context
+    target = (b.labels.double() @ Y[b.items])[valid]  # (n_valid, d_msg)
+    return {
+        "mse_zero": float(target.square().mean()),
+        "mse_mean": float((target - Y.mean(0)).square().mean()),
+    }
+
+
+def trivial_mse_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Trivial-predictor MSE per (m, d_model, seed) of a value-channel table (from the runs' configs)."""
+    fields = set(RunConfig.__dataclass_fields__)
+    rows = []
+    for _, r in runs.drop_duplicates(["m", "d_model", "seed", "d_msg", "n_test"]).iterrows():
+        cfg = RunConfig(**{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items() if k in fields})
+        rows.append(dict(m=cfg.m, d_model=cfg.d_model, seed=cfg.seed, **_trivial_mse(cfg)))
+    return pd.DataFrame(rows)

@@ -155,14 +155,10 @@ def test_the_committed_summary_names_exactly_the_claims_the_committed_table_make
 
 
 @pytest.fixture(scope="module")
-def data_rows():
+def data_rows(committed_verdict):
     """The verdict rows of data/, read as the chapter reads them, and the softmax chapter's group."""
-    from rgr.chapters.loading import load_groups
-    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
-
-    loaded = load_groups(GROUPS, "auto", "cpu")
-    sources, joint = sources_of(loaded)
-    return evaluate(sources, joint), loaded["shift"]
+    rows, loaded = committed_verdict
+    return list(rows), loaded["shift"]
 
 
 def test_the_committed_summary_is_what_the_verdict_data_give_now(data_rows):

@@ -243,7 +243,7 @@ def test_cli_reports_failures_and_exits_nonzero(tmp_path, monkeypatch, capsys):
 def test_gpt2_goes_to_the_dask_cluster_too(tmp_path, client):
     """E7 is an experiment of the same runner: its jobs train on the workers, rows equal to a local sweep's."""
     from rgr.gpt2.experiment import GPT2Sweep
-    from rgr.gpt2.trainer import GPT2Trainer
+    from rgr.gpt2.training import GPT2Trainer
 
     sweep = GPT2Trainer(GPT2Sweep(embeddings="stand-in"))
     local = runner.run_sweep(sweep, "smoke", "cpu", root=tmp_path / "local", progress=False, log=_quiet)

@@ -6,7 +6,7 @@ import pytest
 
 from rgr.experiments.runner import run_sweep
 from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, run_key
-from rgr.gpt2.trainer import GPT2Trainer
+from rgr.gpt2.training import GPT2Trainer
 from rgr.store import TableError
 
 STAND_IN = GPT2Trainer(GPT2Sweep(embeddings="stand-in"))

@@ -86,7 +86,7 @@ PROBE = r"""
   var width = WIDTH, main = document.querySelector('article') || document.body;
   var column = main.getBoundingClientRect().width;
   var imgs = Array.prototype.map.call(main.querySelectorAll('img'), function (im) {
-    if (im.closest('[hidden]')) return null;  // a picker's figures not chosen (rgr.chapters.interactive)
+    if (im.closest('[hidden]')) return null;  // a picker's figures not chosen (figure_picker)
     var drawn = parseFloat(im.style.width) || parseFloat(im.getAttribute('width')) || im.naturalWidth;
     return {src: im.currentSrc || im.src || '', ok: im.complete && im.naturalWidth > 0,
             shown: im.getBoundingClientRect().width, drawn: drawn};
@@ -365,9 +365,10 @@ PICK = r"""
 
 def drive_picker(page: Path, chromium: str, index: int, width: str = "desktop",
                  screenshot: Path | None = None) -> list[bool] | None:
-    """Choose option ``index`` of the page's first figure picker (:func:`rgr.chapters.interactive.figure_picker`)
-    through its ``change`` event; returns which of its figures are shown afterwards (None: no picker on
-    the page), and with ``screenshot`` saves the page with the picker's figure moved to its top."""
+    """Choose option ``index`` of the page's first figure picker
+    (:func:`rgr.chapters.figures.permutation_sweeps.figure_picker`) through its ``change`` event; returns which of its
+    figures are shown afterwards (None: no picker on the page), and with ``screenshot`` saves the page with the
+    picker's figure moved to its top."""
     with Browser(chromium) as browser:
         browser.open(Path(page).resolve().as_uri(), WIDTHS[width])
         shown = browser.evaluate(PICK.replace("INDEX", str(int(index))))

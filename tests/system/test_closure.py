@@ -18,7 +18,7 @@ from tests import ROOT
 # what training is: the engine's loop and stacks, the runner, every trainer, the peers' and E7's training loops
 TRAINING = ("rgr.experiments.engine.loop", "rgr.experiments.engine.stack",
             "rgr.experiments.runner", "rgr.experiments.trainer",
-            "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training", "rgr.gpt2.trainer",
+            "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training",
             "rgr.studies.construction_trainer")
 # before issue 49 (measured the same way): rgr.catalog 61 modules of rgr, rgr.chapters.loading 66,
 # rgr.chapters.style 42; the bounds are half of those or less
@@ -123,7 +123,7 @@ FILED = {"choosing_heads": 85, "constructions": 77, "denser_graphs": 78, "gpt2_b
          "peers": 85, "permutation_sweeps": 85, "replication": 107, "softmax": 82, "value_channel": 81}
 # what this measure gives now (after issue 49's first item): a chapter that grows past it fails; lower it as you cut
 NOW = {"choosing_heads": 42, "constructions": 46, "denser_graphs": 44, "gpt2_block": 35, "lower_bounds": 51,
-       "peers": 54, "permutation_sweeps": 48, "replication": 79, "softmax": 50, "value_channel": 50}
+       "peers": 54, "permutation_sweeps": 47, "replication": 78, "softmax": 50, "value_channel": 49}
 # not yet at half (issue 49): each is xfail(strict), so meeting the target fails until it moves to the checked list
 NOT_YET = {"constructions", "denser_graphs", "lower_bounds", "peers", "permutation_sweeps",
            "replication", "softmax", "value_channel"}

@@ -4,21 +4,33 @@ Fig. 11 of chapter *denser graphs*.
 Each function takes a table (runs, or the per-cell thresholds of
 :func:`rgr.results.thresholds.thresholds`) and returns a Figure; where the table has too little to draw
 (a smoke run whose cells never reach the target) the panel says so in words instead of failing.
+
+:func:`figure_picker` shows one figure at a time, chosen from a list (the per-cell F1 curves). The book is a static
+site (no kernel behind it), so the picker is plain HTML: every figure is drawn once as a PNG inside the page (a
+``data:`` URI), a ``<select>`` lists them, and one inline ``onchange`` handler shows the chosen one. Without
+JavaScript (a notebook viewer that strips scripts and handlers, an untrusted notebook) the first figure stays shown
+and the others hidden: the static fallback. The HTML is deterministic (no random ids, no timestamps in the PNGs), so
+nbval keeps comparing it between executions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+import hashlib
+import html
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from IPython.display import HTML
 from matplotlib.figure import Figure
 
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
 from ...task.metrics import F1_TARGET
 from ..style import (
+    FIGURE_DPI,
     MAX_WIDTH_IN,
     MIN_FONT_PT,
     fig_size,
@@ -27,9 +39,11 @@ from ..style import (
     panel_grid,
     plain_log_axes,
     set_style,
+    shown_png,
 )
 
 __all__ = [
+    "figure_picker",
     "plot_diagonal",
     "plot_dk_star_grid",
     "f1_curves_per_cell",
@@ -102,7 +116,7 @@ def plot_f1_curves(
 def f1_curves_per_cell(runs: pd.DataFrame, metric: str = "test_f1") -> dict[str, Figure]:
     """One :func:`plot_f1_curves` figure per (m, d_model, r) cell of ``runs``, keyed by the cell's name
     ("m = 64, d_model = 16", with ", r = 2" where r > 1), in (m, d_model, r) order: the pages of the
-    chapter's interactive figure (:func:`rgr.chapters.interactive.figure_picker`)."""
+    chapter's interactive figure (:func:`figure_picker`)."""
     if not len(runs):
         raise ValueError("runs: no rows, so no cell to draw")
     keys = sorted({(int(a), int(b), int(c)) for a, b, c in runs[["m", "d_model", "r"]].itertuples(index=False)})
@@ -314,3 +328,52 @@ def plot_diagonal(cells: pd.DataFrame, fit: Fit | None = None) -> Figure:
     ax.patch.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+# Show the option at selectedIndex, hide the rest (scoped to this picker's own images).
+_ONCHANGE = (
+    "var p=this.closest('.rgr-picker').querySelectorAll('img[data-rgr-pick]');"
+    "for(var i=0;i<p.length;i++){p[i].hidden=(i!==this.selectedIndex);}"
+)
+
+
+# 1.5 PNG pixels per CSS pixel: sharp on high-DPI screens at about 70% of the bytes of 2x; a picker
+# carries every one of its figures in the page (12 single-cell F1 figures: about 75 KB each as base64)
+_PICKER_DPI = 1.5 * FIGURE_DPI
+
+
+def _uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def figure_picker(figures: Mapping[str, Figure], label: str, dpi: float = _PICKER_DPI) -> HTML:
+    """A drop-down of ``figures``' names (in order) above the chosen figure; the first is shown first.
+
+    ``label``: what the names are (shown before the drop-down, e.g. ``"cell (m, d_model)"``).
+    ``dpi``: pixels per inch of the PNGs; each is shown at ``FIGURE_DPI`` CSS pixels per inch of
+    figure (its drawn size, as the book's other figures), so a ``dpi`` above that keeps it sharp on
+    high-DPI screens.
+    """
+    if not isinstance(figures, Mapping) or not figures:
+        raise ValueError(f"figures must be a non-empty mapping of name -> Figure, got {figures!r}")
+    bad = [name for name, fig in figures.items() if not isinstance(name, str) or not isinstance(fig, Figure)]
+    if bad:
+        raise TypeError(f"figures must map names (str) to matplotlib Figures; not so for {bad!r}")
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"label must be a non-empty string, got {label!r}")
+    uid = "rgr-picker-" + hashlib.sha256("|".join([label, *figures]).encode()).hexdigest()[:8]
+    options, images = [], []
+    for i, (name, fig) in enumerate(figures.items()):
+        text = html.escape(name, quote=True)
+        png, width, _ = shown_png(fig, dpi)  # shown at its drawn size, at most the style's widest
+        options.append(f'<option value="{i}"{" selected" if i == 0 else ""}>{text}</option>')
+        images.append(
+            f'<img data-rgr-pick="{i}" src="{_uri(png)}" alt="{text}" width="{round(width)}"'
+            f' style="max-width:100%;height:auto"{"" if i == 0 else " hidden"}>'
+        )
+    return HTML(
+        f'<div class="rgr-picker" id="{uid}">'
+        f'<label for="{uid}-select">{html.escape(label)}: </label>'
+        f'<select id="{uid}-select" onchange="{_ONCHANGE}">{"".join(options)}</select>'
+        f'<div class="rgr-picker-figures">{"".join(images)}</div></div>'
+    )

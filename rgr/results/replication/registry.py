@@ -13,7 +13,7 @@ replicate?*).
 - :func:`chapter_basis` — which experiments the chapter reads on a reduced preset or with few seeds, and the GPT-2
   block's rows beside its `paper` preset's cost (:class:`Basis`; worded by :mod:`rgr.chapters.replication_words`).
 
-The frames the chapter only displays live in :mod:`rgr.chapters.replication_frames`.
+The frames the chapter only displays live in :mod:`rgr.chapters.verdict_table`.
 """
 
 from __future__ import annotations

@@ -140,14 +140,10 @@ def test_a_tie_on_paired_seeds_lets_the_claim_stand():
     assert row.verdict.status == "agrees" and "tied" in row.verdict.detail
 
 
-def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data():
+def test_every_paired_claim_reports_a_paired_comparison_on_the_committed_data(committed_verdict):
     """The rows of PAIRED_CLAIMS, as the chapter evaluates them on data/, each say how their pairs came out (or
     are not testable for another reason)."""
-    from rgr.chapters.loading import load_groups
-    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
-
-    sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
-    rows = {r.key: r for r in evaluate(sources, joint)}
+    rows = {r.key: r for r in committed_verdict[0]}
     for key in PAIRED_CLAIMS:
         v = rows[key].verdict
         assert v.status == "not testable" or "paired" in v.detail, (key, v.detail)
@@ -165,7 +161,7 @@ def test_the_chapter_declares_the_paired_rule_and_names_every_row_it_judges():
     assert all(f"`{k}`" in rule for k in PAIRED_CLAIMS), "every paired claim named where the rule is declared"
 
 
-def test_no_row_of_the_committed_data_hides_a_sharper_cause():
+def test_no_row_of_the_committed_data_hides_a_sharper_cause(committed_verdict):
     """A deviation whose data hold a sharper cause shows it (issue 45): the paper's value inside the bootstrap over
     cells is "cell_choice" unless an earlier cause holds; "measured" (a restatement) is gone; a law row whose other
     log base the paper's own Table 1 rules out is not put down to the log base; a law row whose log-space fit holds
@@ -173,15 +169,12 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause():
     that (or what its reader found)."""
     import math
 
-    from rgr.chapters.loading import load_groups
-    from rgr.results.replication.registry import GROUPS, evaluate, sources_of
     from rgr.results.replication.reported import claim
     from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, cause_of
     from rgr.results.stats import within
 
     assert "measured" not in CAUSES
-    sources, joint = sources_of(load_groups(GROUPS, "auto", "cpu"))
-    for r in evaluate(sources, joint):
+    for r in committed_verdict[0]:
         c = cause_of(r)
         if r.verdict.status != "deviates":
             continue

@@ -1,4 +1,4 @@
-"""rgr.chapters.interactive.figure_picker: one option and one image per figure, the first shown, names
+"""rgr.chapters.figures.permutation_sweeps.figure_picker: one option and one image per figure, the first shown, names
 escaped, deterministic HTML, bad input named; and the chapter's per-cell F1 figures it shows."""
 
 import base64
@@ -13,8 +13,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from rgr.chapters.figures.permutation_sweeps import f1_curves_per_cell  # noqa: E402
-from rgr.chapters.interactive import figure_picker  # noqa: E402
+from rgr.chapters.figures.permutation_sweeps import (
+    f1_curves_per_cell,  # noqa: E402
+    figure_picker,  # noqa: E402
+)
 from rgr.chapters.style import shown_png  # noqa: E402
 
 

@@ -1,6 +1,6 @@
-"""The frames chapter *Does it replicate?* displays (rgr.chapters.replication_frames)."""
+"""The frames chapter *Does it replicate?* displays (rgr.chapters.verdict_table)."""
 
-from rgr.chapters.replication_frames import longer_frame, readings_frame
+from rgr.chapters.verdict_table import longer_frame, readings_frame
 from rgr.results.replication.rows import ClaimRow, Longer, Reading
 from rgr.results.replication.verdicts import Verdict
 

@@ -5,7 +5,7 @@ import pytest
 
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.stack import build_task, init_weights
-from rgr.results.baselines import trivial_mse_table
+from rgr.results.value_channel import trivial_mse_table
 
 
 def _runs(*cfgs: RunConfig) -> pd.DataFrame:
