@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from .experiments.tables import Table, check_preset, load_results, table_path
-from .protocol import CHOICES
+from .protocol import CHOICES, TABLES
 from .store import Schema, TableError
 
 __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_for_file", "table_path",
@@ -32,15 +32,14 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_f
 # every table of data/ by name, with the module that declares it (and the name it has there), imported when the
 # table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
 _REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
-_PROTOCOL: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
-                             "value_nostop", "value_long")
 _ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
     "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
     "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
-NAMES: tuple[str, ...] = (*_PROTOCOL, *_ELSEWHERE)  # every table of data/
+NAMES: tuple[str, ...] = TABLES  # every table of data/ (one home: rgr.protocol)
+_PROTOCOL: tuple[str, ...] = tuple(n for n in NAMES if n not in _ELSEWHERE)  # the registry's, in its order
 
 
 def get(name: str) -> Table:

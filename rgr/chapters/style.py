@@ -45,8 +45,6 @@ from ..protocol import HEADS_ALL
 __all__ = ["MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below", "shown_png",
            "plain_log_axes", "head_color", "nothing_to_draw", "text_problems"]
 
-# head counts the book's figures use; each keeps its colour in every chapter
-_HEAD_COUNTS = HEADS_ALL  # one colour per head count of the paper's grid (one home: rgr.protocol)
 
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
@@ -206,9 +204,10 @@ def plain_log_axes(ax, which: str = "xy", subs: tuple[float, ...] = (1.0, 2.0, 5
 
 
 def _head_palette() -> dict[int, tuple[float, float, float]]:
-    """A fixed colour for each head count h in :data:`_HEAD_COUNTS` (dark = one head)."""
-    colours = sns.color_palette("viridis", len(_HEAD_COUNTS))
-    return dict(zip(_HEAD_COUNTS, colours))
+    """A fixed colour for each head count h of the paper's grid (:data:`rgr.protocol.HEADS_ALL`), the same in every
+    chapter (dark = one head)."""
+    colours = sns.color_palette("viridis", len(HEADS_ALL))
+    return dict(zip(HEADS_ALL, colours))
 
 
 def head_color(h: int) -> tuple[float, float, float]:
@@ -216,7 +215,7 @@ def head_color(h: int) -> tuple[float, float, float]:
     pal = _head_palette()
     if h in pal:
         return pal[h]
-    nearest = min(_HEAD_COUNTS, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
+    nearest = min(HEADS_ALL, key=lambda k: abs(k.bit_length() - int(h).bit_length()))
     return pal[nearest]
 
 

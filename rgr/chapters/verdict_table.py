@@ -207,8 +207,8 @@ def _longer_words(status: str, longer: Longer) -> str:
     head += f", {longer.status} ({longer.said})"
     moved = f"; D_K* from 1x to {longer.budget}x: {longer.moved}" if longer.moved else ""
     cut = f"; runs at the new D_K* still cut: {longer.cut}"
-    said = _settled(status, longer)
-    return head + moved + cut + (f" ({said})" if longer.settled else " (not settled: a longer budget may move it)")
+    said = _settled(status, longer) if longer.settled else "not settled: a longer budget may move it"
+    return f"{head}{moved}{cut} ({said})"
 
 
 def _detail(r: ClaimRow) -> str:

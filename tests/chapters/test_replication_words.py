@@ -14,7 +14,7 @@ from rgr.gpt2.experiment import PresetCost, preset_cost
 from rgr.protocol import GPU_FP32_PEAK, gpu_hours
 from rgr.results.replication import reported as rep
 from rgr.results.replication.registry import FewSeeds, Reduced, arithmetic, basis, chapter_basis
-from rgr.results.replication.rows import ClaimRow, Reading
+from rgr.results.replication.rows import ClaimRow, Reading, Source, gpt2_source
 from rgr.results.replication.verdicts import LAW_BASE, Verdict
 
 
@@ -33,7 +33,7 @@ COST = PresetCost(runs=112, steps=100_000, m=6144, flops=3.0e17)
 
 def _basis(loaded):
     """:func:`chapter_basis` of ``loaded`` beside the GPT-2 block's rows :data:`GPT2` (read on book)."""
-    return chapter_basis({**loaded, "gpt2": {"gpt2": SimpleNamespace(name="gpt2", preset="book", runs=GPT2)}})
+    return chapter_basis(loaded, Source("gpt2", "book", GPT2))
 
 
 def test_basis_names_each_reduced_experiment_once_and_leaves_out_paper_rows_and_gpt2():
@@ -98,8 +98,8 @@ def test_gpu_hours_in_closed_form_and_share_checked():
 
 
 def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_preset():
-    gpt2 = SimpleNamespace(name="gpt2", preset="book", runs=GPT2)
-    got = limits_words(chapter_basis({"diagonal": {"base": _data("base", "book", seeds=3)}, "gpt2": {"gpt2": gpt2}}))
+    loaded = {"diagonal": {"base": _data("base", "book", seeds=3)}}
+    got = limits_words(chapter_basis(loaded, Source("gpt2", "book", GPT2)))
     assert got.presets.startswith("base is complete at the paper preset")  # data/base.csv: the paper sweep is done
     assert f"{preset_cost('paper').flops / 1e18:.2f} EFLOP" in got.gpt2
 
@@ -107,11 +107,11 @@ def test_chapter_limits_reads_completeness_from_data_and_costs_the_gpt2_paper_pr
 def test_the_limits_name_the_preset_the_gpt2_rows_read():
     """Asked for "auto", the GPT-2 rows read the compressive preset once data/ holds it complete, and so do the
     limits (rgr.results.replication.rows.gpt2_source); asked for "book", the book preset."""
-    loaded = lambda asked: {"diagonal": {"base": _data("base", "book", seeds=3)},  # noqa: E731
-                            "gpt2": {"gpt2": SimpleNamespace(name="gpt2", preset="book", runs=GPT2, requested=asked)}}
+    loaded = {"diagonal": {"base": _data("base", "book", seeds=3)}}
+    rows = lambda asked: gpt2_source(Source("gpt2", "book", GPT2), asked)  # noqa: E731  (as sources_of reads them)
     complete = preset_completeness("gpt2", "compressive") == 1.0
-    assert ("read on its compressive preset" in limits_words(chapter_basis(loaded("auto"))).gpt2) == complete
-    assert "read on its book preset" in limits_words(chapter_basis(loaded("book"))).gpt2
+    assert ("read on its compressive preset" in limits_words(chapter_basis(loaded, rows("auto"))).gpt2) == complete
+    assert "read on its book preset" in limits_words(chapter_basis(loaded, rows("book"))).gpt2
 
 
 def test_chapter_words_read_the_base_rows_and_the_arithmetic():

@@ -13,6 +13,7 @@ import pytest
 from rgr.cli import main
 from rgr.results.peers.refit import dana_refit
 from tests import ROOT
+from tests.glued import prose
 from tests.results.peers.synthetic import write_peer_files
 
 pm = pytest.importorskip("papermill")
@@ -50,5 +51,5 @@ def test_chapter_runs_from_the_committed_table_alone(empty_checkout, tmp_path):
     fit, exp3, _ = dana_refit(ROOT)
     glued = _run(root, tmp_path)
     assert (glued["best_p"], glued["best_p_low"], glued["best_p_high"]) == tuple(
-        f"{x:.2f}" for x in (fit.best_p, fit.best_p_low, fit.best_p_high))  # glued at 2 decimals
-    assert glued["slope_below"] == f"{exp3.slope_below:.3f}" and glued["acc_at_d_head"] == f"{exp3.acc_at_d_head:.2f}"
+        map(prose, (fit.best_p, fit.best_p_low, fit.best_p_high)))
+    assert glued["slope_below"] == prose(exp3.slope_below, 3) and glued["acc_at_d_head"] == prose(exp3.acc_at_d_head)

@@ -367,12 +367,11 @@ def basis(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_runs: pd.DataFram
     return Basis(reduced, few, gpt2_preset, m, d, is_stand_in(gpt2_runs["embedding_source"]), cost, paper_done, bench)
 
 
-def chapter_basis(loaded: Mapping[str, Mapping[str, object]]) -> Basis:
-    """:func:`basis` of the chapter's loaded :data:`GROUPS` (which hold ``gpt2``): the `paper` sweeps' completeness
-    from data/ (:func:`rgr.catalog.preset_completeness`), the GPT-2 rows' preset as the verdicts read it
-    (:func:`rgr.results.replication.rows.gpt2_source`), the GPT-2 block's `paper` runs done and last bench."""
-    g = loaded["gpt2"]["gpt2"]  # the rows the GPT-2 verdicts read (the compressive preset, once complete)
-    gpt2 = gpt2_source(Source("gpt2", g.preset, g.runs), getattr(g, "requested", "") or g.preset)
+def chapter_basis(loaded: Mapping[str, Mapping[str, object]], gpt2: Source) -> Basis:
+    """:func:`basis` of the chapter's loaded :data:`GROUPS`: the `paper` sweeps' completeness from data/
+    (:func:`rgr.catalog.preset_completeness`), the GPT-2 block's `paper` runs done and last bench, beside ``gpt2``:
+    the rows the GPT-2 verdicts read (``sources_of(loaded)[0]["gpt2"]``: the compressive preset once complete,
+    :func:`rgr.results.replication.rows.gpt2_source`)."""
     reduced = _basis_of(loaded, lambda name: preset_completeness(name, "paper"))
     return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=_few_seeds_of(loaded),
                  paper_done=_paper_runs_done(), bench=latest_lease_bench(data_dir()))
