@@ -6,16 +6,10 @@ lower bound's (m' / d_model) log2(m^2 / m') with m' = r m. A normalisation that 
 with one constant keeps D_K* / x flat, so each fit comes with the spread max / min of that ratio.
 Too few cells give NaN and a note, never an error.
 
-Also the verdict rows of App. A.3 that chapter *Does it replicate?* shows (:func:`regular_rows`: the fit over
-r <= 16, the bound's form, the plateaus, h*; conventions of :mod:`rgr.results.replication.sec61`, every interval the
-95% noise interval of :mod:`rgr.results.replication.seed_bootstrap` or, for a statement about F1 curves, their 95%
-t-intervals across seeds), and the regular table read again with its retrained futility stops (issue 45, item 5):
-the ``unstopped`` extension (:mod:`rgr.experiments.unstopped`, declared before its first row; not the protocol)
-retrained, with futility stopping off, the regular table's stopped runs at its false-stop point and on the two
-plateau curves. :func:`unstopped_reading` puts them in the stopped rows' place
-(:func:`rgr.experiments.futility.with_retrained`), says per retrained point what changed
-(:func:`rgr.experiments.futility.retrained_points`) and reads the verdict rows on both versions. A second reading
-only: the protocol table's rows stay the verdicts.
+:func:`regular_rows`: App. A.3's verdict rows for chapter *Does it replicate?* (conventions of
+:mod:`rgr.results.replication.sec61`). :func:`unstopped_reading` reads them again with the ``unstopped``
+extension's retrained futility stops in the stopped rows' place (issue 45, item 5; :mod:`rgr.experiments.unstopped`,
+declared before its first row, not the protocol) and says per retrained point what changed: a second reading only.
 """
 
 from __future__ import annotations
@@ -163,9 +157,6 @@ def forms_table(cells: pd.DataFrame) -> pd.DataFrame:
                              "h_lo": "tied h from", "h_hi": "tied h to"})
 
 
-# --------------------------------------------- App. A.3's verdict rows (chapter *Does it replicate?*)
-
-
 def regular_rows(src: Source) -> list[ClaimRow]:
     """E4 over r <= 16 (the paper's range): the fit D_K* = c x, the bound forms, the plateaus, h* against r m /
     d_model."""
@@ -269,8 +260,6 @@ def regular_heads(ok: Draws | None, b: str, top_h: int) -> ClaimRow:
         ),
     )
 
-
-# ------------------------------------------------- the regular rows read again with futility's stops retrained
 
 def unstopped_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
     """The extension's rows at ``preset``; none when data/ has no table or no rows of it
