@@ -9,11 +9,11 @@ left open*, "unstopped", declared before the first row):
 - *false stops* (:func:`rgr.experiments.futility.false_stops`): a stopped run at an (r, h, D_K) point where a sibling
   seed reached the F1 target;
 - the *plateau points*: every D_K of the two "few heads plateau" curves that the verdict row ``regular_plateaus``
-  reads (:func:`rgr.results.replication.fig4.regular_plateaus`), r = 2 with h = 1 and r = 4 with h = 2.
+  reads (:func:`rgr.results.denser_graphs.regular_plateaus`), r = 2 with h = 1 and r = 4 with h = 2.
 
 Each such run is retrained from its seed with the same config (the same 20,000-step cutoff, checks and early stop
 on convergence) and futility stopping off; its run key is the stopped row's (the key leaves the rule out), so a
-reading can put it in that row's place (:func:`rgr.results.replication.fig4.unstopped_reading`). Nothing is
+reading can put it in that row's place (:func:`rgr.results.denser_graphs.unstopped_reading`). Nothing is
 reused: a futility-stopped row never stands in for a run without the rule (:mod:`rgr.experiments.reuse`), and this
 table copies no row at all (:meth:`_UnstoppedSweep.reusable_rows`). The other 1,352 stopped runs are left alone: no
 sibling seed passed at their points and no verdict row reads their curve as a plateau, and retraining all 1,528

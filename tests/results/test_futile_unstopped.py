@@ -9,7 +9,7 @@ import pytest
 from rgr.catalog import load
 from rgr.experiments.futility import retrained_points, with_retrained
 from rgr.experiments.unstopped import PLATEAUS, UNITS
-from rgr.results.replication.fig4 import unstopped_reading, unstopped_runs
+from rgr.results.denser_graphs import unstopped_reading, unstopped_runs
 from rgr.results.replication.rows import Source
 
 

@@ -5,8 +5,8 @@ replicate?*).
   (the diagonal's two tables, softmax against max-over-heads, every configuration tested) at one preset;
 - :data:`READERS` — each claim key of :data:`rgr.results.replication.reported.CLAIMS` mapped to its reader (a
   function of :class:`_Inputs`, returning the rows of its claims), in the claims' order; beside each, the function of
-  :mod:`~rgr.results.replication.sec61`, :mod:`~rgr.results.replication.fig4` or
-  :mod:`~rgr.results.replication.extensions` that makes that row;
+  :mod:`~rgr.results.replication.sec61`, :mod:`~rgr.results.replication.fig4`, :mod:`rgr.results.denser_graphs`
+  (App. A.3) or :mod:`~rgr.results.replication.extensions` that makes that row;
 - :func:`read` walks it, each reader once, and refuses a row its reader does not own; :func:`evaluate` builds the
   inputs, calls :func:`read` and adds the longer budget's second reading;
 - :func:`complete_rows` — one row per claim; :func:`table1_view` — the paper's Table 1 beside the book's d_k*;
@@ -29,12 +29,13 @@ from ...catalog import load, preset_completeness
 from ...gpt2.experiment import LeaseBench, PresetCost, latest_lease_bench, preset_cost
 from ...paths import data_dir
 from ...store import TableError
+from ..denser_graphs import regular_rows
 from ..diagonals import with_cells_of
 from ..gpt2_block import is_stand_in
 from ..stats import seeds_per_cell
 from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows
-from .fig4 import diag_rows, regular_rows
+from .fig4 import diag_rows
 from .paper_arithmetic import ArithmeticCheck, table1_checks
 from .rows import LONG, ClaimRow, Source, cutoffs, deciding_runs, gpt2_source, long_source, reached
 from .sec61 import SharedBase, sec61_rows
@@ -129,11 +130,11 @@ READERS: dict[str, _Reader] = {  # claim key -> its reader (after the #: the fun
     "diag_first_two_above": _diagonal_claims,  # fig4.growth_rows
     "diag_heads": _diagonal_claims,  # fig4.diag_heads
     # App. A.3: r-regular graphs
-    "regular_slope": _regular_claims,  # fig4.regular_rows
-    "regular_plateaus": _regular_claims,  # fig4.regular_plateaus
-    "regular_heads": _regular_claims,  # fig4.regular_heads
-    "regular_r16_bound": _regular_claims,  # fig4.regular_rows
-    "regular_lower_form": _regular_claims,  # fig4.regular_lower_form
+    "regular_slope": _regular_claims,  # denser_graphs.regular_rows
+    "regular_plateaus": _regular_claims,  # denser_graphs.regular_plateaus
+    "regular_heads": _regular_claims,  # denser_graphs.regular_heads
+    "regular_r16_bound": _regular_claims,  # denser_graphs.regular_rows
+    "regular_lower_form": _regular_claims,  # denser_graphs.regular_lower_form
     # the extensions: softmax (E4), value channel (E6), GPT-2 block (E7)
     "softmax_advantage": _softmax_claims,  # extensions.softmax_rows
     "softmax_shift": _softmax_claims,  # extensions.softmax_shift

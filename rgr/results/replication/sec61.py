@@ -7,7 +7,7 @@
 Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
 Every rule is stated in the docstring of its reader; the paper's numbers come from
 :mod:`rgr.results.replication.reported` only.
-The Fig. 4 and App. A.3 readers are in :mod:`rgr.results.replication.fig4`.
+The Fig. 4 readers are in :mod:`rgr.results.replication.fig4`, App. A.3's in :mod:`rgr.results.denser_graphs`.
 """
 
 from __future__ import annotations
