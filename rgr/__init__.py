@@ -18,13 +18,14 @@ one below it (tests/system/test_style.py checks it):
   graphed), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
   are), trainer (how they train), planner
   (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
-  tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
+  tables), tables (where tables live, loading, shard merging), construction_table (what
+  ``data/constructions.csv`` is), runner (jobs, executors, ``run_sweep`` for every
   experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
   before it starts; loops: one-run loops; bench; device_check) and peers/ (the peers' experiments:
   head_sweep, dk_sweep, aot, aot_sweep, pal, pal_sweep, trainers);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
-  type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
-  (``data/constructions.csv``), construction_trainer (its rows computed), construction_sweeps, theorem81
+  type per chapter (presets): construction_search (constructions by name, smallest widths),
+  construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theorem81
   (Algorithm 2 against d_k), theory_checks,
   softmax_cells (Algorithm 2 at trained cells), per_context, margins (Theorem 9.2 on trained models),
   sampler_check;

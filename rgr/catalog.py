@@ -2,7 +2,7 @@
 
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
-and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
+and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
 each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
 :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
 :func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
@@ -33,7 +33,7 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_f
 # table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
 _REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
 _ELSEWHERE: dict[str, tuple[str, str]] = {
-    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.experiments.construction_table", "CONSTRUCTIONS"),
     "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
