@@ -27,7 +27,7 @@ import pandas as pd
 from ..experiments.engine.config import DTYPES, RunConfig
 from ..task.contexts import build_task, sample
 from ..task.embeddings import value_projection
-from .stats import summarize
+from .stats import by_seed, paired_difference, summarize
 
 __all__ = [
     "cells_table",
@@ -325,8 +325,6 @@ class _LowestHead:
 
 def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
     """:class:`_LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
-    from .replication.seed_bootstrap import by_seed, paired_difference
-
     cell = runs[runs["d_model"] == d_model] if len(runs) else runs
     if not len(cell) or cell["h"].nunique() < 2:
         return None
