@@ -3,7 +3,7 @@
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
 and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
-each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
+each is a :class:`rgr.store.Table` (what the table is: schema, presets, planned runs) that
 :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
 :func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
 asked for (:data:`_PROTOCOL`: the registry's, :data:`_ELSEWHERE`: the others), so a chapter loads the modules of the
@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiments.tables import Table, check_preset, load_results, table_path
 from .protocol import CHOICES, TABLES
-from .store import Schema, TableError
+from .store import Schema, Table, TableError, check_preset, load_results, table_path
 
 __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_for_file", "table_path",
            "preset_completeness", "completeness", "resolve_preset"]

@@ -10,7 +10,6 @@
   :mod:`.trainer` — how they train (the engine's stacks), imported only through :mod:`rgr.trainers`;
 - :mod:`.futility` — the futility-stopping rule and its replay on stored curves;
 - :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
-- :mod:`.tables` — what a table is (:class:`~.tables.Table`), where tables live, loading (shards merged);
 - :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how its
   stacks train, the one base of every trainer), its local executor, and merging a table's shards;
   :mod:`.cluster` — the Dask executor;
