@@ -9,8 +9,9 @@ one below it (tests/system/test_style.py checks it):
   merged), locked atomic writes, seals (a cut table is refused), repair, provenance), :mod:`rgr.paths` (where
   things are; files replaced whole), :mod:`rgr.protocol` (the numbers every wing shares: head counts, model
   kinds, the GPU peak of estimates);
-- :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
-  depend on its seed alone, never on its stack), metrics (the F1 target);
+- :mod:`rgr.task` — graphs, embeddings (and E6's frozen value projection), contexts (a run's task, built from
+  its seed, and the sampler), rng (counter-based: a run's draws depend on its seed alone, never on its stack),
+  metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
