@@ -5,11 +5,13 @@ Multi-Head Attention" (Adler, arXiv:2509.22840). Chapters call it; it holds
 the plumbing in wings that follow the data flow; a module imports only from its own wing or
 one below it (tests/system/test_style.py checks it):
 
-- ground: :mod:`rgr.store` (typed tables: locked atomic writes, seals (a cut table is refused), the strict loader,
-  repair, provenance), :mod:`rgr.paths` (where things are; files replaced whole), :mod:`rgr.protocol` (the
-  numbers every wing shares: head counts, model kinds, the GPU peak of estimates);
-- :mod:`rgr.task` — graphs, embeddings, contexts, rng (counter-based: a run's draws
-  depend on its seed alone, never on its stack), metrics (the F1 target);
+- ground: :mod:`rgr.store` (typed tables: what a table of data/ is, where it lives, the strict loader (shards
+  merged), locked atomic writes, seals (a cut table is refused), repair, provenance), :mod:`rgr.paths` (where
+  things are; files replaced whole), :mod:`rgr.protocol` (the numbers every wing shares: head counts, model
+  kinds, the GPU peak of estimates);
+- :mod:`rgr.task` — graphs, embeddings (and E6's frozen value projection), contexts (a run's task, built from
+  its seed, and the sampler), rng (counter-based: a run's draws depend on its seed alone, never on its stack),
+  metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
@@ -18,13 +20,14 @@ one below it (tests/system/test_style.py checks it):
   graphed), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
   are), trainer (how they train), planner
   (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
-  tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
+  tables), construction_table (what
+  ``data/constructions.csv`` is), runner (jobs, executors, ``run_sweep`` for every
   experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
   before it starts; loops: one-run loops; bench; device_check) and peers/ (the peers' experiments:
   head_sweep, dk_sweep, aot, aot_sweep, pal, pal_sweep, trainers);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
-  type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
-  (``data/constructions.csv``), construction_trainer (its rows computed), construction_sweeps, theorem81
+  type per chapter (presets): construction_search (constructions by name, smallest widths),
+  construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theorem81
   (Algorithm 2 against d_k), theory_checks,
   softmax_cells (Algorithm 2 at trained cells), per_context, margins (Theorem 9.2 on trained models),
   sampler_check;

@@ -2,8 +2,8 @@
 
 ``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
 ``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
-and ``constructions`` (:data:`rgr.studies.construction_table.CONSTRUCTIONS`):
-each is a :class:`rgr.experiments.tables.Table` (what the table is: schema, presets, planned runs) that
+and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
+each is a :class:`rgr.store.Table` (what the table is: schema, presets, planned runs) that
 :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
 :func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
 asked for (:data:`_PROTOCOL`: the registry's, :data:`_ELSEWHERE`: the others), so a chapter loads the modules of the
@@ -22,9 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .experiments.tables import Table, check_preset, load_results, table_path
 from .protocol import CHOICES, TABLES
-from .store import Schema, TableError
+from .store import Schema, Table, TableError, check_preset, load_results, table_path
 
 __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_for_file", "table_path",
            "preset_completeness", "completeness", "resolve_preset"]
@@ -33,7 +32,7 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_f
 # table is first asked for: a chapter loads the declarations of the tables it reads, not those of every table
 _REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
 _ELSEWHERE: dict[str, tuple[str, str]] = {
-    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.studies.construction_table", "CONSTRUCTIONS"),
+    "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.experiments.construction_table", "CONSTRUCTIONS"),
     "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from .experiments import futility, planner, reuse, unstopped
+from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
 from .experiments.peers.head_sweep import PEERS
 from .experiments.peers.pal_sweep import SCHEMA as PAL_SCHEMA
@@ -16,7 +17,6 @@ from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir, replace_whole
 from .results.peers.refit import SCHEMA as PEERS_REFIT
-from .studies.construction_table import SCHEMA as CONSTRUCTIONS
 
 __all__ = ["write", "is_current"]
 
@@ -136,7 +136,7 @@ def _render() -> str:
              "`rgr.gpt2.block.PRESETS`; why each choice: README, *Choices the paper left open*).\n\n" + _gpt2_presets()
              + "\n" + GPT2.markdown())
     text += ("\n## The explicit-construction table\n\n`python -m rgr constructions --preset <p> [--seed s]` (sizes: "
-             "`rgr.studies.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
+             "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
              "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.aot_sweep.PRESETS`; the `peers` "

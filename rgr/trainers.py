@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from .catalog import get
+from .experiments.construction_table import ConstructionSweep
 from .experiments.peers.aot import train_aot
 from .experiments.peers.aot_sweep import PRESETS as AOT_PRESETS
 from .experiments.peers.aot_sweep import AoTConfig, AoTSweep
@@ -27,7 +28,6 @@ from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer
 from .gpt2.experiment import GPT2Sweep
 from .gpt2.training import GPT2Trainer
-from .studies.construction_table import ConstructionSweep
 from .studies.construction_trainer import ConstructionTrainer
 
 __all__ = ["trainer"]

@@ -16,10 +16,10 @@ __all__ = ["constructions", "bench", "gpt2", "schema", "repair", "replay_stoppin
 
 
 def constructions(argv: Sequence[str]) -> int:
+    from ..experiments.construction_table import PRESETS, ConstructionSweep
     from ..experiments.runner import run_sweep
     from ..paths import data_dir
     from ..store import TableBusy, TableError
-    from ..studies.construction_table import PRESETS, ConstructionSweep
     from ..studies.construction_trainer import ConstructionTrainer
 
     ap = Parser(prog="rgr constructions", description="Smallest D_K of the explicit constructions -> CSV")

@@ -68,9 +68,8 @@ def _list_sweeps() -> int:
 def sweep(argv: Sequence[str]) -> int:
     from ..experiments.planner import parse_cells, parse_shard
     from ..experiments.runner import SweepError, cell_filter, check_shard, merge_shards, run_sweep
-    from ..experiments.tables import check_preset, table_path
     from ..paths import data_dir
-    from ..store import TableBusy, TableError
+    from ..store import TableBusy, TableError, check_preset, table_path
     from ..trainers import trainer
 
     a = _sweep_parser().parse_args(list(argv))
@@ -173,8 +172,7 @@ def sweep(argv: Sequence[str]) -> int:
 def _done_rows(sweep, preset: str, path: Path, sharded: bool = False):
     """The preset's rows already in the sweep's table (None when there is no table yet), for the projection.
     ``sharded``: the main table's and every shard's, as a shard sweep skips them (runner's ``_finished``)."""
-    from ..experiments.tables import load_results
-    from ..store import TableError, load_table
+    from ..store import TableError, load_results, load_table
 
     if sharded:
         try:
@@ -212,8 +210,7 @@ def interrupted(prog: str, sweep, preset: str, out: Path, command: str) -> int:
 
 def _missing_after_merge(sweep, root) -> list[str]:
     """Per preset in the merged table: how many of the runs its planner asks for are there (shards may be missing)."""
-    from ..experiments.tables import table_path
-    from ..store import load_table
+    from ..store import load_table, table_path
 
     table = load_table(table_path(sweep.name, root=root), sweep.schema)
     lines = []

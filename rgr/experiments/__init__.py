@@ -5,12 +5,11 @@
 - :mod:`.planner` — :class:`~.planner.Cell` and :class:`~.planner.Grid` (one preset of an experiment), and the
   D_K ladder, refinement rounds and shards of a grid;
 - :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema: what they
-  are (the peers' head sweep and the settled extension are declared in :mod:`.peers.head_sweep` and
-  :mod:`.settled`); :mod:`.trainer` — how they train (the engine's stacks), imported only through
-  :mod:`rgr.trainers`;
+  are (the peers' head sweep, the settled extension and the constructions' table are declared in
+  :mod:`.peers.head_sweep`, :mod:`.settled` and :mod:`.construction_table`, whose rows :mod:`rgr.studies` computes);
+  :mod:`.trainer` — how they train (the engine's stacks), imported only through :mod:`rgr.trainers`;
 - :mod:`.futility` — the futility-stopping rule and its replay on stored curves;
 - :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
-- :mod:`.tables` — what a table is (:class:`~.tables.Table`), where tables live, loading (shards merged);
 - :mod:`.runner` — the one resumable runner of every table (:class:`~.runner.Sweepable`: a table and how its
   stacks train, the one base of every trainer), its local executor, and merging a table's shards;
   :mod:`.cluster` — the Dask executor;

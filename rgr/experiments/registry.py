@@ -14,7 +14,7 @@ Two tables of the same kind are declared in their own modules, so a chapter that
 peers' head sweep (:data:`rgr.experiments.peers.head_sweep.PEERS`) and the settled-threshold extension
 (:data:`rgr.experiments.settled.SETTLED`); :func:`rgr.catalog.get` finds every table by name.
 
-An experiment is what its table is (:class:`rgr.experiments.tables.Table`): it plans its runs
+An experiment is what its table is (:class:`rgr.store.Table`): it plans its runs
 (:mod:`rgr.experiments.planner`) and keys them, and its rows follow :data:`SCHEMA`. How its runs train (stacks of
 the engine) is :class:`rgr.experiments.trainer.ExperimentTrainer`, which only the runner's callers import.
 """
@@ -28,11 +28,10 @@ from typing import Mapping
 import pandas as pd
 
 from ..protocol import HEADS_ALL, MODEL_KINDS
-from ..store import Column, RowKey, Schema
+from ..store import Column, RowKey, Schema, check_preset
 from . import futility, planner
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig
 from .planner import Cell, Grid
-from .tables import check_preset
 
 __all__ = ["Experiment", "EXPERIMENTS", "SCHEMA", "get_experiment", "smoke_grid"]
 
@@ -124,7 +123,7 @@ class Experiment:
     def grid(self, preset: str) -> Grid:
         return self.presets[check_preset(self, preset)]
 
-    # --- what a table is (rgr.experiments.tables.Table); how it trains: rgr.experiments.trainer
+    # --- what a table is (rgr.store.Table); how it trains: rgr.experiments.trainer
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:

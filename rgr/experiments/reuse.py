@@ -22,9 +22,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..store import Schema, TableError
+from ..store import Schema, TableError, load_results
 from .engine.config import RunConfig
-from .tables import load_results
 
 __all__ = ["source_rows", "reused_rows"]
 

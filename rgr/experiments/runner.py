@@ -1,8 +1,8 @@
 """The one resumable runner that fills data/: stacks, executors, failures (every sweep, E1-E7 and constructions).
 
-:func:`run_sweep` takes any :class:`Sweepable`: a table (:class:`rgr.experiments.tables.Table` — a protocol
+:func:`run_sweep` takes any :class:`Sweepable`: a table (:class:`rgr.store.Table` — a protocol
 experiment, :class:`rgr.experiments.registry.Experiment`, E7, :data:`rgr.gpt2.experiment.GPT2`, or the constructions,
-:data:`rgr.studies.construction_table.CONSTRUCTIONS`: something that plans its runs, keys them and has a schema)
+:data:`rgr.experiments.construction_table.CONSTRUCTIONS`: something that plans its runs, keys them and has a schema)
 with how it trains (groups runs into stacks, trains a stack into table rows; :func:`rgr.trainers.trainer`).
 The runner trains pending runs stack by stack, writes each finished stack's rows atomically to data/<name>.csv (or a
 shard file) and skips every run whose key is already in the table; refinement
@@ -30,10 +30,19 @@ import pandas as pd
 import torch
 from tqdm import tqdm
 
-from ..store import Schema, TableError, load_table, provenance
+from ..store import (
+    Schema,
+    Table,
+    TableError,
+    check_preset,
+    load_results,
+    load_table,
+    provenance,
+    shard_paths,
+    table_path,
+)
 from ..store.write import drop_table, sweep_lock, write_rows
 from .engine.config import resolve_device
-from .tables import Table, check_preset, load_results, shard_paths, table_path
 
 __all__ = ["Sweepable", "Job", "run_job", "SweepError", "DeadlineExceeded",
            "run_sweep", "check_shard", "cell_filter", "merge_shards"]
@@ -41,7 +50,7 @@ __all__ = ["Sweepable", "Job", "run_job", "SweepError", "DeadlineExceeded",
 
 @dataclass(frozen=True)
 class Sweepable:
-    """What the runner trains: a :class:`rgr.experiments.tables.Table` (what the table is: :mod:`rgr.catalog` holds
+    """What the runner trains: a :class:`rgr.store.Table` (what the table is: :mod:`rgr.catalog` holds
     them) and how its runs train, which a subclass adds (:func:`rgr.trainers.trainer` gives each table's).
 
     A subclass says how one stack's runs train (``train_rows``: one row of results per config) and, when runs

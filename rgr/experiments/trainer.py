@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import pandas as pd
 import torch
 
+from ..store import load_results
 from . import futility, planner, reuse
 from .engine.config import RunConfig, stack_groups
 from .engine.loop import train
@@ -21,7 +22,6 @@ from .registry import SCHEMA, Experiment
 from .runner import Sweepable
 from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
-from .tables import load_results
 
 __all__ = ["ExperimentTrainer"]
 

@@ -1,6 +1,6 @@
 """What E7's table is (chapter *GPT-2 block*): its grid, schema, keys, and what a preset costs.
 
-:data:`GPT2` is a :class:`rgr.experiments.tables.Table`; trained by :class:`rgr.gpt2.training.GPT2Trainer`,
+:data:`GPT2` is a :class:`rgr.store.Table`; trained by :class:`rgr.gpt2.training.GPT2Trainer`,
 ``python -m rgr sweep gpt2 --preset book`` (local or ``--executor dask``) trains
 :func:`experiment_grid`'s runs stack by stack (seeds of one
 (D_K, h) train as one program) and writes each stack's rows atomically to
@@ -21,9 +21,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..experiments.tables import table_path
 from ..protocol import gpu_hours
-from ..store import Column, RowKey, Schema, load_table
+from ..store import Column, RowKey, Schema, load_table, table_path
 from .block import EMBEDDINGS, PRESETS, Config, Preset, run_flops
 from .items import items_available
 from .table import STAND_IN_SOURCE
@@ -120,7 +119,7 @@ def preset_cost(preset: str) -> PresetCost:
 
 @dataclass(frozen=True)
 class GPT2Sweep:
-    """What E7's table is (:class:`rgr.experiments.tables.Table`); ``embeddings``: "auto", "gpt2" or "stand-in"."""
+    """What E7's table is (:class:`rgr.store.Table`); ``embeddings``: "auto", "gpt2" or "stand-in"."""
 
     embeddings: str = "auto"
     name: str = "gpt2"

@@ -6,6 +6,8 @@
   conservative values, and h*, the head count attaining the central value;
 - :func:`h_star_interval` — the head counts statistically tied with h*
   (paired t-test over seeds, E3);
+- :func:`paired_difference` (of :func:`by_seed`'s values) — "X beats Y" judged on paired seeds: the 95%
+  t-interval of the mean per-seed difference (the rule: chapter *Does it replicate?*, "Comparisons are paired");
 - :func:`fit_line` — least squares through the origin or with intercept, with R^2;
 - :func:`within` and :func:`tie_margin` — a number against an interval's ends or a level, up to float round-off
   (:data:`_TIE_REL`): every reading that sets a law's value against the book's interval uses them;
@@ -33,6 +35,8 @@ __all__ = [
     "seeds_per_cell",
     "dk_star",
     "h_star_interval",
+    "paired_difference",
+    "by_seed",
     "Fit",
     "fit_line",
     "tie_margin",
@@ -208,3 +212,61 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.n
     mid = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
     return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class _PairedDifference:
+    """Mean of ``a - b`` over ``n`` paired seeds, its 95% t-interval [lo, hi], the two-sided paired t-test's
+    p-value, and ``a_lower``: the seeds where a's value is below b's."""
+
+    n: int
+    mean: float
+    lo: float
+    hi: float
+    p: float
+    a_lower: int
+
+    def side(self) -> str:
+        """"a lower", "b lower" (the interval excludes zero on that side) or "tied"."""
+        if self.hi < 0:
+            return "a lower"
+        if self.lo > 0:
+            return "b lower"
+        return "tied"
+
+    def words(self, a: str, b: str, unit: str = "") -> str:
+        """E.g. "paired over 3 seeds, h = 8 - h = 16 = +0.00048 [+0.00046, +0.00050] (p = 0.0008); h = 16 lower at
+        3 of 3"."""
+        if self.n < 2:
+            return f"one paired seed only ({a} - {b} = {self.mean:+.4g}{unit}): no interval"
+        return (f"paired over {self.n} seeds, {a} − {b} = {self.mean:+.3g}{unit} [{self.lo:+.3g}, {self.hi:+.3g}] "
+                f"(p = {self.p:.2g}); {a} lower at {self.a_lower} of {self.n}")
+
+
+def paired_difference(a: pd.Series, b: pd.Series) -> _PairedDifference:
+    """``a`` and ``b``: a metric indexed by seed. The seeds both have are paired; fewer than two give a point with an
+    infinite interval and p = 1."""
+    both = sorted(set(a.index) & set(b.index))
+    d = np.array([float(a[s]) - float(b[s]) for s in both])
+    n = len(d)
+    if n == 0:
+        return _PairedDifference(0, math.nan, -math.inf, math.inf, 1.0, 0)
+    mean = float(d.mean())
+    lower = int((d < 0).sum())
+    if n < 2:
+        return _PairedDifference(n, mean, -math.inf, math.inf, 1.0, lower)
+    se = float(d.std(ddof=1)) / math.sqrt(n)
+    if se == 0.0:
+        p = 1.0 if mean == 0.0 else 0.0
+        return _PairedDifference(n, mean, mean, mean, p, lower)
+    half = float(sps.t.ppf(0.975, n - 1)) * se
+    p = float(2 * sps.t.sf(abs(mean) / se, n - 1))
+    return _PairedDifference(n, mean, mean - half, mean + half, p, lower)
+
+
+def by_seed(runs: pd.DataFrame, metric: str, h: int, D_K: int, **where) -> pd.Series:
+    """The metric per seed at (h, D_K) (rows matching ``where``)."""
+    sel = runs[(runs.h == h) & (runs.D_K == D_K)]
+    for k, v in where.items():
+        sel = sel[sel[k] == v]
+    return sel.groupby("seed")[metric].mean()

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..experiments.engine.config import RunConfig
-from ..experiments.engine.stack import build_task, init_weights
-from ..task.contexts import sample
-from .stats import summarize
+from ..experiments.engine.config import DTYPES, RunConfig
+from ..task.contexts import build_task, sample
+from ..task.embeddings import value_projection
+from .stats import by_seed, paired_difference, summarize
 
 __all__ = [
     "cells_table",
@@ -325,8 +325,6 @@ class _LowestHead:
 
 def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
     """:class:`_LowestHead` of ``runs`` (an E6 table) at ``d_model``; None without two head counts there."""
-    from .replication.seed_bootstrap import by_seed, paired_difference
-
     cell = runs[runs["d_model"] == d_model] if len(runs) else runs
     if not len(cell) or cell["h"].nunique() < 2:
         return None
@@ -347,7 +345,7 @@ def _trivial_mse(cfg: RunConfig) -> dict[str, float]:
     if cfg.model != "value":
         raise ValueError(f"cfg.model must be 'value', got {cfg.model!r}")
     graph, X = build_task(cfg)
-    W_V = init_weights(cfg)["W_V"].double()
+    W_V = value_projection(cfg.d_model, cfg.d_msg, cfg.seed).to(DTYPES[cfg.dtype]).double()  # the run's own
     Y = X.double() @ W_V  # (m, d_msg) messages of all items
     b = sample(graph, cfg.seed, n=cfg.n_test, ell=cfg.ell, rho=cfg.rho, stream="test")
     valid = b.labels.any(-1)  # (n, ell): positions whose target is in context

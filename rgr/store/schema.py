@@ -89,7 +89,7 @@ PROVENANCE: tuple[Column, ...] = (
 @dataclass(frozen=True)
 class RowKey:
     """How a table's ``run_key`` follows from the row's own ``columns``: ``of(df)`` gives the key of each row of the
-    typed table. The loader recomputes it, so a row edited under its old key is refused (:mod:`rgr.store.read`).
+    typed table. The loader recomputes it, so a row edited under its old key is refused (:func:`rgr.store.load_table`).
 
     The store does not know how a table is keyed: the module that declares a table's schema passes this in.
     """

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 import pandas as pd
 
-from .read import FIELD_LIMIT, check_header, check_integrity, load_table, read_table, read_text, rows_of
+from . import FIELD_LIMIT, check_header, check_integrity, load_table, read_table, read_text, rows_of
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, open_own, read_seal, replace_whole, seal_of, write_seal
 

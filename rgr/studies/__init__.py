@@ -6,8 +6,9 @@ searches or trains, sized by one frozen preset type per chapter (:mod:`.presets`
 - :mod:`.presets`: :class:`~.presets.TheoryPreset`, :class:`~.presets.ConstructionsPreset`,
   :class:`~.presets.LowerBoundsPreset` (smoke / book / paper each);
 - :mod:`.construction_search`: the explicit constructions by name, their success criteria, the smallest widths;
-- :mod:`.construction_table`: ``data/constructions.csv``, the smallest D_K per cell, as an experiment of the one
-  runner (``python -m rgr constructions``; chapters read it through :func:`rgr.catalog.load_complete`);
+- :mod:`.construction_trainer`: ``data/constructions.csv``'s rows, the smallest D_K per cell, computed as an
+  experiment of the one runner (``python -m rgr constructions``; what the table is:
+  :mod:`rgr.experiments.construction_table`; chapters read it through :func:`rgr.catalog.load_complete`);
 - :mod:`.construction_sweeps`: the constructions chapter's sweeps (success rates, limits, interference);
 - :mod:`.theorem81`: Algorithm 2 against head width, inside and outside Theorem 8.1's bounds;
 - :mod:`.theory_checks`: Algorithm 1's onset, Proposition 8.4, Corollaries B.7 and B.10;

@@ -5,7 +5,7 @@
 - :func:`passes` applies one success criterion to a construction;
 - :func:`min_dk` / :func:`smallest_budget` find the smallest width (and head
   split) at which a construction succeeds on every seed;
-- :mod:`rgr.studies.construction_table` builds ``data/constructions.csv``
+- :mod:`rgr.experiments.construction_table` declares ``data/constructions.csv``
   from :func:`min_dk` and :func:`smallest_budget` (command: ``python -m rgr constructions``).
 
 The chapter's sweeps over these are in :mod:`rgr.studies.construction_sweeps`.

@@ -1,7 +1,7 @@
 """How data/constructions.csv is computed (:class:`ConstructionTrainer`): each row's search
 (:mod:`rgr.studies.construction_search`), the rows of one cell as one stack (they share the cached checks).
 
-What the table is (presets, runs, keys, schema) is :data:`rgr.studies.construction_table.CONSTRUCTIONS`; this module
+What the table is (presets, runs, keys, schema) is :data:`rgr.experiments.construction_table.CONSTRUCTIONS`; this module
 is imported by :mod:`rgr.trainers`, the command line and the chapters that compute rows live.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import torch
 
+from ..experiments.construction_table import ConstructionSweep, Run
 from ..experiments.runner import Sweepable
 from .construction_search import build, min_dk, smallest_budget
-from .construction_table import ConstructionSweep, Run
 
 __all__ = ["ConstructionTrainer",]
 

@@ -23,7 +23,7 @@ import torch
 
 from ..experiments.engine.config import RunConfig
 from ..experiments.engine.loop import train_run
-from ..experiments.engine.stack import build_task
+from ..task.contexts import build_task
 from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
 __all__ = ["trained_margins"]

@@ -22,19 +22,41 @@ no self-loops).
 
 Randomness comes from :mod:`rgr.task.rng`: context ``index`` of a run depends only
 on the run's seed, its stream and the index, so runs stacked together draw
-exactly what they would draw alone, on any device.
+exactly what they would draw alone, on any device. So does the task itself: a run's graph and frozen
+embeddings (:func:`build_task`) come from its seed, never from its stack.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
-from .graphs import Graph
+from .embeddings import gaussian_unit
+from .graphs import Graph, permutation_graph, regular_graph
 from .rng import randint, stream_key, uniform
 
-__all__ = ["GraphTable", "graph_table", "sample_stacked", "sample"]
+__all__ = ["build_task", "GraphTable", "graph_table", "sample_stacked", "sample"]
+
+
+class _Run(Protocol):
+    """The fields of a run (:class:`rgr.experiments.engine.config.RunConfig`) its task is drawn from."""
+
+    graph: str  # "permutation" | "regular"
+    m: int
+    r: int
+    d_model: int
+    seed: int
+
+
+def build_task(cfg: _Run) -> tuple[Graph, torch.Tensor]:
+    """The run's graph and frozen embeddings X (m, d_model) float32, from its seed."""
+    if cfg.graph == "permutation":
+        g = permutation_graph(cfg.m, cfg.seed)
+    else:
+        g = regular_graph(cfg.m, cfg.r, cfg.seed)
+    return g, gaussian_unit(cfg.m, cfg.d_model, cfg.seed)
 
 
 @dataclass(frozen=True)

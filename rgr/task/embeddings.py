@@ -3,6 +3,8 @@
 Rows are items. The experiments use Gaussian unit-norm embeddings; the
 constructions chapter also uses one-hot and random binary (compressive)
 families; :func:`from_array` validates a user-given table (for example GPT-2's).
+The value channel's items also carry messages ``y = x W_V``, through a frozen projection drawn from the run's
+seed (:func:`value_projection`; chapter *value channel*).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import torch
 
 from .rng import derive_seed
 
-__all__ = ["gaussian_unit", "one_hot", "random_binary", "from_array"]
+__all__ = ["gaussian_unit", "value_projection", "one_hot", "random_binary", "from_array"]
 
 
 def _check_dims(m: int, d_model: int) -> None:
@@ -27,6 +29,13 @@ def gaussian_unit(m: int, d_model: int, seed: int) -> torch.Tensor:
     g = torch.Generator().manual_seed(derive_seed(seed, "embed"))
     x = torch.randn(m, d_model, generator=g, dtype=torch.float64) / d_model**0.5
     return (x / x.norm(dim=1, keepdim=True)).float()
+
+
+def value_projection(d_model: int, d_msg: int, seed: int) -> torch.Tensor:
+    """The frozen W_V (d_model, d_msg) of protocol E6, float64: entries N(0, 1/d_model), from the run's "value"
+    stream (a unit-norm item's message ``x W_V`` has mean squared norm d_msg / d_model)."""
+    g = torch.Generator().manual_seed(derive_seed(seed, "value"))
+    return torch.randn(d_model, d_msg, generator=g, dtype=torch.float64) * d_model**-0.5
 
 
 def one_hot(m: int) -> torch.Tensor:

@@ -4,8 +4,9 @@ import pandas as pd
 import pytest
 
 from rgr.experiments.engine.config import RunConfig
-from rgr.experiments.engine.stack import build_task, init_weights
 from rgr.results.value_channel import trivial_mse_table
+from rgr.task.contexts import build_task
+from rgr.task.embeddings import value_projection
 
 
 def _runs(*cfgs: RunConfig) -> pd.DataFrame:
@@ -19,7 +20,7 @@ def test_trivial_mse_closed_forms():
     assert len(t) == 1 and (t.m[0], t.d_model[0], t.seed[0]) == (64, 16, cfg.seed)
     out = t.iloc[0]
     _, X = build_task(cfg)
-    Y = X.double() @ init_weights(cfg)["W_V"].double()
+    Y = X.double() @ value_projection(cfg.d_model, cfg.d_msg, cfg.seed)
     # targets are (close to) uniform over items: the zero predictor's MSE is about E||y||^2 / d_msg
     assert out["mse_zero"] == pytest.approx(Y.square().mean().item(), rel=0.15)
     # the mean message can only help, and by about ||mean||^2 / d_msg

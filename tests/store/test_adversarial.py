@@ -10,8 +10,7 @@ from rgr import catalog
 from rgr.cli import main as cli
 from rgr.experiments.registry import get_experiment
 from rgr.experiments.runner import run_sweep
-from rgr.store import TableError, load_table
-from rgr.store.read import FIELD_LIMIT
+from rgr.store import FIELD_LIMIT, TableError, load_table
 from rgr.store.write import repair_table, sweep_lock, write_rows
 from rgr.trainers import trainer
 from tests import ROOT

@@ -166,7 +166,7 @@ def test_a_write_by_this_rgr_seals_a_table_that_old_code_appended_to(table, tmp_
 def test_a_write_between_reading_the_seal_and_the_table_never_looks_like_a_cut(table, tmp_path, monkeypatch):
     """A chapter may read a table while a sweep writes it: the loader reads the seal first and the writer renames the
     table first, so the reader sees at worst a table newer than its seal (a statement), never a cut (an error)."""
-    import rgr.store.read as read
+    import rgr.store as store
 
     p = _copy(table, tmp_path)
     missing = load_table(p, BASE).tail(3).to_dict("records")
@@ -183,7 +183,7 @@ def test_a_write_between_reading_the_seal_and_the_table_never_looks_like_a_cut(t
             return out
         return wrapped
 
-    monkeypatch.setattr(read, "read_seal", then_write(read.read_seal))
+    monkeypatch.setattr(store, "read_seal", then_write(store.read_seal))
     with pytest.warns(UnsealedTable, match="records the first 29, intact, and 3 rows appended"):
         assert len(load_table(p, BASE)) == 32
     assert fired == ["read_seal"] and len(_quiet_load(p)) == 32

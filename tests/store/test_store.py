@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from rgr.store import Column, Schema, TableError, finished_keys, load_table, provenance
+from rgr.store import Column, Schema, TableError, load_table, provenance
 from rgr.store.write import write_rows
 
 SCHEMA = Schema(
@@ -31,14 +31,12 @@ def test_roundtrip_merge_and_types(tmp_path):
     assert df.loc[df.run_key == "b", "test_f1"].item() == 1.0
     assert df["m"].dtype == "int64" and df["converged"].dtype == bool
     assert df["curve"].iloc[0] == [[500, 0.1], [1000, 0.2]]
-    assert finished_keys(p, SCHEMA) == {"a", "b", "c"}
     assert df["preset"].iloc[0] == "smoke" and df["torch_version"].iloc[0]
 
 
 def test_missing_table_names_the_command(tmp_path):
     with pytest.raises(TableError, match="python -m rgr sweep toy"):
         load_table(tmp_path / "toy.csv", SCHEMA)
-    assert finished_keys(tmp_path / "toy.csv", SCHEMA) == set()
 
 
 def test_truncated_table(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from rgr.studies.construction_table import ConstructionSweep
+from rgr.experiments.construction_table import ConstructionSweep
 from rgr.studies.construction_trainer import ConstructionTrainer
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.task.embeddings import from_array, gaussian_unit, one_hot, random_binary
+from rgr.task.embeddings import from_array, gaussian_unit, one_hot, random_binary, value_projection
 
 
 def test_gaussian_unit_norm_and_seeded():
@@ -15,6 +15,15 @@ def test_gaussian_unit_norm_and_seeded():
     g = x @ x.T
     off = g[~torch.eye(100, dtype=bool)]
     assert abs(off.mean().item()) < 0.02 and abs(off.std().item() - 16**-0.5) < 0.03
+
+
+def test_value_projection_is_seeded_and_gives_unit_messages():
+    W = value_projection(64, 32, seed=3)
+    assert W.shape == (64, 32) and W.dtype == torch.float64
+    assert torch.equal(W, value_projection(64, 32, seed=3)) and not torch.equal(W, value_projection(64, 32, seed=4))
+    # entries N(0, 1/d_model): a unit-norm item's message has mean squared norm d_msg / d_model
+    y = gaussian_unit(2000, 64, seed=1).double() @ W
+    assert y.square().sum(1).mean().item() == pytest.approx(32 / 64, rel=0.25)
 
 
 def test_one_hot_and_binary():

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from rgr.cli import main as cli
+from rgr.experiments.construction_table import SCHEMA as CONSTRUCTIONS
 from rgr.model.attention import head_scores
 from rgr.store import load_table
 from rgr.studies.construction_search import build, min_dk, smallest_budget
 from rgr.studies.construction_sweeps import head_split, leakage_noise, limit_phase
-from rgr.studies.construction_table import SCHEMA as CONSTRUCTIONS
 from rgr.theory.checks import (
     all_pair_scores,
     evaluate_contexts,

@@ -7,9 +7,9 @@ run's contexts, the fixed validation contexts, and each run's early-stopping rec
 
 Which runs may share a stack is :func:`rgr.experiments.engine.config.stack_groups`; a run narrower than its stack is
 padded (:func:`_pad_heads`) with zero columns and masked heads. A run's task and initial weights
-(:func:`build_task`, :func:`init_weights`) come from its own seed, never from the stack. The loss is summed over
-runs, so each run's gradient and its AdamW update are exactly its own: the losses of protocol E1/E4/E5/E6 and their
-gradients, written out, close this page; contexts are drawn for all runs at once
+(:func:`rgr.task.contexts.build_task`, :func:`init_weights`) come from its own seed, never from the stack. The loss
+is summed over runs, so each run's gradient and its AdamW update are exactly its own: the losses of protocol
+E1/E4/E5/E6 and their gradients, written out, close this page; contexts are drawn for all runs at once
 (:func:`rgr.task.contexts.sample_stacked`; a run's contexts depend on its seed and the step only).
 """
 from __future__ import annotations
@@ -21,26 +21,16 @@ from typing import Iterator, Sequence
 import torch
 
 from ...model.qk import QKModel
-from ...task.contexts import GraphTable, graph_table, sample_stacked
-from ...task.embeddings import gaussian_unit
-from ...task.graphs import Graph, permutation_graph, regular_graph
+from ...task.contexts import GraphTable, build_task, graph_table, sample_stacked
+from ...task.embeddings import value_projection
 from ...task.rng import derive_seed, stream_key
 from .adam import StackAdam
 from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
-__all__ = ["build_task", "init_weights", "Stack", "build_stack", "stream_keys", "blocks",
+__all__ = ["init_weights", "Stack", "build_stack", "stream_keys", "blocks",
            "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_grads",
            "value_targets", "value_grad"]
-
-
-def build_task(cfg: RunConfig) -> tuple[Graph, torch.Tensor]:
-    """The run's graph and frozen embeddings X (m, d_model) float32, from its seed."""
-    if cfg.graph == "permutation":
-        g = permutation_graph(cfg.m, cfg.seed)
-    else:
-        g = regular_graph(cfg.m, cfg.r, cfg.seed)
-    return g, gaussian_unit(cfg.m, cfg.d_model, cfg.seed)
 
 
 def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
@@ -55,9 +45,7 @@ def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     W_K = torch.randn(cfg.d_model, cfg.D_K, generator=g, dtype=torch.float64) * cfg.init_std
     out = {"W_Q": W_Q.to(dt), "W_K": W_K.to(dt), "tau": torch.zeros((), dtype=dt)}
     if cfg.model == "value":
-        gv = torch.Generator().manual_seed(derive_seed(cfg.seed, "value"))
-        W_V = torch.randn(cfg.d_model, cfg.d_msg, generator=gv, dtype=torch.float64) * cfg.d_model**-0.5
-        out["W_V"] = W_V.to(dt)
+        out["W_V"] = value_projection(cfg.d_model, cfg.d_msg, cfg.seed).to(dt)
     return out
 
 

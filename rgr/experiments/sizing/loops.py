@@ -24,11 +24,11 @@ import torch
 import torch.nn.functional as F
 
 from ...model.attention import QKWeights, scores
-from ...task.contexts import graph_table, sample, sample_stacked
+from ...task.contexts import build_task, graph_table, sample, sample_stacked
 from ...task.metrics import counts
 from ...task.rng import stream_key
 from ..engine.config import DTYPES, RunConfig, resolve_device
-from ..engine.stack import build_task, init_weights
+from ..engine.stack import init_weights
 
 __all__ = ["train_naive", "train_baseline"]
 

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
-from ..stats import summarize, t_interval, within
+from ..stats import by_seed, paired_difference, summarize, t_interval, within
 from . import reported as rep
 from .rows import (
     COMPRESSIVE_PRESET,
@@ -26,7 +26,7 @@ from .rows import (
     paper_dk_at,
     untestable,
 )
-from .seed_bootstrap import Draws, by_seed, cell_noise, paired_difference, seed_draws
+from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict
 
 __all__ = ["gpt2_rows", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",

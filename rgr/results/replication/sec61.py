@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from ...task.metrics import F1_TARGET
-from ..stats import within
+from ..stats import by_seed, paired_difference, within
 from ..thresholds import curves, meets_precondition
 from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, check_words, log_space_reading, reproduced_with, table1_base
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
-from .seed_bootstrap import Draws, by_seed, cell_noise, noise, paired_difference
+from .seed_bootstrap import Draws, cell_noise, noise
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
 __all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",

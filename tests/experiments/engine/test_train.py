@@ -20,6 +20,7 @@ from rgr.experiments.engine.stack import (
     value_grad,
     value_targets,
 )
+from rgr.task.embeddings import value_projection
 
 # A tiny protocol that converges in a few hundred steps (lr raised, checks frequent).
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -136,7 +137,8 @@ def test_init_is_per_run_and_scaled():
     assert not torch.equal(w["W_Q"], init_weights(c.replace(seed=6))["W_Q"])
     assert not torch.equal(w["W_Q"], w["W_K"])
     v = init_weights(c.replace(model="value", d_msg=16))
-    assert v["W_V"].shape == (64, 16)
+    assert v["W_V"].shape == (64, 16)  # the task's frozen projection, in the run's dtype
+    assert torch.equal(v["W_V"], value_projection(64, 16, 5).float())
 
 
 # ---------------------------------------------------------------------------------------

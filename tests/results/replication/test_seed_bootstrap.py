@@ -17,10 +17,9 @@ from rgr.results.replication.seed_bootstrap import (
     cell_noise,
     fit_stats,
     noise,
-    paired_difference,
     seed_draws,
 )
-from rgr.results.stats import fit_line, summarize, t_interval
+from rgr.results.stats import fit_line, paired_difference, summarize, t_interval
 from tests.results.replication.synthetic import d32_best_row, long_runs
 
 

@@ -8,7 +8,7 @@ r-regular graphs) succeeds on every seed, under two rules for splitting the
 edges into heads (``prescribed``: the paper's; ``best-split``: the best block
 size) and two criteria (``tau``, ``margin``; :mod:`rgr.studies.construction_search`).
 
-:data:`CONSTRUCTIONS` is a :class:`rgr.experiments.tables.Table`: one run is one
+:data:`CONSTRUCTIONS` is a :class:`rgr.store.Table`: one run is one
 (cell, rule, criterion) row, keyed by its fields, the first seed and the preset,
 so ``python -m rgr constructions --preset smoke`` adds smoke rows beside the
 book's and never replaces them; the rows of one cell form one stack (they share
@@ -124,7 +124,7 @@ def _runs(P: Preset, seed: int) -> list[Run]:
 
 @dataclass(frozen=True)
 class ConstructionSweep:
-    """What the constructions table is (:class:`rgr.experiments.tables.Table`); ``seed``: the first seed. It is
+    """What the constructions table is (:class:`rgr.store.Table`); ``seed``: the first seed. It is
     computed by :class:`rgr.studies.construction_trainer.ConstructionTrainer`."""
 
     seed: int = 0
