@@ -1,5 +1,5 @@
 """pal's associative memory re-implemented (rgr.experiments.peers.pal), its bisection table
-(rgr.experiments.peers.pal_sweep) and the reading the chapter glues (rgr.results.peers.pal), on synthetic inputs
+(rgr.experiments.peers.pal_sweep) and the reading the chapter glues (rgr.results.peers.single_head), on synthetic inputs
 whose capacity is known."""
 
 import dataclasses
@@ -11,7 +11,7 @@ import torch
 
 from rgr.experiments.peers.pal import embeddings, train_pal
 from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalConfig, law_x
-from rgr.results.peers.pal import capacities, capacity_table, pal_reading
+from rgr.results.peers.single_head import capacities, capacity_table, pal_reading
 
 
 def test_embeddings_are_unit_vectors_nested_in_N_and_scores_are_u_W_e():

@@ -1,12 +1,12 @@
 """The re-implemented attention-only layer (rgr.experiments.peers.aot), its table (rgr.experiments.peers.aot_sweep) and
-the paired differences the chapter reads (rgr.results.peers.aot), on synthetic inputs."""
+the paired differences the chapter reads (rgr.results.peers.sweep), on synthetic inputs."""
 
 import pandas as pd
 import pytest
 
 from rgr.experiments.peers.aot import train_aot
 from rgr.experiments.peers.aot_sweep import AOT, PRESETS, AoTConfig
-from rgr.results.peers.aot import accuracy_table, conclusions
+from rgr.results.peers.sweep import accuracy_table, conclusions
 
 
 def _n_params(**kw) -> int:
@@ -69,7 +69,7 @@ def test_difference_needs_shared_seeds():
 
 
 def test_verdicts_follow_the_signs():
-    from rgr.results.peers.aot import verdicts
+    from rgr.results.peers.sweep import verdicts
 
     def acc(c):
         if c.H == 20:
