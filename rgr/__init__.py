@@ -21,7 +21,7 @@ one below it (tests/system/test_style.py checks it):
   tables), tables (where tables live, loading, shard merging), runner (jobs, executors, ``run_sweep`` for every
   experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
   before it starts; loops: one-run loops; bench; device_check) and peers/ (the peers' experiments:
-  head_sweep, dk_sweep, aot, aot_sweep, pal, pal_sweep, trainers);
+  engine_sweeps, reimplemented, aot, pal);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths), construction_table
   (``data/constructions.csv``), construction_trainer (its rows computed), construction_sweeps, theorem81

@@ -11,7 +11,7 @@ An :class:`Experiment` (``base``, ``lambda8``, ``lambda32``, ``regular``,
 - ``smoke``: seconds, for tests.
 
 Two tables of the same kind are declared in their own modules, so a chapter that reads neither loads neither: the
-peers' head sweep (:data:`rgr.experiments.peers.head_sweep.PEERS`) and the settled-threshold extension
+peers' head sweep (:data:`rgr.experiments.peers.engine_sweeps.PEERS`) and the settled-threshold extension
 (:data:`rgr.experiments.settled.SETTLED`); :func:`rgr.catalog.get` finds every table by name.
 
 An experiment is what its table is (:class:`rgr.experiments.tables.Table`): it plans its runs

@@ -4,15 +4,15 @@ rows, pal's associative memory (table ``pal``) and one head's d_k past the conte
 **One head of the head sweep** (:func:`one_head`): one unconstrained d x d score matrix on frozen random embeddings,
 the trainable part of pal's memory.
 
-**pal** (:mod:`rgr.experiments.peers.pal_sweep`). Per line (d, seed, step budget) the capacity is the bracket its
+**pal** (:mod:`rgr.experiments.peers.reimplemented`). Per line (d, seed, step budget) the capacity is the bracket its
 bisection closed: ``N_pass``, the largest N stored (accuracy over the N inputs at least
-:data:`rgr.experiments.peers.pal_sweep.PASS`) below ``N_fail``, the smallest N not stored. On the law's axis
+:data:`rgr.experiments.peers.reimplemented.PASS`) below ``N_fail``, the smallest N not stored. On the law's axis
 x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true crossing lies between x(N_fail) and it).
 Under the law's form x at capacity is the same at every d; a power law x* ∝ d^k through the lines measures how far
 it moves (k = 0 under the law).
 
 **Does one head's capacity stop growing in d_k at the context length ell?** (design:
-:mod:`rgr.experiments.peers.dk_sweep`.) Two readings, each a paired difference over seeds with its 95% t-interval:
+:mod:`rgr.experiments.peers.engine_sweeps`.) Two readings, each a paired difference over seeds with its 95% t-interval:
 
 - along d_k at a fixed ell (:func:`past_ell`): F1 at the largest d_k tested minus F1 at d_k = ell. A capacity
   saturating at ell (Mahdavi et al.'s min(n, d_h)) predicts no gain; the law's form predicts a gain wherever
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.pal_sweep import PASS, law_x
+from ...experiments.peers.reimplemented import PASS, law_x
 from ..stats import summarize, t_interval
 from .sweep import LEVELS, curve
 

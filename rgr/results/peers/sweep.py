@@ -4,16 +4,16 @@
 
 **On rgr's engine.**
 
-Table ``peers`` (:mod:`rgr.experiments.peers.head_sweep`) trains d_k = d_model = d with h swept, at fixed compression
+Table ``peers`` (:mod:`rgr.experiments.peers.engine_sweeps`) trains d_k = d_model = d with h swept, at fixed compression
 m / d_model and at fixed m. The law puts the transition at a fixed value of x = h d_k d_model / (m ln m); its
 precondition is d_model >= c_0 ln m. :func:`transitions` reads, per cell, where the mean test F1 over seeds
 crosses a level along x (linear interpolation in log x between the two tested head counts around the
 crossing; censored where every tested head is on one side), and :func:`series_drift` says how far that x moves
 as d changes along a series: the exponent k of x* ∝ d^k (0 under the law) and the spread max/min.
 
-**Re-implemented** (:mod:`rgr.experiments.peers.aot_sweep`). Each conclusion is a difference of mean accuracy between
-two configurations at the same seeds: the difference per seed, its mean and the t-interval of that mean (paired over
-seeds), and whether it keeps its sign (:func:`conclusions`).
+**Re-implemented** (:mod:`rgr.experiments.peers.reimplemented`). Each conclusion is a difference of mean accuracy
+between two configurations at the same seeds: the difference per seed, its mean and the t-interval of that mean
+(paired over seeds), and whether it keeps its sign (:func:`conclusions`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.head_sweep import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
+from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
 from ...task.metrics import F1_TARGET
 from ..stats import summarize, t_interval
 

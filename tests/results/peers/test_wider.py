@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.peers.dk_sweep import DK_SATURATION
-from rgr.experiments.peers.pal_sweep import PalConfig
+from rgr.experiments.peers.engine_sweeps import DK_SATURATION
+from rgr.experiments.peers.reimplemented import PalConfig
 from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, bits_ranges, bits_table, claims_table
 from rgr.results.peers.dana import log_factor
 from rgr.results.peers.refit import local_name
