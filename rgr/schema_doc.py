@@ -8,8 +8,8 @@ from pathlib import Path
 from .experiments import futility, planner, reuse, unstopped
 from .experiments.peers.engine_sweeps import PEERS
 from .experiments.peers.reimplemented import AOT_SCHEMA, PAL_SCHEMA
-from .experiments.planner import FUTILITY_MIN_SEEDS
-from .experiments.registry import EXPERIMENTS, SCHEMA
+from .experiments.planner import FUTILITY_MIN_SEEDS, SCHEMA
+from .experiments.registry import EXPERIMENTS
 from .experiments.settled import SETTLED
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2

@@ -20,7 +20,7 @@ from .catalog import get
 from .experiments.peers.aot import train_aot
 from .experiments.peers.pal import train_pal
 from .experiments.peers.reimplemented import AOT_PRESETS, AoTConfig, AoTSweep, PalConfig, PalSweep, law_x
-from .experiments.registry import Experiment
+from .experiments.planner import Experiment
 from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer
 from .gpt2.experiment import GPT2Sweep

@@ -2,12 +2,12 @@
 
 - :mod:`.engine` — the stacked engine, read top to bottom (config, stack, loop; plus adam, the fused Adam, and
   graphed, the CUDA-graphed step): R runs as one tensor program, each run equal to training it alone;
-- :mod:`.planner` — :class:`~.planner.Cell` and :class:`~.planner.Grid` (one preset of an experiment), and the
-  D_K ladder, refinement rounds and shards of a grid;
-- :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets), and their table schema: what they
-  are (the peers' head sweep and the settled extension are declared in :mod:`.peers.engine_sweeps` and
-  :mod:`.settled`); :mod:`.trainer` — how they train (the engine's stacks), imported only through
-  :mod:`rgr.trainers`;
+- :mod:`.planner` — :class:`~.planner.Experiment` (named grids, one per preset, and their table's schema),
+  :class:`~.planner.Cell` and :class:`~.planner.Grid` (one preset of an experiment), and the D_K ladder, refinement
+  rounds and shards of a grid;
+- :mod:`.registry` — experiments E1-E6 by name, each with its grids (presets): what they are (the peers' head sweep
+  and the settled extension are declared in :mod:`.peers.engine_sweeps` and :mod:`.settled`); :mod:`.trainer` — how
+  they train (the engine's stacks), imported only through :mod:`rgr.trainers`;
 - :mod:`.futility` — the futility-stopping rule and its replay on stored curves;
 - :mod:`.reuse` — copying identical runs from other tables instead of retraining them;
 - :mod:`.tables` — what a table is (:class:`~.tables.Table`), where tables live, loading (shards merged);

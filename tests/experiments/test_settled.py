@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from rgr.experiments.registry import SCHEMA
+from rgr.experiments.planner import SCHEMA
 from rgr.experiments.runner import run_sweep
 from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results

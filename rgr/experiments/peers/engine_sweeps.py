@@ -39,8 +39,7 @@ from typing import Mapping
 import pandas as pd
 
 from ..engine.config import RunConfig, step_cutoff
-from ..planner import Cell, Grid, base_cutoff, in_shard
-from ..registry import Experiment
+from ..planner import Cell, Experiment, Grid, base_cutoff, in_shard
 
 __all__ = ["law_x", "planned_runs", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M", "DK_SATURATION"]
 
