@@ -20,7 +20,7 @@ new D_K, computed from the finished runs in the table:
 until ``refine_rounds`` extra points per (cell, h) have been added or the gap is
 one multiple of h. Because each round is a function of the table, a rerun
 continues exactly where an interrupted sweep stopped. "Passing" is
-:func:`rgr.task.metrics.reaches_target`, the same test the D_K* estimator uses.
+:func:`rgr.protocol.reaches_target`, the same test the D_K* estimator uses.
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from ..protocol import MODEL_KINDS
+from ..protocol import MODEL_KINDS, reaches_target
 from ..store import Column, RowKey, Schema
-from ..task.metrics import reaches_target
 from . import futility
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig, config_keys, step_cutoff
 from .tables import check_preset

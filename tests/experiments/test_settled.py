@@ -6,8 +6,8 @@ from rgr.experiments.planner import SCHEMA
 from rgr.experiments.runner import run_sweep
 from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
 from rgr.experiments.tables import load_results
+from rgr.protocol import F1_TARGET
 from rgr.results.stats import dk_star, reaches_target, summarize
-from rgr.task.metrics import F1_TARGET
 from rgr.trainers import trainer
 
 DIAGONAL = [("lambda8", m, m // 8) for m in (128, 256, 512, 1024, 2048)]

@@ -41,7 +41,7 @@ import pandas as pd
 from ..engine.config import RunConfig, step_cutoff
 from ..planner import Cell, Experiment, Grid, base_cutoff, in_shard
 
-__all__ = ["law_x", "planned_runs", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M", "DK_SATURATION"]
+__all__ = ["law_x", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M", "DK_SATURATION"]
 
 
 def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
@@ -59,20 +59,6 @@ def _heads_for(cell: Cell, grid: Grid) -> list[int]:
     return kept or heads[:1]
 
 
-def planned_runs(grid: Grid, *, model: str, graph: str, fixed_cutoff: int | None = None,
-                 shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-    """Every run of the head sweep of ``grid`` (no finished rows needed: the design has no refinement rounds)."""
-    runs = []
-    for cell in grid.cells:
-        for h in _heads_for(cell, grid):
-            if not in_shard(cell, h, *shard):
-                continue
-            runs += [RunConfig(m=cell.m, d_model=cell.d_model, h=h, d_k=cell.d_model, seed=s, model=model,
-                               graph=graph, max_steps=grid.steps_for(cell, base_cutoff(cell, fixed_cutoff)),
-                               **dict(grid.run_fields)) for s in grid.seeds_for(cell)]
-    return runs
-
-
 @dataclass(frozen=True)
 class _HeadSweep(Experiment):
     """An experiment of the peers' design: d_k = d_model, heads swept (see the module doc)."""
@@ -80,8 +66,16 @@ class _HeadSweep(Experiment):
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
         """Every run of the head sweep (``done`` is not needed: the design has no refinement rounds)."""
-        return planned_runs(self.grid(preset), model=self.model, graph=self.graph, fixed_cutoff=self.fixed_cutoff,
-                            shard=shard)
+        grid, runs = self.grid(preset), []
+        for cell in grid.cells:
+            steps = grid.steps_for(cell, base_cutoff(cell, self.fixed_cutoff))
+            for h in _heads_for(cell, grid):
+                if not in_shard(cell, h, *shard):
+                    continue
+                runs += [RunConfig(m=cell.m, d_model=cell.d_model, h=h, d_k=cell.d_model, seed=s, model=self.model,
+                                   graph=self.graph, max_steps=steps, **dict(grid.run_fields))
+                         for s in grid.seeds_for(cell)]
+        return runs
 
 
 # the peers' design at fixed m / d_model = 8 and at fixed m

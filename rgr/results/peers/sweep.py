@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
-from ...task.metrics import F1_TARGET
+from ...protocol import F1_TARGET
 from ..stats import summarize, t_interval
 
 __all__ = ["series_for", "drifts", "drift_table", "precondition_reading",

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ...catalog import load_if_present
 from ...experiments.futility import retrained_points, with_retrained
-from ...task.metrics import F1_TARGET, reaches_target
+from ...protocol import F1_TARGET, reaches_target
 from ...theory.bounds import regular_x_bound, scaling_x
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
 from ..thresholds import curves
