@@ -17,14 +17,12 @@ one below it (tests/system/test_style.py checks it):
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
   colouring, bounds (and the scaling laws), checks;
 - :mod:`rgr.experiments` — engine (the stacked engine, read top to bottom: config, stack, loop; plus adam and
-  graphed), grid (``Cell``, ``Grid``), registry (E1-E6 as grids with presets: what they
-  are), trainer (how they train), planner
-  (D_K ladder, refinement rounds, shards), futility (the stopping rule) and reuse (runs copied from other
-  tables), construction_table (what
-  ``data/constructions.csv`` is), runner (jobs, executors, ``run_sweep`` for every
-  experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
-  before it starts; loops: one-run loops; bench; device_check) and peers/ (the peers' experiments:
-  head_sweep, dk_sweep, aot, aot_sweep, pal, pal_sweep, trainers);
+  graphed), planner (``Experiment``: named grids and their table's schema; ``Cell``, ``Grid``; D_K ladder,
+  refinement rounds, shards), registry (E1-E6 by name: what they are), trainer (how they train), futility (the
+  stopping rule) and reuse (runs copied from other tables), construction_table (what ``data/constructions.csv``
+  is), runner (jobs, executors, ``run_sweep`` for every experiment), cluster (Dask); sizing/ (projection and
+  calibration: a sweep's runs, model-steps and time before it starts; loops: one-run loops; bench; device_check)
+  and peers/ (the peers' experiments: engine_sweeps, reimplemented, aot, pal);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths),
   construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theorem81
@@ -40,7 +38,7 @@ one below it (tests/system/test_style.py checks it):
   result in ``results.X`` (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax,
   value_channel, gpt2_block; ``shown``: which cells a figure shows), packages where a chapter needs several
   modules: choosing_heads (design rule, checks, readings: what its prose pastes), peers (dana, refit, sweep,
-  aot, pal) and replication (reported: the paper's numbers; registry: claim key -> reader; readers sec61 /
+  single_head, claims) and replication (reported: the paper's numbers; registry: claim key -> reader; readers sec61 /
   fig4 / extensions on shared rows; table (``evaluate``, chapter_words), verdicts, seed_bootstrap (noise
   intervals), paper_arithmetic (Table 1 against its fits), law_constants, budget (longer-budget readings), sources,
   value_decision);

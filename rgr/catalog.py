@@ -33,9 +33,9 @@ __all__ = ["NAMES", "get", "load", "load_if_present", "load_complete", "schema_f
 _REGISTRY = "rgr.experiments.registry"  # the protocol's experiments (its EXPERIMENTS, in their order: a test checks)
 _ELSEWHERE: dict[str, tuple[str, str]] = {
     "gpt2": ("rgr.gpt2.experiment", "GPT2"), "constructions": ("rgr.experiments.construction_table", "CONSTRUCTIONS"),
-    "peers": ("rgr.experiments.peers.head_sweep", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
-    "aot": ("rgr.experiments.peers.aot_sweep", "AOT"), "pal": ("rgr.experiments.peers.pal_sweep", "PAL"),
-    "dk_saturation": ("rgr.experiments.peers.dk_sweep", "DK_SATURATION"),
+    "peers": ("rgr.experiments.peers.engine_sweeps", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
+    "aot": ("rgr.experiments.peers.reimplemented", "AOT"), "pal": ("rgr.experiments.peers.reimplemented", "PAL"),
+    "dk_saturation": ("rgr.experiments.peers.engine_sweeps", "DK_SATURATION"),
     "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
 NAMES: tuple[str, ...] = TABLES  # every table of data/ (one home: rgr.protocol)
 _PROTOCOL: tuple[str, ...] = tuple(n for n in NAMES if n not in _ELSEWHERE)  # the registry's, in its order

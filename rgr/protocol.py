@@ -8,13 +8,16 @@ hardware assumption of the estimates.
 - :data:`HEADS_ALL`: the paper's head counts (Table 1), the grid of every protocol experiment
   (:mod:`rgr.experiments.registry`) and one colour each in every figure (:mod:`rgr.chapters.style`);
 - :data:`TABLES`: every table of data/ by name (each declared where :mod:`rgr.catalog` finds it);
+- :data:`F1_TARGET` and :func:`reaches_target`: the success level of protocol E2 and the one test against it (micro-F1
+  itself: :mod:`rgr.task.metrics`);
 - :data:`GPU_FP32_PEAK`, :data:`GPU_UTILIZATION` and :func:`gpu_hours`: what a FLOP count costs on one H100, an
   estimate (:mod:`rgr.experiments.sizing.projection`, :func:`rgr.gpt2.experiment.preset_cost`).
 """
 
 from __future__ import annotations
 
-__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "TABLES", "GPU_FP32_PEAK", "GPU_UTILIZATION", "gpu_hours"]
+__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "TABLES", "F1_TARGET", "reaches_target", "GPU_FP32_PEAK",
+           "GPU_UTILIZATION", "gpu_hours"]
 
 PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md); E7 adds its own
 CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
@@ -23,6 +26,19 @@ HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts
 TABLES: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
                            "value_nostop", "value_long", "gpt2", "constructions", "peers", "settled", "aot", "pal",
                            "dk_saturation", "unstopped")  # data/<name>.csv; rgr.catalog.NAMES, in its order
+
+F1_TARGET = 0.99
+"""The success level of protocol E2: a setting succeeds when its mean micro-F1 over seeds reaches it.
+The D_K planner (refinement rounds) and the D_K* estimator both decide through :func:`reaches_target`."""
+
+_EPS = 1e-9  # forgive float round-off in a mean over seeds (0.99 * 3 / 3 < 0.99)
+
+
+def reaches_target(mean_f1, target: float = F1_TARGET):
+    """True where a mean F1 (a float or an array) reaches ``target``, up to float round-off."""
+    return mean_f1 >= target - _EPS
+
+
 GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)
 GPU_UTILIZATION = 0.1  # an assumed share of that peak for stacks of tiny matmuls: an estimate, never measured here
 

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from .experiments import futility, planner, reuse, unstopped
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
-from .experiments.peers.aot_sweep import SCHEMA as AOT_SCHEMA
-from .experiments.peers.head_sweep import PEERS
-from .experiments.peers.pal_sweep import SCHEMA as PAL_SCHEMA
-from .experiments.planner import FUTILITY_MIN_SEEDS
-from .experiments.registry import EXPERIMENTS, SCHEMA
+from .experiments.peers.engine_sweeps import PEERS
+from .experiments.peers.reimplemented import AOT_SCHEMA, PAL_SCHEMA
+from .experiments.planner import FUTILITY_MIN_SEEDS, SCHEMA
+from .experiments.registry import EXPERIMENTS
 from .experiments.settled import SETTLED
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
@@ -139,14 +138,15 @@ def _render() -> str:
              "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.aot_sweep.PRESETS`; the `peers` "
-             "head sweep is a row of the experiments table above, its `dk_factor` the largest x = h d_k d_model / "
-             "(m ln m) it trains)."
+             "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.reimplemented.AOT_PRESETS`; "
+             "the `peers` head sweep is a row of the experiments table above, its `dk_factor` the largest "
+             "x = h d_k d_model / (m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     text += ("\n## pal's associative memory, re-implemented (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep pal --preset <p>` (lines and bisection: `rgr.experiments.peers.pal_sweep.PRESETS`): "
-             "one row per trained memory; the rows of one line (d, seed, steps, lr) are the steps of a bisection over "
-             "N for the largest N whose accuracy over the N inputs reaches 0.99, planned round by round from the table."
+             "`python -m rgr sweep pal --preset <p>` (lines and bisection: "
+             "`rgr.experiments.peers.reimplemented.PAL.presets`): one row per trained memory; the rows of one line "
+             "(d, seed, steps, lr) are the steps of a bisection over N for the largest N whose accuracy over the N "
+             "inputs reaches 0.99, planned round by round from the table."
              "\n\n" + PAL_SCHEMA.markdown())
     text += ("\n## Dana et al.'s tables, reduced (chapter the law beside other capacity results)\n\n"
              "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`): the statistics the chapter "

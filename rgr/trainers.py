@@ -19,11 +19,9 @@ import torch
 from .catalog import get
 from .experiments.construction_table import ConstructionSweep
 from .experiments.peers.aot import train_aot
-from .experiments.peers.aot_sweep import PRESETS as AOT_PRESETS
-from .experiments.peers.aot_sweep import AoTConfig, AoTSweep
 from .experiments.peers.pal import train_pal
-from .experiments.peers.pal_sweep import PalConfig, PalSweep, law_x
-from .experiments.registry import Experiment
+from .experiments.peers.reimplemented import AOT_PRESETS, AoTConfig, AoTSweep, PalConfig, PalSweep, law_x
+from .experiments.planner import Experiment
 from .experiments.runner import Sweepable
 from .experiments.trainer import ExperimentTrainer
 from .gpt2.experiment import GPT2Sweep

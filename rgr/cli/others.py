@@ -225,6 +225,7 @@ def replay_stopping(argv: Sequence[str]) -> int:
 
 def peers_refit(argv: Sequence[str]) -> int:
     from ..results.peers import refit as pr
+    from ..store.write import replace_table
 
     ap = Parser(prog="rgr peers-refit",
                 description="Reduce Dana et al.'s tables (fetched, not committed) to the statistics the peers chapter "
@@ -241,6 +242,6 @@ def peers_refit(argv: Sequence[str]) -> int:
         return fail(ap.prog, f"nothing written: {e}", 1)
     except (UsageError, ValueError) as e:
         return fail(ap.prog, str(e))
-    pr.write_refit(rows, out)
+    replace_table(out, pr.SCHEMA, rows)  # whole or not at all: checked by the strict loader, renamed, sealed
     print(f"wrote {out}: {len(rows)} statistics of {pr.REPO} at commit {pr.COMMIT[:12]}")
     return 0

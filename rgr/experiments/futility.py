@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from ..task.metrics import F1_TARGET, reaches_target
+from ..protocol import F1_TARGET, reaches_target
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,6 +1,7 @@
-"""Which runs a protocol sweep needs: its grid (:class:`Grid`, one preset of an experiment of
-:mod:`rgr.experiments.registry`: its (m, d_model) cells, heads, seeds and D_K ladder), the common D_K ladder,
-refinement rounds, shards (data/SCHEMA.md).
+"""What an experiment of the protocol is and which runs its sweep needs: :class:`Experiment` (named grids, one per
+preset, and :data:`SCHEMA`, its table's columns; the protocol's are listed in :mod:`rgr.experiments.registry`, the
+peers' and the extensions' in their own modules), its grid (:class:`Grid`, one preset: its (m, d_model) cells,
+heads, seeds and D_K ladder), the common D_K ladder, refinement rounds, shards (data/SCHEMA.md).
 
 How D_K is chosen (recorded in data/SCHEMA.md). Every (cell, h) starts on one
 common ladder of powers of two, ``D_K in {2, 4, 8, ...}`` from ``max(h, 2)``
@@ -19,7 +20,7 @@ new D_K, computed from the finished runs in the table:
 until ``refine_rounds`` extra points per (cell, h) have been added or the gap is
 one multiple of h. Because each round is a function of the table, a rerun
 continues exactly where an interrupted sweep stopped. "Passing" is
-:func:`rgr.task.metrics.reaches_target`, the same test the D_K* estimator uses.
+:func:`rgr.protocol.reaches_target`, the same test the D_K* estimator uses.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 import pandas as pd
 
-from ..task.metrics import reaches_target
-from .engine.config import RunConfig, config_keys, step_cutoff
+from ..protocol import MODEL_KINDS, reaches_target
+from ..store import Column, RowKey, Schema, check_preset
+from . import futility
+from .engine.config import DTYPES, GRAPH_KINDS, RunConfig, config_keys, step_cutoff
 
-__all__ = ["ladder", "planned_runs", "rounds_left", "run_key", "row_keys", "KEY_COLUMNS", "in_shard",
-           "parse_shard", "parse_cells", "FUTILITY_MIN_SEEDS", "Cell", "Grid", "base_cutoff"]
+__all__ = ["ladder", "planned_runs", "rounds_left", "run_key", "in_shard",
+           "parse_shard", "parse_cells", "FUTILITY_MIN_SEEDS", "Cell", "Grid", "base_cutoff", "Experiment", "SCHEMA",
+           "smoke_grid"]
 
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
@@ -68,14 +73,14 @@ def _with_preset(config_key: str, preset: str) -> str:
     return hashlib.sha256(f"{config_key}|{preset}".encode()).hexdigest()[:16]
 
 
-KEY_COLUMNS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RunConfig) if f.name != "futility"), "preset")
+_KEY_COLUMNS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RunConfig) if f.name != "futility"), "preset")
 
 
-def row_keys(df: pd.DataFrame) -> list[str]:
-    """:func:`run_key` of each row of a sweep's table, from its :data:`KEY_COLUMNS`: what the loader checks each
+def _row_keys(df: pd.DataFrame) -> list[str]:
+    """:func:`run_key` of each row of a sweep's table, from its :data:`_KEY_COLUMNS`: what the loader checks each
     row's ``run_key`` against (:class:`rgr.store.RowKey`). The rows' configs are not built (a table holds thousands):
     :func:`rgr.experiments.engine.config.config_keys` hashes the fields as :meth:`RunConfig.key` does."""
-    keys = config_keys({c: df[c].tolist() for c in KEY_COLUMNS[:-1]})
+    keys = config_keys({c: df[c].tolist() for c in _KEY_COLUMNS[:-1]})
     return [_with_preset(k, p) for k, p in zip(keys, df["preset"].tolist())]
 
 
@@ -251,3 +256,107 @@ class Grid:
 def base_cutoff(cell: Cell, fixed_cutoff: int | None = None) -> int:
     """An experiment's step cutoff at ``cell``: its ``fixed_cutoff``, else the protocol's (Table 2)."""
     return fixed_cutoff if fixed_cutoff is not None else step_cutoff(cell.m, cell.d_model)
+
+
+# ----------------------------------------------------------------------------- an experiment: named grids
+
+
+def _schema() -> Schema:
+    pos = dict(low=1)
+    cfg = [
+        Column("m", "int", "items (vertices)", low=2),
+        Column("d_model", "int", "embedding width", **pos),
+        Column("h", "int", "heads", **pos),
+        Column("d_k", "int", "per-head key/query width", **pos),
+        Column("D_K", "int", "total key budget h * d_k", **pos),
+        Column("seed", "int", "run seed: graph, embeddings, init and contexts derive from it", low=0),
+        Column("model", "str", "the model kind", choices=MODEL_KINDS),
+        Column("graph", "str", "the graph family", choices=GRAPH_KINDS),
+        Column("r", "int", "out-degree of the graph (1 for permutations)", **pos),
+        Column("ell", "int", "context length", low=2),
+        Column("rho", "float", "target-in-context rate of the sampler", low=0, high=1),
+        Column("max_steps", "int", "the run's step cutoff", **pos),
+        Column("alpha", "float", "logit scale of the loss", low=0),
+        Column("lr", "float", "AdamW learning rate (weight decay 0)", low=0),
+        Column("check_every", "int", "steps between validation checks", **pos),
+        Column("patience", "int", "consecutive checks that stop a run", **pos),
+        Column("f1_stop", "float", "validation micro-F1 a check must exceed", low=0, high=1),
+        Column("mse_tol", "float", "value channel: relative MSE improvement a check must beat", low=0, high=1),
+        Column("n_val", "int", "fixed validation contexts", **pos),
+        Column("n_test", "int", "fixed test contexts", **pos),
+        Column("init_std", "float", "std of the W_Q, W_K init entries", low=0),
+        Column("d_msg", "int", "value channel: message width", **pos),
+        Column("dtype", "str", "parameter and activation dtype", choices=tuple(DTYPES)),
+        Column("futility", "str", "futility-stopping rule the run trained under (rgr.experiments.futility); "
+               "empty: none", nullable=True, since="2026-11-25", choices=tuple(futility.RULES)),
+    ]
+    f1 = dict(nullable=True, low=0, high=1, null_when=("model", ("value",)))
+    res = [
+        Column("experiment", "str", "experiment name (python -m rgr sweep --list)"),
+        Column("config_key", "str", "hash of the run config alone (equal across presets)"),
+        Column("steps", "int", "optimisation steps taken", low=0),
+        Column("stop_reason", "str", "converged (early stop), cutoff (max_steps reached) or futile (stopped by the "
+               "futility rule: counts as failing, keeps its F1)", choices=("converged", "cutoff", "futile")),
+        Column("test_f1", "float", "micro-F1 over all ordered pairs of the test contexts, learned tau", **f1),
+        Column("test_precision", "float", "micro precision on the test contexts", **f1),
+        Column("test_recall", "float", "micro recall on the test contexts", **f1),
+        Column("test_mse", "float", "value channel: test MSE over valid positions", nullable=True, low=0,
+               null_when=("model", ("max", "softmax", "sum"))),
+        Column("tau", "float", "the learned threshold at the stop", nullable=True, null_when=("model", ("value",))),
+        Column("val_curve", "json", "[[step, validation metric], ...] at every check"),
+        Column("stack_size", "int", "runs trained together in the stack that held this run", **pos),
+        Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
+        Column("reused_from", "str", "where a reused run trained: <table>:<run_key> of the row it was copied "
+               "from (its config, results and provenance); empty: trained for this row", nullable=True,
+               since="2026-11-25"),
+    ]
+    checks = (("D_K = h * d_k", lambda df: df["D_K"] != df["h"] * df["d_k"]),
+              ("val_curve is a list of [step, value] pairs", lambda df: ~df["val_curve"].map(_is_curve)))
+    return Schema("experiment", tuple(cfg + res), checks, RowKey(_KEY_COLUMNS, _row_keys))
+
+
+def _is_curve(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], int)
+                                       and isinstance(p[1], (int, float)) and math.isfinite(p[1]) for p in v)
+
+
+SCHEMA = _schema()
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named experiment of the protocol with its presets; the runner's unit (:mod:`rgr.experiments.registry`)."""
+
+    name: str
+    spec: str  # the protocol section(s) it follows
+    description: str
+    model: str  # "max" | "softmax" | "sum" | "value"
+    graph: str  # "permutation" | "regular"
+    presets: Mapping[str, Grid]  # preset name -> grid
+    fixed_cutoff: int | None = None  # every cell's step cutoff (None: the protocol's step_cutoff(m, d_model))
+    refine: bool = True  # threshold-locating rounds (off for the MSE experiment)
+    shardable: bool = True
+    book_scope: str = "the protocol's step cutoffs, but fewer seeds, head counts and cells than the paper"
+    reuse_from: tuple[str, ...] = ()  # other tables whose identical runs are copied, not retrained (reuse.py)
+
+    @property
+    def schema(self) -> Schema:
+        return SCHEMA.renamed(self.name)
+
+    def grid(self, preset: str) -> Grid:
+        return self.presets[check_preset(self, preset)]
+
+    # --- what a table is (rgr.store.Table); how it trains: rgr.experiments.trainer
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
+        return planned_runs(self.grid(preset), model=self.model, graph=self.graph,
+                                    fixed_cutoff=self.fixed_cutoff, refine=self.refine, done=done, shard=shard)
+
+    def run_key(self, cfg: RunConfig, preset: str) -> str:
+        return run_key(cfg, preset)
+
+
+def smoke_grid(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:
+    return Grid(cells=cells, heads=heads, seeds=(0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=1,
+                max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))

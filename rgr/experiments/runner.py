@@ -1,7 +1,7 @@
 """The one resumable runner that fills data/: stacks, executors, failures (every sweep, E1-E7 and constructions).
 
 :func:`run_sweep` takes any :class:`Sweepable`: a table (:class:`rgr.store.Table` — a protocol
-experiment, :class:`rgr.experiments.registry.Experiment`, E7, :data:`rgr.gpt2.experiment.GPT2`, or the constructions,
+experiment, :class:`rgr.experiments.planner.Experiment`, E7, :data:`rgr.gpt2.experiment.GPT2`, or the constructions,
 :data:`rgr.experiments.construction_table.CONSTRUCTIONS`: something that plans its runs, keys them and has a schema)
 with how it trains (groups runs into stacks, trains a stack into table rows; :func:`rgr.trainers.trainer`).
 The runner trains pending runs stack by stack, writes each finished stack's rows atomically to data/<name>.csv (or a

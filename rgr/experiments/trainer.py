@@ -1,6 +1,6 @@
 """How an experiment E1-E6 trains (:class:`ExperimentTrainer`): stacks of the engine, written as rows of its table.
 
-What the experiment is (its grids, planned runs and keys) is :class:`rgr.experiments.registry.Experiment`, which a
+What the experiment is (its grids, planned runs and keys) is :class:`rgr.experiments.planner.Experiment`, which a
 chapter reads without importing the engine; this module is imported by :mod:`rgr.trainers` alone (the runner's
 callers: the command line, a chapter's smoke fallback).
 """
@@ -18,7 +18,7 @@ from ..store import load_results
 from . import futility, planner, reuse
 from .engine.config import RunConfig, stack_groups
 from .engine.loop import train
-from .registry import SCHEMA, Experiment
+from .planner import SCHEMA, Experiment
 from .runner import Sweepable
 from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
@@ -44,7 +44,7 @@ def _unit_groups(configs: Sequence[RunConfig], max_stack: int | None = None) -> 
 
 @dataclass(frozen=True)
 class ExperimentTrainer(Sweepable):
-    """An :class:`rgr.experiments.registry.Experiment` as the runner trains it."""
+    """An :class:`rgr.experiments.planner.Experiment` as the runner trains it."""
 
     table: Experiment
 

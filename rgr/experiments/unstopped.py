@@ -33,8 +33,7 @@ import pandas as pd
 
 from . import planner
 from .engine.config import RunConfig, step_cutoff
-from .planner import Cell, Grid
-from .registry import Experiment
+from .planner import Cell, Experiment, Grid
 
 __all__ = ["Unit", "M", "PLATEAUS", "UNITS", "SMOKE_UNITS", "planned_runs",
            "UNSTOPPED"]

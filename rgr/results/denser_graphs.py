@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..catalog import load_if_present
 from ..experiments.futility import retrained_points, with_retrained
-from ..task.metrics import F1_TARGET, reaches_target
+from ..protocol import F1_TARGET, reaches_target
 from ..theory.bounds import regular_x, regular_x_bound
 from .replication import reported as rep
 from .replication.rows import ClaimRow, Source, basis, fit_row, reached, untestable

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import catalog
 from ..experiments.futility import FutilityRule, replayed_stops, rule_named
-from ..task.metrics import F1_TARGET, reaches_target
+from ..protocol import F1_TARGET, reaches_target
 from .thresholds import CELL, curves, thresholds
 
 __all__ = ["replay", "compare", "replay_table"]

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog
+from ..protocol import F1_TARGET
 from ..store import load_table
-from ..task.metrics import F1_TARGET
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 

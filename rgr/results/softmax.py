@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..task.metrics import reaches_target
+from ..protocol import reaches_target
 from .thresholds import curves
 
 __all__ = [

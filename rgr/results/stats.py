@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..task.metrics import F1_TARGET, reaches_target
+from ..protocol import F1_TARGET, reaches_target
 
 __all__ = [
     "wilson_interval",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..task.metrics import F1_TARGET
+from ..protocol import F1_TARGET
 from ..theory.bounds import bit_budget_DK, bit_budget_DK_derangements, regular_x, scaling_x
 from .stats import Fit, dk_star, fit_line, h_star_interval, summarize
 

@@ -29,9 +29,9 @@ from functools import lru_cache
 
 import pandas as pd
 
+from ..protocol import F1_TARGET
 from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import Graph, permutation_graph, regular_graph
-from ..task.metrics import F1_TARGET
 from ..theory.checks import evaluate_contexts, limit_separation, separation
 from ..theory.constructions import (
     binary_family,

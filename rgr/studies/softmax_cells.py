@@ -11,9 +11,9 @@ import math
 
 import pandas as pd
 
+from ..protocol import F1_TARGET
 from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import permutation_graph
-from ..task.metrics import F1_TARGET
 from ..theory.checks import evaluate_contexts
 from ..theory.constructions import construct_softmax
 

@@ -1,4 +1,5 @@
-"""Micro-averaged precision, recall and F1 over all scored pairs (protocol E1)."""
+"""Micro-averaged precision, recall and F1 over all scored pairs (protocol E1); the level a mean F1 must reach
+(E2) is :data:`rgr.protocol.F1_TARGET`."""
 
 from __future__ import annotations
 
@@ -6,19 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["F1_TARGET", "reaches_target", "Counts", "counts"]
-
-F1_TARGET = 0.99
-"""The success level of protocol E2: a setting succeeds when its mean micro-F1 over seeds reaches it.
-The D_K planner (refinement rounds) and the D_K* estimator both decide through :func:`reaches_target`."""
-
-_EPS = 1e-9  # forgive float round-off in a mean over seeds (0.99 * 3 / 3 < 0.99)
-
-
-def reaches_target(mean_f1, target: float = F1_TARGET):
-    """True where a mean F1 (a float or an array) reaches ``target``, up to float round-off."""
-    return mean_f1 >= target - _EPS
-
+__all__ = ["Counts", "counts"]
 
 @dataclass(frozen=True)
 class Counts:

@@ -10,8 +10,8 @@ from rgr.experiments import runner
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train
 from rgr.experiments.futility import RULES, FutilityRule, futile, replayed_stops, rule_named
-from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, run_key
-from rgr.experiments.registry import EXPERIMENTS, Experiment, get_experiment
+from rgr.experiments.planner import FUTILITY_MIN_SEEDS, Cell, Experiment, run_key
+from rgr.experiments.registry import EXPERIMENTS, get_experiment
 from rgr.experiments.trainer import ExperimentTrainer
 from rgr.results.futility_replay import compare, replay
 from rgr.store.seal import UnsealedTable

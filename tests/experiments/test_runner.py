@@ -12,8 +12,8 @@ import pytest
 
 from rgr import catalog
 from rgr.experiments import runner
-from rgr.experiments.planner import Cell, Grid, ladder, parse_cells, run_key
-from rgr.experiments.registry import EXPERIMENTS, SCHEMA, get_experiment
+from rgr.experiments.planner import SCHEMA, Cell, Grid, ladder, parse_cells, run_key
+from rgr.experiments.registry import EXPERIMENTS, get_experiment
 from rgr.experiments.runner import merge_shards
 from rgr.store import TableError
 from rgr.trainers import trainer

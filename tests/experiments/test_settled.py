@@ -2,12 +2,12 @@
 
 import pandas as pd
 
-from rgr.experiments.registry import SCHEMA
+from rgr.experiments.planner import SCHEMA
 from rgr.experiments.runner import run_sweep
 from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
+from rgr.protocol import F1_TARGET
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.store import load_results
-from rgr.task.metrics import F1_TARGET
 from rgr.trainers import trainer
 
 DIAGONAL = [("lambda8", m, m // 8) for m in (128, 256, 512, 1024, 2048)]

@@ -107,7 +107,7 @@ def test_every_table_of_data_declares_its_key():
     schemas = {name: catalog.get(name).schema for name in catalog.NAMES} | {"peers_refit": refit.SCHEMA}
     assert not [name for name, s in schemas.items() if s.key is None]
     assert {p.stem for p in data_dir().glob("*.csv")} <= set(schemas)  # every committed table is one of them
-    assert "futility" not in planner.KEY_COLUMNS  # a run with or without the rule fills the same place
+    assert "futility" not in planner.SCHEMA.key.columns  # a run with or without the rule fills the same place
 
 
 def test_the_vectorised_key_is_run_key_of_the_rows_config():
@@ -116,4 +116,4 @@ def test_the_vectorised_key_is_run_key_of_the_rows_config():
     configs.append(configs[0].replace(futility="trend-v1"))  # the rule is left out of the key
     configs += [configs[1].replace(rho=0.0), configs[1].replace(rho=-0.0)]  # equal floats that json writes apart
     rows = pd.DataFrame([{**c.to_dict(), "preset": p} for c in configs for p in ("smoke", "paper")])
-    assert planner.row_keys(rows) == [planner.run_key(c, p) for c in configs for p in ("smoke", "paper")]
+    assert list(planner.SCHEMA.key.of(rows)) == [planner.run_key(c, p) for c in configs for p in ("smoke", "paper")]

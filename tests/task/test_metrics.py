@@ -1,9 +1,11 @@
-"""Micro-F1 over pairs (rgr.task.metrics): counts against a hand count, F1 against its closed form, the target."""
+"""Micro-F1 over pairs (rgr.task.metrics): counts against a hand count, F1 against its closed form; the target
+(rgr.protocol)."""
 
 import pytest
 import torch
 
-from rgr.task.metrics import F1_TARGET, counts, reaches_target
+from rgr.protocol import F1_TARGET, reaches_target
+from rgr.task.metrics import counts
 
 
 def test_counts_and_f1_match_a_hand_count_per_run():

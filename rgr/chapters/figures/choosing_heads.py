@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ...protocol import F1_TARGET
 from ...results.choosing_heads.design import DesignRule, recommend
-from ...task.metrics import F1_TARGET
 from ..style import fig_size, head_color, nothing_to_draw, panel_grid, set_style
 
 __all__ = ["plot_validation", "plot_chart"]

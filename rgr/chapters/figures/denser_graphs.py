@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ...protocol import F1_TARGET
 from ...results.denser_graphs import PAPER_R_MAX, FormFit
-from ...task.metrics import F1_TARGET
 from ...theory.bounds import regular_x, regular_x_bound
 from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, plain_log_axes, set_style
 from .permutation_sweeps import plot_f1_curves

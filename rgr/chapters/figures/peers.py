@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from ...results.peers.dana import POWERS, PowerRefit, power_rss
-from ...results.peers.pal import PalReading
+from ...results.peers.single_head import PalReading
 from ...results.peers.sweep import LEVELS
 from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
 

@@ -26,9 +26,9 @@ import pandas as pd
 from IPython.display import HTML
 from matplotlib.figure import Figure
 
+from ...protocol import F1_TARGET
 from ...results.stats import Fit
 from ...results.thresholds import LawFits, curves
-from ...task.metrics import F1_TARGET
 from ..style import (
     FIGURE_DPI,
     MAX_WIDTH_IN,

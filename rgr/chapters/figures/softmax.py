@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ...protocol import F1_TARGET
 from ...results.thresholds import curves
-from ...task.metrics import F1_TARGET
 from ..style import (
     MAX_WIDTH_IN,
     MIN_FONT_PT,

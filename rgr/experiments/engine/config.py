@@ -57,8 +57,8 @@ def config_key(fields: Mapping[str, object]) -> str:
 
 def config_keys(columns: Mapping[str, Sequence[object]]) -> list[str]:
     """:func:`config_key` of each row of ``columns`` (field name -> one value per row; no ``futility``), for a
-    table's thousands of rows (:func:`rgr.experiments.planner.row_keys`): the same JSON text, assembled from each
-    column's distinct values, each written once by ``json.dumps``."""
+    table's thousands of rows (the key of :data:`rgr.experiments.planner.SCHEMA`): the same JSON text, assembled
+    from each column's distinct values, each written once by ``json.dumps``."""
     pieces = [_json_items(name, [_CONFIG_VERSION] * len(next(iter(columns.values()), [])) if name == "version"
                           else columns[name]) for name in sorted([*columns, "version"])]
     return [hashlib.sha256(("{" + ", ".join(row) + "}").encode()).hexdigest()[:16] for row in zip(*pieces)]

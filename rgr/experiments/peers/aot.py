@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from .aot_sweep import AoTConfig
+from .reimplemented import AoTConfig
 
 __all__ = ["train_aot"]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .pal_sweep import PalConfig
+from .reimplemented import PalConfig
 
 __all__ = ["embeddings", "train_pal"]
 

@@ -12,7 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...task.metrics import F1_TARGET
+from ...protocol import F1_TARGET
 from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 

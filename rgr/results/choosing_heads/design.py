@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ...task.metrics import F1_TARGET, reaches_target
+from ...protocol import F1_TARGET, reaches_target
 from ...theory.bounds import scaling_x
 from ..thresholds import curves, meets_precondition
 

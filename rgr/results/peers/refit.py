@@ -24,7 +24,6 @@ import pandas as pd
 from ... import __version__
 from ...paths import data_dir
 from ...store import Column, RowKey, Schema, TableError, code_version, load_table
-from ...store.write import replace_table
 from .dana import (
     EXP1_LARGE_WIDTHS,
     EXP1_WIDTHS,
@@ -40,7 +39,7 @@ from .dana import (
 )
 
 __all__ = ["REPO", "COMMIT", "PAPER", "PAPER_V2", "FILES", "COMMAND", "SCHEMA", "PeerDataMissing",
-           "local_name", "read_peer_files", "summarise", "write_refit", "refit_path", "dana_refit",
+           "local_name", "read_peer_files", "summarise", "refit_path", "dana_refit",
            "dana_wider", "refit_finding"]
 
 REPO = "leodana2000/Transformer_Attentional_Memory"
@@ -183,12 +182,6 @@ def summarise(tables: dict[str, pd.DataFrame], command: str = COMMAND) -> pd.Dat
 
 def refit_path(root: Path | None = None) -> Path:
     return data_dir(root) / "peers_refit.csv"
-
-
-def write_refit(rows: pd.DataFrame, path: Path) -> Path:
-    """Replace ``path`` with ``rows`` whole, through the store: checked by the strict loader, renamed, sealed."""
-    replace_table(path, SCHEMA, rows)
-    return path
 
 
 def _load_refit(root: Path | None = None) -> pd.DataFrame:

@@ -1,11 +1,19 @@
-"""Where the peers' design crosses over on the law's axis (chapter *the law beside other capacity results*).
+"""Dana et al.'s design measured twice (chapter *the law beside other capacity results*): on rgr's engine (table
+``peers``), where its transitions fall on the law's axis, and in their own task and layer re-implemented (table
+``aot``), their two contrary conclusions under both head parameterisations.
 
-Table ``peers`` (:mod:`rgr.experiments.peers.head_sweep`) trains d_k = d_model = d with h swept, at fixed compression
+**On rgr's engine.**
+
+Table ``peers`` (:mod:`rgr.experiments.peers.engine_sweeps`) trains d_k = d_model = d with h swept, at fixed compression
 m / d_model and at fixed m. The law puts the transition at a fixed value of x = h d_k d_model / (m ln m); its
 precondition is d_model >= c_0 ln m. :func:`transitions` reads, per cell, where the mean test F1 over seeds
 crosses a level along x (linear interpolation in log x between the two tested head counts around the
 crossing; censored where every tested head is on one side), and :func:`series_drift` says how far that x moves
 as d changes along a series: the exponent k of x* ∝ d^k (0 under the law) and the spread max/min.
+
+**Re-implemented** (:mod:`rgr.experiments.peers.reimplemented`). Each conclusion is a difference of mean accuracy
+between two configurations at the same seeds: the difference per seed, its mean and the t-interval of that mean
+(paired over seeds), and whether it keeps its sign (:func:`conclusions`).
 """
 
 from __future__ import annotations
@@ -16,13 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.head_sweep import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
-from ...task.metrics import F1_TARGET
-from ..stats import summarize
+from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
+from ...protocol import F1_TARGET
+from ..stats import summarize, t_interval
 
-__all__ = ["series_for", "drifts", "drift_table", "precondition_reading", "one_head",
-           "cpu_minutes", "LEVELS", "curve", "transitions", "series_drift",
-           "transitions_table", "sweep_finding", "one_head_finding"]
+__all__ = ["series_for", "drifts", "drift_table", "precondition_reading",
+           "cpu_minutes", "LEVELS", "curve", "transitions", "series_drift", "transitions_table", "sweep_finding",
+           "accuracy_table", "param_table", "conclusions", "verdicts", "aot_finding"]
 
 _SERIES: dict[str, tuple[tuple[int, int], ...]] = {
     "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
@@ -165,13 +173,6 @@ def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> _Preco
                                x_max_failing=x_max)
 
 
-def one_head(runs: pd.DataFrame) -> pd.DataFrame:
-    """The h = 1 rows of the head sweep per cell (one unconstrained d x d score matrix on frozen random
-    embeddings: the trainable part of the pal associative memory): x, mean F1 and its interval."""
-    c = curve(runs)
-    return c[c.h == 1][["m", "d_model", "d_over_ln_m", "x", "mean", "lo", "hi", "n"]].reset_index(drop=True)
-
-
 def cpu_minutes(runs: pd.DataFrame) -> float:
     """Worker-minutes the rows took to train (wall time of each stack shared among its runs; one thread each)."""
     return float(runs["wall_time_s"].sum() / 60)
@@ -235,20 +236,123 @@ def sweep_finding(runs: pd.DataFrame, half: _SeriesDrift, passed: _SeriesDrift,
                       dominates="first" if falls else "second")
 
 
+# ----------------------------------------------------------------------------- their task re-implemented (aot)
+
+_CONFIG = ["question", "param", "d", "d_h", "H"]
+
+
+def accuracy_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean accuracy and its 95% t-interval over seeds per configuration."""
+    return summarize(runs, _CONFIG, metric="accuracy")
+
+
+def param_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: its trained parameters (the table's ``n_params``), of which the attention maps (query, key,
+    value, output, and in their code the shared compress/decompress maps: ``n_params`` less the token
+    embedding and unembedding, 2 N d, and the positional embedding, 2 d_in with d_in = d_h in their code when
+    d != d_h, else d), and the mean accuracy."""
+    if runs.empty:
+        raise ValueError("runs: no rows of table aot")
+    g = runs.groupby(_CONFIG).agg(N=("N", "first"), n_params=("n_params", "first"), accuracy=("accuracy", "mean"),
+                                 seeds=("seed", "count")).reset_index()
+    d_in = g.d_h.where((g.param == "code") & (g.d != g.d_h), g.d)
+    g["attention_params"] = g.n_params - 2 * g.N * g.d - 2 * d_in
+    return g[[*_CONFIG, "n_params", "attention_params", "seeds", "accuracy"]]
+
+
 @dataclass(frozen=True)
-class _OneHeadFinding:
-    """Of the one-head rows (:func:`one_head`): cells, those whose mean F1 reaches the protocol's,
-    the best mean F1 and the largest x (None without rows)."""
+class _Difference:
+    """accuracy(a) - accuracy(b), paired over the seeds both have."""
 
-    n_one: int
-    n_one_pass: int
-    one_best: float | None
-    one_x_max: float | None
+    label: str
+    seeds: tuple[int, ...]
+    mean: float
+    lo: float
+    hi: float
+    acc_a: float
+    acc_b: float
+
+    @property
+    def sign(self) -> str:
+        """'+' or '-' where the 95% interval excludes 0; '0' where it does not (or one seed)."""
+        if self.lo > 0:
+            return "+"
+        if self.hi < 0:
+            return "-"
+        return "0"
 
 
-def one_head_finding(one: pd.DataFrame) -> _OneHeadFinding:
-    """:class:`_OneHeadFinding` of :func:`one_head`'s table."""
-    empty = one.empty
-    return _OneHeadFinding(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
-                        one_best=None if empty else float(one["mean"].max()),
-                        one_x_max=None if empty else float(one.x.max()))
+def _difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> _Difference:
+    """accuracy of configuration ``a`` minus ``b`` (dicts of config columns), paired by seed."""
+    def pick(sel: dict) -> pd.Series:
+        mask = pd.Series(True, index=runs.index)
+        for k, v in sel.items():
+            mask &= runs[k] == v
+        return runs[mask].set_index("seed")["accuracy"]
+    xa, xb = pick(a), pick(b)
+    seeds = sorted(set(xa.index) & set(xb.index))
+    if not seeds:
+        raise ValueError(f"runs: no seed has both {a} and {b}")
+    diff = (xa.loc[seeds] - xb.loc[seeds]).to_numpy()
+    mean, lo, hi = t_interval(diff)
+    return _Difference(label, tuple(int(s) for s in seeds), mean, lo, hi, float(xa.loc[seeds].mean()),
+                      float(xb.loc[seeds].mean()))
+
+
+def conclusions(runs: pd.DataFrame) -> dict[str, _Difference]:
+    """The four differences the chapter reads (keys: beyond_code, beyond_paper, split_code, split_paper)."""
+    d_h, H = 10, 20
+    wide, narrow = dict(d=10, d_h=10, H=4), dict(d=10, d_h=4, H=10)
+    return {
+        "beyond_code": _difference(runs, "code: d = 15 minus d = 10", dict(param="code", d=15, d_h=d_h, H=H),
+                                  dict(param="code", d=10, d_h=d_h, H=H)),
+        "beyond_paper": _difference(runs, "d = 15: paper minus code", dict(param="paper", d=15, d_h=d_h, H=H),
+                                   dict(param="code", d=15, d_h=d_h, H=H)),
+        "split_code": _difference(runs, "code: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
+                                 dict(param="code", **narrow)),
+        "split_paper": _difference(runs, "paper: (H, d_h) = (4, 10) minus (10, 4)", dict(param="code", **wide),
+                                  dict(param="paper", **narrow)),
+    }
+
+
+def verdicts(found: dict[str, _Difference]) -> dict[str, str]:
+    """One sentence-part per conclusion, from the signs of the paired differences (95% intervals).
+
+    ``beyond``: "a d_model beyond d_h does not help"; ``split``: "at a fixed H d_h, wider heads do better".
+    """
+    bc, bp, sc, sp = (found[k].sign for k in ("beyond_code", "beyond_paper", "split_code", "split_paper"))
+    if bc != "+" and bp == "+":
+        beyond = "holds for the heads of their code, and not for heads with their own maps of the full embedding"
+    elif bc != "+" and bp != "+":
+        beyond = "holds under both parameterisations at these seeds"
+    else:
+        beyond = "does not hold even for the heads of their code at these seeds"
+    where = [name for name, s in (("their code's", sc), ("the per-head-map", sp)) if s == "+"]
+    split = (f"holds under {' and '.join(where)} parameterisation{'s' if len(where) > 1 else ''}" if where
+             else "is not resolved at these seeds under either parameterisation")
+    reversed_ = [name for name, s in (("their code's", sc), ("per-head", sp)) if s == "-"]
+    if reversed_:
+        split += f"; it reverses with {' and '.join(reversed_)} maps (there the narrower heads do better)"
+    return {"beyond": beyond, "split": split}
+
+
+@dataclass(frozen=True)
+class _AotFinding:
+    """Of the attention-only re-implementation: seeds behind each paired difference, the two verdicts
+    (:func:`verdicts`), its rows and cost ("19 worker-minutes")."""
+
+    beyond_code_n: int
+    beyond_paper_n: int
+    split_code_n: int
+    split_paper_n: int
+    verdict_beyond: str
+    verdict_split: str
+    aot_runs: int
+    aot_cpu: str
+
+
+def aot_finding(runs: pd.DataFrame, found: dict[str, _Difference], said: dict[str, str]) -> _AotFinding:
+    """:class:`_AotFinding` from the ``aot`` rows, :func:`conclusions` and :func:`verdicts`."""
+    n = {f"{key}_n": len(found[key].seeds) for key in ("beyond_code", "beyond_paper", "split_code", "split_paper")}
+    return _AotFinding(**n, verdict_beyond=said["beyond"], verdict_split=said["split"], aot_runs=len(runs),
+                    aot_cpu=f"{cpu_minutes(runs):.0f} worker-minutes")

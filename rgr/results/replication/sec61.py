@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...task.metrics import F1_TARGET
+from ...protocol import F1_TARGET
 from ..stats import by_seed, paired_difference, within
 from ..thresholds import curves, meets_precondition
 from . import reported as rep

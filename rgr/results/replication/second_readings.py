@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...task.metrics import F1_TARGET
+from ...protocol import F1_TARGET
 from ..settled import (
     SETTLED,
     SETTLED_SHARE,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...task.metrics import F1_TARGET, reaches_target
+from ...protocol import F1_TARGET, reaches_target
 from ..stats import within
 from ..thresholds import CELL, thresholds
 

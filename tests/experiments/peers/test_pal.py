@@ -1,6 +1,6 @@
 """pal's associative memory re-implemented (rgr.experiments.peers.pal), its bisection table
-(rgr.experiments.peers.pal_sweep) and the reading the chapter glues (rgr.results.peers.pal), on synthetic inputs
-whose capacity is known."""
+(rgr.experiments.peers.reimplemented) and the reading the chapter glues (rgr.results.peers.single_head), on
+synthetic inputs whose capacity is known."""
 
 import dataclasses
 import math
@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from rgr.experiments.peers.pal import embeddings, train_pal
-from rgr.experiments.peers.pal_sweep import PAL, PASS, PRESETS, PalConfig, law_x
-from rgr.results.peers.pal import capacities, capacity_table, pal_reading
+from rgr.experiments.peers.reimplemented import PAL, PASS, PalConfig, law_x
+from rgr.results.peers.single_head import capacities, capacity_table, pal_reading
 
 
 def test_embeddings_are_unit_vectors_nested_in_N_and_scores_are_u_W_e():
@@ -49,9 +49,9 @@ def test_config_and_preset_reject_bad_fields():
         with pytest.raises(ValueError, match=name):
             PalConfig(**bad)
     with pytest.raises(ValueError, match="x_easy"):
-        dataclasses.replace(PRESETS["book"], x_easy=0.5, x_hard=1.0)
+        dataclasses.replace(PAL.presets["book"], x_easy=0.5, x_hard=1.0)
     with pytest.raises(ValueError, match="tol"):
-        dataclasses.replace(PRESETS["book"], tol=0.0)
+        dataclasses.replace(PAL.presets["book"], tol=0.0)
 
 
 def n_at_x(d: int, x: float) -> int:
@@ -75,23 +75,23 @@ def _next(tried: dict[int, float]) -> int | None:
 
 
 def test_each_bisection_starts_at_the_presets_x_easy_then_x_hard():
-    for name, p in PRESETS.items():
+    for name, p in PAL.presets.items():
         firsts = {(c.d, c.seed, c.steps, c.lr, c.optimizer): c.N for c in reversed(PAL.planned_runs(name))}
         assert len(firsts) == len(p.lines) and all(N == n_at_x(d, p.x_easy) for (d, *_), N in firsts.items())
     for d, x in ((8, 1.0), (32, 0.5), (64, 4.0)):
         N = n_at_x(d, x)
         assert law_x(N, d) >= x > law_x(N + 1, d)
     a = _next({})
-    assert a == n_at_x(8, PRESETS["book"].x_easy) and _next({a: 1.0}) == n_at_x(8, PRESETS["book"].x_hard)
+    assert a == n_at_x(8, PAL.presets["book"].x_easy) and _next({a: 1.0}) == n_at_x(8, PAL.presets["book"].x_hard)
 
 
 def test_next_n_brackets_then_bisects_then_stops():
-    a, b = n_at_x(8, PRESETS["book"].x_easy), n_at_x(8, PRESETS["book"].x_hard)  # 7, 27
+    a, b = n_at_x(8, PAL.presets["book"].x_easy), n_at_x(8, PAL.presets["book"].x_hard)  # 7, 27
     assert _next({a: 1.0, b: 1.0}) == 2 * b  # every N passed: double
     tried = {a: 1.0, b: 1.0}
     while (n := _next(tried)) is not None:
         tried[n] = 1.0
-    assert max(tried) <= n_at_x(8, PRESETS["book"].x_hard / 16) < 2 * max(tried)  # ... up to n_max
+    assert max(tried) <= n_at_x(8, PAL.presets["book"].x_hard / 16) < 2 * max(tried)  # ... up to n_max
     assert _next({a: 0.5, b: 0.0}) == a // 2  # nothing stored: halve
     assert _next({a: 1.0, b: 0.0}) == round(math.sqrt(a * b))
     assert _next({a: 1.0, 15: 1.0, 16: 0.9, b: 0.0}) is None  # the bracket is closed
@@ -123,10 +123,10 @@ def test_the_bisection_finds_a_known_capacity_within_its_tolerance():
         return n_at_x(d, 1.0)
     runs = _simulate("book", law)
     caps = capacities(runs)
-    assert len(caps) == len(PRESETS["book"].lines)
+    assert len(caps) == len(PAL.presets["book"].lines)
     cap = pd.Series([law(d, 0, 0) for d in caps.d])
     assert ((caps.N_pass <= cap) & (cap < caps.N_fail)).all()  # the bracket holds the capacity
-    assert (caps.N_fail <= caps.N_pass * (1 + PRESETS["book"].tol) + 1).all()
+    assert (caps.N_fail <= caps.N_pass * (1 + PAL.presets["book"].tol) + 1).all()
     assert (caps.runs <= 12).all()
 
 

@@ -1,12 +1,13 @@
-"""The re-implemented attention-only layer (rgr.experiments.peers.aot), its table (rgr.experiments.peers.aot_sweep) and
-the paired differences the chapter reads (rgr.results.peers.aot), on synthetic inputs."""
+"""The re-implemented attention-only layer (rgr.experiments.peers.aot), its table
+(rgr.experiments.peers.reimplemented) and the paired differences the chapter reads (rgr.results.peers.sweep), on
+synthetic inputs."""
 
 import pandas as pd
 import pytest
 
 from rgr.experiments.peers.aot import train_aot
-from rgr.experiments.peers.aot_sweep import AOT, PRESETS, AoTConfig
-from rgr.results.peers.aot import accuracy_table, conclusions
+from rgr.experiments.peers.reimplemented import AOT, AOT_PRESETS, AoTConfig
+from rgr.results.peers.sweep import accuracy_table, conclusions
 
 
 def _n_params(**kw) -> int:
@@ -34,16 +35,16 @@ def test_a_roomy_layer_memorises_a_small_map_and_a_config_rejects_bad_fields():
 
 
 def test_presets_ask_both_questions_with_several_seeds():
-    for name, grid in PRESETS.items():
+    for name, grid in AOT_PRESETS.items():
         assert {q for q, _ in grid} == {"d_beyond_d_h", "split"}
         keys = [AOT.run_key(c, name) for _, c in grid]
         assert len(set(keys)) == len(keys)
-    assert {c.seed for _, c in PRESETS["book"]} == {0, 1, 2}
+    assert {c.seed for _, c in AOT_PRESETS["book"]} == {0, 1, 2}
 
 
 def _runs(acc):
     rows = []
-    for q, cfg in PRESETS["book"]:
+    for q, cfg in AOT_PRESETS["book"]:
         rows.append(dict(question=q, param=cfg.param, d=cfg.d, d_h=cfg.d_h, H=cfg.H, seed=cfg.seed,
                          accuracy=acc(cfg)))
     return pd.DataFrame(rows)
@@ -69,7 +70,7 @@ def test_difference_needs_shared_seeds():
 
 
 def test_verdicts_follow_the_signs():
-    from rgr.results.peers.aot import verdicts
+    from rgr.results.peers.sweep import verdicts
 
     def acc(c):
         if c.H == 20:

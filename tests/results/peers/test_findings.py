@@ -7,16 +7,18 @@ import pandas as pd
 import pytest
 
 from rgr.chapters.display import prose_digits
-from rgr.results.peers.aot import aot_finding, conclusions, verdicts
 from rgr.results.peers.dana import PowerRefit
 from rgr.results.peers.refit import refit_finding
+from rgr.results.peers.single_head import one_head_finding
 from rgr.results.peers.sweep import (
     LEVELS,
+    aot_finding,
+    conclusions,
     drifts,
-    one_head_finding,
     precondition_reading,
     sweep_finding,
     transitions,
+    verdicts,
 )
 from tests.glued import finding_values
 

@@ -1,4 +1,4 @@
-"""The peers' design on rgr's engine: its planner (rgr.experiments.peers.head_sweep) and where its transitions fall
+"""The peers' design on rgr's engine: its planner (rgr.experiments.peers.engine_sweeps) and where its transitions fall
 in x (rgr.results.peers.sweep), on synthetic tables whose crossing x* is known."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.peers.head_sweep import PEERS, law_x
+from rgr.experiments.peers.engine_sweeps import PEERS, law_x
 from rgr.results.peers.sweep import curve, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))

@@ -14,15 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.peers.dk_sweep import DK_SATURATION
-from rgr.experiments.peers.pal_sweep import PalConfig
-from rgr.results.peers.aot import param_table
-from rgr.results.peers.bits import bits_ranges, bits_table
-from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, claims_table
+from rgr.experiments.peers.engine_sweeps import DK_SATURATION
+from rgr.experiments.peers.reimplemented import PalConfig
+from rgr.results.peers.claims import CLAIMS, PAL_COMMIT, bits_ranges, bits_table, claims_table
 from rgr.results.peers.dana import log_factor
-from rgr.results.peers.pal import capacities, lr_table
 from rgr.results.peers.refit import local_name
-from rgr.results.peers.saturation import ell_effect, f1_table, past_ell
+from rgr.results.peers.single_head import capacities, ell_effect, f1_table, lr_table, past_ell
+from rgr.results.peers.sweep import param_table
 
 ROOT = Path(__file__).resolve().parents[3]
 

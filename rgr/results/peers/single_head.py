@@ -1,11 +1,24 @@
-"""pal's associative memory on the law's axis (chapter *the law beside other capacity results*; table ``pal``,
-:mod:`rgr.experiments.peers.pal_sweep`).
+"""One head's capacity on the law's axis (chapter *the law beside other capacity results*): the head sweep's h = 1
+rows, pal's associative memory (table ``pal``) and one head's d_k past the context length (table ``dk_saturation``).
 
-Per line (d, seed, step budget) the capacity is the bracket its bisection closed: ``N_pass``, the largest N
-stored (accuracy over the N inputs at least :data:`rgr.experiments.peers.pal_sweep.PASS`) below ``N_fail``, the smallest
-N not stored. On the law's axis x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true
-crossing lies between x(N_fail) and it). Under the law's form x at capacity is the same at every d; a power law
-x* ∝ d^k through the lines measures how far it moves (k = 0 under the law).
+**One head of the head sweep** (:func:`one_head`): one unconstrained d x d score matrix on frozen random embeddings,
+the trainable part of pal's memory.
+
+**pal** (:mod:`rgr.experiments.peers.reimplemented`). Per line (d, seed, step budget) the capacity is the bracket its
+bisection closed: ``N_pass``, the largest N stored (accuracy over the N inputs at least
+:data:`rgr.experiments.peers.reimplemented.PASS`) below ``N_fail``, the smallest N not stored. On the law's axis
+x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true crossing lies between x(N_fail) and it).
+Under the law's form x at capacity is the same at every d; a power law x* ∝ d^k through the lines measures how far
+it moves (k = 0 under the law).
+
+**Does one head's capacity stop growing in d_k at the context length ell?** (design:
+:mod:`rgr.experiments.peers.engine_sweeps`.) Two readings, each a paired difference over seeds with its 95% t-interval:
+
+- along d_k at a fixed ell (:func:`past_ell`): F1 at the largest d_k tested minus F1 at d_k = ell. A capacity
+  saturating at ell (Mahdavi et al.'s min(n, d_h)) predicts no gain; the law's form predicts a gain wherever
+  F1 at d_k = ell is below its ceiling;
+- along ell at a fixed d_k (:func:`ell_effect`): F1 at the largest ell minus F1 at the smallest. A saturation at
+  ell predicts a gain when the smallest ell is below d_k; the law's form has no ell in it.
 """
 
 from __future__ import annotations
@@ -16,10 +29,42 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.pal_sweep import PASS, law_x
+from ...experiments.peers.reimplemented import PASS, law_x
+from ..stats import summarize, t_interval
+from .sweep import LEVELS, curve
 
-__all__ = ["main_lines", "capacities", "capacity_table", "lr_table", "PalReading", "pal_reading",
-           "lr_finding"]
+__all__ = ["one_head", "one_head_finding", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading",
+           "pal_reading", "lr_finding", "POINT", "f1_table", "past_ell", "ell_effect", "READ_PAST_ELL", "READ_ELL",
+           "read_at"]
+
+
+def one_head(runs: pd.DataFrame) -> pd.DataFrame:
+    """The h = 1 rows of the head sweep per cell (one unconstrained d x d score matrix on frozen random
+    embeddings: the trainable part of the pal associative memory): x, mean F1 and its interval."""
+    c = curve(runs)
+    return c[c.h == 1][["m", "d_model", "d_over_ln_m", "x", "mean", "lo", "hi", "n"]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class _OneHeadFinding:
+    """Of the one-head rows (:func:`one_head`): cells, those whose mean F1 reaches the protocol's,
+    the best mean F1 and the largest x (None without rows)."""
+
+    n_one: int
+    n_one_pass: int
+    one_best: float | None
+    one_x_max: float | None
+
+
+def one_head_finding(one: pd.DataFrame) -> _OneHeadFinding:
+    """:class:`_OneHeadFinding` of :func:`one_head`'s table."""
+    empty = one.empty
+    return _OneHeadFinding(n_one=len(one), n_one_pass=int((one["mean"] >= LEVELS[1]).sum()),
+                        one_best=None if empty else float(one["mean"].max()),
+                        one_x_max=None if empty else float(one.x.max()))
+
+
+# ----------------------------------------------------------------------------- pal's memory (table pal)
 
 _LINE = ["d", "steps", "optimizer", "lr", "seed"]
 _MAIN = ("adam", 0.1)  # the optimiser and learning rate of the chapter's main lines
@@ -189,3 +234,96 @@ def lr_finding(lr: pd.DataFrame) -> _LrFinding:
                      adam_low_lr=float(adam.lr.iloc[0]), adam_low_min=float(adam.N_ratio.min()),
                      adam_low_max=float(adam.N_ratio.max()), gd_lr=float(gd.lr.iloc[0]), gd_min=float(gd.N_ratio.min()),
                      gd_max=float(gd.N_ratio.max()), x_all_min=float(lr.x_mean.min()), x_all_max=float(lr.x_mean.max()))
+
+
+# ----------------------------------------------------------------------------- d_k past ell (table dk_saturation)
+
+POINT = ["m", "d_model", "h", "ell", "d_k"]
+_LADDER = ["m", "d_model", "h", "ell"]
+
+
+def f1_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean test F1 and its 95% t-interval over seeds per point (m, d_model, h, ell, d_k)."""
+    if runs.empty:
+        raise ValueError("runs: no rows of table dk_saturation")
+    return summarize(runs, POINT)
+
+
+@dataclass(frozen=True)
+class _Gain:
+    """F1 at ``to`` minus F1 at ``frm`` along one variable, paired over seeds (``f1_from``, ``f1_to``: means)."""
+
+    m: int
+    d_model: int
+    h: int
+    along: str  # "d_k" or "ell"
+    fixed: int  # the other variable's value (ell along d_k, d_k along ell)
+    frm: int
+    to: int
+    f1_from: float
+    f1_to: float
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+    @property
+    def sign(self) -> str:
+        """'+' or '-' where the 95% interval excludes 0, '0' where it does not."""
+        return "+" if self.lo > 0 else "-" if self.hi < 0 else "0"
+
+
+def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> _Gain:
+    a = g[g[var] == frm].set_index("seed").test_f1
+    b = g[g[var] == to].set_index("seed").test_f1
+    seeds = sorted(set(a.index) & set(b.index))
+    if not seeds:
+        raise ValueError(f"runs: no seed has both {var} = {frm} and {var} = {to}")
+    mean, lo, hi = t_interval((b.loc[seeds] - a.loc[seeds]).to_numpy())
+    r = g.iloc[0]
+    return _Gain(int(r.m), int(r.d_model), int(r.h), var, int(fixed), int(frm), int(to), float(a.loc[seeds].mean()),
+                float(b.loc[seeds].mean()), mean, lo, hi, len(seeds))
+
+
+def past_ell(runs: pd.DataFrame) -> list[_Gain]:
+    """Per ladder (m, d_model, h, ell) whose d_k reach past ell and include ell: the gain from d_k = ell to the
+    largest d_k tested; none (an empty list) where no ladder does (a smoke table)."""
+    out = []
+    for key, g in runs.groupby(_LADDER, sort=True):
+        ell = int(key[3])
+        dks = sorted(g.d_k.unique())
+        if ell in dks and dks[-1] > ell and len(dks) >= 3:
+            out.append(_gain(g, "d_k", ell, ell, int(dks[-1])))
+    return out
+
+
+def ell_effect(runs: pd.DataFrame) -> list[_Gain]:
+    """Per (m, d_model, h, d_k) tested at three or more ell: the gain from the smallest ell to the largest; none (an
+    empty list) where no d_k was (a smoke table)."""
+    out = []
+    for (m, d_model, h, d_k), g in runs.groupby(["m", "d_model", "h", "d_k"], sort=True):
+        ells = sorted(g.ell.unique())
+        if len(ells) >= 3:
+            out.append(_gain(g, "ell", d_k, int(ells[0]), int(ells[-1])))
+    return out
+
+
+# what the chapter's prose names: ladders along d_k as (m, h, ell), and ell series by their d_k
+READ_PAST_ELL: tuple[tuple[int, int, int], ...] = ((128, 1, 4), (256, 1, 4), (128, 2, 4), (128, 1, 8), (128, 1, 16))
+READ_ELL: tuple[int, ...] = (4, 8)
+
+
+def read_at(gains: list[_Gain], keys, along: str) -> list[_Gain]:
+    """The gains the chapter's prose names (``keys``: (m, h, ell) along d_k, d_k along ell), each the table's where
+    it has it, else NaN (a smoke table has none); then any other gain the table holds."""
+    nan = float("nan")
+    key = (lambda g: (g.m, g.h, g.fixed)) if along == "d_k" else (lambda g: g.fixed)
+    have = {key(g): g for g in gains}
+    out = []
+    for k in keys:
+        if k in have:
+            out.append(have[k])
+        else:
+            m, h, fixed = k if along == "d_k" else (0, 0, k)
+            out.append(_Gain(m, 0, h, along, fixed, 0, 0, nan, nan, nan, nan, nan, 0))
+    return out + [g for g in gains if key(g) not in set(keys)]

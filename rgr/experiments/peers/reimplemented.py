@@ -1,5 +1,17 @@
-"""The capacity of pal's associative memory at several widths d, as a table of the one runner
-(``python -m rgr sweep pal --preset book``; chapter *the law beside other capacity results*).
+"""What the tables of the two re-implemented peers are, each a table of the one runner (chapter *the law beside other
+capacity results*): ``aot`` (:data:`AOT`, Dana et al.'s task and attention-only layer) and ``pal`` (:data:`PAL`,
+pal's associative memory): their run configs, schemas, presets and planned runs. How they train: :mod:`.aot` and
+:mod:`.pal`, through :func:`rgr.trainers.trainer`.
+
+**aot** (``python -m rgr sweep aot --preset book``): Dana et al.'s two contrary conclusions under both head
+parameterisations: their settings (N = 50, their training schedule; :mod:`rgr.experiments.peers.aot`) at two
+questions, each under the parameterisation of their code and that of their paper's formalism, several seeds each:
+
+- *d_model beyond d_h*: d_h = 10, H = 20 (their experiment 3) at d = 10 and d = 15;
+- *the split of a fixed H d_h = 40* at d = 10: (H, d_h) = (10, 4) and (4, 10) (at d_h = d the two
+  parameterisations coincide, so (4, 10) runs once).
+
+**pal** (``python -m rgr sweep pal --preset book``): the capacity of pal's associative memory at several widths d.
 
 Per line (a width d, a seed of the embeddings, a step budget) a bisection over N finds the largest N whose
 trained memory (:func:`rgr.experiments.peers.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
@@ -30,7 +42,111 @@ import pandas as pd
 
 from ...store import Column, RowKey, Schema
 
-__all__ = ["PalConfig", "law_x", "PASS", "SCHEMA", "PRESETS", "PAL", "PalSweep", "run_key"]
+__all__ = ["AoTConfig", "AOT_SCHEMA", "AOT_PRESETS", "AOT", "AoTSweep", "PalConfig", "law_x", "PASS", "PAL_SCHEMA",
+           "PAL", "PalSweep", "run_key"]
+
+
+_PARAMS: tuple[str, ...] = ("code", "paper")
+
+
+@dataclass(frozen=True)
+class AoTConfig:
+    """One run of the re-implemented task and layer."""
+
+    N: int = 50  # vocabulary
+    d: int = 10  # embedding width d_model
+    d_h: int = 10  # head width
+    H: int = 20  # heads
+    param: str = "code"  # "code" | "paper" (module doc)
+    seed: int = 0  # the map, the init and the batches derive from it
+    steps: int = 4096  # their 64 epochs of 64 batches
+    batch_size: int = 256
+    lr: float = 0.01
+    lr_end: float = 5e-4
+
+    def __post_init__(self) -> None:
+        for name in ("N", "d", "d_h", "H", "steps", "batch_size"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.N < 2:
+            raise ValueError(f"N must be at least 2, got {self.N}")
+        if self.param not in _PARAMS:
+            raise ValueError(f"param must be one of {_PARAMS}, got {self.param!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not (0 < self.lr_end <= self.lr):
+            raise ValueError(f"lr and lr_end must satisfy 0 < lr_end <= lr, got {self.lr}, {self.lr_end}")
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+_TYPES = {int: "int", float: "float", str: "str"}
+
+
+def _aot_schema() -> Schema:
+    cols = [Column(f.name, _TYPES[type(f.default)], f"AoTConfig.{f.name} ({__name__})",
+                   low=0 if f.name == "seed" else (1 if f.type == "int" else None))
+            for f in dataclasses.fields(AoTConfig)]
+    cols += [Column("question", "str", "which contrary conclusion the run is for", choices=("d_beyond_d_h", "split")),
+             Column("accuracy", "float", "argmax accuracy over all N^2 pairs after training", low=0, high=1),
+             Column("final_loss", "float", "cross-entropy of the last batch", low=0),
+             Column("n_params", "int", "trained parameters", low=1),
+             Column("stack_size", "int", "runs trained together (one: runs train one by one)", low=1),
+             Column("wall_time_s", "float", "wall time of the run", low=0)]
+    fields = tuple(f.name for f in dataclasses.fields(AoTConfig))
+    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(AoTConfig(**{f: r[f] for f in fields}), r["preset"]))
+    return Schema("aot", tuple(cols), key=key)
+
+
+AOT_SCHEMA = _aot_schema()
+
+
+def _grid(seeds: tuple[int, ...], **fixed: object) -> tuple[tuple[str, AoTConfig], ...]:
+    runs = [("d_beyond_d_h", dict(d=d, d_h=10, H=20, param=p)) for d, p in ((10, "code"), (15, "code"), (15, "paper"))]
+    runs += [("split", dict(d=10, d_h=4, H=10, param=p)) for p in ("code", "paper")]
+    runs += [("split", dict(d=10, d_h=10, H=4, param="code"))]
+    return tuple((q, AoTConfig(seed=s, **kw, **fixed)) for q, kw in runs for s in seeds)
+
+
+AOT_PRESETS: Mapping[str, tuple[tuple[str, AoTConfig], ...]] = {
+    "smoke": _grid((0,), N=8, steps=20, batch_size=16),
+    "book": _grid((0, 1, 2)),
+    "paper": _grid((0, 1, 2, 3, 4)),  # their five repetitions
+}
+
+
+@dataclass(frozen=True)
+class AoTSweep:
+    """What the ``aot`` table is (module doc); it trains by :func:`rgr.trainers.trainer`."""
+
+    name: str = "aot"
+    spec: str = "Dana et al. re-implemented"
+    description: str = "their task and attention-only layer, heads as in their code and as in their paper"
+    shardable: bool = False
+    book_scope: str = "their settings at two questions, three seeds (the paper preset: their five repetitions)"
+
+    @property
+    def presets(self) -> Mapping[str, tuple]:
+        return AOT_PRESETS
+
+    @property
+    def schema(self) -> Schema:
+        return AOT_SCHEMA
+
+    def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
+                     shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
+        return [cfg for _, cfg in AOT_PRESETS[preset]]
+
+    def run_key(self, cfg: AoTConfig, preset: str) -> str:
+        return run_key(cfg, preset)
+
+
+AOT = AoTSweep()
+
+
+# ----------------------------------------------------------------------------- pal
 
 _OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
 
@@ -81,12 +197,11 @@ class PalConfig:
 PASS = 0.99  # accuracy over the N inputs at which N counts as stored
 
 
-def _schema() -> Schema:
-    types = {int: "int", float: "float"}
-    cols = [Column(f.name, types[type(f.default)], f"PalConfig.{f.name} (rgr.experiments.peers.pal_sweep)",
+def _pal_schema() -> Schema:
+    cols = [Column(f.name, _TYPES[type(f.default)], f"PalConfig.{f.name} ({__name__})",
                    low=0 if f.name == "seed" else (2 if f.name == "N" else 1 if f.type == "int" else None))
             for f in dataclasses.fields(PalConfig) if f.name != "optimizer"]
-    cols += [Column("optimizer", "str", "PalConfig.optimizer (rgr.experiments.peers.pal_sweep): adam or gd "
+    cols += [Column("optimizer", "str", f"PalConfig.optimizer ({__name__}): adam or gd "
                     "(empty: adam, the rows written before the column)", nullable=True, since="2026-11-27",
                     choices=_OPTIMIZERS)]
     cols += [Column("x", "float", "the law's variable d^2 / (N ln N) (h = 1, d_k = d_model = d, m = N)", low=0),
@@ -102,7 +217,7 @@ def _schema() -> Schema:
     return Schema("pal", tuple(cols), key=key)
 
 
-SCHEMA = _schema()
+PAL_SCHEMA = _pal_schema()
 
 
 @dataclass(frozen=True)
@@ -168,7 +283,7 @@ def _next_n(tried: Mapping[int, float], start: tuple[int, int], tol: float, n_ma
 _LR_LINES: tuple[_PalLine, ...] = tuple(_PalLine(d, s, lr=lr, optimizer=opt)
                                        for opt, lr in (("adam", 0.01), ("gd", 10.0))
                                        for d in (8, 16, 32) for s in (0, 1, 2))
-PRESETS: Mapping[str, _PalPreset] = {
+_PAL_PRESETS: Mapping[str, _PalPreset] = {
     "smoke": _PalPreset(tuple(_PalLine(d, 0, steps=300) for d in (4, 6)), tol=0.1),
     "book": _PalPreset(tuple(_PalLine(d, s) for d in (8, 16, 32, 64) for s in (0, 1, 2))
                       + tuple(_PalLine(d, s, steps=12000) for d in (16, 32) for s in (0, 1, 2))
@@ -178,7 +293,8 @@ PRESETS: Mapping[str, _PalPreset] = {
 }
 
 
-def run_key(cfg: PalConfig, preset: str) -> str:
+def run_key(cfg: AoTConfig | PalConfig, preset: str) -> str:
+    """The row key of either table: the run's config and the preset it belongs to."""
     return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
 
 
@@ -203,16 +319,16 @@ class PalSweep:
 
     @property
     def presets(self) -> Mapping[str, _PalPreset]:
-        return PRESETS
+        return _PAL_PRESETS
 
     @property
     def schema(self) -> Schema:
-        return SCHEMA
+        return PAL_SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[PalConfig]:
         """Every run of the preset's bisections so far and each open line's next one (called after each round)."""
-        p, out = PRESETS[preset], []
+        p, out = _PAL_PRESETS[preset], []
         for line in p.lines:
             tried = _tried(line, done)
             out += [line.config(n) for n in sorted(tried)]
