@@ -84,19 +84,11 @@ def _plain(cause: str) -> str:
     return _PLAIN.get(cause, CAUSES[cause])
 
 
-def _listed(parts: list[str]) -> str:
-    return "; ".join(parts)
-
-
 def _causes(rows: list[ClaimRow], order: tuple[str, ...]) -> str:
     """The causes of ``rows``, most frequent first (ties in ``order``), each "cause (n)"."""
     n = Counter(cause_of(r) for r in rows)
     keys = sorted(n, key=lambda c: (-n[c], order.index(c) if c in order else len(order)))
-    return _listed([f"{n[c]} because {_plain(c)}" for c in keys])
-
-
-def _share(k: int, n: int, name: str) -> str:
-    return f"{k} of {n} on {name}"
+    return "; ".join(f"{n[c]} because {_plain(c)}" for c in keys)
 
 
 def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
@@ -110,7 +102,7 @@ def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     per = Counter(rep.claim(r.key).section for r in rows)
     ok = Counter(rep.claim(r.key).section for r in agree)
     sections = sorted((s for s in rep.SECTIONS if per[s]), key=lambda s: (-ok[s] / per[s], rep.SECTIONS.index(s)))
-    where = "; ".join(_share(ok[s], per[s], _section_name(s)) for s in sections)
+    where = "; ".join(f"{ok[s]} of {per[s]} on {_section_name(s)}" for s in sections)
     replicates = (f"{len(agree)} of the paper's {n} claims replicate, the paper's value inside the book's noise "
                   f"interval: {where}.")
     deviates = (f"{len(dev)} of {n} deviate, each for the reason its row gives: "
