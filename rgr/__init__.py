@@ -45,7 +45,7 @@ one below it (tests/system/test_style.py checks it):
   it reads tables and never trains;
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, prose (``glue_finding``: a
   chapter glues its finding by field name), the verdict table's HTML, bottom line, glossary links and display
-  frames (verdict_table, bottom_line, glossary_links), and one figure module per chapter
+  frames (verdict_table, bottom_line), and one figure module per chapter
   (``figures.softmax`` for book/softmax.ipynb, ...);
 - commands: :mod:`rgr.cli` (``python -m rgr <command>``, via :mod:`rgr.__main__`), :mod:`rgr.schema_doc`.
 """

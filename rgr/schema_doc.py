@@ -112,7 +112,7 @@ def _rules() -> str:
 
 def _gpt2_presets() -> str:
     """The E7 presets as a table (m, d_model, ell, D_K, h, seeds, steps, batch, lr, embeddings)."""
-    from .gpt2.block import PRESETS
+    from .gpt2.experiment import PRESETS
 
     lines = ["| preset | m | d_model | ell | D_K | h | seeds | steps | batch | lr | embeddings |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -132,8 +132,8 @@ def _render() -> str:
                         unstopped="`unstopped`: " + _doc(unstopped, "**A declared extension"))
     text += SCHEMA.markdown().replace("### `experiment.csv`\n\n", "")
     text += ("\n## The GPT-2 block table (E7)\n\n`python -m rgr sweep gpt2 --preset <p>` (grid: "
-             "`rgr.gpt2.block.PRESETS`; why each choice: README, *Choices the paper left open*).\n\n" + _gpt2_presets()
-             + "\n" + GPT2.markdown())
+             "`rgr.gpt2.experiment.PRESETS`; why each choice: README, *Choices the paper left open*).\n\n"
+             + _gpt2_presets() + "\n" + GPT2.markdown())
     text += ("\n## The explicit-construction table\n\n`python -m rgr constructions --preset <p> [--seed s]` (sizes: "
              "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())

@@ -1,19 +1,29 @@
-"""The bottom line (the box that opens the introduction and chapter *Does it replicate?*): three sentences computed
-from the verdict rows, so that the box changes whenever a verdict does.
+"""The verdict for a reader (the box that opens the introduction and chapter *Does it replicate?*, and the words of
+both pages linked to the glossary, issue 47).
+
+The bottom line: three sentences computed from the verdict rows, so that the box changes whenever a verdict does.
 
 - :func:`bottom_line` — the counts and the three sentences (:class:`_BottomLine`): what replicates, per section of
   the paper; what deviates, with its causes in plain words; what cannot be tested here, and why;
-- :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary
-  (:func:`rgr.chapters.glossary_links.link_terms`).
+- :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary (:func:`link_terms`).
 
 Nothing here is typed about a claim: the sections come from :data:`rgr.results.replication.reported.SECTION_TITLES`,
 the causes from :data:`rgr.results.replication.verdicts.CAUSES` (through :func:`cause_of`), the counts from the rows.
 The book's findings about the paper's theory (the box's last sentence) come from chapter *Explicit constructions*
 and are glued there.
+
+The glossary links: the first use of each term in a block of HTML becomes a link to its entry in book/glossary.md.
+
+- :data:`_TERMS` — the phrase as the verdict's sentences write it (a regular expression) and the glossary term;
+- :func:`_anchor` — the id Sphinx gives a glossary term (``term-`` and the term as docutils makes ids);
+- :func:`link_terms` — the HTML with the first use of each term linked, never inside a tag or an existing link;
+- :func:`note_edges` — a note in each verdict-table cell whose point sits on an end of its interval (or whose interval
+  is one value), linked to the glossary's explanation of the convention.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from html import escape
@@ -21,9 +31,8 @@ from html import escape
 from ..results.replication import reported as rep
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
-from .glossary_links import link_terms
 
-__all__ = ["bottom_line", "bottom_line_html"]
+__all__ = ["bottom_line", "bottom_line_html", "link_terms", "note_edges"]
 
 
 
@@ -75,19 +84,11 @@ def _plain(cause: str) -> str:
     return _PLAIN.get(cause, CAUSES[cause])
 
 
-def _listed(parts: list[str]) -> str:
-    return "; ".join(parts)
-
-
 def _causes(rows: list[ClaimRow], order: tuple[str, ...]) -> str:
     """The causes of ``rows``, most frequent first (ties in ``order``), each "cause (n)"."""
     n = Counter(cause_of(r) for r in rows)
     keys = sorted(n, key=lambda c: (-n[c], order.index(c) if c in order else len(order)))
-    return _listed([f"{n[c]} because {_plain(c)}" for c in keys])
-
-
-def _share(k: int, n: int, name: str) -> str:
-    return f"{k} of {n} on {name}"
+    return "; ".join(f"{n[c]} because {_plain(c)}" for c in keys)
 
 
 def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
@@ -101,7 +102,7 @@ def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     per = Counter(rep.claim(r.key).section for r in rows)
     ok = Counter(rep.claim(r.key).section for r in agree)
     sections = sorted((s for s in rep.SECTIONS if per[s]), key=lambda s: (-ok[s] / per[s], rep.SECTIONS.index(s)))
-    where = "; ".join(_share(ok[s], per[s], _section_name(s)) for s in sections)
+    where = "; ".join(f"{ok[s]} of {per[s]} on {_section_name(s)}" for s in sections)
     replicates = (f"{len(agree)} of the paper's {n} claims replicate, the paper's value inside the book's noise "
                   f"interval: {where}.")
     deviates = (f"{len(dev)} of {n} deviate, each for the reason its row gives: "
@@ -118,3 +119,91 @@ def bottom_line_html(rows: list[ClaimRow]) -> str:
     parts = zip(("agrees", "deviates", "not-testable"), b.sentences())
     return link_terms('<p class="rgr-bottom-line">' + " ".join(f'<span data-part="{k}">{escape(s)}</span>'
                                                              for k, s in parts) + "</p>")
+
+
+# ----------------------------------------------------------------------------- the glossary links
+
+# phrase as written (regular expression, matched case-sensitively on word boundaries) -> the glossary's term
+_TERMS: dict[str, str] = {
+    r"noise intervals?": "noise interval",
+    r"precondition cells?": "precondition cells",
+    r"base cells?": "base cells",
+    r"(?:λ|lambda) = 8 diagonal": "lambda = 8 diagonal",
+    r"F1 target": "F1 target",
+    r"optimistic": "optimistic D_K*",
+    r"conservative": "conservative D_K*",
+    r"Table 1 arithmetic": "Table 1 arithmetic",
+    r"near miss(?:es)?": "near miss",
+    r"not testable": "not testable",
+    r"step cutoffs?": "step cutoff",
+    r"head-count line": "head-count line",
+}
+
+
+def _anchor(term: str) -> str:
+    """The HTML id of a glossary term: ``term-`` plus the term lower-cased, every run of other characters than
+    letters and digits one hyphen (docutils' ``make_id``): "noise interval" -> "term-noise-interval"."""
+    return "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
+
+
+def _link_first(html: str, pattern: str, href: str) -> str:
+    """``html`` with the first match of ``pattern`` in text outside tags and links made a link to ``href``."""
+    parts, in_link = re.split(r"(<[^>]+>)", html), False
+    for i, part in enumerate(parts):
+        if part.startswith("<"):
+            in_link = re.match(r"<a[\s>]", part) is not None or (in_link and not part.startswith("</a"))
+            continue
+        m = None if in_link else re.search(rf"(?<![\w-]){pattern}(?![\w-])", part)
+        if m:
+            parts[i] = part[:m.start()] + f'<a class="rgr-term" href="{href}">{m.group(0)}</a>' + part[m.end():]
+            return "".join(parts)
+    return html
+
+
+def link_terms(html: str, page: str = "glossary.html", terms: dict[str, str] | None = None) -> str:
+    """``html`` with the first use of each of ``terms`` (default :data:`_TERMS`) outside tags and links turned into a
+    link to ``page#<anchor>``."""
+    for pattern, term in (_TERMS if terms is None else terms).items():
+        html = _link_first(html, pattern, f"{page}#{_anchor(term)}")
+    return html
+
+
+# a number, what may stand between it and its interval ("(n = 12)", "x", "(law: 1.33)", tags), then "[lo, hi]"
+_PAIR = re.compile(r"(?<![\w.\[])(-?\d+(?:\.\d+)?)x?(?:\s*\((?:n = \d+|law: [^)]*)\))?\s*\[(-?\d+(?:\.\d+)?), "
+                   r"(-?\d+(?:\.\d+)?)\]")
+_SAME = re.compile(r"\[(-?[\d.]+), (-?[\d.]+)\]\s*\[\1, \2\]")
+_EDGE_SHARE = 0.15  # a point in the outer 15% of its interval's width reads as "on its end"
+_EDGE_NOTE = ('<span class="rgr-vnote">a point at or near an end of its interval, or an interval of one value, is '
+             'how the convention reads few seeds: <a class="rgr-term" href="{page}#term-noise-interval">why</a></span>')
+
+
+def _on_edge(value: float, lo: float, hi: float) -> bool:
+    """Whether ``value`` sits at or near an end of [``lo``, ``hi``] (within :data:`_EDGE_SHARE` of its width) or the
+    interval is one value: what a reader could take for a bug (glossary: noise interval). A value outside is not its
+    interval's point (the convention widens every interval to hold it): False."""
+    width = hi - lo
+    if not lo <= value <= hi:
+        return False
+    return width <= 0 or min(value - lo, hi - value) <= _EDGE_SHARE * width
+
+
+def _edge_cells(text: str) -> bool:
+    """Whether the text of one table cell shows a point on an end of its interval, or an interval equal to the value
+    shown before it ("[4, 18] [4, 18]")."""
+    if _SAME.search(text):
+        return True
+    if re.search(r"\] (?:vs|,) \[", text):  # several intervals listed after several values: which is whose is not
+        return False                          # in the text, so no pair is read
+    return any(_on_edge(float(v), float(a), float(b)) for v, a, b in _PAIR.findall(text))
+
+
+def note_edges(html: str, page: str = "glossary.html", cell_class: str = "rgr-vbook") -> str:
+    """``html`` (the verdict table) with a short note, linked to the glossary's *noise interval*, in every cell of
+    class ``cell_class`` whose point sits on an end of its interval or whose interval is one value
+    (:func:`_edge_cells`): explained in place, as a property of the convention."""
+    def cell(m: re.Match) -> str:
+        text = re.sub(r"<[^>]+>", " ", m.group(2))
+        return m.group(0) if not _edge_cells(" ".join(text.split())) else (
+            m.group(1) + m.group(2) + "<br>" + _EDGE_NOTE.format(page=page) + "</td>")
+
+    return re.sub(rf'(<td class="{cell_class}"[^>]*>)(.*?)</td>', cell, html, flags=re.S)

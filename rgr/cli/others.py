@@ -100,8 +100,9 @@ def bench(argv: Sequence[str]) -> int:
 
 
 def gpt2(argv: Sequence[str]) -> int:
+    from ..gpt2.experiment import default_path
     from ..gpt2.items import build_items, save_items
-    from ..gpt2.table import N_TOKENS, default_path
+    from ..gpt2.table import N_TOKENS
 
     ap = Parser(prog="rgr gpt2", description="Build data/gpt2_items.npz (protocol E7)")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=Parser)

@@ -6,7 +6,7 @@ trains, for a few of those shapes, one whole stack for ``warmup + steps`` steps 
 runs (:func:`rgr.gpt2.training.train_runs`: sampling, bf16 autocast on CUDA, AdamW) and times the last
 ``steps`` of them; the validation set and test set are cut to a few examples and left out of the clock. It
 reports milliseconds per stacked step, model-steps per second (runs x steps), the matmul FLOP rate of the
-runs' own shapes (:func:`rgr.gpt2.block.step_flops`) and its share of a large square matmul timed on the same
+runs' own shapes (:func:`rgr.gpt2.experiment.step_flops`) and its share of a large square matmul timed on the same
 device in the same precision (the card's practical peak, measured here). The projection prices every stack of
 the preset at the measured pace of the nearest timed shape by FLOPs (linear in step FLOPs between the two
 timed ends), adding its validation checks and test at a third of a step per example (forward only): one
@@ -24,8 +24,7 @@ import torch
 
 from ..experiments.engine.config import resolve_device
 from ..experiments.sizing.bench import matmul_gflops
-from .block import PRESETS, Config, step_flops
-from .experiment import experiment_grid
+from .experiment import PRESETS, Config, experiment_grid, step_flops
 from .training import item_table, resolve_precision, train_runs
 
 __all__ = ["time_stack", "project_minutes", "parser", "main"]

@@ -36,7 +36,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -44,14 +43,14 @@ from pathlib import Path
 import numpy as np
 
 from ..store import code_version
+from .experiment import default_path, gpt2_dir
 from .sources import count_tokens, items_from_counts, load_tokenizer, read_wte
-from .table import N_TOKENS, ItemTable, StandInSpec, default_path, stand_in_items
+from .table import N_TOKENS, ItemTable, StandInSpec, stand_in_items
 
 __all__ = [
     "build_items",
     "save_items",
     "load_items",
-    "items_available",
 ]
 
 _HUB_REPO = "openai-community/gpt2"
@@ -60,11 +59,6 @@ _TEXT_FILES = ("wiki.train.raw", "train.txt", "text.txt")
 
 
 # ----------------------------------------------------------------------------- building, saving, loading
-
-
-def _local_dir(local_dir: str | Path | None) -> Path | None:
-    d = local_dir if local_dir is not None else os.environ.get("RGR_GPT2_DIR")
-    return Path(d) if d else None
 
 
 def _text_lines(path: Path) -> Iterator[str]:
@@ -96,7 +90,7 @@ def build_items(
     ``openai-community/gpt2`` through ``huggingface_hub``'s cache and WikiText-103
     through ``datasets`` (streamed; only the first ``n_tokens`` tokens are read).
     """
-    d = _local_dir(local_dir)
+    d = gpt2_dir(local_dir)
     if d is not None:
         if not d.is_dir():
             raise FileNotFoundError(f"local GPT-2 directory not found: {d} (argument local_dir or RGR_GPT2_DIR)")
@@ -216,13 +210,6 @@ def _read_npz(path: Path) -> ItemTable:
         )
 
 
-def items_available(path: str | Path | None = None, local_dir: str | Path | None = None) -> bool:
-    """True when a real GPT-2 table can be had without network (saved table or local copy)."""
-    p = Path(path) if path is not None else default_path()
-    d = _local_dir(local_dir)
-    return p.is_file() or (d is not None and (d / "model.safetensors").is_file())
-
-
 def load_items(
     m: int | None = None,
     path: str | Path | None = None,
@@ -240,7 +227,7 @@ def load_items(
     p = Path(path) if path is not None else default_path()
     if p.is_file():
         table = _read_npz(p)
-    elif _local_dir(local_dir) is not None:
+    elif gpt2_dir(local_dir) is not None:
         table = build_items(m=m or 6144, local_dir=local_dir)
     elif allow_stand_in:
         warnings.warn(

@@ -17,25 +17,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..paths import data_dir
 from ..task.embeddings import from_array
 from ..task.rng import derive_seed, stream_key, uniform
+from .experiment import STAND_IN_SOURCE
 
 __all__ = [
-    "STAND_IN_SOURCE",
     "N_TOKENS",
     "ItemTable",
-    "default_path",
     "StandInSpec",
     "stand_in_items",
 ]
 
-STAND_IN_SOURCE = "stand-in (not GPT-2)"
 N_TOKENS = 10_000_000  # protocol E7: the first 10M GPT-2 tokens of WikiText-103 train
 
 
@@ -101,11 +97,6 @@ class ItemTable:
         """E of protocol E7: (m + 1, d_model) float32, the items' rows then NULL (index m)."""
         e = from_array(np.concatenate([self.embeddings, self.null[None]], axis=0).astype(np.float32))
         return e.to(device)
-
-
-def default_path() -> Path:
-    """Where the real table lives: ``data/gpt2_items.npz`` (sidecar ``.json`` next to it)."""
-    return data_dir() / "gpt2_items.npz"
 
 
 # ----------------------------------------------------------------------------- the stand-in

@@ -30,16 +30,8 @@ from ..experiments.engine.graphed import StepProgram, graphs_enabled
 from ..experiments.runner import DeadlineExceeded, Sweepable
 from ..task.graphs import permutation_graph
 from ..task.rng import stream_key
-from .block import (
-    GAINS,
-    MATRICES,
-    Config,
-    TaskBatch,
-    block_logits,
-    init_params,
-    sample_task,
-)
-from .experiment import SCHEMA, GPT2Sweep
+from .block import GAINS, MATRICES, TaskBatch, block_logits, init_params, sample_task
+from .experiment import SCHEMA, Config, GPT2Sweep
 from .items import load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 

@@ -4,21 +4,24 @@
 head count per budget, whether accuracy rises with D_K, how many runs were still improving at the step cutoff, how
 far seeds disagree, and whether the task is compressive at all (m > d_model: the capacity argument says nothing
 about a table with m <= d_model).
-:func:`embedding_label` says where the frozen embeddings came from, loudly when they are the stand-in.
+:func:`embedding_label` says where the frozen embeddings came from, loudly when they are the stand-in;
+:func:`latest_lease_bench` what the last GPU lease's bench projected for a whole preset.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
-from ..gpt2.experiment import PresetCost
-from ..gpt2.table import STAND_IN_SOURCE
+from ..gpt2.experiment import STAND_IN_SOURCE, PresetCost
 from .stats import summarize
 
-__all__ = ["COMPRESSIVE", "compressive_finding", "embedding_label", "gpt2_finding", "is_stand_in"]
+__all__ = ["COMPRESSIVE", "compressive_finding", "embedding_label", "gpt2_finding", "is_stand_in", "LeaseBench",
+           "latest_lease_bench"]
 
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
 
@@ -109,11 +112,11 @@ class _GPT2Finding:
 
 
 def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
-                 bench=None) -> _GPT2Finding:
+                 bench: LeaseBench | None = None) -> _GPT2Finding:
     """The chapter's reading of an E7 table (:func:`_gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
     preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
     ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
-    (:func:`rgr.gpt2.experiment.latest_lease_bench`), or None."""
+    (:func:`latest_lease_bench`), or None."""
     if book_m < 1:
         raise ValueError(f"book_m must be positive, got {book_m}")
     r = _gpt2_reading(runs, split=split)
@@ -177,3 +180,33 @@ def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> 
                               pct_best_last=100 * r.frac_best_last, pct_median_best=100 * at, n_split=r.n_split,
                               n_settings=r.n_settings,
                               one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one))
+
+
+@dataclass(frozen=True)
+class LeaseBench:
+    """What a GPU lease's log says of the bench (``scripts/gpu_gpt2.sh`` writes it to data/leases/): the device, the
+    preset and the projected minutes of one process for the whole preset."""
+
+    path: str
+    device: str
+    preset: str
+    minutes: float
+
+
+def _read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
+    """The bench's projection from a lease log's text (None when the log has none)."""
+    head = re.search(r"^E7 (\w+) preset on (.+?) \(", text, flags=re.M)
+    proj = re.search(r"^projection: the whole (\w+) preset .*? ([0-9][0-9,.]*) minutes of one process", text,
+                     flags=re.M)
+    if head is None or proj is None:
+        return None
+    return LeaseBench(path, head.group(2), proj.group(1), float(proj.group(2).replace(",", "")))
+
+
+def latest_lease_bench(root) -> LeaseBench | None:
+    """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
+    for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
+        found = _read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
+        if found is not None:
+            return found
+    return None

@@ -10,18 +10,9 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from rgr.chapters.figures.gpt2_block import plot_accuracy_vs_dk
-from rgr.gpt2.block import (
-    PRESETS,
-    Config,
-    block_logits,
-    forward,
-    init_params,
-    run_flops,
-    sample_task,
-    step_flops,
-)
-from rgr.gpt2.experiment import experiment_grid, preset_cost
-from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.gpt2.block import block_logits, forward, init_params, sample_task
+from rgr.gpt2.experiment import PRESETS, STAND_IN_SOURCE, Config, experiment_grid, preset_cost, step_flops
+from rgr.gpt2.table import StandInSpec, stand_in_items
 from rgr.gpt2.training import train_runs
 from rgr.results.stats import t_interval
 from rgr.task.graphs import permutation_graph
@@ -192,16 +183,19 @@ def test_step_flops_counts_every_matmul_of_a_training_step(h, D_K, causal):
     assert counted.get_total_flops() == step_flops(cfg)
 
 
-def test_run_flops_adds_the_checks_and_the_test_as_forward_passes():
-    cfg = replace(TINY, steps=30, eval_interval=10, n_val=64, n_test=48)
-    params, E = init_params([cfg]), torch.randn(cfg.m + 1, cfg.d_model)
-    _, one = _task([0], m=cfg.m, ell=cfg.ell, n=1)
-    with FlopCounterMode(display=False) as counted, torch.no_grad():
-        block_logits(params, E, one, cfg)  # one example, forward only
-    checks = 30 // 10 + 1  # every eval_interval steps and after the last
-    assert run_flops(cfg) == 30 * step_flops(cfg) + (checks * 64 + 48) * counted.get_total_flops()
+def test_a_preset_s_cost_adds_the_checks_and_the_test_as_forward_passes():
+    """Each run's steps (:func:`step_flops`), then one forward pass (torch's own count) per validation example at
+    every check and after the last step, and per test example once."""
+    want = 0
+    for cfg in experiment_grid("smoke", "stand-in"):
+        params, E = init_params([cfg]), torch.randn(cfg.m + 1, cfg.d_model)
+        _, one = _task([0], m=cfg.m, ell=cfg.ell, n=1)
+        with FlopCounterMode(display=False) as counted, torch.no_grad():
+            block_logits(params, E, one, cfg)  # one example, forward only
+        checks = cfg.steps // cfg.eval_interval + 1  # every eval_interval steps and after the last
+        want += cfg.steps * step_flops(cfg) + (checks * cfg.n_val + cfg.n_test) * counted.get_total_flops()
     smoke = preset_cost("smoke")
-    assert smoke.flops == sum(run_flops(c) for c in experiment_grid("smoke", "stand-in"))
+    assert smoke.flops == want
     assert (smoke.runs, smoke.steps, smoke.m) == (len(experiment_grid("smoke")), PRESETS["smoke"].steps,
                                                  PRESETS["smoke"].m)
     paper = preset_cost("paper")
@@ -221,23 +215,3 @@ def test_the_e7_bench_times_a_stack_and_projects_a_preset():
     assert pace.seconds > 0 and pace.model_steps_per_s == pytest.approx(2 * 3 / pace.seconds)
     minutes = project_minutes("smoke", [pace])
     assert minutes >= 4 * cfg.steps * pace.ms_per_step / 1e3 / 60
-
-
-def test_a_lease_log_gives_its_bench_projection(tmp_path):
-    """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
-    from rgr.gpt2.experiment import latest_lease_bench
-    from rgr.paths import data_dir
-
-    text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"
-            "projection: the whole paper preset (112 runs in 16 stacks of 7, 100,000 steps each) 1,066.9 minutes of "
-            "one process here\n")
-    (tmp_path / "leases").mkdir()
-    (tmp_path / "leases" / "2026-01-01-0.log").write_text(text)
-    got = latest_lease_bench(tmp_path)
-    assert (got.path, got.device, got.preset, got.minutes) == (
-        f"{tmp_path.name}/leases/2026-01-01-0.log", "NVIDIA H200", "paper", 1066.9)
-    (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
-    (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
-    assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None
-    committed = latest_lease_bench(data_dir())  # the H200 lease of 2026-11-27
-    assert committed is not None and committed.preset == "paper" and committed.minutes > 0

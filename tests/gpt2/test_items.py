@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from rgr.gpt2 import table
+from rgr.gpt2 import experiment
+from rgr.gpt2.experiment import STAND_IN_SOURCE
 from rgr.gpt2.items import build_items, load_items, save_items
 from rgr.gpt2.sources import count_tokens, items_from_counts, load_tokenizer, read_wte
-from rgr.gpt2.table import STAND_IN_SOURCE, StandInSpec, stand_in_items
+from rgr.gpt2.table import StandInSpec, stand_in_items
 
 D = 8
 # A byte-level BPE vocabulary: the 256 byte characters (ids = byte values), six merges, then EOS.
@@ -157,7 +158,7 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
     assert not np.array_equal(stand_in_items(100, StandInSpec(seed=1)).embeddings, small.embeddings)
     with pytest.raises(ValueError, match="stand-in"):
         save_items(t)  # never written where the real table belongs
-    assert not table.default_path().exists()
+    assert not experiment.default_path().exists()
 
 
 def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):

@@ -3,9 +3,16 @@
 import pandas as pd
 import pytest
 
-from rgr.gpt2.experiment import PresetCost
-from rgr.gpt2.table import STAND_IN_SOURCE
-from rgr.results.gpt2_block import COMPRESSIVE, compressive_finding, embedding_label, gpt2_finding, is_stand_in
+from rgr.gpt2.experiment import STAND_IN_SOURCE, PresetCost
+from rgr.paths import data_dir
+from rgr.results.gpt2_block import (
+    COMPRESSIVE,
+    compressive_finding,
+    embedding_label,
+    gpt2_finding,
+    is_stand_in,
+    latest_lease_bench,
+)
 from tests import ROOT
 
 
@@ -110,3 +117,20 @@ def test_a_missing_gpt2_table_reads_as_no_rows_and_a_broken_one_fails(tmp_path):
     (tmp_path / "gpt2.csv").write_text("not,a,table\n1,2,3\n")
     with pytest.raises(TableError):
         load_if_present("gpt2", "compressive", root=tmp_path)
+
+
+def test_a_lease_log_gives_its_bench_projection(tmp_path):
+    """The chapters quote the GPU-minutes that a lease's bench printed (scripts/gpu_gpt2.sh writes the log)."""
+    text = ("E7 paper preset on NVIDIA H200 (bf16); matmul reference 776.8 TFLOP/s\n"
+            "projection: the whole paper preset (112 runs in 16 stacks of 7, 100,000 steps each) 1,066.9 minutes of "
+            "one process here\n")
+    (tmp_path / "leases").mkdir()
+    (tmp_path / "leases" / "2026-01-01-0.log").write_text(text)
+    got = latest_lease_bench(tmp_path)
+    assert (got.path, got.device, got.preset, got.minutes) == (
+        f"{tmp_path.name}/leases/2026-01-01-0.log", "NVIDIA H200", "paper", 1066.9)
+    (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
+    (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
+    assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None
+    committed = latest_lease_bench(data_dir())  # the H200 lease of 2026-11-27
+    assert committed is not None and committed.preset == "paper" and committed.minutes > 0

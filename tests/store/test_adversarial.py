@@ -174,7 +174,7 @@ def test_an_unhandled_interrupt_or_os_error_is_one_line(monkeypatch, capsys, err
 @pytest.mark.parametrize("field, value", [("lr", float("inf")), ("init_std", float("inf")),
                                           ("weight_decay", float("nan")), ("beta1", float("nan"))])
 def test_the_gpt2_block_config_refuses_values_that_train_to_nan(field, value):
-    from rgr.gpt2.block import Config
+    from rgr.gpt2.experiment import Config
 
     with pytest.raises(ValueError, match=f"{field} must be a finite number"):
         Config(**{field: value})

@@ -12,6 +12,6 @@
   :data:`~.registry.READERS` (claim key -> its reader) and :func:`~.registry.evaluate` (every claim once).
 
 The verdict table's HTML, the bottom line, the frames the chapter shows and its sentences that choose on a verdict
-live in :mod:`rgr.chapters` (verdict_table, bottom_line, glossary_links, replication_words):
+live in :mod:`rgr.chapters` (verdict_table, bottom_line, replication_words):
 words and display, not numbers.
 """

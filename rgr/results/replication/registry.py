@@ -26,12 +26,12 @@ from pathlib import Path
 import pandas as pd
 
 from ...catalog import load, preset_completeness
-from ...gpt2.experiment import LeaseBench, PresetCost, latest_lease_bench, preset_cost
+from ...gpt2.experiment import PresetCost, preset_cost
 from ...paths import data_dir
 from ...store import TableError
 from ..denser_graphs import regular_rows
 from ..diagonals import with_cells_of
-from ..gpt2_block import is_stand_in
+from ..gpt2_block import LeaseBench, is_stand_in, latest_lease_bench
 from ..stats import seeds_per_cell
 from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows

@@ -17,7 +17,8 @@ The GPT-2 block's verdict rows read the compressive preset (chapter *Does it rep
 
 The ``book`` rows of ``gpt2`` put m = 256 items in d_model = 768 (m / d_model = 0.33): the capacity argument says
 nothing there, so they are the non-compressive control. The ``compressive`` preset keeps E7's task and block at
-m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64: :data:`rgr.gpt2.block.PRESETS`).
+m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64:
+:data:`rgr.gpt2.experiment.PRESETS`).
 :func:`gpt2_source` picks the rows the three GPT-2 verdicts read: the ``paper`` preset's when it is complete (the
 chapter's own ``preset = "auto"`` then reads it too), else the ``compressive`` preset's when that is complete, else
 what the chapter loaded (whose rows then say why they cannot test the claims). :func:`_x_of` maps a budget to the
