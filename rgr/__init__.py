@@ -38,10 +38,9 @@ one below it (tests/system/test_style.py checks it):
   result in ``results.X`` (theory, constructions, lower_bounds, permutation_sweeps, denser_graphs, softmax,
   value_channel, gpt2_block; ``shown``: which cells a figure shows), packages where a chapter needs several
   modules: choosing_heads (design rule, checks, readings: what its prose pastes), peers (dana, refit, sweep,
-  single_head, claims) and replication (reported: the paper's numbers; registry: claim key -> reader; readers sec61 /
-  fig4 / extensions on shared rows; table (``evaluate``, chapter_words), verdicts, seed_bootstrap (noise
-  intervals), paper_arithmetic (Table 1 against its fits), law_constants, budget (longer-budget readings), sources,
-  value_decision);
+  single_head, claims), reported (the paper's numbers) and replication (registry: claim key -> reader,
+  ``evaluate``; readers sec61 / fig4 / extensions / paper_arithmetic on shared rows; verdicts, seed_bootstrap
+  (noise intervals), second_readings (longer-budget readings));
   it reads tables and never trains;
 - :mod:`rgr.chapters` — loading (``load_experiment``), params, style, display, prose (``glue_finding``: a
   chapter glues its finding by field name), the verdict table's HTML, bottom line, glossary links and display

@@ -7,7 +7,7 @@ The bottom line: three sentences computed from the verdict rows, so that the box
   the paper; what deviates, with its causes in plain words; what cannot be tested here, and why;
 - :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary (:func:`link_terms`).
 
-Nothing here is typed about a claim: the sections come from :data:`rgr.results.replication.reported.SECTION_TITLES`,
+Nothing here is typed about a claim: the sections come from :data:`rgr.results.reported.SECTION_TITLES`,
 the causes from :data:`rgr.results.replication.verdicts.CAUSES` (through :func:`cause_of`), the counts from the rows.
 The book's findings about the paper's theory (the box's last sentence) come from chapter *Explicit constructions*
 and are glued there.
@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
-from ..results.replication import reported as rep
+from ..results import reported as rep
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 
@@ -93,7 +93,7 @@ def _causes(rows: list[ClaimRow], order: tuple[str, ...]) -> str:
 
 def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     """The box's counts and sentences from the verdict rows (one per claim of
-    :data:`rgr.results.replication.reported.CLAIMS`); an empty list is refused."""
+    :data:`rgr.results.reported.CLAIMS`); an empty list is refused."""
     if not rows:
         raise ValueError("rows must hold at least one verdict row")
     by = {s: [r for r in rows if r.verdict.status == s] for s in ("agrees", "deviates", "not testable")}

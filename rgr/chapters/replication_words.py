@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..results import reported as rep
 from ..results.findings import listed
 from ..results.gpt2_block import COMPRESSIVE
-from ..results.replication import reported as rep
 from ..results.replication.paper_arithmetic import ArithmeticCheck, all_reproduced
 from ..results.replication.registry import Basis, FewSeeds, Reduced
 from ..results.replication.rows import ClaimRow

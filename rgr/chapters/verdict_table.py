@@ -2,7 +2,7 @@
 not, and why, grouped by cause, and the verdict table as HTML that reads on any screen.
 
 Everything here is rendered from the verdict rows (:func:`rgr.results.replication.registry.evaluate`): the names come
-from :data:`rgr.results.replication.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
+from :data:`rgr.results.reported.CLAIMS`, the causes from :func:`rgr.results.replication.verdicts.cause_of`,
 the numbers from
 the rows; no claim, cause or number is typed here.
 
@@ -33,7 +33,7 @@ from html import escape
 import pandas as pd
 
 from ..catalog import preset_completeness
-from ..results.replication import reported as rep
+from ..results import reported as rep
 from ..results.replication.fig4 import THIN_SEEDS
 from ..results.replication.paper_arithmetic import ArithmeticCheck
 from ..results.replication.registry import JOINT, complete_rows

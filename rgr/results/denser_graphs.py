@@ -25,7 +25,7 @@ from ..catalog import load_if_present
 from ..experiments.futility import retrained_points, with_retrained
 from ..protocol import F1_TARGET, reaches_target
 from ..theory.bounds import regular_x, regular_x_bound
-from .replication import reported as rep
+from . import reported as rep
 from .replication.rows import ClaimRow, Source, basis, fit_row, reached, untestable
 from .replication.seed_bootstrap import Draws, cell_noise, fit_stats, noise, seed_draws
 from .replication.verdicts import Verdict, side_verdict

@@ -12,7 +12,7 @@ from rgr.catalog import preset_completeness
 from rgr.chapters.replication_words import chapter_words, law_words, limits_words
 from rgr.gpt2.experiment import PresetCost, preset_cost
 from rgr.protocol import GPU_FP32_PEAK, gpu_hours
-from rgr.results.replication import reported as rep
+from rgr.results import reported as rep
 from rgr.results.replication.registry import FewSeeds, Reduced, arithmetic, basis, chapter_basis
 from rgr.results.replication.rows import ClaimRow, Reading, Source, gpt2_source
 from rgr.results.replication.verdicts import LAW_BASE, Verdict

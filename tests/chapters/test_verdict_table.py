@@ -12,7 +12,7 @@ from html import escape
 import pytest
 
 from rgr.chapters.verdict_table import summary_html, verdict_table_html
-from rgr.results.replication import reported as rep
+from rgr.results import reported as rep
 from rgr.results.replication.registry import JOINT, complete_rows
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.verdicts import (
@@ -207,7 +207,7 @@ def test_the_softmax_rows_read_the_softmax_chapters_own_group():
 
 def summary_causes(html: str) -> dict[str, set[str]]:
     """Read a :func:`summary_html` back: per cause ("agrees" for the claims that agree), the claim keys it names, each
-    checked to be shown under its name from :data:`rgr.results.replication.reported.CLAIMS`."""
+    checked to be shown under its name from :data:`rgr.results.reported.CLAIMS`."""
     out: dict[str, set[str]] = {}
     for cause, block in re.findall(r'data-cause="([a-z0-9_]+)">(.*?)</(?:li|p)>', html, flags=re.S):
         for key, name in re.findall(r'data-claim="([a-z0-9_]+)">(.*?)</a>', block):

@@ -35,7 +35,7 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.studies.theorem81.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
     "rgr.results.choosing_heads.checks.PREREGISTERED": "the choosing-heads chapter's prose names it (the prediction)",
     "rgr.results.replication.registry.READERS": "README's module map and the replication chapter's prose name it",
-    "rgr.results.replication.reported.page_markdown": "book/reported.md says `python -m rgr.results.replication."
+    "rgr.results.reported.page_markdown": "book/reported.md says `python -m rgr.results.replication."
                                                       "reported` rewrites it: this module's __main__ writes it",
     "rgr.experiments.cluster.DaskExecutor": "README's cluster section builds one for run_sweep's executor",
     "rgr.experiments.futility.false_stops": "data/SCHEMA.md and the unstopped extension's design name it (its rule)",

@@ -1,6 +1,7 @@
 """What the chapter *Does it replicate?* computes: one verdict row per claim of the paper.
 
-- :mod:`.reported` — the paper's numbers (the only place they are typed) and :data:`~.reported.CLAIMS`;
+- the paper's numbers (the only place they are typed) and :data:`~rgr.results.reported.CLAIMS` are
+  :mod:`rgr.results.reported`, which the peers and denser-graphs chapters read too;
 - :mod:`.verdicts` — the verdict rules and the causes a deviation names;
 - :mod:`.seed_bootstrap` — noise intervals from seed resamples, and the paired rule for "X beats Y";
 - :mod:`.rows` — what every reader shares (a source, a row, a reading), and which tables the E6 and E7 rows read;

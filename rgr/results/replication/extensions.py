@@ -11,10 +11,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .. import reported as rep
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
 from ..stats import by_seed, paired_difference, summarize, t_interval, within
-from . import reported as rep
 from .rows import (
     COMPRESSIVE_PRESET,
     ClaimRow,

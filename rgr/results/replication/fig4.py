@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from ...theory.bounds import scaling_x
+from .. import reported as rep
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
-from . import reported as rep
 from .rows import ClaimRow, Source, basis, cutoffs, reached, untestable
 from .seed_bootstrap import Draws, cell_noise, noise, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict

@@ -44,9 +44,9 @@ import numpy as np
 import pandas as pd
 
 from ...theory.bounds import scaling_x
+from .. import reported as rep
 from ..stats import within
 from ..thresholds import meets_precondition
-from . import reported as rep
 from .rows import Reading, reached
 from .seed_bootstrap import Draws, noise
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of

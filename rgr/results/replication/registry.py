@@ -3,7 +3,7 @@ replicate?*).
 
 - :func:`sources_of` and :data:`GROUPS` — every experiment on its own preset, and each comparison of :data:`JOINT`
   (the diagonal's two tables, softmax against max-over-heads, every configuration tested) at one preset;
-- :data:`READERS` — each claim key of :data:`rgr.results.replication.reported.CLAIMS` mapped to its reader (a
+- :data:`READERS` — each claim key of :data:`rgr.results.reported.CLAIMS` mapped to its reader (a
   function of :class:`_Inputs`, returning the rows of its claims), in the claims' order; beside each, the function of
   :mod:`~rgr.results.replication.sec61`, :mod:`~rgr.results.replication.fig4`, :mod:`rgr.results.denser_graphs`
   (App. A.3) or :mod:`~rgr.results.replication.extensions` that makes that row;
@@ -29,11 +29,11 @@ from ...catalog import load, preset_completeness
 from ...gpt2.experiment import PresetCost, preset_cost
 from ...paths import data_dir
 from ...store import TableError
+from .. import reported as rep
 from ..denser_graphs import regular_rows
 from ..diagonals import with_cells_of
 from ..gpt2_block import LeaseBench, is_stand_in, latest_lease_bench
 from ..stats import seeds_per_cell
-from . import reported as rep
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows
 from .paper_arithmetic import ArithmeticCheck, table1_checks
@@ -200,7 +200,7 @@ def _every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
 
 def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | None = None,
              checks: tuple[ArithmeticCheck, ...] | None = None) -> list[ClaimRow]:
-    """Every claim of :data:`rgr.results.replication.reported.CLAIMS`, once each, in its order.
+    """Every claim of :data:`rgr.results.reported.CLAIMS`, once each, in its order.
 
     ``sources``: base, lambda8, regular, softmax, value, gpt2 (each a :class:`Source`; lambda32, value_long and
     settled optional), each at its own preset; with settled, the rows reading its cells get a second reading with a
@@ -226,7 +226,7 @@ def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | N
 
 
 def complete_rows(rows: list[ClaimRow]) -> list[ClaimRow]:
-    """One row per claim of :data:`rgr.results.replication.reported.CLAIMS`, in its order; a claim missing from
+    """One row per claim of :data:`rgr.results.reported.CLAIMS`, in its order; a claim missing from
     ``rows`` (no data
     at all) is marked not testable. Two rows for one claim, or a row of no claim, are an error."""
     by_key: dict[str, ClaimRow] = {}

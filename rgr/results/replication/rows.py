@@ -37,7 +37,7 @@ import pandas as pd
 from ...catalog import get, load, preset_completeness, resolve_preset, table_path
 from ...experiments.futility import futile_stops
 from ...store import TableError
-from . import reported as rep
+from .. import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
 

@@ -1,12 +1,12 @@
 """One reading per claim of the paper, from the book's tables (chapter *Does it replicate?*): Sec. 6.1 / App. A.2.
 
 :func:`rgr.results.replication.registry.evaluate` turns the runs of each experiment (:class:`Source`) into one
-:class:`ClaimRow` per entry of :data:`rgr.results.replication.reported.CLAIMS`: the book's value, its noise interval
+:class:`ClaimRow` per entry of :data:`rgr.results.reported.CLAIMS`: the book's value, its noise interval
 (the convention of the chapter's "Intervals"), the preset and seeds behind it, and a
 :class:`~rgr.results.replication.verdicts.Verdict`.
 Readings that decide nothing (the other log base, every configuration tested) ride along as :class:`Reading`.
 Every rule is stated in the docstring of its reader; the paper's numbers come from
-:mod:`rgr.results.replication.reported` only.
+:mod:`rgr.results.reported` only.
 The Fig. 4 readers are in :mod:`rgr.results.replication.fig4`, App. A.3's in :mod:`rgr.results.denser_graphs`.
 """
 
@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ...protocol import F1_TARGET
+from .. import reported as rep
 from ..stats import by_seed, paired_difference, within
 from ..thresholds import curves, meets_precondition
-from . import reported as rep
 from .paper_arithmetic import ArithmeticCheck, check_words, log_space_reading, reproduced_with, table1_base
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
 from .seed_bootstrap import Draws, cell_noise, noise
@@ -301,7 +301,7 @@ def fig2_more_heads(sb: SharedBase, b: str) -> ClaimRow:
 
 
 def sec61_rows(sb: SharedBase) -> list[ClaimRow]:
-    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.replication.reported.CLAIMS`."""
+    """Every Sec. 6.1 / App. A.2 claim, in the order of :data:`rgr.results.reported.CLAIMS`."""
     b = basis(sb.src)
     return (law_rows(sb, b) + [excluded_above(sb, b)] + heads_rows(sb, b) + dk_rows(sb, b)
             + [single_head_never(sb, b), fig1_one_head_worse(sb, b), fig2_more_heads(sb, b)])

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ...protocol import F1_TARGET
+from .. import reported as rep
 from ..settled import (
     SETTLED,
     SETTLED_SHARE,
@@ -41,7 +42,6 @@ from ..settled import (
     settled_runs,
 )
 from ..thresholds import CELL, curves
-from . import reported as rep
 from .fig4 import diag_heads, diagonal_runs, growth_rows
 from .paper_arithmetic import ArithmeticCheck
 from .rows import ClaimRow, Longer, Source, reached

@@ -16,7 +16,7 @@ the bootstrap over cells is only shown beside it.
 - :func:`_dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
 The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
-in :mod:`rgr.results.replication.reported`.
+in :mod:`rgr.results.reported`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..reported import TABLE1, claim
 from ..stats import Fit, fit_line, tie_margin, within
-from .reported import TABLE1
 
 __all__ = ["CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
     "other_base_reading", "noise_verdict", "side_verdict",
@@ -138,8 +138,6 @@ def cause_of(row) -> str:
 
 def _paper_number(row) -> float | None:
     """The paper's value of a row's claim when it is one number, else None."""
-    from .reported import claim
-
     v = claim(row.key).value
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 

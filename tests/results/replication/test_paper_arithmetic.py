@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.results.replication import reported as rep
+from rgr.results import reported as rep
 from rgr.results.replication.paper_arithmetic import (
     ArithmeticCheck,
     check_words,

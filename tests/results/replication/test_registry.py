@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from rgr import catalog
-from rgr.results.replication import reported as rep
+from rgr.results import reported as rep
 from rgr.results.replication.registry import READERS, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import Verdict

@@ -168,8 +168,8 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause(committed_verdict):
     that (or what its reader found)."""
     import math
 
-    from rgr.results.replication.reported import claim
     from rgr.results.replication.verdicts import CAUSES, LOG_SPACE, cause_of
+    from rgr.results.reported import claim
     from rgr.results.stats import within
 
     assert "measured" not in CAUSES

@@ -1,4 +1,4 @@
-"""The replication chapter's comparisons (rgr.results.replication.reported, replication, replication_claims,
+"""The replication chapter's comparisons (rgr.results.reported, replication, replication_claims,
 replication_table)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rgr.chapters.replication_words import law_words
-from rgr.results.replication import reported as rep
+from rgr.results import reported as rep
 from rgr.results.replication.extensions import gpt2_rows
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source

@@ -18,7 +18,7 @@ published), section by section:
 These are facts to compare against, never targets: no preset, grid or cutoff
 of the project is derived from them. :mod:`rgr.results.replication.verdicts` compares
 the book's measurements with them, and :func:`page_markdown` writes them as the book's appendix page
-*What the paper reports* (book/reported.md: ``python -m rgr.results.replication.reported`` rewrites it; a test
+*What the paper reports* (book/reported.md: ``python -m rgr.results.reported`` rewrites it; a test
 checks that the committed page is current), so what the book cites is in the book.
 """
 
@@ -194,10 +194,8 @@ def page_markdown() -> str:
         'cutoff of the project is derived from them. Where the paper writes "log" without a base (the main scaling',
         "law) the base is not stated; the denser-graph normalisation states log2.",
         "",
-        "This page is generated from `rgr.results.replication.reported`, the one place in the project "
-        "where the paper's",
-        "numbers are typed (`python -m rgr.results.replication.reported` rewrites it; a test checks that it is "
-        "current).",
+        "This page is generated from `rgr.results.reported`, the one place in the project where the paper's",
+        "numbers are typed (`python -m rgr.results.reported` rewrites it; a test checks that it is current).",
     ]
     for section in SECTIONS:
         out += ["", f"## {SECTION_TITLES[section]}", "", "| claim | reported | measured in |", "|---|---|---|"]
@@ -211,11 +209,11 @@ def page_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":  # python -m rgr.results.replication.reported: rewrite the appendix page
+if __name__ == "__main__":  # python -m rgr.results.reported: rewrite the appendix page
     from pathlib import Path
 
     from rgr.paths import replace_whole
 
-    target = Path(__file__).resolve().parents[3] / _PAGE
+    target = Path(__file__).resolve().parents[2] / _PAGE
     replace_whole(target, page_markdown().encode("utf-8"))
     print(f"wrote {target}")

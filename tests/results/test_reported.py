@@ -1,15 +1,15 @@
 """The appendix page *What the paper reports* (book/reported.md) is generated from
-rgr.results.replication.reported (issue 30)."""
+rgr.results.reported (issue 30)."""
 
 
-from rgr.results.replication import reported
+from rgr.results import reported
 from tests import ROOT
 
 
 def test_the_committed_page_is_current():
     page = (ROOT / "book" / "reported.md").read_text(encoding="utf-8")
     assert page == reported.page_markdown(), (
-        "book/reported.md is stale: run `python -m rgr.results.replication.reported`")
+        "book/reported.md is stale: run `python -m rgr.results.reported`")
 
 
 def test_every_claim_is_on_the_page_under_its_section():
@@ -32,7 +32,7 @@ def test_the_papers_seed_counts_match_the_paper_preset():
     the diagonal's largest points)."""
     from rgr.experiments.planner import Cell
     from rgr.experiments.registry import EXPERIMENTS
-    from rgr.results.replication.reported import PAPER_FEW_SEEDS, PAPER_SEEDS
+    from rgr.results.reported import PAPER_FEW_SEEDS, PAPER_SEEDS
 
     grid = EXPERIMENTS["lambda8"].presets["paper"]
     m_few, few = PAPER_FEW_SEEDS["lambda8"]
