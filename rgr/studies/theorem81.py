@@ -1,8 +1,8 @@
 """Theorem 8.1 at work: Algorithm 2 against head width, inside and outside the proof's bounds (chapter *constructions*).
 
 :func:`theorem81_tables` computes what the chapter's Theorem 8.1 figure and tables show, at a
-:class:`~rgr.studies.presets.ConstructionsPreset`: the width sweep (:func:`_width_sweep`), the theory cell inside
-the proof's explicit bounds (:mod:`rgr.theory.theorem81`) and the repair cell. The chapter reads them with
+:class:`~rgr.studies.construction_sweeps.ConstructionsPreset`: the width sweep (:func:`_width_sweep`), the theory
+cell inside the proof's explicit bounds (:mod:`rgr.theory.theorem81`) and the repair cell. The chapter reads them with
 :mod:`rgr.results.constructions.paper_theory` and draws them with :mod:`rgr.chapters.figures.constructions`.
 
 Theorem 8.1 treats a non-owner head's logits ``L^k_ij = S^k_ij / sqrt(d_k)`` as O(1) sub-Gaussian
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,7 +39,9 @@ from ..task.graphs import Graph, permutation_graph
 from ..theory.constructions import construct_softmax
 from ..theory.template import Construction
 from ..theory.theorem81 import inside_rows, kappa, leakage_logit_sd, theorem81_bounds, theorem81_widths
-from .presets import ConstructionsPreset
+
+if TYPE_CHECKING:  # the chapter's preset, for the annotation only
+    from .construction_sweeps import ConstructionsPreset
 
 __all__ = [
     "theorem81_tables",

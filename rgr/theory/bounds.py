@@ -149,7 +149,7 @@ def margin_bits(gamma: float) -> float:
 
 def margin_bound_DK(m: int, m_edges: int, d_model: int, gamma: float) -> float:
     """Theorem 9.2's lower bound on D_K at normalised margin gamma (explicit net constant 12; measured gamma:
-    :mod:`rgr.studies.margins`)."""
+    :func:`rgr.studies.lower_bounds.trained_margins`)."""
     return bit_budget_DK(m, m_edges, d_model, margin_bits(gamma))
 
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rgr.results.constructions.paper_theory import paper_theory_finding
-from rgr.studies.presets import ConstructionsPreset
+from rgr.studies.construction_sweeps import ConstructionsPreset
 from rgr.studies.theorem81 import theorem81_tables
 from rgr.studies.theory_checks import algorithm1_onset
 from rgr.theory.theorem81 import (

@@ -7,7 +7,7 @@
 
 :class:`ConstructionsFinding` holds them all; the chapter glues :func:`rgr.results.findings.flatten` of it, so
 every number in its prose is named ``<part>_<field>`` (e.g. ``paper_gap_present_lo``). The tables come from
-:mod:`rgr.studies` (sized by :class:`rgr.studies.presets.ConstructionsPreset`); the figures are
+:mod:`rgr.studies` (sized by :class:`rgr.studies.construction_sweeps.ConstructionsPreset`); the figures are
 :mod:`rgr.chapters.figures.constructions`.
 """
 
