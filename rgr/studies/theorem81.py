@@ -3,7 +3,7 @@
 :func:`theorem81_tables` computes what the chapter's Theorem 8.1 figure and tables show, at a
 :class:`~rgr.studies.construction_sweeps.ConstructionsPreset`: the width sweep (:func:`_width_sweep`), the theory
 cell inside the proof's explicit bounds (:mod:`rgr.theory.theorem81`) and the repair cell. The chapter reads them with
-:mod:`rgr.results.constructions.paper_theory` and draws them with :mod:`rgr.chapters.figures.constructions`.
+:func:`rgr.results.constructions.paper_theory_finding` and draws them with :mod:`rgr.chapters.figures.constructions`.
 
 Theorem 8.1 treats a non-owner head's logits ``L^k_ij = S^k_ij / sqrt(d_k)`` as O(1) sub-Gaussian
 variables over the signatures, so that its softmax adds about ``1/ell`` to every pair. With the

@@ -2,13 +2,13 @@
 
 - :func:`algorithm1_onset`: where Algorithm 1's d_k -> infinity limit starts to separate, against
   d_model / ln m (Theorem 4.1's ``d_model >= c_0 ln m``; read by
-  :func:`rgr.results.constructions.findings.onset_crossover`);
+  :func:`rgr.results.constructions.onset_crossover`);
 - :func:`prop84_table`: Proposition 8.4, softmax with one head against h = m/d_model heads at equal D_K;
 - :func:`sparse_binary_table`: Corollary B.7 with sparse binary embeddings (feature rate
   ``p_B = c_p ln m / d_model`` well below 1/2) under compression m > d_model;
 - :func:`bounded_skew_table`: Corollary B.10, r-regular graphs with ``h_0 = ceil(m'/d_model)`` heads.
 
-Each returns a tidy DataFrame; :mod:`rgr.results.constructions.findings` reads them.
+Each returns a tidy DataFrame; :mod:`rgr.results.constructions` reads them.
 """
 
 from __future__ import annotations

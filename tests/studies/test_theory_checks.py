@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from rgr.results.constructions.findings import onset_crossover, softmax_width_finding
+from rgr.results.constructions import onset_crossover, softmax_width_finding
 from rgr.studies import theory_checks as tc
 from rgr.studies.construction_sweeps import ConstructionsPreset
 from rgr.studies.theorem81 import leakage_logits, softmax_failures, theorem81_tables
