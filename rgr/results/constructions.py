@@ -6,7 +6,7 @@ in its prose is named ``<part>_<field>`` (e.g. ``paper_gap_present_lo``); its fi
 :func:`sweeps_finding` condenses the sweeps (:mod:`rgr.studies.construction_sweeps`; the explicit table) into a
 :class:`_SweepsFinding`, which :func:`finding_rows` lays out as measured-against-predicted rows;
 :func:`coloring_summary` reads Algorithm 5's packing, :func:`softmax_width_finding` Algorithm 2's width sweep
-(:mod:`rgr.studies.theorem81`) and :func:`checks_finding` the other checks (:mod:`rgr.studies.theory_checks`).
+and :func:`checks_finding` the other checks (both of :mod:`rgr.studies.theory_checks`).
 
 **The book's own findings about the paper's theory** (:class:`_PaperTheoryFinding`; the intro and *Does it
 replicate?* paste them). Two findings, each computed, each with the conditions it was measured under:
@@ -14,7 +14,7 @@ replicate?* paste them). Two findings, each computed, each with the conditions i
 1. **A gap in Theorem 8.1's proof.** Inside every bound the proof makes explicit (:mod:`rgr.theory.theorem81`:
    ``d_k >= 64 (ln m)^2``, ``ell > 8 max(h, ln m)``, ``h = m / d_model``), Algorithm 2's false positives on rows
    whose target is present *grow* with the head width, which the theorem excludes; removing the leakage mean
-   (:mod:`rgr.studies.theorem81`) leaves a count that does not grow. The book's repair is a *sufficient
+   (:mod:`rgr.studies.theory_checks`) leaves a count that does not grow. The book's repair is a *sufficient
    condition*, sketched and not proved, checked numerically only on its leakage half (``kappa <= 1``) at widths
    below the proof's floor; at the proof's own constants its window opens only at ``m`` =
    :func:`rgr.theory.theorem81.repair_smallest_m`.
@@ -22,7 +22,7 @@ replicate?* paste them). Two findings, each computed, each with the conditions i
    at least half the seeds only from ``d_model / ln m`` of about 32-37 (the measured onset; Theorem 4.1's ``c_0``,
    which asks for separation with high probability, is at least that).
 
-:func:`rgr.studies.theorem81.theorem81_tables` and :func:`rgr.studies.theory_checks.algorithm1_onset` compute the
+:func:`rgr.studies.theory_checks.theorem81_tables` and :func:`rgr.studies.theory_checks.algorithm1_onset` compute the
 tables, :func:`paper_theory_finding` reads them (Algorithm 1's onset through :func:`onset_crossover`, which the
 chapter also shows). The intro and *Does it replicate?* paste the chapter's glued ``paper_*`` numbers.
 """
@@ -220,7 +220,7 @@ class _SoftmaxWidthFinding:
 
 def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
                           kappa_max: float = 1.0) -> _SoftmaxWidthFinding:
-    """Read :func:`rgr.studies.theorem81.theorem81_tables` rows (see :class:`_SoftmaxWidthFinding`)."""
+    """Read :func:`rgr.studies.theory_checks.theorem81_tables` rows (see :class:`_SoftmaxWidthFinding`)."""
     t = df[(df.m == cell[0]) & (df.d_model == cell[1]) & (df.ell == ell)].sort_values("d_k")
     if t.empty:
         raise ValueError(f"no rows for cell {cell} at ell={ell}")
@@ -353,7 +353,7 @@ def onset_crossover(df: pd.DataFrame, level: float = 0.5) -> pd.DataFrame:
 
 
 def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.DataFrame) -> _PaperTheoryFinding:
-    """Read the gap and repair tables of :func:`rgr.studies.theorem81.theorem81_tables` and the onset table of
+    """Read the gap and repair tables of :func:`rgr.studies.theory_checks.theorem81_tables` and the onset table of
     :func:`rgr.studies.theory_checks.algorithm1_onset` (see :class:`_PaperTheoryFinding`)."""
     if gap.empty or repair.empty or onset.empty:
         raise ValueError("paper_theory_finding needs non-empty gap, repair and onset tables")

@@ -9,8 +9,8 @@ searches or trains, sized by one frozen preset type per chapter (smoke / book / 
   runner (``python -m rgr constructions``; chapters read it through :func:`rgr.catalog.load_complete`);
 - :mod:`.construction_sweeps`: the constructions chapter's sweeps (success rates, limits, interference) and its
   preset, :class:`~.construction_sweeps.ConstructionsPreset`;
-- :mod:`.theorem81`: Algorithm 2 against head width, inside and outside Theorem 8.1's bounds;
-- :mod:`.theory_checks`: Algorithm 1's onset, Proposition 8.4, Corollaries B.7 and B.10;
+- :mod:`.theory_checks`: Algorithm 1's onset, Proposition 8.4, Corollaries B.7 and B.10, and Algorithm 2 against
+  head width, inside and outside Theorem 8.1's bounds;
 - :mod:`.softmax_cells`: Algorithm 2 at the trained cells (chapter *softmax*);
 - :mod:`.lower_bounds`: chapter *lower bounds*: Theorem 9.2's normalised margin of trained models, the seed paper's
   per-context width, and the chapter's preset :class:`~.lower_bounds.LowerBoundsPreset`;

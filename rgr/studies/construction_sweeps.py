@@ -70,7 +70,7 @@ class ConstructionsPreset:
     ells: tuple[int, ...]
     gun_cell: tuple[int, int, int]  # (m, d_model, B) of Algorithm 4
     regular_r: int
-    # Theorem 8.1 (rgr.studies.theorem81): Algorithm 2's width sweep, first cell = the theory cell
+    # Theorem 8.1 (rgr.studies.theory_checks): Algorithm 2's width sweep, first cell = the theory cell
     width_cells: tuple[tuple[int, int], ...]
     width_d_ks: tuple[int, ...]
     repair_cell: tuple[int, int]  # a cell where d_k <= d_model / ln m holds for d_k >= 2 (ln m)^2-ish

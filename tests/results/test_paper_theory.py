@@ -9,8 +9,7 @@ import pytest
 
 from rgr.results.constructions import paper_theory_finding
 from rgr.studies.construction_sweeps import ConstructionsPreset
-from rgr.studies.theorem81 import theorem81_tables
-from rgr.studies.theory_checks import algorithm1_onset
+from rgr.studies.theory_checks import algorithm1_onset, theorem81_tables
 from rgr.theory.theorem81 import (
     PROOF_C,
     REPAIR_C,

@@ -1,5 +1,5 @@
-"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10 (rgr.studies.theorem81,
-rgr.studies.theory_checks; their readings: tests/results/; Theorem 9.2 and the per-context width:
+"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10 (rgr.studies.theory_checks;
+their readings: tests/results/; Theorem 9.2 and the per-context width:
 tests/studies/test_lower_bounds.py)."""
 
 import math
@@ -12,7 +12,6 @@ import torch
 from rgr.results.constructions import onset_crossover, softmax_width_finding
 from rgr.studies import theory_checks as tc
 from rgr.studies.construction_sweeps import ConstructionsPreset
-from rgr.studies.theorem81 import leakage_logits, softmax_failures, theorem81_tables
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import permutation_graph
 from rgr.theory.constructions import construct_softmax
@@ -61,7 +60,7 @@ def test_leakage_logits_match_signature_average():
             if s_ < 8 and t_ < 8:
                 planted[k, s_, t_] = math.sqrt(dk)
     mean = acc / n - planted
-    L = leakage_logits(c0, items)[0]
+    L = tc.leakage_logits(c0, items)[0]
     assert torch.allclose(mean, L, atol=0.35)  # Monte Carlo error ~ sd / sqrt(n)
     assert float((mean - L).abs().mean()) < 0.08
 
@@ -69,7 +68,7 @@ def test_leakage_logits_match_signature_average():
 def test_leakage_sd_measured_matches_and_grows():
     p = replace(ConstructionsPreset.named("smoke"), width_cells=((256, 128),), width_d_ks=(32, 512), width_ells=(16,),
                 width_n=30, repair_cell=(64, 32), repair_d_ks=(8,))
-    sweep = theorem81_tables(p, n_widths=1).sweep
+    sweep = tc.theorem81_tables(p, n_widths=1).sweep
     df = sweep[sweep.m == 256].drop(columns="inside").reset_index(drop=True)
     assert df.d_k.tolist() == [32, 512]
     assert ((df.leak_sd / df.leak_sd_predicted - 1).abs() < 0.1).all()
@@ -85,11 +84,11 @@ def test_leakage_sd_measured_matches_and_grows():
 def test_softmax_failures_one_hot_has_no_leakage():
     g = permutation_graph(64, 0)
     c = construct_softmax(g, torch.eye(64), h=4, seed=0, embedding="one-hot")
-    f = softmax_failures(c, g, n=30, ell=16)
+    f = tc.softmax_failures(c, g, n=30, ell=16)
     assert f.present == f.present_no_leak and f.absent == f.absent_no_leak  # X X^T = I: no leakage mean
     with pytest.raises(ValueError, match="softmax"):
         from rgr.theory.constructions import construct_compressive
-        softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
+        tc.softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
 
 
 def test_onset_and_crossover():

@@ -33,7 +33,7 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.chapters.style.text_problems": "names a figure's overlapping or cut texts; test_style's failure points to it",
     "rgr.chapters.params.ParameterError": "a chapter stopped by a bad parameter shows its name (params' docstring)",
     "rgr.theory.checks.limit_scores": "the constructions chapter's prose names it (the d_k -> infinity limit)",
-    "rgr.studies.theorem81.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
+    "rgr.studies.theory_checks.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
     "rgr.results.choosing_heads.checks.PREREGISTERED": "the choosing-heads chapter's prose names it (the prediction)",
     "rgr.results.replication.registry.READERS": "README's module map and the replication chapter's prose name it",
     "rgr.results.replication.reported.page_markdown": "book/reported.md says `python -m rgr.results.replication."
@@ -49,7 +49,7 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.results.replication.paper_arithmetic.meet_in_the_middle",
     "rgr.results.replication.paper_arithmetic.printed_half_unit",
     "rgr.studies.lower_bounds.first_separating_width",
-    "rgr.studies.theorem81.softmax_failures",
+    "rgr.studies.theory_checks.softmax_failures",
 }
 
 

@@ -17,7 +17,7 @@ from rgr.studies import construction_sweeps as cs  # noqa: E402
 from rgr.studies import theory_checks as tc  # noqa: E402
 from rgr.studies.construction_sweeps import ConstructionsPreset  # noqa: E402
 from rgr.studies.lower_bounds import per_context_table  # noqa: E402
-from rgr.studies.theorem81 import theorem81_tables  # noqa: E402
+from rgr.studies.theory_checks import theorem81_tables  # noqa: E402
 from rgr.theory import bounds  # noqa: E402
 from tests.studies.synthetic import explicit_table  # noqa: E402
 
