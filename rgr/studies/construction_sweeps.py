@@ -32,9 +32,8 @@ from ..theory.checks import (
     separation,
     separation_from_scores,
 )
-from ..theory.coloring import bipartite_edge_coloring
 from ..theory.constructions import construct_compressive, construct_softmax
-from ..theory.template import Construction
+from ..theory.template import Construction, bipartite_edge_coloring
 from .construction_search import build, passes
 
 __all__ = [

@@ -39,8 +39,16 @@ import torch
 from ..task.embeddings import gaussian_unit, one_hot, random_binary
 from ..task.graphs import Graph
 from .bounds import DEFAULT_C
-from .coloring import matching_blocks, max_degree
-from .template import Construction, assemble, check_X, matching_edges, resolve_dk, split_blocks
+from .template import (
+    Construction,
+    assemble,
+    check_X,
+    matching_blocks,
+    matching_edges,
+    max_degree,
+    resolve_dk,
+    split_blocks,
+)
 
 __all__ = [
     "gaussian_family",
@@ -226,7 +234,7 @@ def construct_general_graph(
     """Algorithm 5: any directed graph, compressive Gaussian embeddings.
 
     The bipartite incidence graph is edge-coloured with exactly ``Delta``
-    colours (:func:`rgr.theory.coloring.bipartite_edge_coloring`); each colour class
+    colours (:func:`rgr.theory.template.bipartite_edge_coloring`); each colour class
     (a matching) is cut into blocks of at most ``block_size = d_model`` edges,
     one head per block: at most ``ceil(m'/d_model) + Delta`` heads (the
     ``h_bound`` recorded). Rademacher signatures shared by all heads,

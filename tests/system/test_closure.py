@@ -122,8 +122,8 @@ def test_the_check_can_fail():
 FILED = {"choosing_heads": 85, "constructions": 77, "denser_graphs": 78, "gpt2_block": 73, "lower_bounds": 80,
          "peers": 85, "permutation_sweeps": 85, "replication": 107, "softmax": 82, "value_channel": 81}
 # what this measure gives now (after issue 49's first item): a chapter that grows past it fails; lower it as you cut
-NOW = {"choosing_heads": 42, "constructions": 42, "denser_graphs": 44, "gpt2_block": 35, "lower_bounds": 49,
-       "peers": 54, "permutation_sweeps": 47, "replication": 78, "softmax": 50, "value_channel": 49}
+NOW = {"choosing_heads": 42, "constructions": 41, "denser_graphs": 44, "gpt2_block": 35, "lower_bounds": 49,
+       "peers": 54, "permutation_sweeps": 47, "replication": 78, "softmax": 49, "value_channel": 49}
 # not yet at half (issue 49): each is xfail(strict), so meeting the target fails until it moves to the checked list
 NOT_YET = {"constructions", "denser_graphs", "lower_bounds", "peers", "permutation_sweeps",
            "replication", "softmax", "value_channel"}
