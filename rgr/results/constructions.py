@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..task.graphs import Graph
-from ..theory.constructions import theorem_B1_C
+from ..theory.bounds import theorem_B1_C
 from ..theory.theorem81 import (
     PROOF_C,
     REPAIR_C,

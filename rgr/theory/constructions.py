@@ -53,7 +53,6 @@ from .template import (
 __all__ = [
     "gaussian_family",
     "binary_family",
-    "theorem_B1_C",
     "construct_one_hot",
     "construct_compressive",
     "construct_softmax",
@@ -95,15 +94,6 @@ def binary_family(
     X = random_binary(m, d_model, seed, p=p_B)
     B = max(1, round(c_B * d_model / math.log(m)))
     return _EmbeddingFamily("binary", X, d_model * p_B, int(B), p_B)
-
-
-def theorem_B1_C(p: float) -> float:
-    """The sufficient constant of Theorem B.1's proof: ``C > max(3/c1, 2/c2)`` with
-    ``c1 = p(1-p)^2/8`` and ``c2 = p(1-p)^2 / (2(1+3p))``."""
-    c1 = p * (1 - p) ** 2 / 8
-    c2 = p * (1 - p) ** 2 / (2 * (1 + 3 * p))
-    return max(3 / c1, 2 / c2)
-
 
 
 def construct_one_hot(
