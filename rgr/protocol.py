@@ -4,7 +4,8 @@ hardware assumption of the estimates.
 - :data:`MODEL_KINDS`: how the heads' scores combine (max over heads, softmax summed, linear sum, the value
   channel), the models of :mod:`rgr.model.qk` and a column of every protocol table;
 - :data:`PRESETS`, :data:`CHOICES`: the presets every sweep has (``smoke``, ``book``, ``paper``) and what a
-  chapter's ``preset`` may ask for (``auto`` besides them: :func:`rgr.catalog.resolve_preset`);
+  chapter's ``preset`` may ask for (``auto`` besides them: :func:`rgr.catalog.resolve_preset`); :func:`pick_preset`
+  picks a live study's preset by name (each theory chapter's preset type, beside its study in :mod:`rgr.studies`);
 - :data:`HEADS_ALL`: the paper's head counts (Table 1), the grid of every protocol experiment
   (:mod:`rgr.experiments.registry`) and one colour each in every figure (:mod:`rgr.chapters.style`);
 - :data:`TABLES`: every table of data/ by name (each declared where :mod:`rgr.catalog` finds it);
@@ -16,8 +17,12 @@ hardware assumption of the estimates.
 
 from __future__ import annotations
 
+from typing import Mapping, TypeVar
+
 __all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "TABLES", "F1_TARGET", "reaches_target", "GPU_FP32_PEAK",
-           "GPU_UTILIZATION", "gpu_hours"]
+           "GPU_UTILIZATION", "gpu_hours", "pick_preset"]
+
+P = TypeVar("P")
 
 PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md); E7 adds its own
 CHOICES: tuple[str, ...] = ("auto", *PRESETS)  # a chapter's `preset`: "auto" = paper rows where complete, else book
@@ -49,3 +54,11 @@ def gpu_hours(flops: float, share: float, peak: float = GPU_FP32_PEAK) -> float:
     if not 0 < share <= 1:
         raise ValueError(f"share must be in (0, 1], got {share}")
     return flops / (share * peak) / 3600
+
+
+def pick_preset(table: Mapping[str, P], preset: str, chapter: str) -> P:
+    """``table[preset]``, or a one-line error naming the ``chapter``'s presets (a live study has no ``auto``: that
+    picks stored rows, and the chapters refuse it before they get here, :func:`rgr.chapters.params.check`)."""
+    if preset not in table:
+        raise ValueError(f"preset = {preset!r}; the {chapter} chapter's presets are {', '.join(map(repr, table))}")
+    return table[preset]

@@ -1,8 +1,8 @@
 """What the chapter *lower bounds* (book/lower_bounds.ipynb) reads off its tables, as one frozen finding.
 
 :func:`bounds_finding` reads the closed-form bound tables (:mod:`rgr.theory.bounds`) against
-``data/constructions.csv``; :func:`margin_finding` the trained margins (:mod:`rgr.studies.margins`);
-:func:`seed_paper_finding` the per-context widths (:mod:`rgr.studies.per_context`) against the all-contexts budget
+``data/constructions.csv``; :func:`margin_finding` the trained margins and :func:`seed_paper_finding` the
+per-context widths (both of :mod:`rgr.studies.lower_bounds`), these against the all-contexts budget
 (:func:`all_context_budget`, from ``data/base.csv``). :class:`LowerBoundsFinding` holds the three; the chapter glues
 :func:`rgr.results.findings.flatten` of it, so its prose names every number ``<part>_<field>``. The figures are
 :mod:`rgr.chapters.figures.lower_bounds`.
@@ -108,7 +108,8 @@ class _SeedPaperFinding:
 
 def seed_paper_finding(per_context: pd.DataFrame, budget: pd.DataFrame, budget_d_model: int,
                        ell_ref: int = 16) -> _SeedPaperFinding:
-    """Read :func:`rgr.studies.per_context.per_context_table` and :func:`all_context_budget` (at ``budget_d_model``)."""
+    """Read :func:`rgr.studies.lower_bounds.per_context_table` and :func:`all_context_budget` (at
+    ``budget_d_model``)."""
     med = per_context.groupby(["ell", "m"]).d_median.median().unstack("m")
     by_ell = per_context.groupby("ell").d_median.median()
     slope = float(np.polyfit(np.log(by_ell.index.values), by_ell.values, 1)[0]) if len(by_ell) > 1 else math.nan
@@ -148,7 +149,8 @@ class _MarginFinding:
 
 
 def margin_finding(df: pd.DataFrame) -> _MarginFinding:
-    """Read :func:`rgr.studies.margins.trained_margins` rows (``best_case_over_DK_max`` needs columns m, d_model)."""
+    """Read :func:`rgr.studies.lower_bounds.trained_margins` rows (``best_case_over_DK_max`` needs columns m,
+    d_model)."""
     ok = df[df.gamma > 0]
     ratio = ok.bound_DK / ok.D_K
     nan = math.nan

@@ -7,18 +7,20 @@
 - :func:`leakage_noise` and :func:`head_split` measure Sec. 5's interference
   mechanism.
 
-:class:`rgr.studies.presets.ConstructionsPreset` sizes them per preset. Constructions are made by name with
-:func:`rgr.studies.construction_search.build`, which also holds the success criteria and the smallest-width
-search behind ``data/constructions.csv``.
+:class:`ConstructionsPreset` sizes them and the chapter's other studies per preset (smoke / book / paper).
+Constructions are made by name with :func:`rgr.studies.construction_search.build`, which also holds the success
+criteria and the smallest-width search behind ``data/constructions.csv``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 import torch
 
+from ..protocol import pick_preset
 from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import Graph, permutation_graph
 from ..theory.checks import (
@@ -30,12 +32,13 @@ from ..theory.checks import (
     separation,
     separation_from_scores,
 )
-from ..theory.coloring import bipartite_edge_coloring
 from ..theory.constructions import construct_compressive, construct_softmax
-from ..theory.template import Construction
+from ..theory.template import Construction, bipartite_edge_coloring
 from .construction_search import build, passes
 
 __all__ = [
+    "ConstructionsPreset",
+    "CONSTRUCTIONS",
     "success_rate",
     "limit_phase",
     "separation_panels",
@@ -44,6 +47,93 @@ __all__ = [
     "leakage_noise",
     "head_split",
 ]
+
+
+@dataclass(frozen=True)
+class ConstructionsPreset:
+    """Chapter *constructions*: the sweeps of section 4 and the checks of the paper's other results."""
+
+    # sweeps (this module)
+    onehot_m: tuple[int, ...]  # success rate against C, one-hot inputs
+    onehot_seeds: int
+    book_cell: tuple[int, int]  # (m, d_model) of a book-grid cell
+    theory_cell: tuple[int, int]  # (m, d_model) where the constants of the theory apply
+    phase_m: int  # the d_k -> infinity limit against d_model and B
+    phase_d: tuple[int, ...]
+    leak: tuple[int, int, int]  # (m, d_model, d_k) of the leakage sweep
+    leak_seeds: int
+    split_D_K: tuple[int, ...]  # equal budget D_K split into h heads
+    split_h: tuple[int, ...]
+    softmax_m: int  # Algorithm 2 on one-hot inputs
+    softmax_h: tuple[int, ...]
+    ells: tuple[int, ...]
+    gun_cell: tuple[int, int, int]  # (m, d_model, B) of Algorithm 4
+    regular_r: int
+    # Theorem 8.1 (rgr.studies.theory_checks): Algorithm 2's width sweep, first cell = the theory cell
+    width_cells: tuple[tuple[int, int], ...]
+    width_d_ks: tuple[int, ...]
+    repair_cell: tuple[int, int]  # a cell where d_k <= d_model / ln m holds for d_k >= 2 (ln m)^2-ish
+    repair_d_ks: tuple[int, ...]
+    width_ells: tuple[int, ...]
+    width_n: int  # contexts per (cell, d_k, ell)
+    # the other checks (rgr.studies.theory_checks)
+    onset_ms: tuple[int, ...]  # Algorithm 1 onset
+    onset_ratios: tuple[float, ...]  # d_model / ln m
+    onset_seeds: int
+    prop84_cell: tuple[int, int]
+    prop84_D_Ks: tuple[int, ...]
+    prop84_ell: int
+    rbce_cell: tuple[int, int]  # Corollary B.7 (m > d_model)
+    rbce_c_ps: tuple[float, ...]
+    rbce_c_Bs: tuple[float, ...]
+    skew_cell: tuple[int, int]  # Corollary B.10 (m, d_model)
+    skew_rs: tuple[int, ...]
+
+    @classmethod
+    def named(cls, preset: str) -> ConstructionsPreset:
+        return pick_preset(CONSTRUCTIONS, preset, "constructions")
+
+
+def _ratios(lo: float, hi: float, step: float) -> tuple[float, ...]:
+    n = int(round((hi - lo) / step))
+    return tuple(lo + step * i for i in range(n + 1))
+
+
+CONSTRUCTIONS: dict[str, ConstructionsPreset] = {
+    "smoke": ConstructionsPreset(
+        onehot_m=(64,), onehot_seeds=2, book_cell=(128, 32), theory_cell=(256, 256), phase_m=64, phase_d=(16, 64),
+        leak=(128, 16, 32), leak_seeds=1, split_D_K=(256, 1024), split_h=(1, 2, 4), softmax_m=64, softmax_h=(1, 4),
+        ells=(16, 32), gun_cell=(128, 128, 8), regular_r=2,
+        width_cells=((256, 128),), width_d_ks=(48, 216, 864), repair_cell=(512, 256), repair_d_ks=(32,),
+        width_ells=(16,), width_n=40,
+        onset_ms=(64, 256), onset_ratios=_ratios(20, 50, 10), onset_seeds=2,
+        prop84_cell=(256, 64), prop84_D_Ks=(256, 1024), prop84_ell=32, rbce_cell=(256, 128), rbce_c_ps=(4.0,),
+        rbce_c_Bs=(0.03,), skew_cell=(256, 128), skew_rs=(2,),
+    ),
+    "book": ConstructionsPreset(
+        onehot_m=(64, 256), onehot_seeds=8, book_cell=(256, 32), theory_cell=(1024, 512), phase_m=256,
+        phase_d=(16, 32, 64, 128, 256), leak=(256, 32, 64), leak_seeds=2, split_D_K=(1024, 2048, 4096),
+        split_h=(1, 2, 8), softmax_m=256, softmax_h=(1, 2, 4, 8, 16), ells=(16, 64), gun_cell=(256, 256, 16),
+        regular_r=2,
+        width_cells=((1024, 512), (256, 128)), width_d_ks=(48, 97, 216, 432, 864, 1728, 3456),
+        repair_cell=(4096, 2048), repair_d_ks=(97, 216, 864), width_ells=(16, 64), width_n=100,
+        onset_ms=(64, 128, 256, 512, 1024), onset_ratios=_ratios(15, 55, 2.5), onset_seeds=6,
+        prop84_cell=(1024, 256), prop84_D_Ks=(256, 1024, 4096), prop84_ell=64,
+        rbce_cell=(1024, 512), rbce_c_ps=(4.0, 8.0), rbce_c_Bs=(0.03, 0.125), skew_cell=(1024, 512), skew_rs=(2, 4),
+    ),
+    "paper": ConstructionsPreset(
+        onehot_m=(64, 256, 1024), onehot_seeds=20, book_cell=(256, 32), theory_cell=(1024, 512), phase_m=512,
+        phase_d=(16, 32, 64, 128, 256, 512), leak=(512, 32, 64), leak_seeds=5, split_D_K=(512, 1024, 2048, 4096),
+        split_h=(1, 2, 4, 8), softmax_m=512, softmax_h=(1, 2, 4, 8, 16, 32), ells=(16, 64, 128),
+        gun_cell=(256, 256, 16), regular_r=4,
+        width_cells=((1024, 512), (256, 128), (1024, 256)), width_d_ks=(48, 97, 216, 432, 864, 1728, 3456),
+        repair_cell=(4096, 2048), repair_d_ks=(97, 216, 432, 864), width_ells=(16, 64), width_n=200,
+        onset_ms=(64, 128, 256, 512, 1024), onset_ratios=_ratios(15, 55, 1.25), onset_seeds=20,
+        prop84_cell=(1024, 256), prop84_D_Ks=(256, 512, 1024, 2048, 4096), prop84_ell=64,
+        rbce_cell=(1024, 512), rbce_c_ps=(2.0, 4.0, 8.0), rbce_c_Bs=(0.01, 0.03, 0.06, 0.125),
+        skew_cell=(1024, 512), skew_rs=(2, 4),
+    ),
+}
 
 
 def success_rate(

@@ -7,10 +7,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..protocol import pick_preset
 from ..task.contexts import sample
 from ..task.graphs import permutation_graph
 
-__all__ = ["sampler_rates", "theory_finding"]
+__all__ = ["TheoryPreset", "sampler_rates", "theory_finding"]
+
+
+@dataclass(frozen=True)
+class TheoryPreset:
+    """Chapter *theory*: how many contexts the sampler check draws (:func:`sampler_rates`; smoke / book / paper)."""
+
+    n_check: int
+
+    @classmethod
+    def named(cls, preset: str) -> TheoryPreset:
+        return pick_preset(_THEORY, preset, "theory")
+
+
+_THEORY: dict[str, TheoryPreset] = {
+    "smoke": TheoryPreset(n_check=200),
+    "book": TheoryPreset(n_check=4000),
+    "paper": TheoryPreset(n_check=40000),
+}
 
 
 def _chance_rate(m: int, ell: int) -> float:

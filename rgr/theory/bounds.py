@@ -40,6 +40,7 @@ __all__ = [
     "regular_x",
     "regular_x_bound",
     "DEFAULT_C",
+    "theorem_B1_C",
     "dk_from_C",
     "n_pairs",
     "bit_budget_DK",
@@ -74,6 +75,14 @@ DEFAULT_C: dict[str, float] = {
     "general-embedding": 250.0,
     "general-graph": 160.0,
 }
+
+
+def theorem_B1_C(p: float) -> float:
+    """The sufficient constant of Theorem B.1's proof: ``C > max(3/c1, 2/c2)`` with
+    ``c1 = p(1-p)^2/8`` and ``c2 = p(1-p)^2 / (2(1+3p))``."""
+    c1 = p * (1 - p) ** 2 / 8
+    c2 = p * (1 - p) ** 2 / (2 * (1 + 3 * p))
+    return max(3 / c1, 2 / c2)
 
 
 def scaling_x(m: np.ndarray | float, d_model: np.ndarray | float) -> np.ndarray | float:
@@ -149,7 +158,7 @@ def margin_bits(gamma: float) -> float:
 
 def margin_bound_DK(m: int, m_edges: int, d_model: int, gamma: float) -> float:
     """Theorem 9.2's lower bound on D_K at normalised margin gamma (explicit net constant 12; measured gamma:
-    :mod:`rgr.studies.margins`)."""
+    :func:`rgr.studies.lower_bounds.trained_margins`)."""
     return bit_budget_DK(m, m_edges, d_model, margin_bits(gamma))
 
 

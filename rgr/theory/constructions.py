@@ -39,13 +39,20 @@ import torch
 from ..task.embeddings import gaussian_unit, one_hot, random_binary
 from ..task.graphs import Graph
 from .bounds import DEFAULT_C
-from .coloring import matching_blocks, max_degree
-from .template import Construction, assemble, check_X, matching_edges, resolve_dk, split_blocks
+from .template import (
+    Construction,
+    assemble,
+    check_X,
+    matching_blocks,
+    matching_edges,
+    max_degree,
+    resolve_dk,
+    split_blocks,
+)
 
 __all__ = [
     "gaussian_family",
     "binary_family",
-    "theorem_B1_C",
     "construct_one_hot",
     "construct_compressive",
     "construct_softmax",
@@ -87,15 +94,6 @@ def binary_family(
     X = random_binary(m, d_model, seed, p=p_B)
     B = max(1, round(c_B * d_model / math.log(m)))
     return _EmbeddingFamily("binary", X, d_model * p_B, int(B), p_B)
-
-
-def theorem_B1_C(p: float) -> float:
-    """The sufficient constant of Theorem B.1's proof: ``C > max(3/c1, 2/c2)`` with
-    ``c1 = p(1-p)^2/8`` and ``c2 = p(1-p)^2 / (2(1+3p))``."""
-    c1 = p * (1 - p) ** 2 / 8
-    c2 = p * (1 - p) ** 2 / (2 * (1 + 3 * p))
-    return max(3 / c1, 2 / c2)
-
 
 
 def construct_one_hot(
@@ -226,7 +224,7 @@ def construct_general_graph(
     """Algorithm 5: any directed graph, compressive Gaussian embeddings.
 
     The bipartite incidence graph is edge-coloured with exactly ``Delta``
-    colours (:func:`rgr.theory.coloring.bipartite_edge_coloring`); each colour class
+    colours (:func:`rgr.theory.template.bipartite_edge_coloring`); each colour class
     (a matching) is cut into blocks of at most ``block_size = d_model`` edges,
     one head per block: at most ``ceil(m'/d_model) + Delta`` heads (the
     ``h_bound`` recorded). Rademacher signatures shared by all heads,

@@ -12,10 +12,10 @@ those bounds:
 
 These are *necessary* for a row to be an instance (the unknown ``C_2`` may ask for a longer context still).
 
-The book's repair of the proof's gap (:mod:`rgr.studies.theorem81` measures it) is a *sufficient condition*, sketched,
-not proved: keep the leakage logit bounded, ``d_k ln m / d_model <= c``; together with ``d_k >= C (ln m)^2``
-that needs ``d_model >= (C/c) (ln m)^3``. :func:`repair_smallest_m` says where that window opens at the proof's
-own constants.
+The book's repair of the proof's gap (:func:`rgr.studies.theory_checks.theorem81_tables` measures it) is a
+*sufficient condition*, sketched, not proved: keep the leakage logit bounded, ``d_k ln m / d_model <= c``;
+together with ``d_k >= C (ln m)^2`` that needs ``d_model >= (C/c) (ln m)^3``. :func:`repair_smallest_m` says
+where that window opens at the proof's own constants.
 """
 
 from __future__ import annotations

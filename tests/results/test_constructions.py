@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.results.constructions.findings import checks_finding, finding_rows, sweeps_finding
+from rgr.results.constructions import checks_finding, finding_rows, sweeps_finding
 
 
 def test_sweeps_finding_rows():

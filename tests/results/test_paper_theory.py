@@ -1,5 +1,5 @@
 """Theorem 8.1's explicit bounds (rgr.theory.theorem81) and the finding about the paper's theory
-(rgr.results.constructions.paper_theory) that the constructions chapter glues and the intro and the replication
+(rgr.results.constructions.paper_theory_finding) that the constructions chapter glues and the intro and the replication
 summary paste."""
 
 import math
@@ -7,10 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.results.constructions.paper_theory import paper_theory_finding
-from rgr.studies.presets import ConstructionsPreset
-from rgr.studies.theorem81 import theorem81_tables
-from rgr.studies.theory_checks import algorithm1_onset
+from rgr.results.constructions import paper_theory_finding
+from rgr.studies.construction_sweeps import ConstructionsPreset
+from rgr.studies.theory_checks import algorithm1_onset, theorem81_tables
 from rgr.theory.theorem81 import (
     PROOF_C,
     REPAIR_C,

@@ -12,7 +12,7 @@ from rgr.studies.construction_search import build
 from rgr.studies.construction_sweeps import success_rate
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import graph_from_edges, permutation_graph, regular_graph
-from rgr.theory.bounds import dk_from_C
+from rgr.theory.bounds import dk_from_C, theorem_B1_C
 from rgr.theory.checks import evaluate_contexts, limit_separation, separation
 from rgr.theory.constructions import (
     DEFAULT_C,
@@ -23,7 +23,6 @@ from rgr.theory.constructions import (
     construct_one_hot,
     construct_softmax,
     gaussian_family,
-    theorem_B1_C,
 )
 from rgr.theory.template import signatures
 

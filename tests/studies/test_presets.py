@@ -1,10 +1,13 @@
-"""One frozen preset type per theory chapter (rgr.studies.presets), smoke / book / paper each."""
+"""One frozen preset type per theory chapter, beside its studies (rgr.studies.sampler_check, construction_sweeps,
+lower_bounds), smoke / book / paper each, picked by rgr.protocol.pick_preset."""
 
 import dataclasses
 
 import pytest
 
-from rgr.studies.presets import CONSTRUCTIONS, ConstructionsPreset, LowerBoundsPreset, TheoryPreset
+from rgr.studies.construction_sweeps import CONSTRUCTIONS, ConstructionsPreset
+from rgr.studies.lower_bounds import LowerBoundsPreset
+from rgr.studies.sampler_check import TheoryPreset
 
 PRESETS = ("smoke", "book", "paper")
 THEORY = {name: TheoryPreset.named(name) for name in PRESETS}

@@ -1,25 +1,19 @@
-"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10, Theorem 9.2, per-context width
-(rgr.studies.theorem81, rgr.studies.theory_checks, rgr.studies.margins; their readings: tests/results/)."""
+"""Issue 18: Algorithm 2's leakage term, Algorithm 1's onset, Prop. 8.4, Cor. B.7/B.10 (rgr.studies.theory_checks;
+their readings: tests/results/; Theorem 9.2 and the per-context width:
+tests/studies/test_lower_bounds.py)."""
 
 import math
 from dataclasses import replace
-from types import SimpleNamespace
 
-import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from rgr.experiments.engine.config import RunConfig
-from rgr.results.constructions.findings import onset_crossover, softmax_width_finding
-from rgr.studies import margins
+from rgr.results.constructions import onset_crossover, softmax_width_finding
 from rgr.studies import theory_checks as tc
-from rgr.studies.per_context import per_context_table
-from rgr.studies.presets import ConstructionsPreset
-from rgr.studies.theorem81 import leakage_logits, softmax_failures, theorem81_tables
+from rgr.studies.construction_sweeps import ConstructionsPreset
 from rgr.task.embeddings import gaussian_unit
 from rgr.task.graphs import permutation_graph
-from rgr.theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 from rgr.theory.constructions import construct_softmax
 from rgr.theory.theorem81 import kappa, leakage_logit_sd, repaired_dk_window
 
@@ -66,7 +60,7 @@ def test_leakage_logits_match_signature_average():
             if s_ < 8 and t_ < 8:
                 planted[k, s_, t_] = math.sqrt(dk)
     mean = acc / n - planted
-    L = leakage_logits(c0, items)[0]
+    L = tc.leakage_logits(c0, items)[0]
     assert torch.allclose(mean, L, atol=0.35)  # Monte Carlo error ~ sd / sqrt(n)
     assert float((mean - L).abs().mean()) < 0.08
 
@@ -74,7 +68,7 @@ def test_leakage_logits_match_signature_average():
 def test_leakage_sd_measured_matches_and_grows():
     p = replace(ConstructionsPreset.named("smoke"), width_cells=((256, 128),), width_d_ks=(32, 512), width_ells=(16,),
                 width_n=30, repair_cell=(64, 32), repair_d_ks=(8,))
-    sweep = theorem81_tables(p, n_widths=1).sweep
+    sweep = tc.theorem81_tables(p, n_widths=1).sweep
     df = sweep[sweep.m == 256].drop(columns="inside").reset_index(drop=True)
     assert df.d_k.tolist() == [32, 512]
     assert ((df.leak_sd / df.leak_sd_predicted - 1).abs() < 0.1).all()
@@ -90,11 +84,11 @@ def test_leakage_sd_measured_matches_and_grows():
 def test_softmax_failures_one_hot_has_no_leakage():
     g = permutation_graph(64, 0)
     c = construct_softmax(g, torch.eye(64), h=4, seed=0, embedding="one-hot")
-    f = softmax_failures(c, g, n=30, ell=16)
+    f = tc.softmax_failures(c, g, n=30, ell=16)
     assert f.present == f.present_no_leak and f.absent == f.absent_no_leak  # X X^T = I: no leakage mean
     with pytest.raises(ValueError, match="softmax"):
         from rgr.theory.constructions import construct_compressive
-        softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
+        tc.softmax_failures(construct_compressive(g, gaussian_unit(64, 16, 0), d_k=8), g)
 
 
 def test_onset_and_crossover():
@@ -119,44 +113,3 @@ def test_prop84_and_tables():
     assert b.p_B.iloc[0] == pytest.approx(4 * math.log(256) / 128) and b.p_B.iloc[0] < 0.5
     with pytest.raises(ValueError, match="m > d_model"):
         tc.sparse_binary_table(64, 64, [1.0], [1.0], [0])
-
-
-def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
-    assert margin_bits(1.0) == pytest.approx(math.log2(12))
-    assert margin_bound_DK(64, 64, 32, 0.01) == pytest.approx(bit_budget_DK(64, 64, 32, math.log2(1200)))
-    # a smaller margin costs more bits: a weaker bound
-    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)
-    with pytest.raises(ValueError, match="gamma"):
-        margin_bits(0.0)
-
-
-def test_normalised_margin_closed_form(monkeypatch):
-    """trained_margins on a model whose margin is known exactly: one-hot embeddings, one head with
-    W_Q W_K^T = 2 A - 1 (scaled); training and the task stand in as that model and its graph."""
-    m = 4
-    A = np.zeros((m, m), dtype=bool)
-    A[0, 1] = A[1, 2] = A[2, 3] = A[3, 0] = True
-    W_Q = torch.eye(m).unsqueeze(0)
-    W_K = torch.from_numpy(np.where(A, 1.0, -1.0).T).float().unsqueeze(0)  # S = X W_Q (X W_K)^T = +-1
-    graph = SimpleNamespace(adjacency=lambda: A, m_edges=m)
-    monkeypatch.setattr(margins, "build_task", lambda cfg: (graph, torch.eye(m)))
-
-    def rows(sign: float) -> pd.Series:
-        run = SimpleNamespace(weights={"W_Q": W_Q, "W_K": sign * W_K}, tau=0.0, steps=1, test_f1=1.0)
-        monkeypatch.setattr(margins, "train_run", lambda cfg, **kw: run)
-        return margins.trained_margins([RunConfig(m=m, d_model=m, h=1, d_k=m, ell=2)]).iloc[0]
-
-    mg = rows(1.0)
-    assert mg.pair_errors == 0 and mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # raw margin 1, ||W_Q|| ||W_K|| = 8
-    assert mg.bits == margin_bits(mg.gamma) and mg.bound_DK == margin_bound_DK(m, m, m, mg.gamma)
-    bad = rows(-1.0)
-    assert bad.gamma == pytest.approx(-1.0 / 8.0) and bad.pair_errors == m * (m - 1) and math.isnan(bad.bound_DK)
-
-
-def test_hoeffding_width():  # the per-context width itself: tests/studies/test_per_context.py
-    w = per_context_table([64], [16], 32, [0], n=1).hoeffding.iloc[0]
-    assert w == math.floor(16 * math.log(16)) + 1
-    assert 16 ** 2 * math.exp(-w / 8) < 1
-    assert 16 ** 2 * math.exp(-(w - 1) / 8) >= 1  # the smallest such width
-    with pytest.raises(ValueError, match="ell"):
-        per_context_table([64], [1], 32, [0], n=1)

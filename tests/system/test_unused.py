@@ -27,12 +27,13 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.experiments.settled.GPU_UNITS": "README's table of extensions names it",
     "rgr.experiments.sizing.calibration.calibrate_from_history": "README's sizing section tells researchers to call it",
     "rgr.theory.bounds.upper_bound": "theorem check: the constructions (chapter constructions) build this D_K",
-    "rgr.studies.per_context.context_separates": "theorem check of the per-context construction (chapter lower bounds)",
+    "rgr.studies.lower_bounds.context_separates": "theorem check of the per-context construction (chapter lower "
+                                                  "bounds)",
     "rgr.chapters.loading.ExperimentData": "load_experiment returns it; every data chapter reads its runs (data.runs)",
     "rgr.chapters.style.text_problems": "names a figure's overlapping or cut texts; test_style's failure points to it",
     "rgr.chapters.params.ParameterError": "a chapter stopped by a bad parameter shows its name (params' docstring)",
     "rgr.theory.checks.limit_scores": "the constructions chapter's prose names it (the d_k -> infinity limit)",
-    "rgr.studies.theorem81.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
+    "rgr.studies.theory_checks.leakage_logits": "the constructions chapter's prose names it (the leakage mean)",
     "rgr.results.choosing_heads.checks.PREREGISTERED": "the choosing-heads chapter's prose names it (the prediction)",
     "rgr.results.replication.registry.READERS": "README's module map and the replication chapter's prose name it",
     "rgr.results.reported.page_markdown": "book/reported.md says `python -m rgr.results.replication."
@@ -47,8 +48,8 @@ TESTED_DIRECTLY: set[str] = {
     "rgr.results.peers.sweep.series_drift",
     "rgr.results.replication.paper_arithmetic.meet_in_the_middle",
     "rgr.results.replication.paper_arithmetic.printed_half_unit",
-    "rgr.studies.per_context.first_separating_width",
-    "rgr.studies.theorem81.softmax_failures",
+    "rgr.studies.lower_bounds.first_separating_width",
+    "rgr.studies.theory_checks.softmax_failures",
 }
 
 

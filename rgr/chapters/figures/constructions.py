@@ -220,7 +220,7 @@ def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
 def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
     """Algorithm 2 against d_k: failures with and without the leakage mean, and the leakage logit's spread.
 
-    ``df``: :func:`rgr.studies.theorem81.theorem81_tables` rows. Top: non-edge failures per 1,000
+    ``df``: :func:`rgr.studies.theory_checks.theorem81_tables` rows. Top: non-edge failures per 1,000
     non-edges on target-present (solid) and target-absent (dotted) rows, one colour per cell, grey:
     the same contexts with the leakage mean removed from every logit. Below: the measured sd of the
     leakage logit (markers) and ``sqrt(d_k B) / d_model`` (lines). Both log-log, stacked at the column's width (tick

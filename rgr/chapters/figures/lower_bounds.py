@@ -99,7 +99,7 @@ def _legend_row(lax, ax, ncol: int = 1) -> None:
 def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Figure:
     """The seed paper's per-context width against RGR's all-contexts budget.
 
-    Left: ``per_context`` (:func:`rgr.studies.per_context.per_context_table`): median (markers) and
+    Left: ``per_context`` (:func:`rgr.studies.lower_bounds.per_context_table`): median (markers) and
     largest (bars) per-context width d against ell, one colour per m, with the union-bound width
     16 ln(ell) (dashed). Right: ``budget`` (columns m, d_model, D_K, source): the all-contexts D_K
     against m, one marker per source.
@@ -141,7 +141,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
 def plot_margins(df: pd.DataFrame) -> plt.Figure:
     """Theorem 9.2 on trained models: the bound at the measured margin against the trained D_K.
 
-    ``df``: :func:`rgr.studies.margins.trained_margins` rows. Markers: the trained D_K (x) against the
+    ``df``: :func:`rgr.studies.lower_bounds.trained_margins` rows. Markers: the trained D_K (x) against the
     bound at its normalised margin (y); the diagonal: bound = D_K (a point above it would break the
     theorem).
     """

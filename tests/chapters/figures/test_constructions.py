@@ -15,9 +15,9 @@ from rgr.chapters.figures import lower_bounds as lb  # noqa: E402
 from rgr.protocol import HEADS_ALL  # noqa: E402
 from rgr.studies import construction_sweeps as cs  # noqa: E402
 from rgr.studies import theory_checks as tc  # noqa: E402
-from rgr.studies.per_context import per_context_table  # noqa: E402
-from rgr.studies.presets import ConstructionsPreset  # noqa: E402
-from rgr.studies.theorem81 import theorem81_tables  # noqa: E402
+from rgr.studies.construction_sweeps import ConstructionsPreset  # noqa: E402
+from rgr.studies.lower_bounds import per_context_table  # noqa: E402
+from rgr.studies.theory_checks import theorem81_tables  # noqa: E402
 from rgr.theory import bounds  # noqa: E402
 from tests.studies.synthetic import explicit_table  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""Bipartite edge colouring with exactly Delta colours, and the packing into matchings (Lemma B.8)."""
+"""The template's blocks (rgr.theory.template): bipartite edge colouring with exactly Delta colours, and the packing
+into matchings (Lemma B.8)."""
 
 import math
 
@@ -8,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rgr.task.graphs import regular_graph
-from rgr.theory.coloring import bipartite_edge_coloring, is_matching, matching_blocks, max_degree
+from rgr.theory.template import bipartite_edge_coloring, matching_blocks, max_degree
+
+
+def is_matching(edges: np.ndarray) -> bool:
+    """No two edges share a source, no two a target."""
+    e = np.asarray(edges).reshape(-1, 2)
+    return len(np.unique(e[:, 0])) == len(e) and len(np.unique(e[:, 1])) == len(e)
 
 
 @st.composite

@@ -1,7 +1,20 @@
-"""One context's pattern against every context's: the seed paper's O(log L) and RGR's budget (chapter *lower bounds*).
+"""The chapter *lower bounds*' live studies, sized by :class:`LowerBoundsPreset`: Theorem 9.2 on trained models
+(:func:`trained_margins`) and the seed paper's per-context width (:func:`per_context_table`).
 
-Likhosherstov, Choromanski and Weller (arXiv:2106.03764) show that self-attention with *fixed* parameters
-can approximate any sparse pattern of length L (a bounded number of non-zeros per row and column, up to
+**Theorem 9.2's normalised margin.** Theorem 9.2 counts the graphs a QK channel can recover *with margin
+gamma* once the parameters and embeddings are normalised, ``||U||_F, ||V||_F, |tau|, ||x_v|| <= 1`` (its (26));
+the volumetric gamma/4-net of that ball has at most ``(12/gamma)^(2 d_model D_K + 1)`` points, so
+
+    D_K >= (log2 binom(m(m-1), m') / log2(12/gamma) - 1) / (2 d_model),
+
+the bit-budget bound with ``b = log2(12/gamma)`` bits per parameter. :func:`_normalised_margin`
+measures gamma of a trained max-over-heads model over all ordered pairs (its length-2 contexts, the
+proof's reduction), :func:`rgr.theory.bounds.margin_bound_DK` turns it into the bound, and :func:`trained_margins`
+trains the models (read by :func:`rgr.results.lower_bounds.margin_finding`).
+
+**One context's pattern against every context's: the seed paper's O(log L) and RGR's budget.**
+Likhosherstov, Choromanski and Weller (arXiv:2106.03764) show that self-attention with *fixed* parameters can
+approximate any sparse pattern of length L (a bounded number of non-zeros per row and column, up to
 row rescaling) by choosing the *inputs* alone, with a key–query dimension d = O(log L): "while the
 parameters of self-attention are fixed, various sparse matrices can be approximated by only modifying the
 inputs". RGR fixes the other side: the inputs (each item's embedding) are given, and one set of weights
@@ -31,17 +44,115 @@ de-embed the context to within :data:`_DE_EMBED_TOL` (:func:`_de_embedding_error
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from ..task.contexts import sample
+from ..experiments.engine.config import RunConfig
+from ..experiments.engine.loop import train_run
+from ..protocol import pick_preset
+from ..task.contexts import build_task, sample
 from ..task.embeddings import gaussian_unit
 from ..task.graphs import permutation_graph
 from ..task.rng import derive_seed
+from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
-__all__ = ["context_separates", "first_separating_width", "per_context_table"]
+__all__ = ["LowerBoundsPreset", "trained_margins", "context_separates", "first_separating_width",
+           "per_context_table"]
+
+
+@dataclass(frozen=True)
+class LowerBoundsPreset:
+    """Chapter *lower bounds*: Theorem 9.2 on trained models and the seed paper's per-context width
+    (smoke / book / paper, as every chapter preset: :func:`rgr.protocol.pick_preset`)."""
+
+    margin_runs: tuple[tuple[int, int, int, int], ...]  # Theorem 9.2: trained (m, d_model, h, d_k)
+    margin_max_steps: int
+    context_ms: tuple[int, ...]  # seed paper: per-context width
+    context_ells: tuple[int, ...]
+    context_d_model: int
+    context_n: int
+    budget_d_model: int  # the d_model of the all-contexts budget (data/base.csv rows)
+
+    @classmethod
+    def named(cls, preset: str) -> LowerBoundsPreset:
+        return pick_preset(_PRESETS, preset, "lower bounds")
+
+
+_PRESETS: dict[str, LowerBoundsPreset] = {
+    "smoke": LowerBoundsPreset(
+        margin_runs=((32, 32, 1, 4),), margin_max_steps=3000, context_ms=(64,), context_ells=(4, 16),
+        context_d_model=32, context_n=5, budget_d_model=8,
+    ),
+    "book": LowerBoundsPreset(
+        margin_runs=((64, 64, 1, 4), (64, 32, 1, 6), (64, 16, 2, 10), (128, 32, 1, 20)), margin_max_steps=20_000,
+        context_ms=(64, 1024), context_ells=(4, 8, 16, 32, 64), context_d_model=64, context_n=20, budget_d_model=32,
+    ),
+    "paper": LowerBoundsPreset(
+        margin_runs=((64, 64, 1, 4), (64, 32, 1, 6), (64, 16, 2, 10), (128, 32, 1, 20), (128, 64, 1, 7)),
+        margin_max_steps=20_000, context_ms=(64, 256, 1024), context_ells=(4, 8, 16, 32, 64), context_d_model=64,
+        context_n=50, budget_d_model=32,
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Theorem 9.2: the normalised margin of trained models
+
+
+@dataclass(frozen=True)
+class _Margin:
+    """The all-pairs margin of one model after Theorem 9.2's normalisation.
+
+    ``gamma = min_pairs sign * (S - tau) / scale`` with ``scale = max(||U||_F ||V||_F max||x||^2, |tau|)``
+    (edges +, non-edges -); ``gamma <= 0`` means some pair is on the wrong side (the model does not
+    recover the graph on every length-2 context, whatever its F1 on longer ones).
+    """
+
+    gamma: float
+    raw_margin: float
+    scale: float
+    pair_errors: int
+
+
+def _normalised_margin(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float, X: torch.Tensor,
+                      adjacency: np.ndarray) -> _Margin:
+    """:class:`_Margin` of max-over-heads weights (h, d_model, d_k) on embeddings X (m, d_model)."""
+    Xd, Q, K = X.double(), W_Q.double(), W_K.double()
+    S = ((Xd @ Q) @ (Xd @ K).transpose(1, 2)).amax(0).numpy()  # (m, m): max over heads
+    A = np.asarray(adjacency, dtype=bool)
+    off = ~np.eye(A.shape[0], dtype=bool)
+    signed = np.where(A, S - tau, tau - S)[off]
+    fro = float(Q.norm() * K.norm())  # ||U||_F ||V||_F of the concatenated heads
+    scale = max(fro * float(Xd.norm(dim=1).max()) ** 2, abs(tau))
+    raw = float(signed.min())
+    return _Margin(gamma=raw / scale, raw_margin=raw, scale=scale, pair_errors=int((signed <= 0).sum()))
+
+
+def trained_margins(configs: list[RunConfig]) -> pd.DataFrame:
+    """Train each config (CPU), then its normalised margin, Theorem 9.2's bound at that margin and the bit bound.
+
+    One row per config: cell, h, D_K, steps, test F1, gamma, pair errors, ``bound_DK`` (at the measured
+    gamma, NaN if gamma <= 0) and ``bound_DK_b32`` (32 bits per parameter) for comparison.
+    """
+    rows = []
+    for cfg in configs:
+        r = train_run(cfg, device="cpu", progress=False, keep_weights=True)
+        g, X = build_task(cfg)
+        mg = _normalised_margin(r.weights["W_Q"], r.weights["W_K"], float(r.tau), X, g.adjacency())
+        bound = margin_bound_DK(cfg.m, g.m_edges, cfg.d_model, min(mg.gamma, 1.0)) if mg.gamma > 0 else math.nan
+        rows.append(dict(m=cfg.m, d_model=cfg.d_model, h=cfg.h, d_k=cfg.d_k, D_K=cfg.D_K, seed=cfg.seed,
+                         steps=r.steps, test_f1=r.test_f1, gamma=mg.gamma, pair_errors=mg.pair_errors,
+                         bits=margin_bits(min(mg.gamma, 1.0)) if mg.gamma > 0 else math.nan, bound_DK=bound,
+                         bound_DK_b32=bit_budget_DK(cfg.m, g.m_edges, cfg.d_model, 32.0)))
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------
+# the seed paper: one context's width
+
 
 _STREAM = 23  # random stream of the per-context signatures
 # largest entry of |X_C X_C^+ - I| accepted: the model-space scores are then within

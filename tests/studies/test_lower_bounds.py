@@ -1,15 +1,21 @@
-"""The per-context width of the seed paper (rgr.studies.per_context): exact integer scores, a tie fails (issue 33)."""
+"""The chapter *lower bounds*' studies (rgr.studies.lower_bounds): Theorem 9.2's normalised margin (issue 18), and the
+seed paper's per-context width: exact integer scores, a tie fails (issue 33)."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rgr.studies.per_context import context_separates, first_separating_width, per_context_table
+from rgr.experiments.engine.config import RunConfig
+from rgr.studies import lower_bounds as lbs
+from rgr.studies.lower_bounds import context_separates, first_separating_width, per_context_table
 from rgr.task.embeddings import gaussian_unit
+from rgr.theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
 
 def _tie_case() -> tuple[torch.Tensor, np.ndarray]:
@@ -129,3 +135,44 @@ def test_a_context_wider_than_the_signatures_needs_d_max_plus_one():
     y[np.arange(16), np.roll(np.arange(16), 1)] = True  # 16 items, one target each
     W = np.where(np.random.default_rng(0).random((16, 4)) < 0.5, 1, -1)
     assert first_separating_width(y, W) == 5  # too narrow for 16 items: d_max + 1
+
+
+def test_margin_bound_is_bit_bound_at_log2_12_over_gamma():
+    assert margin_bits(1.0) == pytest.approx(math.log2(12))
+    assert margin_bound_DK(64, 64, 32, 0.01) == pytest.approx(bit_budget_DK(64, 64, 32, math.log2(1200)))
+    # a smaller margin costs more bits: a weaker bound
+    assert margin_bound_DK(64, 64, 32, 0.001) < margin_bound_DK(64, 64, 32, 0.01)
+    with pytest.raises(ValueError, match="gamma"):
+        margin_bits(0.0)
+
+
+def test_normalised_margin_closed_form(monkeypatch):
+    """trained_margins on a model whose margin is known exactly: one-hot embeddings, one head with
+    W_Q W_K^T = 2 A - 1 (scaled); training and the task stand in as that model and its graph."""
+    m = 4
+    A = np.zeros((m, m), dtype=bool)
+    A[0, 1] = A[1, 2] = A[2, 3] = A[3, 0] = True
+    W_Q = torch.eye(m).unsqueeze(0)
+    W_K = torch.from_numpy(np.where(A, 1.0, -1.0).T).float().unsqueeze(0)  # S = X W_Q (X W_K)^T = +-1
+    graph = SimpleNamespace(adjacency=lambda: A, m_edges=m)
+    monkeypatch.setattr(lbs, "build_task", lambda cfg: (graph, torch.eye(m)))
+
+    def rows(sign: float) -> pd.Series:
+        run = SimpleNamespace(weights={"W_Q": W_Q, "W_K": sign * W_K}, tau=0.0, steps=1, test_f1=1.0)
+        monkeypatch.setattr(lbs, "train_run", lambda cfg, **kw: run)
+        return lbs.trained_margins([RunConfig(m=m, d_model=m, h=1, d_k=m, ell=2)]).iloc[0]
+
+    mg = rows(1.0)
+    assert mg.pair_errors == 0 and mg.gamma == pytest.approx(1.0 / (2.0 * 4.0))  # raw margin 1, ||W_Q|| ||W_K|| = 8
+    assert mg.bits == margin_bits(mg.gamma) and mg.bound_DK == margin_bound_DK(m, m, m, mg.gamma)
+    bad = rows(-1.0)
+    assert bad.gamma == pytest.approx(-1.0 / 8.0) and bad.pair_errors == m * (m - 1) and math.isnan(bad.bound_DK)
+
+
+def test_hoeffding_width():
+    w = per_context_table([64], [16], 32, [0], n=1).hoeffding.iloc[0]
+    assert w == math.floor(16 * math.log(16)) + 1
+    assert 16 ** 2 * math.exp(-w / 8) < 1
+    assert 16 ** 2 * math.exp(-(w - 1) / 8) >= 1  # the smallest such width
+    with pytest.raises(ValueError, match="ell"):
+        per_context_table([64], [1], 32, [0], n=1)

@@ -1,13 +1,30 @@
-"""What the chapter *constructions* reads off its tables (issue 13 item 2: findings in the package).
+"""Chapter *constructions* (book/constructions.ipynb): what it reads off its live tables (:mod:`rgr.studies`), as one
+frozen :class:`ConstructionsFinding`; the chapter glues :func:`rgr.results.findings.flatten` of it, so every number
+in its prose is named ``<part>_<field>`` (e.g. ``paper_gap_present_lo``); its figures are
+:mod:`rgr.chapters.figures.constructions`.
 
-:func:`sweeps_finding` condenses the chapter's live tables (success rates, the explicit table, the limit
-phase, the leakage sweep, the head split, the softmax background; :mod:`rgr.studies.construction_sweeps`) into
-one frozen :class:`SweepsFinding`; :func:`finding_rows` lays it out as measured-against-predicted rows for
-``rgr.chapters.display.table``. :func:`coloring_summary` reads Algorithm 5's packing,
-:func:`softmax_width_finding` Algorithm 2's width sweep (:mod:`rgr.studies.theorem81`),
-:func:`onset_crossover` Algorithm 1's onset and :func:`checks_finding` the other checks
-(:mod:`rgr.studies.theory_checks`). The chapter's whole finding, which it glues by field name, is
-:class:`rgr.results.constructions.ConstructionsFinding`.
+:func:`sweeps_finding` condenses the sweeps (:mod:`rgr.studies.construction_sweeps`; the explicit table) into a
+:class:`_SweepsFinding`, which :func:`finding_rows` lays out as measured-against-predicted rows;
+:func:`coloring_summary` reads Algorithm 5's packing, :func:`softmax_width_finding` Algorithm 2's width sweep
+and :func:`checks_finding` the other checks (both of :mod:`rgr.studies.theory_checks`).
+
+**The book's own findings about the paper's theory** (:class:`_PaperTheoryFinding`; the intro and *Does it
+replicate?* paste them). Two findings, each computed, each with the conditions it was measured under:
+
+1. **A gap in Theorem 8.1's proof.** Inside every bound the proof makes explicit (:mod:`rgr.theory.theorem81`:
+   ``d_k >= 64 (ln m)^2``, ``ell > 8 max(h, ln m)``, ``h = m / d_model``), Algorithm 2's false positives on rows
+   whose target is present *grow* with the head width, which the theorem excludes; removing the leakage mean
+   (:mod:`rgr.studies.theory_checks`) leaves a count that does not grow. The book's repair is a *sufficient
+   condition*, sketched and not proved, checked numerically only on its leakage half (``kappa <= 1``) at widths
+   below the proof's floor; at the proof's own constants its window opens only at ``m`` =
+   :func:`rgr.theory.theorem81.repair_smallest_m`.
+2. **Where Algorithm 1 starts to separate.** The ``d_k -> infinity`` limit of Algorithm 1 separates every pair on
+   at least half the seeds only from ``d_model / ln m`` of about 32-37 (the measured onset; Theorem 4.1's ``c_0``,
+   which asks for separation with high probability, is at least that).
+
+:func:`rgr.studies.theory_checks.theorem81_tables` and :func:`rgr.studies.theory_checks.algorithm1_onset` compute the
+tables, :func:`paper_theory_finding` reads them (Algorithm 1's onset through :func:`onset_crossover`, which the
+chapter also shows). The intro and *Does it replicate?* paste the chapter's glued ``paper_*`` numbers.
 """
 
 from __future__ import annotations
@@ -18,16 +35,23 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...task.graphs import Graph
-from ...theory.constructions import theorem_B1_C
-from ...theory.theorem81 import inside_theorem81, repaired_dk_window, theorem81_bounds
+from ..task.graphs import Graph
+from ..theory.bounds import theorem_B1_C
+from ..theory.theorem81 import (
+    PROOF_C,
+    REPAIR_C,
+    inside_theorem81,
+    repair_smallest_m,
+    repaired_dk_window,
+    theorem81_bounds,
+)
 
-__all__ = ["SweepsFinding", "sweeps_finding", "finding_rows", "ColoringSummary", "coloring_summary", "onset_crossover",
-           "SoftmaxWidthFinding", "softmax_width_finding", "ChecksFinding", "checks_finding"]
+__all__ = ["sweeps_finding", "finding_rows", "coloring_summary", "softmax_width_finding", "checks_finding",
+           "paper_theory_finding", "onset_crossover", "ConstructionsFinding"]
 
 
 @dataclass(frozen=True)
-class SweepsFinding:
+class _SweepsFinding:
     """What the chapter's sweeps measured; NaN / -1 where the tables hold nothing to read."""
 
     smallest_C: dict[str, float]  # per success-rate curve: smallest C at which every seed separated
@@ -63,8 +87,8 @@ def _slope(x: pd.Index | np.ndarray, y: pd.Series | np.ndarray) -> float:
 
 def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFrame, leak: pd.DataFrame,
                    split: pd.DataFrame, bg: pd.DataFrame, theory_cell: tuple[int, int],
-                   bg_inside: pd.DataFrame | None = None) -> SweepsFinding:
-    """Read the chapter's tables (see :class:`SweepsFinding`).
+                   bg_inside: pd.DataFrame | None = None) -> _SweepsFinding:
+    """Read the chapter's tables (see :class:`_SweepsFinding`).
 
     ``bg_inside``: :func:`rgr.studies.construction_sweeps.softmax_background` rows with one head at a width
     and context lengths inside Theorem 8.1's explicit bounds (:mod:`rgr.theory.theorem81`); rows outside them
@@ -90,7 +114,7 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
     ratio = g.n3_fluct_max / g.predicted
     first = split[split.separated].groupby("h").D_K.min()
     m_soft = int(bg.m.iloc[0]) if len(bg) else 2
-    return SweepsFinding(
+    return _SweepsFinding(
         smallest_C={str(k): float(v) for k, v in smallest.items()}, proof_C=theorem_B1_C(0.25),
         theory_d_k=int(cell.d_k.iloc[0]) if found else -1,
         theory_C_eff=float(cell.C_eff.iloc[0]) if found else math.nan,
@@ -111,7 +135,7 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
     )
 
 
-def finding_rows(f: SweepsFinding) -> pd.DataFrame:
+def finding_rows(f: _SweepsFinding) -> pd.DataFrame:
     """Measured against predicted, one row per quantity (strings, ready for a table).
 
     ``kind``: "evidence" where the measurement could have come out against the prediction, "sanity check" where
@@ -142,7 +166,7 @@ def finding_rows(f: SweepsFinding) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class ColoringSummary:
+class _ColoringSummary:
     """Algorithm 5's packing of one graph: colours used, blocks, and the paper's bound on the heads."""
 
     m: int
@@ -154,33 +178,16 @@ class ColoringSummary:
     blocks_fit: bool  # every block holds at most block_size edges
 
 
-def coloring_summary(graph: Graph, col: pd.DataFrame, block_size: int) -> ColoringSummary:
+def coloring_summary(graph: Graph, col: pd.DataFrame, block_size: int) -> _ColoringSummary:
     """Summarise :func:`rgr.studies.construction_sweeps.coloring_table` rows of ``graph``."""
     st = graph.stats()
-    return ColoringSummary(m=st.m, m_edges=st.m_edges, delta=st.delta, colours=len(col), blocks=int(col.blocks.sum()),
+    return _ColoringSummary(m=st.m, m_edges=st.m_edges, delta=st.delta, colours=len(col), blocks=int(col.blocks.sum()),
                            bound=math.ceil(st.m_edges / block_size) + st.delta,
                            blocks_fit=bool((col.largest_block <= block_size).all()))
 
 
-def onset_crossover(df: pd.DataFrame, level: float = 0.5) -> pd.DataFrame:
-    """Per m: separation probability by d_model, and the smallest d_model / ln m at which it reaches ``level``.
-
-    Columns m, ratio_cross (NaN if never), d_model_cross, compressive (m > d_model at the crossover),
-    n_seeds.
-    """
-    rows = []
-    for m, g in df.groupby("m"):
-        p = g.groupby("d_model").agg(ratio=("ratio", "first"), prob=("separated", "mean"), n=("seed", "size"))
-        hit = p[p.prob >= level]
-        d = int(hit.index.min()) if len(hit) else None
-        rows.append(dict(m=int(m), ratio_cross=float(p.ratio[d]) if d else math.nan,
-                         d_model_cross=d if d else -1, compressive=bool(d is not None and m > d),
-                         n_seeds=int(p.n.max())))
-    return pd.DataFrame(rows)
-
-
 @dataclass(frozen=True)
-class SoftmaxWidthFinding:
+class _SoftmaxWidthFinding:
     """The reading of Algorithm 2's width sweep (one cell, one ell, one seed: the theory cell).
 
     ``present_first``/``present_last``: target-present non-edge failures at the smallest and largest
@@ -212,8 +219,8 @@ class SoftmaxWidthFinding:
 
 
 def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
-                          kappa_max: float = 1.0) -> SoftmaxWidthFinding:
-    """Read :func:`rgr.studies.theorem81.theorem81_tables` rows (see :class:`SoftmaxWidthFinding`)."""
+                          kappa_max: float = 1.0) -> _SoftmaxWidthFinding:
+    """Read :func:`rgr.studies.theory_checks.theorem81_tables` rows (see :class:`_SoftmaxWidthFinding`)."""
     t = df[(df.m == cell[0]) & (df.d_model == cell[1]) & (df.ell == ell)].sort_values("d_k")
     if t.empty:
         raise ValueError(f"no rows for cell {cell} at ell={ell}")
@@ -223,7 +230,7 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
     slope = float(np.polyfit(np.log(cg.d_k), np.log(cg.leak_sd), 1)[0]) if len(cg) > 1 else math.nan
     excess = df.present - df.present_no_leak
     rep = df.kappa <= kappa_max
-    return SoftmaxWidthFinding(
+    return _SoftmaxWidthFinding(
         d_k_first=int(t.d_k.iloc[0]), d_k_last=int(t.d_k.iloc[-1]),
         present_first=int(t.present.iloc[0]), present_last=int(t.present.iloc[-1]),
         absent_first=int(t.absent.iloc[0]), absent_last=int(t.absent.iloc[-1]),
@@ -239,7 +246,7 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
 
 
 @dataclass(frozen=True)
-class ChecksFinding:
+class _ChecksFinding:
     """The reading of :mod:`rgr.studies.theory_checks`' tables: Proposition 8.4, Corollaries B.7 and B.10.
 
     ``p84_single``/``p84_multi``: fewest target-present failures over the budgets tried, one head and
@@ -257,14 +264,147 @@ class ChecksFinding:
     skew_C_hi: float
 
 
-def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) -> ChecksFinding:
+def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) -> _ChecksFinding:
     """Read :func:`~rgr.studies.theory_checks.prop84_table`, :func:`~rgr.studies.theory_checks.sparse_binary_table`
-    and :func:`~rgr.studies.theory_checks.bounded_skew_table` rows (see :class:`ChecksFinding`)."""
+    and :func:`~rgr.studies.theory_checks.bounded_skew_table` rows (see :class:`_ChecksFinding`)."""
     fewest = p84.groupby("h").present_failures.min()
-    return ChecksFinding(
+    return _ChecksFinding(
         p84_single=int(fewest.get(1, -1)),
         p84_multi=int(fewest.drop(1, errors="ignore").min()) if len(fewest) > 1 else -1,
         rbce_verdict=f"separates every pair for {'some' if rbce.limit_separated.any() else 'no'}",
         skew_found=int(skew.d_k.notna().sum()), skew_n=len(skew),
         skew_C_lo=float(skew.C_eff.min()), skew_C_hi=float(skew.C_eff.max()),
     )
+
+
+# ---------------------------------------------------------------------------------------
+# the book's findings about the paper's theory
+
+
+_REPAIR_STATUS = "a sufficient condition, sketched in the book and not proved"
+
+
+@dataclass(frozen=True)
+class _PaperTheoryFinding:
+    """The book's findings about the paper's theory (see the module docstring).
+
+    Theorem 8.1 (``gap_*``): the cell, its heads, the two context lengths and the widths used (all inside the
+    proof's explicit bounds, ``gap_inside``), the target-present non-edge false positives at the smallest and
+    largest width (and per 1,000 such non-edges) at each length, the most left once the leakage mean is removed,
+    and whether the count rises at every doubling of the width at both lengths (``gap_trend``: the same in
+    words). The repair (``repair_*``): its condition and status, how many rows
+    checked it numerically and on which cell, the most failures the leakage added there, and the smallest
+    ``m = 2^k`` at which its window is non-empty at the proof's constants (C = 64, c = 1/2, h = 2).
+    Algorithm 1 (``onset_*``): the range over the tested m of the smallest ``d_model / ln m`` at which at least
+    half the seeds separate, the same for every seed, the m tried (as text) and the seeds per point.
+    """
+
+    gap_cell: tuple[int, int]
+    gap_h: int
+    gap_ell: int  # the longer context (m / 4): far inside the bound; the quoted counts are at this length
+    gap_ell_short: int  # the shortest context the bound allows
+    gap_ell_min: int  # the theorem's explicit bound: ell > 8 max(h, ln m)
+    gap_d_k_min: int  # the theorem's explicit bound: d_k >= 64 (ln m)^2
+    gap_d_k_lo: int
+    gap_d_k_hi: int
+    gap_present_lo: int
+    gap_present_hi: int
+    gap_rate_lo: float  # per 1,000 target-present non-edges
+    gap_rate_hi: float
+    gap_short_present_lo: int  # the same counts at the shortest context
+    gap_short_present_hi: int
+    gap_no_leak_max: int
+    gap_grows: bool
+    gap_trend: str  # "rise" | "do not rise steadily"
+    gap_inside: bool
+    gap_contexts: int  # sampled contexts per width
+    repair_condition: str
+    repair_status: str
+    repair_cell: tuple[int, int]
+    repair_rows: int
+    repair_d_k_max: int
+    repair_excess_max: int  # present failures the leakage adds, rows with kappa <= 1
+    repair_below_proof_floor: bool  # every checked width is below the proof's 64 (ln m)^2
+    repair_rows_inside: int  # checked rows that also meet Theorem 8.1's explicit bounds on d_k and ell
+    repair_smallest_m: int
+    onset_lo: float
+    onset_hi: float
+    onset_all_lo: float
+    onset_all_hi: float
+    onset_ms: str  # "64, 128, ..."
+    onset_seeds: int
+
+
+def onset_crossover(df: pd.DataFrame, level: float = 0.5) -> pd.DataFrame:
+    """Per m: separation probability by d_model, and the smallest d_model / ln m at which it reaches ``level``.
+
+    Columns m, ratio_cross (NaN if never), d_model_cross, compressive (m > d_model at the crossover),
+    n_seeds.
+    """
+    rows = []
+    for m, g in df.groupby("m"):
+        p = g.groupby("d_model").agg(ratio=("ratio", "first"), prob=("separated", "mean"), n=("seed", "size"))
+        hit = p[p.prob >= level]
+        d = int(hit.index.min()) if len(hit) else None
+        rows.append(dict(m=int(m), ratio_cross=float(p.ratio[d]) if d else math.nan,
+                         d_model_cross=d if d else -1, compressive=bool(d is not None and m > d),
+                         n_seeds=int(p.n.max())))
+    return pd.DataFrame(rows)
+
+
+def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.DataFrame) -> _PaperTheoryFinding:
+    """Read the gap and repair tables of :func:`rgr.studies.theory_checks.theorem81_tables` and the onset table of
+    :func:`rgr.studies.theory_checks.algorithm1_onset` (see :class:`_PaperTheoryFinding`)."""
+    if gap.empty or repair.empty or onset.empty:
+        raise ValueError("paper_theory_finding needs non-empty gap, repair and onset tables")
+    if gap[["m", "d_model"]].drop_duplicates().shape[0] != 1:
+        raise ValueError("the gap table must hold one cell (m, d_model); widths and context lengths vary")
+    m, d_model = int(gap.m.iloc[0]), int(gap.d_model.iloc[0])
+    b = theorem81_bounds(m, d_model)
+    by_ell = {int(e): g.sort_values("d_k") for e, g in gap.groupby("ell")}
+    short, long = by_ell[min(by_ell)], by_ell[max(by_ell)]
+    rate = 1000 * long.present / long.n_present.clip(lower=1)
+    r = repair
+    rep = r[r.kappa <= 1.0]
+    rm, rd = int(r.m.iloc[0]), int(r.d_model.iloc[0])
+    cross, every = onset_crossover(onset), onset_crossover(onset, level=1.0)
+    grows = all(len(g) > 1 and bool(np.all(np.diff(g.present.to_numpy()) > 0)) for g in by_ell.values())
+
+    def span(c: pd.DataFrame, f) -> float:
+        return float(f(c.ratio_cross)) if c.ratio_cross.notna().any() else math.nan
+
+    return _PaperTheoryFinding(
+        gap_cell=(m, d_model), gap_h=int(gap.h.iloc[0]), gap_ell=max(by_ell), gap_ell_short=min(by_ell),
+        gap_ell_min=b.ell_min, gap_d_k_min=b.d_k_min,
+        gap_d_k_lo=int(long.d_k.iloc[0]), gap_d_k_hi=int(long.d_k.iloc[-1]),
+        gap_present_lo=int(long.present.iloc[0]), gap_present_hi=int(long.present.iloc[-1]),
+        gap_rate_lo=float(rate.iloc[0]), gap_rate_hi=float(rate.iloc[-1]),
+        gap_short_present_lo=int(short.present.iloc[0]), gap_short_present_hi=int(short.present.iloc[-1]),
+        gap_no_leak_max=int(gap.present_no_leak.max()),
+        gap_grows=grows, gap_trend="rise" if grows else "do not rise steadily",
+        gap_inside=all(inside_theorem81(m, d_model, int(k), int(e)) for k, e in zip(gap.d_k, gap.ell)),
+        gap_contexts=int(long.n.iloc[0]),
+        repair_condition=f"d_k ln m / d_model <= c, so d_model >= (C/c)(ln m)^3 (C = {PROOF_C:g}, c = {REPAIR_C:g} "
+                         "at the proof's constants)",
+        repair_status=_REPAIR_STATUS, repair_cell=(rm, rd), repair_rows=len(rep),
+        repair_d_k_max=int(rep.d_k.max()) if len(rep) else -1,
+        repair_excess_max=max(0, int((rep.present - rep.present_no_leak).max())) if len(rep) else -1,
+        repair_below_proof_floor=bool((rep.d_k < theorem81_bounds(rm, rd).d_k_min).all()) if len(rep) else False,
+        repair_rows_inside=sum(inside_theorem81(rm, rd, int(k), int(e)) for k, e in zip(rep.d_k, rep.ell)),
+        repair_smallest_m=repair_smallest_m(),
+        onset_lo=span(cross, pd.Series.min), onset_hi=span(cross, pd.Series.max),
+        onset_all_lo=span(every, pd.Series.min), onset_all_hi=span(every, pd.Series.max),
+        onset_ms=", ".join(str(int(v)) for v in cross.m), onset_seeds=int(cross.n_seeds.max()),
+    )
+
+
+@dataclass(frozen=True)
+class ConstructionsFinding:
+    """Everything the chapter's prose quotes, by part: ``sweeps``, ``coloring``, ``width`` (Algorithm 2 against d_k),
+    ``paper`` (the findings about the paper's theory) and ``checks`` (Proposition 8.4, Corollaries B.7, B.10)."""
+
+    sweeps: _SweepsFinding
+    coloring: _ColoringSummary
+    width: _SoftmaxWidthFinding
+    paper: _PaperTheoryFinding
+    checks: _ChecksFinding
