@@ -128,12 +128,6 @@ _SEEDS: Mapping[str, tuple[int, ...]] = {"smoke": (0, 1), "book": (0, 1, 2), "pa
 _SMOKE_FIELDS = dict(max_steps=100, check_every=50, n_val=20, n_test=50)
 
 
-def _series_of(runs: pd.DataFrame) -> pd.Series:
-    """Which series each row of the table belongs to: "past_ell" (ell <= 16, the d_k ladders) or "ell" (ell swept
-    at d_k 8 and 16); a row at d_k in {8, 16} and ell <= 16 is in both, and is labelled "past_ell" here."""
-    return pd.Series(["past_ell" if e <= 16 else "ell" for e in runs["ell"]], index=runs.index)
-
-
 def _grid(points: tuple[_DkPoint, ...], seeds: tuple[int, ...]) -> Grid:
     """A Grid of the design's cells (what the runner's dry run and the catalog read; the runs come from points)."""
     cells = tuple(dict.fromkeys(Cell(p.m, p.d_model) for p in points))

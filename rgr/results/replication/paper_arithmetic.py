@@ -251,10 +251,6 @@ def all_reproduced(checks: list[ArithmeticCheck]) -> bool:
     return all(any(c.reproduced for c in checks if c.fit == f and c.r2_kind == "centred") for f in fits)
 
 
-_NAMES = {"law_all": "the law fit over all twelve cells", "law_pre": "the law fit over the nine precondition cells",
-          "heads": "the head-count line"}
-
-
 _READINGS: tuple[tuple[str, str, str], ...] = (("ln, least squares", "ln", "ls"), ("log2, least squares", "log2", "ls"),
                                               (LOG_SPACE, "ln", "log"))
 
