@@ -350,8 +350,8 @@ class Experiment:
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
-        return planned_runs(self.grid(preset), model=self.model, graph=self.graph,
-                                    fixed_cutoff=self.fixed_cutoff, refine=self.refine, done=done, shard=shard)
+        return planned_runs(self.grid(preset), model=self.model, graph=self.graph, fixed_cutoff=self.fixed_cutoff,
+                            refine=self.refine, done=done, shard=shard)
 
     def run_key(self, cfg: RunConfig, preset: str) -> str:
         return run_key(cfg, preset)

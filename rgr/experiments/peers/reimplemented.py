@@ -49,6 +49,18 @@ __all__ = ["AoTConfig", "AOT_SCHEMA", "AOT_PRESETS", "AOT", "AoTSweep", "PalConf
 _PARAMS: tuple[str, ...] = ("code", "paper")
 
 
+def _check_sizes(cfg: AoTConfig | PalConfig, names: tuple[str, ...]) -> None:
+    """What both configs check: ``names`` positive integers, at least two inputs (N), a non-negative seed."""
+    for name in names:
+        v = getattr(cfg, name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if cfg.N < 2:
+        raise ValueError(f"N must be at least 2, got {cfg.N}")
+    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool) or cfg.seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {cfg.seed!r}")
+
+
 @dataclass(frozen=True)
 class AoTConfig:
     """One run of the re-implemented task and layer."""
@@ -65,16 +77,9 @@ class AoTConfig:
     lr_end: float = 5e-4
 
     def __post_init__(self) -> None:
-        for name in ("N", "d", "d_h", "H", "steps", "batch_size"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.N < 2:
-            raise ValueError(f"N must be at least 2, got {self.N}")
+        _check_sizes(self, ("N", "d", "d_h", "H", "steps", "batch_size"))
         if self.param not in _PARAMS:
             raise ValueError(f"param must be one of {_PARAMS}, got {self.param!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
         if not (0 < self.lr_end <= self.lr):
             raise ValueError(f"lr and lr_end must satisfy 0 < lr_end <= lr, got {self.lr}, {self.lr_end}")
 
@@ -168,14 +173,7 @@ class PalConfig:
     optimizer: str = "adam"  # "adam" (full-batch Adam) or "gd" (full-batch gradient descent, as in their experiments)
 
     def __post_init__(self) -> None:
-        for name in ("N", "d", "steps"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.N < 2:
-            raise ValueError(f"N must be at least 2, got {self.N}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        _check_sizes(self, ("N", "d", "steps"))
         if not (isinstance(self.lr, float) and self.lr > 0):
             raise ValueError(f"lr must be a positive float, got {self.lr!r}")
         if self.optimizer not in _OPTIMIZERS:
