@@ -14,7 +14,8 @@
 #    (merge: copy them into data/, then python -m rgr sweep gpt2 --merge).
 #
 # SKIP_CHECKS=1 skips 1 and 2 (a later call on a kind where they already ran and are recorded: the whole budget
-# then goes to 3). Everything it prints goes to $OUT/log.txt. Python packages: the machine's own, except pandas, pinned like the
+# then goes to 3; commit its log as data/leases/<date>-<n>-<kind>-gpt2-sweep.log: it holds no bench, and the chapters,
+# which quote the newest bench, do not read it). Everything it prints goes to $OUT/log.txt. Python packages: the machine's own, except pandas, pinned like the
 # project (a wheel carried in .whl/, when present).
 set -u
 OUT=${OUT:-/tmp/gpu-gpt2}

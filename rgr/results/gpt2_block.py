@@ -204,8 +204,10 @@ def _read_lease_bench(text: str, path: str = "") -> LeaseBench | None:
 
 
 def latest_lease_bench(root) -> LeaseBench | None:
-    """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench."""
-    for p in sorted(Path(root, "leases").glob("*.log"), reverse=True):
+    """The newest lease log under ``root``/leases (by name: they start with their date) that holds a bench. A lease
+    that only trained (``SKIP_CHECKS=1``: its log is committed as ``*-sweep.log``) ran no bench and is not read."""
+    logs = (p for p in Path(root, "leases").glob("*.log") if not p.name.endswith("-sweep.log"))
+    for p in sorted(logs, reverse=True):
         found = _read_lease_bench(p.read_text(errors="replace"), f"{Path(root).name}/leases/{p.name}")
         if found is not None:
             return found

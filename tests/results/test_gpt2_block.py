@@ -131,6 +131,7 @@ def test_a_lease_log_gives_its_bench_projection(tmp_path):
         f"{tmp_path.name}/leases/2026-01-01-0.log", "NVIDIA H200", "paper", 1066.9)
     (tmp_path / "leases" / "2026-01-01-1.log").write_text(text.replace("1,066.9", "5"))
     (tmp_path / "leases" / "2026-01-01-2.log").write_text("a lease without a bench")
+    (tmp_path / "leases" / "2026-01-01-3-sweep.log").write_text(text.replace("1,066.9", "7"))  # a training-only lease
     assert latest_lease_bench(tmp_path).minutes == 5 and latest_lease_bench(tmp_path / "none") is None
     committed = latest_lease_bench(data_dir())  # the H200 lease of 2026-11-27
     assert committed is not None and committed.preset == "paper" and committed.minutes > 0
