@@ -75,9 +75,13 @@ def softmax_at_cells(
 @dataclass(frozen=True)
 class SoftmaxCellsTrainer(Sweepable):
     """The softmax_cells table as :func:`rgr.experiments.runner.run_sweep` computes it: one (cell, seed) a stack,
-    by :func:`softmax_at_cells` at the preset's widths and lengths, each row the one its run names."""
+    by :func:`softmax_at_cells` at the preset's widths and lengths, each row the one its run names. The study is CPU
+    code: it runs, and its rows say it ran, on the CPU whatever device the command names."""
 
     table: SoftmaxCellsTable
+
+    def train_stack(self, configs: list[Run], preset: str, device: torch.device, **options) -> list[dict]:
+        return super().train_stack(configs, preset, torch.device("cpu"), **options)
 
     def stack_key(self, run: Run) -> tuple:
         return run.m, run.d_model, run.seed, run.n_contexts
