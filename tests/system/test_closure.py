@@ -19,7 +19,7 @@ from tests import ROOT
 TRAINING = ("rgr.experiments.engine.loop", "rgr.experiments.engine.stack",
             "rgr.experiments.runner", "rgr.experiments.trainer",
             "rgr.experiments.sizing.projection", "rgr.trainers", "rgr.gpt2.training",
-            "rgr.studies.construction_trainer")
+            "rgr.studies.construction_trainer", "rgr.studies.softmax_cells")
 # before issue 49 (measured the same way): rgr.catalog 61 modules of rgr, rgr.chapters.loading 66,
 # rgr.chapters.style 42; the bounds are half of those or less
 MOST = {"rgr.catalog": 30, "rgr.chapters.loading": 33, "rgr.chapters.style": 5}
@@ -96,6 +96,8 @@ def test_a_table_declared_elsewhere_is_imported_when_read():
     assert "rgr.gpt2.experiment" not in rgr_modules("import rgr.catalog")
     loaded = rgr_modules("from rgr import catalog\ncatalog.get('gpt2')")
     assert "rgr.gpt2.experiment" in loaded and not set(TRAINING) & set(loaded)
+    loaded = rgr_modules("from rgr import catalog\ncatalog.load('softmax_cells', 'paper')")
+    assert "rgr.experiments.softmax_cells_table" in loaded and not set(TRAINING) & set(loaded)
 
 
 def test_the_catalog_names_the_registry_s_tables_in_its_order():
