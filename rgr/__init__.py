@@ -20,15 +20,16 @@ one below it (tests/system/test_style.py checks it):
   graphed), planner (``Experiment``: named grids and their table's schema; ``Cell``, ``Grid``; D_K ladder,
   refinement rounds, shards), registry (E1-E6 by name: what they are), trainer (how they train), futility (the
   stopping rule) and reuse (runs copied from other tables), construction_table (what ``data/constructions.csv``
-  is), runner (jobs, executors, ``run_sweep`` for every experiment), cluster (Dask); sizing/ (projection and
-  calibration: a sweep's runs, model-steps and time before it starts; loops: one-run loops; bench; device_check)
+  is), softmax_cells_table (what ``data/softmax_cells.csv`` is), runner (jobs, executors, ``run_sweep`` for
+  every experiment), cluster (Dask); sizing/ (projection and calibration: a sweep's runs, model-steps and time
+  before it starts; loops: one-run loops; bench; device_check)
   and peers/ (the peers' experiments: engine_sweeps, reimplemented, aot, pal);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths),
   construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theorem81
   (Algorithm 2 against d_k), theory_checks,
-  softmax_cells (Algorithm 2 at trained cells), per_context, margins (Theorem 9.2 on trained models),
-  sampler_check;
+  softmax_cells (Algorithm 2 at trained cells: ``data/softmax_cells.csv``'s rows computed), per_context,
+  margins (Theorem 9.2 on trained models), sampler_check;
 - :mod:`rgr.gpt2` — table (the item table, the stand-in), sources (checkpoint, tokenizer, token counts),
   items (building, saving, loading GPT-2's table), block (the E7 task and model), experiment (what E7's table
   is: grid, keys, a preset's cost), training (stacked runs), trainer (E7 for the runner);

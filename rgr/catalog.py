@@ -36,7 +36,8 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
     "peers": ("rgr.experiments.peers.engine_sweeps", "PEERS"), "settled": ("rgr.experiments.settled", "SETTLED"),
     "aot": ("rgr.experiments.peers.reimplemented", "AOT"), "pal": ("rgr.experiments.peers.reimplemented", "PAL"),
     "dk_saturation": ("rgr.experiments.peers.engine_sweeps", "DK_SATURATION"),
-    "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED")}
+    "unstopped": ("rgr.experiments.unstopped", "UNSTOPPED"),
+    "softmax_cells": ("rgr.experiments.softmax_cells_table", "SOFTMAX_CELLS")}
 NAMES: tuple[str, ...] = TABLES  # every table of data/ (one home: rgr.protocol)
 _PROTOCOL: tuple[str, ...] = tuple(n for n in NAMES if n not in _ELSEWHERE)  # the registry's, in its order
 

@@ -30,7 +30,8 @@ MODEL_KINDS: tuple[str, ...] = ("max", "softmax", "sum", "value")
 HEADS_ALL: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)  # the paper's head counts (Table 1)
 TABLES: tuple[str, ...] = ("base", "lambda8", "lambda32", "regular", "softmax", "linear", "value", "design_check",
                            "value_nostop", "value_long", "gpt2", "constructions", "peers", "settled", "aot", "pal",
-                           "dk_saturation", "unstopped")  # data/<name>.csv; rgr.catalog.NAMES, in its order
+                           "dk_saturation", "unstopped",
+                           "softmax_cells")  # data/<name>.csv; rgr.catalog.NAMES, in its order
 
 F1_TARGET = 0.99
 """The success level of protocol E2: a setting succeeds when its mean micro-F1 over seeds reaches it.

@@ -12,6 +12,7 @@ from .experiments.peers.reimplemented import AOT_SCHEMA, PAL_SCHEMA
 from .experiments.planner import FUTILITY_MIN_SEEDS, SCHEMA
 from .experiments.registry import EXPERIMENTS
 from .experiments.settled import SETTLED
+from .experiments.softmax_cells_table import SCHEMA as SOFTMAX_CELLS
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir, replace_whole
@@ -137,6 +138,11 @@ def _render() -> str:
     text += ("\n## The explicit-construction table\n\n`python -m rgr constructions --preset <p> [--seed s]` (sizes: "
              "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
+    text += ("\n## Algorithm 2 at the softmax cells (chapter softmax)\n\n"
+             "`python -m rgr sweep softmax_cells --preset <p>` (cells, widths, lengths, seeds: "
+             "`rgr.experiments.softmax_cells_table.PRESETS`, at the `softmax` sweep's cells of the same preset; "
+             "computed by `rgr.studies.softmax_cells.softmax_at_cells`, on the CPU).\n\n"
+             + SOFTMAX_CELLS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
              "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.reimplemented.AOT_PRESETS`; "
              "the `peers` head sweep is a row of the experiments table above, its `dk_factor` the largest "

@@ -23,10 +23,12 @@ from .experiments.peers.pal import train_pal
 from .experiments.peers.reimplemented import AOT_PRESETS, AoTConfig, AoTSweep, PalConfig, PalSweep, law_x
 from .experiments.planner import Experiment
 from .experiments.runner import Sweepable
+from .experiments.softmax_cells_table import SoftmaxCellsTable
 from .experiments.trainer import ExperimentTrainer
 from .gpt2.experiment import GPT2Sweep
 from .gpt2.training import GPT2Trainer
 from .studies.construction_trainer import ConstructionTrainer
+from .studies.softmax_cells import SoftmaxCellsTrainer
 
 __all__ = ["trainer"]
 
@@ -54,7 +56,7 @@ class _PalTrainer(Sweepable):
 
 _TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
     (Experiment, ExperimentTrainer), (GPT2Sweep, GPT2Trainer), (ConstructionSweep, ConstructionTrainer),
-    (AoTSweep, _AoTTrainer), (PalSweep, _PalTrainer))
+    (AoTSweep, _AoTTrainer), (PalSweep, _PalTrainer), (SoftmaxCellsTable, SoftmaxCellsTrainer))
 
 
 def _trains(table: object) -> Sweepable:

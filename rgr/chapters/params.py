@@ -40,7 +40,7 @@ def _cuda_available() -> bool:
 def check(preset: str, device: str = "cpu", *, seed: int = 0, choices: tuple[str, ...] = CHOICES) -> _ChapterParams:
     """Check the common parameters; ``device='auto'`` becomes 'cuda' when a GPU is there, else 'cpu'.
 
-    ``seed``: only the chapters that draw live (theory, constructions, lower_bounds, softmax) have one; a chapter that
+    ``seed``: only the chapters that draw live (theory, constructions, lower_bounds) have one; a chapter that
     reads stored sweeps (which fix their own seeds) has none and leaves it at 0.
 
     ``choices``: the presets this chapter takes. The theory chapters pass :data:`PRESETS`: their ``preset``

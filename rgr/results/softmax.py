@@ -4,7 +4,8 @@ Each function takes the chapter's tables and returns a small frozen result that 
 
 - :func:`threshold_shift` — D_K* of the softmax model over D_K* of the max-over-heads model per cell,
   against Theorem 8.1's extra factor ln m;
-- :func:`algorithm2_reading` — where Algorithm 2's explicit weights reach the target on sampled contexts;
+- :func:`softmax_cells_summary`, :func:`algorithm2_reading` — where Algorithm 2's explicit weights reach the target
+  on sampled contexts (data/softmax_cells.csv);
 - :func:`linear_sum_check` — the linear sum of h heads against one max head of the same width, run for
   run. By construction (one d_model x D_K init whatever h, a score that is one matrix product) they are
   the same model up to floating-point rounding: a sanity check of the argument, not a measured effect.
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..protocol import reaches_target
+from ..protocol import F1_TARGET, reaches_target
 from .thresholds import curves
 
 __all__ = [
     "algorithm2_reading",
+    "softmax_cells_summary",
     "shift_finding",
     "best_f1_by_cell",
     "linear_sum_check",
@@ -156,6 +158,24 @@ def shift_finding(shift: _ThresholdShift, soft_cells: pd.DataFrame) -> _ShiftFin
                         n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 
+def softmax_cells_summary(df: pd.DataFrame, target: float = F1_TARGET) -> pd.DataFrame:
+    """Per cell of data/softmax_cells.csv (rows of :func:`rgr.studies.softmax_cells.softmax_at_cells`): the shortest
+    context at which the one-hot construction's mean F1 reaches ``target`` (NaN if none), and the best mean F1 of
+    the Gaussian-input construction over every width and length tried."""
+    mean = df.groupby(["m", "d_model", "inputs", "d_k", "ell"], as_index=False).agg(f1=("f1", "mean"), h=("h", "first"))
+    rows = []
+    for (m, d), cell in mean.groupby(["m", "d_model"]):
+        oh, ga = cell[cell.inputs == "one-hot"], cell[cell.inputs == "gaussian"]
+        ok = oh[oh.f1 >= target]
+        best = ga.loc[ga.f1.idxmax()] if len(ga) else None
+        rows.append(dict(m=m, d_model=d, h=int(cell.h.iloc[0]), ln_m=math.log(m),
+                         one_hot_min_ell=float(ok.ell.min()) if len(ok) else math.nan,
+                         gaussian_best_f1=float(best.f1) if best is not None else math.nan,
+                         gaussian_best_d_k=int(best.d_k) if best is not None else -1,
+                         gaussian_best_ell=int(best.ell) if best is not None else -1))
+    return pd.DataFrame(rows)
+
+
 @dataclass(frozen=True)
 class _Algorithm2Reading:
     """Algorithm 2 at the trained cells (from ``softmax_cells_summary``): one-hot and Gaussian inputs."""
@@ -168,7 +188,7 @@ class _Algorithm2Reading:
 
 
 def algorithm2_reading(summary: pd.DataFrame) -> _Algorithm2Reading:
-    """Word the per-cell summary of :func:`rgr.studies.softmax_cells.softmax_cells_summary`."""
+    """Word the per-cell summary of :func:`softmax_cells_summary`."""
     ok = summary.dropna(subset=["one_hot_min_ell"])
     scale = ok.one_hot_min_ell / [max(h, math.log(m)) for h, m in zip(ok.h, ok.m)]
     return _Algorithm2Reading(

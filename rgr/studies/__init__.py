@@ -12,7 +12,8 @@ searches or trains, sized by one frozen preset type per chapter (smoke / book / 
   preset, :class:`~.construction_sweeps.ConstructionsPreset`;
 - :mod:`.theory_checks`: Algorithm 1's onset, Proposition 8.4, Corollaries B.7 and B.10, and Algorithm 2 against
   head width, inside and outside Theorem 8.1's bounds;
-- :mod:`.softmax_cells`: Algorithm 2 at the trained cells (chapter *softmax*);
+- :mod:`.softmax_cells`: Algorithm 2 at the trained cells (data/softmax_cells.csv's rows, which chapter *softmax*
+  reads);
 - :mod:`.lower_bounds`: chapter *lower bounds*: Theorem 9.2's normalised margin of trained models, the seed paper's
   per-context width, and the chapter's preset :class:`~.lower_bounds.LowerBoundsPreset`;
 - :mod:`.sampler_check`: the context sampler against its closed forms, the finding the chapter *theory* glues,

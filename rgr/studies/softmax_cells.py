@@ -1,23 +1,28 @@
 """Algorithm 2 at the trained models' cells (chapter *softmax*; paper Sec. 8, Theorem 8.1).
 
 :func:`softmax_at_cells` builds the softmax construction at each ``(m, d_model)`` cell of the learned
-sweeps and scores it on sampled contexts against ``ell``; :func:`softmax_cells_summary` reads one row per
-cell out of it. The chapter imports both from here.
+sweeps and scores it on sampled contexts against ``ell``. :class:`SoftmaxCellsTrainer` computes the rows of
+data/softmax_cells.csv with it (``python -m rgr sweep softmax_cells``; what the table is:
+:data:`rgr.experiments.softmax_cells_table.SOFTMAX_CELLS`), which the chapter reads;
+:func:`rgr.results.softmax.softmax_cells_summary` reads one row per cell out of them.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import pandas as pd
+import torch
 
-from ..protocol import F1_TARGET
+from ..experiments.runner import Sweepable
+from ..experiments.softmax_cells_table import Run, SoftmaxCellsTable
 from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import permutation_graph
 from ..theory.checks import evaluate_contexts
 from ..theory.constructions import construct_softmax
 
-__all__ = ["softmax_at_cells", "softmax_cells_summary"]
+__all__ = ["softmax_at_cells", "SoftmaxCellsTrainer"]
 
 
 def softmax_at_cells(
@@ -67,19 +72,26 @@ def softmax_at_cells(
     return pd.DataFrame(rows)
 
 
-def softmax_cells_summary(df: pd.DataFrame, target: float = F1_TARGET) -> pd.DataFrame:
-    """Per cell of :func:`softmax_at_cells`: the shortest context at which the one-hot construction's
-    mean F1 reaches ``target`` (NaN if none), and the best mean F1 of the Gaussian-input construction
-    over every width and length tried."""
-    mean = df.groupby(["m", "d_model", "inputs", "d_k", "ell"], as_index=False).agg(f1=("f1", "mean"), h=("h", "first"))
-    rows = []
-    for (m, d), cell in mean.groupby(["m", "d_model"]):
-        oh, ga = cell[cell.inputs == "one-hot"], cell[cell.inputs == "gaussian"]
-        ok = oh[oh.f1 >= target]
-        best = ga.loc[ga.f1.idxmax()] if len(ga) else None
-        rows.append(dict(m=m, d_model=d, h=int(cell.h.iloc[0]), ln_m=math.log(m),
-                         one_hot_min_ell=float(ok.ell.min()) if len(ok) else math.nan,
-                         gaussian_best_f1=float(best.f1) if best is not None else math.nan,
-                         gaussian_best_d_k=int(best.d_k) if best is not None else -1,
-                         gaussian_best_ell=int(best.ell) if best is not None else -1))
-    return pd.DataFrame(rows)
+@dataclass(frozen=True)
+class SoftmaxCellsTrainer(Sweepable):
+    """The softmax_cells table as :func:`rgr.experiments.runner.run_sweep` computes it: one (cell, seed) a stack,
+    by :func:`softmax_at_cells` at the preset's widths and lengths, each row the one its run names. The study is CPU
+    code: it runs, and its rows say it ran, on the CPU whatever device the command names."""
+
+    table: SoftmaxCellsTable
+
+    def train_stack(self, configs: list[Run], preset: str, device: torch.device, **options) -> list[dict]:
+        return super().train_stack(configs, preset, torch.device("cpu"), **options)
+
+    def stack_key(self, run: Run) -> tuple:
+        return run.m, run.d_model, run.seed, run.n_contexts
+
+    def train_rows(self, runs: list[Run], preset: str, device: torch.device) -> list[dict]:
+        P = self.table.presets[preset]
+        made: dict[tuple, dict] = {}
+        for m, d_model, seed, n in dict.fromkeys(self.stack_key(r) for r in runs):
+            df = softmax_at_cells([(m, d_model)], list(P.d_ks), list(P.ells), [seed], n=n)
+            for row in df.to_dict("records"):
+                d_k = row["d_k"] if row["inputs"] == "gaussian" else None
+                made[(m, d_model, seed, n, row["inputs"], d_k, row["ell"])] = {**row, "n_contexts": n}
+        return [dict(made[(*self.stack_key(r), r.inputs, r.d_k, r.ell)]) for r in runs]

@@ -13,6 +13,7 @@ from rgr.results.softmax import (  # noqa: E402
     best_f1_by_cell,
     linear_sum_check,
     shift_finding,
+    softmax_cells_summary,
     threshold_shift,
 )
 
@@ -52,6 +53,22 @@ def test_algorithm2_reading():
     assert a.ell_scale_min == pytest.approx(16 / math.log(64)) and a.ell_scale_max == pytest.approx(32 / math.log(64))
     empty = algorithm2_reading(summary.iloc[:0])
     assert empty.n_cells == 0 and math.isnan(empty.ell_scale_min) and math.isnan(empty.gaussian_best_f1)
+
+
+def test_softmax_cells_summary_per_cell():
+    """Mean over seeds per (inputs, d_k, ell); the shortest one-hot ell at the target, the best Gaussian mean."""
+    rows = [dict(m=64, d_model=16, h=4, inputs=i, d_k=dk, ell=ell, seed=s, f1=f1)
+            for i, dk, ell, f1s in (("one-hot", 35, 4, (0.5, 0.5)), ("one-hot", 35, 32, (1.0, 0.97)),
+                                    ("one-hot", 35, 64, (1.0, 1.0)), ("gaussian", 16, 4, (0.3, 0.3)),
+                                    ("gaussian", 16, 64, (0.6, 0.7)), ("gaussian", 64, 64, (0.5, 0.5)))
+            for s, f1 in enumerate(f1s)]
+    rows += [dict(r, m=128, d_model=32, ell=8, f1=0.2) for r in rows if r["inputs"] == "one-hot" and r["ell"] == 4]
+    s = softmax_cells_summary(pd.DataFrame(rows)).set_index("m")
+    assert s.loc[64, "h"] == 4 and s.loc[64, "one_hot_min_ell"] == 64  # ell = 32 averages 0.985 < 0.99
+    assert s.loc[64, "gaussian_best_f1"] == pytest.approx(0.65)
+    assert (s.loc[64, "gaussian_best_d_k"], s.loc[64, "gaussian_best_ell"]) == (16, 64)
+    assert math.isnan(s.loc[128, "one_hot_min_ell"]) and math.isnan(s.loc[128, "gaussian_best_f1"])
+    assert s.loc[128, "gaussian_best_d_k"] == -1
 
 
 def _runs(heads, f1=lambda dk, s: dk / 64, tau=0.5):

@@ -1,10 +1,12 @@
-"""Algorithm 2 at trained cells (rgr.studies.softmax_cells.softmax_at_cells) against Theorem 8.1."""
+"""Algorithm 2 at trained cells (rgr.studies.softmax_cells.softmax_at_cells) against Theorem 8.1, and its rows of
+data/softmax_cells.csv as the runner computes them (SoftmaxCellsTrainer)."""
 
 import math
 
+import pandas as pd
 import pytest
 
-from rgr.studies.softmax_cells import softmax_at_cells
+from rgr.studies.softmax_cells import SoftmaxCellsTrainer, softmax_at_cells
 
 
 @pytest.fixture(scope="module")
@@ -40,18 +42,24 @@ def test_bad_input_names_parameter(kw, name):
         softmax_at_cells(**args)
 
 
-def test_summary(table):
-    from rgr.studies.softmax_cells import softmax_cells_summary
-
-    s = softmax_cells_summary(table).iloc[0]
-    assert s.h == 4 and s.one_hot_min_ell == 64
-    g = table[table.inputs == "gaussian"]
-    assert s.gaussian_best_f1 == pytest.approx(g.f1.max())
-
-
 def test_figure_draws(table):
     from rgr.chapters.figures.softmax import plot_softmax_construction
 
     fig = plot_softmax_construction(table)
     labels = {t.get_text() for t in fig.legends[0].get_texts()}  # one legend for all panels, below them
     assert any(lb.startswith("one-hot inputs") for lb in labels) and any("max(h" in lb for lb in labels)
+
+
+def test_the_trainer_gives_each_run_the_studys_row(tmp_path):
+    """The runner's rows (stacks of one cell and seed, here cut to stacks of 5) are the study's rows, bit for bit."""
+    from rgr.experiments.runner import run_sweep
+    from rgr.experiments.softmax_cells_table import PRESETS, SOFTMAX_CELLS
+
+    got = run_sweep(SoftmaxCellsTrainer(SOFTMAX_CELLS), "smoke", "cpu", root=tmp_path, progress=False, max_stack=5,
+                    log=lambda s: None)
+    P = PRESETS["smoke"]
+    want = softmax_at_cells(list(P.cells), list(P.d_ks), list(P.ells), list(P.seeds), n=P.n_contexts)
+    order = ["m", "d_model", "seed", "inputs", "d_k", "ell"]
+    got = got.sort_values(order)[list(want.columns)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want.sort_values(order).reset_index(drop=True), check_dtype=False)
+    assert set(got.inputs) == {"gaussian", "one-hot"} and len(got) == len(SOFTMAX_CELLS.planned_runs("smoke"))

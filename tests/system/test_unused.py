@@ -40,6 +40,8 @@ ENTRY_POINTS: dict[str, str] = {
                                                       "reported` rewrites it: this module's __main__ writes it",
     "rgr.experiments.cluster.DaskExecutor": "README's cluster section builds one for run_sweep's executor",
     "rgr.experiments.futility.false_stops": "data/SCHEMA.md and the unstopped extension's design name it (its rule)",
+    "rgr.studies.softmax_cells.softmax_at_cells": "data/SCHEMA.md names it: the study data/softmax_cells.csv stores "
+                                                  "(a researcher calls it at other cells, widths or lengths)",
 }
 # used in their own module and tested directly (issue 49): each becomes private, its tests going through the
 # public function that uses it; remove a name once done (test_the_pending_list_only_shrinks fails on a stale one)
