@@ -78,9 +78,6 @@ def _read_wte(path: Path) -> np.ndarray:
     directly (an 8-byte little-endian header length, a JSON header of
     ``name -> {dtype, shape, data_offsets}``, then the raw bytes).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
         from safetensors import safe_open
     except ImportError:
