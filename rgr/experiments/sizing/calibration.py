@@ -49,12 +49,6 @@ class Calibration:
     s: float = 0.0
     source: str = "timed"
 
-    def step_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
-        return self.a + self.r * R + self.b * features(cfgs, R)[0]
-
-    def check_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
-        return self.c + self.e * features(cfgs, R)[1]
-
     @property
     def coefficients(self) -> np.ndarray:
         """(a, r, b, c, e, s): the weights of :func:`cost_terms`."""
