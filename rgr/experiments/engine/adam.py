@@ -48,10 +48,6 @@ class StackAdam:
             maximize=False, grad_scale=None, found_inf=None,
         )  # fmt: skip
 
-    def state_of(self, i: int) -> dict[str, torch.Tensor]:
-        """Parameter i's state, as torch.optim names it: step, exp_avg, exp_avg_sq."""
-        return {"step": self.steps[i], "exp_avg": self.exp_avg[i], "exp_avg_sq": self.exp_avg_sq[i]}
-
     def carry(self, old: "StackAdam", idx: torch.Tensor) -> None:
         """Take ``old``'s state for runs ``idx`` (the moments are per run; the step count is the stack's)."""
         for i in range(len(self.params)):
