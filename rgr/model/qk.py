@@ -127,13 +127,6 @@ class QKModel(nn.Module):
         return self.D_K // self.h
 
     # ---- conversions ----------------------------------------------------------------
-    @staticmethod
-    def from_weights(w: QKWeights, kind: str = "max", W_V: torch.Tensor | None = None) -> "QKModel":
-        """A model holding the per-head weights ``w`` ((R, h, d_model, d_k) maps)."""
-        R, h, d, d_k = w.W_Q.shape
-        fuse = lambda W: W.permute(0, 2, 1, 3).reshape(R, d, h * d_k)  # (R, d_model, D_K)
-        return QKModel(fuse(w.W_Q), fuse(w.W_K), w.tau, h, kind, W_V)
-
     def weights(self) -> QKWeights:
         """Detached per-head weights, W_Q, W_K (R, h, d_model, d_k), as :mod:`rgr.model.attention` wants
         (a mixed stack's padding included: see :meth:`run_weights` for one run's own)."""
