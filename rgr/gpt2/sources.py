@@ -21,13 +21,6 @@ import numpy as np
 
 from .table import N_TOKENS
 
-__all__ = [
-    "read_wte",
-    "load_tokenizer",
-    "count_tokens",
-    "items_from_counts",
-]
-
 _EOS_TOKEN = "<|endoftext|>"
 
 

@@ -25,13 +25,6 @@ from ..task.embeddings import from_array
 from ..task.rng import derive_seed, stream_key, uniform
 from .experiment import STAND_IN_SOURCE
 
-__all__ = [
-    "N_TOKENS",
-    "ItemTable",
-    "StandInSpec",
-    "stand_in_items",
-]
-
 N_TOKENS = 10_000_000  # protocol E7: the first 10M GPT-2 tokens of WikiText-103 train
 
 

@@ -52,9 +52,6 @@ from torch import nn
 from ..protocol import MODEL_KINDS
 from .attention import QKWeights
 
-__all__ = ["QKModel", "context_scores"]
-
-
 
 class QKModel(nn.Module):
     """R stacked key–query layers of one kind (see the module docstring)."""

@@ -14,8 +14,6 @@ from typing import Sequence
 
 import torch
 
-__all__ = ["StackAdam"]
-
 
 class StackAdam:
     """Adam(W) state and update for a list of parameters with a leading run axis."""

@@ -28,10 +28,6 @@ from .adam import StackAdam
 from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
-__all__ = ["init_weights", "Stack", "build_stack", "stream_keys", "blocks",
-           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_grads",
-           "value_targets", "value_grad"]
-
 
 def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     """Initial W_Q, W_K (d_model, D_K), tau () and, for "value", the frozen W_V (d_model, d_msg).

@@ -19,8 +19,6 @@ from ..engine.config import RunConfig, resolve_device, stack_groups, stack_shape
 from ..engine.loop import check, train_steps
 from ..engine.stack import build_stack
 
-__all__ = ["Calibration", "calibrate", "calibrate_from_history", "cost_terms", "features", "pick_calibration"]
-
 _MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall times calibrate the projection
 
 

@@ -30,12 +30,6 @@ import pandas as pd
 from ..reported import TABLE1, claim
 from ..stats import Fit, fit_line, tie_margin, within
 
-__all__ = ["CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "noise_verdict", "side_verdict",
-    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "table1",
-    "by_cause", "headline",
-]
-
 _STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
 # the protocol's reading of the law's unstated log (E2: "natural log unless stated"), fixed before the release
