@@ -99,8 +99,7 @@ class ItemTable:
 class StandInSpec:
     """The stand-in's geometry. Hand-set from the broad shape of GPT-2's ``wte``
     (a common offset shared by all rows, a decaying spectrum, norms of a few
-    units); not fitted to GPT-2. :func:`embedding_stats` measures the same
-    quantities on any table, so a real table can be compared with it.
+    units); not fitted to GPT-2.
     """
 
     d_model: int = 768
