@@ -12,7 +12,6 @@ the bootstrap over cells is only shown beside it.
   :func:`rgr.results.stats.within`);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
   intercept and R² (how a constant depends on the cells chosen);
-- :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
 - :func:`_dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
 The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
