@@ -14,8 +14,6 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["repo_root", "data_dir", "replace_whole"]
-
 
 def repo_root(start: Path | None = None) -> Path:
     """The nearest ancestor holding both ``_config.yml`` and ``rgr/`` (the book's root)."""

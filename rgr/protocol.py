@@ -19,9 +19,6 @@ from __future__ import annotations
 
 from typing import Mapping, TypeVar
 
-__all__ = ["PRESETS", "CHOICES", "MODEL_KINDS", "HEADS_ALL", "TABLES", "F1_TARGET", "reaches_target", "GPU_FP32_PEAK",
-           "GPU_UTILIZATION", "gpu_hours", "pick_preset"]
-
 P = TypeVar("P")
 
 PRESETS: tuple[str, ...] = ("smoke", "book", "paper")  # the sweeps' presets (data/SCHEMA.md); E7 adds its own

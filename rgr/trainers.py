@@ -30,8 +30,6 @@ from .gpt2.training import GPT2Trainer
 from .studies.construction_trainer import ConstructionTrainer
 from .studies.softmax_cells import SoftmaxCellsTrainer
 
-__all__ = ["trainer"]
-
 
 @dataclass(frozen=True)
 class _AoTTrainer(Sweepable):

@@ -32,9 +32,6 @@ from ..results import reported as rep
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABLE_CAUSES, cause_of
 
-__all__ = ["bottom_line", "bottom_line_html", "link_terms", "note_edges"]
-
-
 
 @dataclass(frozen=True)
 class _BottomLine:

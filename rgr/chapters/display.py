@@ -49,8 +49,6 @@ from ..results.findings import entries, glued
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["table", "glue_finding", "download_links", "prose_digits", "show_figure"]
-
 _MISSING = "—"
 
 

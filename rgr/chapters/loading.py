@@ -28,9 +28,6 @@ from ..experiments.futility import futile_stops
 from ..results.stats import seeds_per_cell
 from ..store import TableError
 
-__all__ = ["ExperimentData", "load_experiment", "load_experiments", "load_groups", "provenance_note", "reproduce_note",
-           "scope_words"]
-
 
 @dataclass(frozen=True)
 class ExperimentData:

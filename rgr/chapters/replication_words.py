@@ -24,8 +24,6 @@ from ..results.replication.registry import Basis, FewSeeds, Reduced
 from ..results.replication.rows import ClaimRow
 from ..results.replication.verdicts import LAW_BASE
 
-__all__ = ["law_words", "chapter_words", "limits_words"]
-
 _LEASE_MINUTES = 15  # the GPU leases this project gets (the limits' sentence on the GPT-2 block's paper preset)
 
 

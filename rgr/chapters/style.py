@@ -42,10 +42,6 @@ from matplotlib.transforms import Bbox
 
 from ..protocol import HEADS_ALL
 
-__all__ = ["MAX_WIDTH_IN", "MIN_FONT_PT", "set_style", "fig_size", "panel_grid", "legend_below", "shown_png",
-           "plain_log_axes", "head_color", "nothing_to_draw", "text_problems"]
-
-
 FIGURE_DPI = 100  # CSS pixels per inch of figure on the page (retina PNGs carry twice as many)
 MAX_WIDTH_IN = 4.8  # widest figure (inches): shown at >= 70% of its drawn size in a 390-px phone's column
 MIN_FONT_PT = 9.0  # smallest text (points): >= 8 CSS px on that phone

@@ -50,8 +50,6 @@ from ..results.replication.verdicts import (
 )
 from ..results.stats import within
 
-__all__ = ["summary_html", "verdict_table_html", "used_frame", "readings_frame", "arithmetic_frame", "longer_frame"]
-
 _VERDICT_CLASS = "rgr-verdict"  # every verdict cell of the table; with rgr-verdict--agrees / --deviates / ...
 _MARK = {"agrees": "✓", "deviates": "✗", "not testable": "?"}
 

@@ -11,7 +11,6 @@ from typing import NoReturn
 
 import torch
 
-__all__ = ["UsageError", "Parser", "fail", "writable_dir", "writable_file", "at_least", "device"]
 
 class UsageError(ValueError):
     """Bad input to a command; the message names the parameter."""

@@ -12,8 +12,6 @@ from .common import Parser, UsageError, at_least, fail, writable_dir, writable_f
 from .common import device as device_of
 from .sweep import interrupted
 
-__all__ = ["constructions", "bench", "gpt2", "schema", "repair", "replay_stopping", "peers_refit"]
-
 
 def constructions(argv: Sequence[str]) -> int:
     from ..experiments.construction_table import PRESETS, ConstructionSweep

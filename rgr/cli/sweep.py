@@ -14,8 +14,6 @@ import torch
 from .common import Parser, UsageError, at_least, fail, writable_dir
 from .common import device as device_of
 
-__all__ = ["sweep", "interrupted"]
-
 
 def _sweep_parser() -> argparse.ArgumentParser:
     ap = Parser(prog="rgr sweep", description="Run an experiment's grid, resumably, into data/.")

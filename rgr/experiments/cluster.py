@@ -41,8 +41,6 @@ import torch
 
 from .runner import Job, run_job
 
-__all__ = ["DaskExecutor", "dask_executor", "check_device"]
-
 
 class _StackKilledWorkers(RuntimeError):
     """Every worker that tried this stack died (out of memory? a crash in native code?)."""

@@ -27,8 +27,6 @@ import pandas as pd
 
 from ..store import Column, RowKey, Schema
 
-__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "CONSTRUCTIONS", "ConstructionSweep"]
-
 
 @dataclass(frozen=True)
 class Preset:

@@ -38,9 +38,6 @@ from ..protocol import F1_TARGET, reaches_target
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FutilityRule", "RULES", "rule_named", "futile", "replayed_stops", "kept_share",
-           "futile_stops", "false_stops", "with_retrained", "retrained_points"]
-
 
 @dataclass(frozen=True)
 class FutilityRule:

@@ -38,10 +38,6 @@ from ..store import Column, RowKey, Schema, check_preset
 from . import futility
 from .engine.config import DTYPES, GRAPH_KINDS, RunConfig, config_keys, step_cutoff
 
-__all__ = ["ladder", "planned_runs", "rounds_left", "run_key", "in_shard",
-           "parse_shard", "parse_cells", "FUTILITY_MIN_SEEDS", "Cell", "Grid", "base_cutoff", "Experiment", "SCHEMA",
-           "smoke_grid"]
-
 
 def ladder(cell: Cell, h: int, grid: Grid) -> list[int]:
     """The common D_K ladder of one (cell, h): powers of two from max(h, 2, grid.dk_from) to the cell's top.

@@ -25,8 +25,6 @@ from __future__ import annotations
 from ..protocol import HEADS_ALL
 from .planner import Cell, Experiment, Grid, smoke_grid
 
-__all__ = ["EXPERIMENTS", "get_experiment"]
-
 _FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
 
 

@@ -25,8 +25,6 @@ import pandas as pd
 from ..store import Schema, TableError, load_results
 from .engine.config import RunConfig
 
-__all__ = ["source_rows", "reused_rows"]
-
 
 def _twin_keys(cfg: RunConfig) -> tuple[str, ...]:
     """The config keys of the rows that may stand in for ``cfg``: its own, and its twin's without futility stopping."""

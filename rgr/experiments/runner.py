@@ -44,9 +44,6 @@ from ..store import (
 from ..store.write import drop_table, sweep_lock, write_rows
 from .engine.config import resolve_device
 
-__all__ = ["Sweepable", "Job", "run_job", "SweepError", "DeadlineExceeded",
-           "run_sweep", "check_shard", "cell_filter", "merge_shards"]
-
 
 @dataclass(frozen=True)
 class Sweepable:

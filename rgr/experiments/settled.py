@@ -42,9 +42,6 @@ import pandas as pd
 from .engine.config import RunConfig, step_cutoff
 from .planner import Cell, Experiment, Grid, in_shard, smoke_grid
 
-__all__ = ["Unit", "UNITS", "GPU_UNITS", "SMOKE_UNITS", "budgets_for", "seeds_for",
-           "planned_runs", "SettledSweep", "SETTLED"]
-
 
 @dataclass(frozen=True)
 class Unit:

@@ -22,8 +22,6 @@ import pandas as pd
 
 from ..store import Column, RowKey, Schema
 
-__all__ = ["Preset", "PRESETS", "Run", "SCHEMA", "SOFTMAX_CELLS", "SoftmaxCellsTable"]
-
 
 @dataclass(frozen=True)
 class Preset:

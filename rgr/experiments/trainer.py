@@ -23,8 +23,6 @@ from .runner import Sweepable
 from .settled import SettledSweep
 from .sizing.projection import dry_run_report, model_steps_bound
 
-__all__ = ["ExperimentTrainer"]
-
 _FUTILITY_BASIS = ("base", "paper")  # the table and preset the rule was chosen on; a dry run's kept share comes from it
 
 _STACK_RUNS = 40  # most runs a stack holds, so a 16x stack ends within a session (about 1.5 h at the widest cell)

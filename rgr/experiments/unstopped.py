@@ -35,9 +35,6 @@ from . import planner
 from .engine.config import RunConfig, step_cutoff
 from .planner import Cell, Experiment, Grid
 
-__all__ = ["Unit", "M", "PLATEAUS", "UNITS", "SMOKE_UNITS", "planned_runs",
-           "UNSTOPPED"]
-
 M, _D_MODEL = 128, 32  # the regular table's one cell (E4)
 PLATEAUS: tuple[tuple[int, int], ...] = ((2, 1), (4, 2))  # (r, h) of the curves regular_plateaus reads
 

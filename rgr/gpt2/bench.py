@@ -27,8 +27,6 @@ from ..experiments.sizing.bench import matmul_gflops
 from .experiment import PRESETS, Config, experiment_grid, step_flops
 from .training import item_table, resolve_precision, train_runs
 
-__all__ = ["time_stack", "project_minutes", "parser", "main"]
-
 
 @dataclass(frozen=True)
 class _StackPace:

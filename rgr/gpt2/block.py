@@ -45,16 +45,6 @@ import torch.nn.functional as F
 from ..task.rng import derive_seed, randint, uniform
 from .experiment import Config
 
-__all__ = [
-    "TaskBatch",
-    "sample_task",
-    "MATRICES",
-    "GAINS",
-    "init_params",
-    "forward",
-    "block_logits",
-]
-
 # ----------------------------------------------------------------------------- the task
 
 

@@ -32,10 +32,6 @@ from ..paths import data_dir
 from ..protocol import gpu_hours
 from ..store import Column, RowKey, Schema, load_table, table_path
 
-__all__ = ["STAND_IN_SOURCE", "Config", "Preset", "PRESETS", "SCHEMA", "GPT2", "GPT2Sweep", "run_key",
-           "experiment_grid", "OPEN_CHOICES", "step_flops", "PresetCost", "preset_cost", "default_path",
-           "gpt2_dir", "embeddings_banner"]
-
 STAND_IN_SOURCE = "stand-in (not GPT-2)"  # a row's embedding_source when its table was the seeded stand-in
 _EMBEDDINGS = ("gpt2", "stand-in")
 

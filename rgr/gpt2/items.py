@@ -47,12 +47,6 @@ from .experiment import default_path, gpt2_dir
 from .sources import count_tokens, items_from_counts, load_tokenizer, read_wte
 from .table import N_TOKENS, ItemTable, StandInSpec, stand_in_items
 
-__all__ = [
-    "build_items",
-    "save_items",
-    "load_items",
-]
-
 _HUB_REPO = "openai-community/gpt2"
 _WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
 _TEXT_FILES = ("wiki.train.raw", "train.txt", "text.txt")

@@ -21,13 +21,6 @@ import numpy as np
 
 from .table import N_TOKENS
 
-__all__ = [
-    "read_wte",
-    "load_tokenizer",
-    "count_tokens",
-    "items_from_counts",
-]
-
 _EOS_TOKEN = "<|endoftext|>"
 
 
@@ -78,9 +71,6 @@ def _read_wte(path: Path) -> np.ndarray:
     directly (an 8-byte little-endian header length, a JSON header of
     ``name -> {dtype, shape, data_offsets}``, then the raw bytes).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
     try:
         from safetensors import safe_open
     except ImportError:

@@ -25,13 +25,6 @@ from ..task.embeddings import from_array
 from ..task.rng import derive_seed, stream_key, uniform
 from .experiment import STAND_IN_SOURCE
 
-__all__ = [
-    "N_TOKENS",
-    "ItemTable",
-    "StandInSpec",
-    "stand_in_items",
-]
-
 N_TOKENS = 10_000_000  # protocol E7: the first 10M GPT-2 tokens of WikiText-103 train
 
 
@@ -106,8 +99,7 @@ class ItemTable:
 class StandInSpec:
     """The stand-in's geometry. Hand-set from the broad shape of GPT-2's ``wte``
     (a common offset shared by all rows, a decaying spectrum, norms of a few
-    units); not fitted to GPT-2. :func:`embedding_stats` measures the same
-    quantities on any table, so a real table can be compared with it.
+    units); not fitted to GPT-2.
     """
 
     d_model: int = 768

@@ -35,9 +35,6 @@ from .experiment import SCHEMA, Config, GPT2Sweep
 from .items import load_items
 from .table import ItemTable, StandInSpec, stand_in_items
 
-__all__ = ["item_table", "resolve_precision", "train_runs", "GPT2Trainer"]
-
-
 # ----------------------------------------------------------------------------- embeddings
 
 

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["QKWeights", "head_scores", "scores"]
-
 _AGGREGATIONS: tuple[str, ...] = ("max", "softmax", "sum")
 
 

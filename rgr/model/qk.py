@@ -52,9 +52,6 @@ from torch import nn
 from ..protocol import MODEL_KINDS
 from .attention import QKWeights
 
-__all__ = ["QKModel", "context_scores"]
-
-
 
 class QKModel(nn.Module):
     """R stacked key–query layers of one kind (see the module docstring)."""
@@ -127,13 +124,6 @@ class QKModel(nn.Module):
         return self.D_K // self.h
 
     # ---- conversions ----------------------------------------------------------------
-    @staticmethod
-    def from_weights(w: QKWeights, kind: str = "max", W_V: torch.Tensor | None = None) -> "QKModel":
-        """A model holding the per-head weights ``w`` ((R, h, d_model, d_k) maps)."""
-        R, h, d, d_k = w.W_Q.shape
-        fuse = lambda W: W.permute(0, 2, 1, 3).reshape(R, d, h * d_k)  # (R, d_model, D_K)
-        return QKModel(fuse(w.W_Q), fuse(w.W_K), w.tau, h, kind, W_V)
-
     def weights(self) -> QKWeights:
         """Detached per-head weights, W_Q, W_K (R, h, d_model, d_k), as :mod:`rgr.model.attention` wants
         (a mixed stack's padding included: see :meth:`run_weights` for one run's own)."""

@@ -46,9 +46,6 @@ from ..theory.theorem81 import (
     theorem81_bounds,
 )
 
-__all__ = ["sweeps_finding", "finding_rows", "coloring_summary", "softmax_width_finding", "checks_finding",
-           "paper_theory_finding", "onset_crossover", "ConstructionsFinding"]
-
 
 @dataclass(frozen=True)
 class _SweepsFinding:

@@ -32,9 +32,6 @@ from .replication.verdicts import Verdict, side_verdict
 from .stats import fit_line
 from .thresholds import curves
 
-__all__ = ["PAPER_R_MAX", "FormFit", "denser_findings", "forms_table", "regular_rows", "unstopped_reading",
-           "unstopped_runs"]
-
 PAPER_R_MAX = 16  # the paper's E4 grid stops at r = 16 (App. A.3)
 _FORMS = ("log2m", "bound")  # x = (r m / d_model) log2 m | (m' / d_model) log2(m^2 / m')
 

@@ -17,9 +17,6 @@ from .findings import listed, nan_if_none
 from .stats import tie_margin
 from .thresholds import meets_precondition
 
-__all__ = ["STOP_COLUMNS", "DiagonalTrend", "at_threshold", "cutoff_reason", "diagonal_table",
-           "diagonal_trend", "extreme_table", "on_diagonal", "with_cells_of"]
-
 
 @dataclass(frozen=True)
 class DiagonalTrend:

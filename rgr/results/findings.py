@@ -20,8 +20,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Text", "entries", "flatten", "glued", "listed", "nan_if_none", "shown_cell", "shown_degrees"]
-
 _DIGITS = 6  # floats are rounded to this many decimals, so glued text/plain is stable across platforms
 
 

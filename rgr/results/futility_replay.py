@@ -28,8 +28,6 @@ from ..experiments.futility import FutilityRule, replayed_stops, rule_named
 from ..protocol import F1_TARGET, reaches_target
 from .thresholds import CELL, curves, thresholds
 
-__all__ = ["replay", "compare", "replay_table"]
-
 _ANSWERS = ("D_K_star", "D_K_opt", "D_K_cons", "h_star")  # a cell's answers: any change fails the replay
 _TIED = ("h_lo", "h_hi")
 

@@ -20,9 +20,6 @@ import pandas as pd
 from ..gpt2.experiment import STAND_IN_SOURCE, PresetCost
 from .stats import summarize
 
-__all__ = ["COMPRESSIVE", "compressive_finding", "embedding_label", "gpt2_finding", "is_stand_in", "LeaseBench",
-           "latest_lease_bench"]
-
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
 
 

@@ -19,8 +19,6 @@ import pandas as pd
 from ..theory.bounds import bit_budget_DK, margin_bound_DK
 from .thresholds import thresholds
 
-__all__ = ["bounds_finding", "all_context_budget", "seed_paper_finding", "margin_finding", "LowerBoundsFinding"]
-
 
 @dataclass(frozen=True)
 class _BoundsFinding:

@@ -25,8 +25,6 @@ from ..store import load_table
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
-__all__ = ["chapter_cells", "dk_table", "every_cell", "law_reading", "penalty_table", "permutation_findings",
-           "read_constructions", "step_cutoffs"]
 
 @dataclass(frozen=True)
 class _TransitionWidths:

@@ -26,9 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CLAIMS", "TABLE1", "claim", "page_markdown", "SECTIONS", "SECTION_TITLES", "GPT2_M",
-           "GPT2_D_MODEL", "GPT2_ELL", "PAPER_SEEDS", "PAPER_MAX_HEADS", "PAPER_FEW_SEEDS", "PAPER_DIAG_M_MAX"]
-
 SECTIONS = (
     "Sec. 6.1 / App. A.2",
     "Fig. 4",

@@ -24,10 +24,6 @@ from ..experiments.engine.config import step_cutoff
 from ..experiments.settled import UNITS, Unit, budgets_for, seeds_for
 from .stats import dk_star, summarize
 
-__all__ = ["SETTLED", "SETTLED_SHARE", "budget_thresholds", "budget_rows", "diagonal_budget_reason", "lowest_points",
-           "one_head_budget", "reading_budget", "settled_at", "settled_runs",
-           "settled_finding"]
-
 SETTLED = "settled"
 
 

@@ -21,15 +21,6 @@ import pandas as pd
 from ..protocol import F1_TARGET, reaches_target
 from .thresholds import curves
 
-__all__ = [
-    "algorithm2_reading",
-    "softmax_cells_summary",
-    "shift_finding",
-    "best_f1_by_cell",
-    "linear_sum_check",
-    "threshold_shift",
-]
-
 _CELL = ["m", "d_model", "r"]
 
 

@@ -28,21 +28,6 @@ from scipy import stats as sps
 
 from ..protocol import F1_TARGET, reaches_target
 
-__all__ = [
-    "wilson_interval",
-    "t_interval",
-    "summarize",
-    "seeds_per_cell",
-    "dk_star",
-    "h_star_interval",
-    "paired_difference",
-    "by_seed",
-    "Fit",
-    "fit_line",
-    "tie_margin",
-    "within",
-]
-
 # Ends and levels are compared with this relative margin: a law's ratio such as ln 4096 / ln 512 = 4/3 can equal a
 # ratio of ladder budgets (512 / 384) exactly, and which side of the tie one ulp of a machine's log lands on must not
 # decide a reading. A value within the margin of an end counts as on it (inside a closed interval; reaching a level).

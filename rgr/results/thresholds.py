@@ -18,9 +18,6 @@ from ..protocol import F1_TARGET
 from ..theory.bounds import bit_budget_DK, bit_budget_DK_derangements, regular_x, scaling_x
 from .stats import Fit, dk_star, fit_line, h_star_interval, summarize
 
-__all__ = ["CELL", "curves", "thresholds", "transitions", "LawFits", "law_fits", "meets_precondition",
-           "single_head_penalty", "bracket"]
-
 CELL = ["m", "d_model", "r"]
 
 

@@ -29,19 +29,6 @@ from ..task.contexts import build_task, sample
 from ..task.embeddings import value_projection
 from .stats import by_seed, paired_difference, summarize
 
-__all__ = [
-    "cells_table",
-    "error_ratios",
-    "lowest_head",
-    "one_head_stopping",
-    "paper_mse",
-    "stopping_effect",
-    "trivial_mse_table",
-    "value_cells",
-    "value_finding",
-    "value_setup",
-]
-
 
 def _rank_floor(m: int, d_model: int) -> float:
     """min over rank-d_model matrices S of ||S - P||_F^2 / ||P||_F^2 for an m x m permutation matrix P:

@@ -16,8 +16,6 @@ import torch
 from .. import __version__
 from ..paths import repo_root
 
-__all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "PROVENANCE", "code_version", "provenance"]
-
 _DTYPES = {"int": "int64", "float": "float64", "str": "object", "bool": "bool", "json": "object"}
 
 

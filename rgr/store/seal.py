@@ -44,9 +44,6 @@ from typing import NamedTuple
 from .. import paths
 from .schema import TableError
 
-__all__ = ["open_own", "replace_whole", "SealCheck", "BadSeal", "UnsealedTable", "seal_path",
-           "seal_of", "read_seal", "write_seal", "drop_seal", "compare", "enforce"]
-
 # ------------------------------------------------------------------ a table's files on disk: side files opened
 # without following links, files replaced whole
 _CREATE = os.O_RDWR | os.O_CREAT

@@ -18,8 +18,6 @@ from . import FIELD_LIMIT, check_header, check_integrity, load_table, read_table
 from .schema import Column, Schema, TableBusy, TableError
 from .seal import BadSeal, SealCheck, compare, drop_seal, open_own, read_seal, replace_whole, seal_of, write_seal
 
-__all__ = ["write_rows", "replace_table", "sweep_lock", "repair_table", "drop_table"]
-
 
 def _lock_file(path: Path, kind: str) -> Path:
     return path.with_name(f".{path.name}.{kind}.lock")

@@ -44,8 +44,6 @@ from ..theory.constructions import (
 )
 from ..theory.template import Construction
 
-__all__ = ["NAMES", "build", "passes", "min_dk", "smallest_budget"]
-
 NAMES = ("one-hot", "one-hot-rademacher", "compressive", "softmax", "softmax-one-hot", "gun", "rbce", "general-graph")
 _CRITERIA = ("tau", "margin", "f1")
 

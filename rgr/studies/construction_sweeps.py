@@ -36,18 +36,6 @@ from ..theory.constructions import construct_compressive, construct_softmax
 from ..theory.template import Construction, bipartite_edge_coloring
 from .construction_search import build, passes
 
-__all__ = [
-    "ConstructionsPreset",
-    "CONSTRUCTIONS",
-    "success_rate",
-    "limit_phase",
-    "separation_panels",
-    "softmax_background",
-    "coloring_table",
-    "leakage_noise",
-    "head_split",
-]
-
 
 @dataclass(frozen=True)
 class ConstructionsPreset:

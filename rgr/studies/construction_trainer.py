@@ -16,8 +16,6 @@ from ..experiments.construction_table import ConstructionSweep, Run
 from ..experiments.runner import Sweepable
 from .construction_search import build, min_dk, smallest_budget
 
-__all__ = ["ConstructionTrainer",]
-
 
 def _result(run: Run) -> dict:
     """The search of one row: B, h, d_k, D_K, found, note."""

@@ -59,9 +59,6 @@ from ..task.graphs import permutation_graph
 from ..task.rng import derive_seed
 from ..theory.bounds import bit_budget_DK, margin_bits, margin_bound_DK
 
-__all__ = ["LowerBoundsPreset", "trained_margins", "context_separates", "first_separating_width",
-           "per_context_table"]
-
 
 @dataclass(frozen=True)
 class LowerBoundsPreset:

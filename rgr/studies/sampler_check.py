@@ -11,8 +11,6 @@ from ..protocol import pick_preset
 from ..task.contexts import sample
 from ..task.graphs import permutation_graph
 
-__all__ = ["TheoryPreset", "sampler_rates", "theory_finding"]
-
 
 @dataclass(frozen=True)
 class TheoryPreset:

@@ -22,8 +22,6 @@ from ..task.graphs import permutation_graph
 from ..theory.checks import evaluate_contexts
 from ..theory.constructions import construct_softmax
 
-__all__ = ["softmax_at_cells", "SoftmaxCellsTrainer"]
-
 
 def softmax_at_cells(
     cells: list[tuple[int, int]],

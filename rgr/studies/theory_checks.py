@@ -62,9 +62,6 @@ from .construction_search import build, min_dk
 if TYPE_CHECKING:  # the chapter's preset, for the annotation only
     from .construction_sweeps import ConstructionsPreset
 
-__all__ = ["algorithm1_onset", "prop84_table", "sparse_binary_table", "bounded_skew_table", "theorem81_tables",
-           "leakage_logits", "softmax_failures"]
-
 
 def algorithm1_onset(ms: list[int], ratios: list[float], seeds: list[int]) -> pd.DataFrame:
     """Whether Algorithm 1's limit (blocks of d_model, tau = d_k/2) separates all pairs, per (m, d_model, seed).

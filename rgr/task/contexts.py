@@ -37,8 +37,6 @@ from .embeddings import gaussian_unit
 from .graphs import Graph, permutation_graph, regular_graph
 from .rng import randint, stream_key, uniform
 
-__all__ = ["build_task", "GraphTable", "graph_table", "sample_stacked", "sample"]
-
 
 class _Run(Protocol):
     """The fields of a run (:class:`rgr.experiments.engine.config.RunConfig`) its task is drawn from."""

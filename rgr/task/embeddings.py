@@ -14,8 +14,6 @@ import torch
 
 from .rng import derive_seed
 
-__all__ = ["gaussian_unit", "value_projection", "one_hot", "random_binary", "from_array"]
-
 
 def _check_dims(m: int, d_model: int) -> None:
     for name, v in (("m", m), ("d_model", d_model)):

@@ -14,14 +14,6 @@ import numpy as np
 
 from .rng import derive_seed
 
-__all__ = [
-    "Graph",
-    "DegreeStats",
-    "permutation_graph",
-    "regular_graph",
-    "graph_from_edges",
-]
-
 
 @dataclass(frozen=True)
 class DegreeStats:

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Counts", "counts"]
 
 @dataclass(frozen=True)
 class Counts:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["stream_key", "uniform", "randint", "derive_seed"]
-
 # Independent streams of one run: training contexts, validation, test, and
 # whatever else a later module needs (they are just distinct integers).
 _STREAMS: dict[str, int] = {"train": 1, "val": 2, "test": 3, "graph": 4, "embed": 5, "init": 6, "value": 7}

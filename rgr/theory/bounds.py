@@ -35,26 +35,6 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = [
-    "scaling_x",
-    "regular_x",
-    "regular_x_bound",
-    "DEFAULT_C",
-    "theorem_B1_C",
-    "dk_from_C",
-    "n_pairs",
-    "bit_budget_DK",
-    "margin_bits",
-    "margin_bound_DK",
-    "regime",
-    "regime_form",
-    "upper_bound",
-    "regime_table",
-    "bound_rows",
-    "gap_table",
-    "bit_budget_DK_derangements",
-]
-
 # Default width constants C in d_k = ceil(C (ln m)^a), measured with
 # rgr.studies.construction_sweeps.success_rate (chapter *constructions*): the smallest
 # round value at which every one of 5-20 seeds separated all pairs, in the

@@ -26,18 +26,6 @@ from ..task.graphs import Graph
 from ..task.metrics import counts
 from .template import Construction
 
-__all__ = [
-    "all_pair_scores",
-    "separation",
-    "separation_from_scores",
-    "evaluate_contexts",
-    "leakage_matrix",
-    "score_terms",
-    "limit_scores",
-    "limit_separation",
-    "score_samples",
-]
-
 
 @dataclass(frozen=True)
 class _Separation:

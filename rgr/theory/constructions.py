@@ -50,15 +50,6 @@ from .template import (
     split_blocks,
 )
 
-__all__ = [
-    "gaussian_family",
-    "binary_family",
-    "construct_one_hot",
-    "construct_compressive",
-    "construct_softmax",
-    "construct_general_embedding",
-    "construct_general_graph",
-]
 
 @dataclass(frozen=True, eq=False)
 class _EmbeddingFamily:

@@ -43,19 +43,6 @@ from ..task.graphs import Graph
 from ..task.rng import derive_seed
 from .bounds import dk_from_C
 
-__all__ = [
-    "bipartite_edge_coloring",
-    "matching_blocks",
-    "max_degree",
-    "Construction",
-    "signatures",
-    "resolve_dk",
-    "check_X",
-    "matching_edges",
-    "split_blocks",
-    "assemble",
-]
-
 # ---------------------------------------------------------------------------------------
 # step 1: blocks that are matchings (a general graph's through König's colouring)
 

@@ -26,19 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = [
-    "PROOF_C",
-    "REPAIR_C",
-    "theorem81_bounds",
-    "inside_theorem81",
-    "theorem81_widths",
-    "inside_rows",
-    "repair_smallest_m",
-    "leakage_logit_sd",
-    "kappa",
-    "repaired_dk_window",
-]
-
 PROOF_C = 64.0  # d_k >= C (ln m)^2 with gamma = sqrt(C)/2 - 1 >= 3 (Theorem 8.1, Step 5(i))
 _PROOF_C_ELL = 8.0  # ell >= C_ell max(h, ln m) with C_ell >= 8 (1 + 2 C_2), C_2 > 0 (Step 5(ii)): ell > 8 max(h, ln m)
 REPAIR_C = 0.5  # c in the sufficient condition d_k ln m / d_model <= c

@@ -158,11 +158,8 @@ def test_pair_scores_reject_softmax():
         _model("softmax").pair_scores(torch.zeros(3, 4, 5, dtype=torch.float64))
 
 
-def test_weights_round_trip_and_select():
+def test_weights_and_select():
     model = _model("softmax")
-    again = QKModel.from_weights(model.weights(), "softmax")
-    torch.testing.assert_close(again.W_Q, model.W_Q)
-    torch.testing.assert_close(again.W_K, model.W_K)
     w = model.weights()
     assert (w.h, w.d_k, w.D_K) == (3, 2, 6) and w.W_Q.shape == (3, 3, 5, 2)
     # head k of the per-head view is columns k*d_k .. (k+1)*d_k - 1 of the fused map

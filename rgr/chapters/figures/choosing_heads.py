@@ -11,9 +11,6 @@ from ...protocol import F1_TARGET
 from ...results.choosing_heads.design import DesignRule, recommend
 from ..style import fig_size, head_color, nothing_to_draw, panel_grid, set_style
 
-__all__ = ["plot_validation", "plot_chart"]
-
-
 _HELD_OUT_MARKERS = ("D", "s", "^", "v", "P", "X", "h", "p")  # held-out cells, in order of x
 
 

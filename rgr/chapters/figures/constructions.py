@@ -19,17 +19,6 @@ import seaborn as sns
 from ...results.stats import wilson_interval
 from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
-__all__ = [
-    "plot_score_separation",
-    "plot_success_vs_C",
-    "plot_limit_phase",
-    "plot_leakage_vs_block",
-    "plot_head_split",
-    "plot_softmax_background",
-    "plot_softmax_width",
-    "plot_algorithm1_onset",
-]
-
 _EDGE, _NON = "#0072B2", "#D55E00"  # blue: true edges, vermillion: non-edges
 
 

@@ -12,8 +12,6 @@ from ...results.gpt2_block import embedding_label
 from ...results.stats import t_interval
 from ..style import MIN_FONT_PT, fig_size, head_color, nothing_to_draw, set_style
 
-__all__ = ["plot_accuracy_vs_dk", "plot_or_say"]
-
 
 def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.04, seed: int = 0) -> Figure:
     """Fig. 7: mean test accuracy vs D_K, one line per h, 95% t-intervals across seeds, and

@@ -12,8 +12,6 @@ import seaborn as sns
 
 from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
 
-__all__ = ["plot_bounds_vs_constructions", "plot_per_context", "plot_margins"]
-
 
 def _done(fig: plt.Figure) -> plt.Figure:
     fig.tight_layout()

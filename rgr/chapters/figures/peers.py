@@ -15,8 +15,6 @@ from ...results.peers.single_head import PalReading
 from ...results.peers.sweep import LEVELS
 from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
 
-__all__ = ["plot_power_refit", "plot_head_sweep", "plot_pal_capacity"]
-
 
 def plot_power_refit(fit: PowerRefit) -> Figure:
     """Top: their slope of accuracy in H per width d, with their fits a d^p + b at p = 2 (the law's form) and

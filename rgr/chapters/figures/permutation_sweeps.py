@@ -42,17 +42,6 @@ from ..style import (
     shown_png,
 )
 
-__all__ = [
-    "figure_picker",
-    "plot_diagonal",
-    "plot_dk_star_grid",
-    "f1_curves_per_cell",
-    "plot_f1_curves",
-    "plot_h_star",
-    "plot_heads_law",
-    "plot_scaling_law",
-]
-
 
 def _cell_title(m: int, d_model: int, r: int) -> str:
     return f"m={m}, $d_{{model}}$={d_model}" + (f", r={r}" if r > 1 else "")

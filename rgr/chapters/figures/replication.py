@@ -12,8 +12,6 @@ from matplotlib.lines import Line2D
 from ...results.replication.verdicts import LOG_BASES
 from ..style import MIN_FONT_PT, fig_size, plain_log_axes, set_style
 
-__all__ = ["plot_law_vs_paper"]
-
 _M_MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one marker per m, smallest m first
 
 

@@ -11,8 +11,6 @@ from matplotlib.figure import Figure
 from ...results.settled import SETTLED_SHARE, lowest_points
 from ..style import fig_size, plain_log_axes, set_style
 
-__all__ = ["plot_budget_thresholds"]
-
 
 def _panel(ax, f: pd.DataFrame, title: str, low: dict[tuple[int, int], int]) -> None:
     colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(1, f.groupby(["m", "d_model"]).ngroups)))

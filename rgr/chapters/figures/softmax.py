@@ -31,8 +31,6 @@ def plot_softmax_f1(runs: pd.DataFrame) -> Figure:
         return nothing_to_draw("no softmax runs in this table")
     return plot_f1_curves(runs, ncols=3, title="softmax per head, heads summed")
 
-__all__ = ["plot_linear_ablation", "plot_softmax_construction", "plot_softmax_f1", "plot_threshold_shift"]
-
 
 def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
     g = g.sort_values("D_K")

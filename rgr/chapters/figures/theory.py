@@ -11,8 +11,6 @@ from matplotlib.patches import Patch
 
 from ..style import MAX_WIDTH_IN, MIN_FONT_PT, head_color, panel_grid, set_style
 
-__all__ = ["plot_context", "plot_head_scores"]
-
 
 def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tensor) -> Figure:
     """One context: its items in order, arrows for in-context edges, and the label matrix.

@@ -12,8 +12,6 @@ from matplotlib.figure import Figure
 from ...results.thresholds import curves
 from ..style import MIN_FONT_PT, head_color, nothing_to_draw, panel_grid, plain_log_axes, set_style
 
-__all__ = ["plot_one_head_stopping", "plot_value_mse"]
-
 
 def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
     g = g.sort_values("D_K")

@@ -14,8 +14,6 @@ from typing import Sequence
 
 import torch
 
-__all__ = ["StackAdam"]
-
 
 class StackAdam:
     """Adam(W) state and update for a list of parameters with a leading run axis."""
@@ -47,10 +45,6 @@ class StackAdam:
             amsgrad=False, lr=self.lr, beta1=self.betas[0], beta2=self.betas[1], weight_decay=0.0, eps=self.eps,
             maximize=False, grad_scale=None, found_inf=None,
         )  # fmt: skip
-
-    def state_of(self, i: int) -> dict[str, torch.Tensor]:
-        """Parameter i's state, as torch.optim names it: step, exp_avg, exp_avg_sq."""
-        return {"step": self.steps[i], "exp_avg": self.exp_avg[i], "exp_avg_sq": self.exp_avg_sq[i]}
 
     def carry(self, old: "StackAdam", idx: torch.Tensor) -> None:
         """Take ``old``'s state for runs ``idx`` (the moments are per run; the step count is the stack's)."""

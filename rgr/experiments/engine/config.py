@@ -21,9 +21,6 @@ import torch
 from ...protocol import MODEL_KINDS
 from ..futility import rule_named
 
-__all__ = ["GRAPH_KINDS", "DTYPES", "RunConfig", "RunResult", "step_cutoff", "check_int", "config_key", "config_keys",
-           "MAX_PADDING", "stack_groups", "stack_shape", "resolve_device", "sync"]
-
 GRAPH_KINDS: tuple[str, ...] = ("permutation", "regular")
 DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "float64": torch.float64}
 _CONFIG_VERSION = 1  # bump when a field's meaning changes, so old keys stop matching

@@ -27,8 +27,6 @@ from typing import Callable, Sequence
 
 import torch
 
-__all__ = ["StepProgram", "graphs_enabled"]
-
 _WARMUP_STEPS = 3  # eager steps on a side stream before a capture, as torch.cuda.graphs asks
 
 

@@ -73,10 +73,6 @@ from .stack import (
     value_targets,
 )
 
-__all__ = ["train_steps", "check", "test", "train",
-           "train_run"]
-
-
 # ---------------------------------------------------------------------------------------
 # a step of the stack
 

@@ -28,10 +28,6 @@ from .adam import StackAdam
 from .config import DTYPES, RunConfig, stack_shape
 from .graphed import StepProgram
 
-__all__ = ["init_weights", "Stack", "build_stack", "stream_keys", "blocks",
-           "context_blocks", "gather", "block_rows", "logistic_coefficients", "logistic_grads",
-           "value_targets", "value_grad"]
-
 
 def init_weights(cfg: RunConfig) -> dict[str, torch.Tensor]:
     """Initial W_Q, W_K (d_model, D_K), tau () and, for "value", the frozen W_V (d_model, d_msg).
@@ -255,12 +251,13 @@ def value_targets(labels: torch.Tensor, V_C: torch.Tensor) -> tuple[torch.Tensor
 def logistic_grads(
     S: torch.Tensor, tau: torch.Tensor, alpha: torch.Tensor, a: torch.Tensor, b: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gradients of :func:`logistic_loss` with respect to S (R, ell, ell) and tau (R,), written out:
+    """Gradients of E1's loss ``L = sum(a softplus(z) - b z)``, ``z = alpha (S - tau)`` (a, b:
+    :func:`logistic_coefficients`), with respect to S (R, ell, ell) and tau (R,), written out:
     dL/dS = alpha (a sigmoid(z) - b), dL/dtau = -sum_pq dL/dS."""
     gS = alpha * (a * torch.sigmoid(alpha * (S - tau.view(-1, 1, 1))) - b)
     return gS, -gS.sum((1, 2))
 
 
 def value_grad(S: torch.Tensor, V_C: torch.Tensor, T: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """Gradient of :func:`value_loss` with respect to S (R, ell, ell): 2 (w (S V_C - T)) V_C^T."""
+    """Gradient of E6's loss ``sum(w (S V_C - T)^2)`` with respect to S (R, ell, ell): 2 (w (S V_C - T)) V_C^T."""
     return 2 * torch.bmm(w * (torch.bmm(S, V_C) - T), V_C.transpose(1, 2))

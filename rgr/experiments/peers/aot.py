@@ -24,7 +24,6 @@ import torch
 
 from .reimplemented import AoTConfig
 
-__all__ = ["train_aot"]
 
 def _random_map(N: int, generator: torch.Generator) -> torch.Tensor:
     """f as an (N, N) table of next tokens, uniform and independent per pair."""

@@ -41,8 +41,6 @@ import pandas as pd
 from ..engine.config import RunConfig, step_cutoff
 from ..planner import Cell, Experiment, Grid, base_cutoff, in_shard
 
-__all__ = ["law_x", "PEERS", "PEERS_FIXED_RATIO", "PEERS_FIXED_M", "DK_SATURATION"]
-
 
 def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
     """The law's variable x = h d_k d_model / (m ln m)."""

@@ -32,8 +32,6 @@ import torch
 
 from .reimplemented import PalConfig
 
-__all__ = ["embeddings", "train_pal"]
-
 _CHECK_EVERY = 50  # steps between the accuracy checks that may stop a run early
 
 

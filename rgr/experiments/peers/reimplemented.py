@@ -42,10 +42,6 @@ import pandas as pd
 
 from ...store import Column, RowKey, Schema
 
-__all__ = ["AoTConfig", "AOT_SCHEMA", "AOT_PRESETS", "AOT", "AoTSweep", "PalConfig", "law_x", "PASS", "PAL_SCHEMA",
-           "PAL", "PalSweep", "run_key"]
-
-
 _PARAMS: tuple[str, ...] = ("code", "paper")
 
 

@@ -46,8 +46,6 @@ from ..engine.config import DTYPES, MAX_PADDING, RunConfig, resolve_device, stac
 from ..engine.loop import train
 from .loops import train_baseline, train_naive
 
-__all__ = ["step_flops", "matmul_gflops", "CELLS", "cell_stack", "parser", "main"]
-
 
 def step_flops(cfg: RunConfig) -> int:
     """Matmul FLOPs of one model-step (one run, one context): forward + backward.

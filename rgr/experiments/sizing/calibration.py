@@ -19,8 +19,6 @@ from ..engine.config import RunConfig, resolve_device, stack_groups, stack_shape
 from ..engine.loop import check, train_steps
 from ..engine.stack import build_stack
 
-__all__ = ["Calibration", "calibrate", "calibrate_from_history", "cost_terms", "features", "pick_calibration"]
-
 _MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall times calibrate the projection
 
 
@@ -48,12 +46,6 @@ class Calibration:
     r: float = 0.0
     s: float = 0.0
     source: str = "timed"
-
-    def step_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
-        return self.a + self.r * R + self.b * features(cfgs, R)[0]
-
-    def check_seconds(self, cfgs: Sequence[RunConfig], R: int) -> float:
-        return self.c + self.e * features(cfgs, R)[1]
 
     @property
     def coefficients(self) -> np.ndarray:

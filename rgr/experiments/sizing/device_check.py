@@ -20,8 +20,6 @@ import torch
 from ..engine.config import RunConfig, RunResult, check_int, resolve_device
 from ..engine.loop import train
 
-__all__ = ["compare_devices"]
-
 
 @dataclass(frozen=True)
 class _DeviceComparison:

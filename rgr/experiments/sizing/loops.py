@@ -30,8 +30,6 @@ from ...task.rng import stream_key
 from ..engine.config import DTYPES, RunConfig, resolve_device
 from ..engine.stack import init_weights
 
-__all__ = ["train_naive", "train_baseline"]
-
 
 @dataclass(frozen=True)
 class _NaiveResult:

@@ -47,9 +47,6 @@ from ...protocol import GPU_FP32_PEAK, GPU_UTILIZATION
 from ..engine.config import RunConfig, resolve_device, stack_groups
 from .calibration import Calibration, calibrate, cost_terms, features, pick_calibration
 
-__all__ = ["model_steps_bound", "project", "dry_run_report"]
-
-
 
 def model_steps_bound(configs: Sequence[RunConfig]) -> int:
     """Upper bound on the model-steps (one run advancing one step) of training ``configs``: every cutoff reached."""

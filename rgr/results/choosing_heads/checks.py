@@ -16,9 +16,6 @@ from ...protocol import F1_TARGET
 from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 
-__all__ = ["PREREGISTERED", "held_out_cells", "validation", "REAL_LAYERS",
-           "real_layers", "f1_check", "summarize_rule", "refit_note"]
-
 
 @dataclass(frozen=True)
 class _Preregistration:

@@ -49,9 +49,6 @@ from ...protocol import F1_TARGET, reaches_target
 from ...theory.bounds import scaling_x
 from ..thresholds import curves, meets_precondition
 
-__all__ = ["DesignRule", "DomainError", "recommend", "lookup",
-           "fit_from_runs"]
-
 _F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
 _LEVEL = 0.95
 _MIN_CELLS = 3  # fitted cells a predicted F1 must rest on

@@ -16,9 +16,6 @@ from ..stats import seeds_per_cell
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
-__all__ = ["EXPERIMENTS", "rule_basis",
-           "validation_reading", "f1_reading", "real_layers_reading"]
-
 EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's sweeps: the rule's rows, then held out
 
 

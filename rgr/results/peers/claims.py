@@ -30,8 +30,6 @@ import pandas as pd
 from .dana import LogFactor
 from .refit import COMMIT, PAPER, PAPER_V2, REPO
 
-__all__ = ["PAL_COMMIT", "CLAIMS", "claims_table", "bits_table", "bits_ranges"]
-
 _PAL_REPO = "facebookresearch/pal"
 PAL_COMMIT = "4d977c1ac2a8b3640e5a72e6ada8264a6020cd34"
 _PAL_README = "README.md"  # its list of papers names the folder each paper's code is in

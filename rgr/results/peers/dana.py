@@ -22,10 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXP1_WIDTHS", "EXP1_LARGE_WIDTHS", "LogFactor", "log_factor", "POWERS", "their_stop",
-           "their_slope", "power_rss", "PowerRefit",
-           "power_refit", "ExpThreeRefit", "exp3_split", "exp3_refit"]
-
 EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
 EXP1_LARGE_WIDTHS: tuple[int, ...] = (40, 50, 60)  # their appendix B.1: experiment 1 at N = 200, d = d_head
 _SATURATION = 0.95  # EXP_1_and_4.py: the linear fit stops at the first accuracy above this (included)

@@ -38,10 +38,6 @@ from .dana import (
     their_stop,
 )
 
-__all__ = ["REPO", "COMMIT", "PAPER", "PAPER_V2", "FILES", "COMMAND", "SCHEMA", "PeerDataMissing",
-           "local_name", "read_peer_files", "summarise", "refit_path", "dana_refit",
-           "dana_wider", "refit_finding"]
-
 REPO = "leodana2000/Transformer_Attentional_Memory"
 COMMIT = "cffc0d8f3668d4e8bb1d59e0dac6f0fd70c2b13a"
 _EXP1 = tuple(f"Scaling laws/Data_exp_1_{d}.csv" for d in EXP1_WIDTHS)  # N = 50, d = d_head from 3 to 13

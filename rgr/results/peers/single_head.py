@@ -33,10 +33,6 @@ from ...experiments.peers.reimplemented import PASS, law_x
 from ..stats import summarize, t_interval
 from .sweep import LEVELS, curve
 
-__all__ = ["one_head", "one_head_finding", "main_lines", "capacities", "capacity_table", "lr_table", "PalReading",
-           "pal_reading", "lr_finding", "POINT", "f1_table", "past_ell", "ell_effect", "READ_PAST_ELL", "READ_ELL",
-           "read_at"]
-
 
 def one_head(runs: pd.DataFrame) -> pd.DataFrame:
     """The h = 1 rows of the head sweep per cell (one unconstrained d x d score matrix on frozen random

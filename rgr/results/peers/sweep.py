@@ -28,10 +28,6 @@ from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO,
 from ...protocol import F1_TARGET
 from ..stats import summarize, t_interval
 
-__all__ = ["series_for", "drifts", "drift_table", "precondition_reading",
-           "cpu_minutes", "LEVELS", "curve", "transitions", "series_drift", "transitions_table", "sweep_finding",
-           "accuracy_table", "param_table", "conclusions", "verdicts", "aot_finding"]
-
 _SERIES: dict[str, tuple[tuple[int, int], ...]] = {
     "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
     "fixed m = 128": tuple(sorted({(c.m, c.d_model) for c in PEERS_FIXED_M + PEERS_FIXED_RATIO if c.m == 128},

@@ -29,9 +29,6 @@ from .rows import (
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["gpt2_rows", "softmax_rows", "softmax_shift", "value_d32_best", "value_d32_small",
-           "value_rows"]
-
 
 def _advantage(d: Draws) -> dict[tuple[int, int], str]:
     """Per cell, whether one head needs a larger budget than D_K* (a multi-head advantage; never reaching the target

@@ -18,8 +18,6 @@ from .rows import ClaimRow, Source, basis, cutoffs, reached, untestable
 from .seed_bootstrap import Draws, cell_noise, noise, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
-__all__ = ["THIN_SEEDS", "diag_heads", "diag_rows", "diagonal_runs", "growth_rows"]
-
 _DIAG = ("diag_growth", "diag_first_two_above", "diag_heads")
 
 

@@ -51,10 +51,6 @@ from .rows import Reading, reached
 from .seed_bootstrap import Draws, noise
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
-__all__ = ["ArithmeticCheck", "printed_half_unit", "table1_checks", "check_words", "all_reproduced",
-           "reproduced_with", "table1_base",
-           "law_constants", "law_constant_values", "log_space_reading", "meet_in_the_middle"]
-
 
 def _table1_heads() -> tuple[int, ...]:
     """The paper's head counts: powers of two up to its largest (64)."""

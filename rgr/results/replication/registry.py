@@ -43,10 +43,6 @@ from .second_readings import SETTLED, longer_rows, settled_source, with_longer
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict, table1
 
-__all__ = [ "READERS", "read", "evaluate", "complete_rows", "JOINT", "arithmetic", "GROUPS", "EXPERIMENTS",
-           "sources_of", "table1_view", "Reduced", "FewSeeds", "Basis", "basis",
-           "chapter_basis"]
-
 
 @dataclass(frozen=True)
 class _Inputs:

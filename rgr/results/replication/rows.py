@@ -41,10 +41,6 @@ from .. import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
 from .verdicts import Verdict, fit_interval, noise_verdict
 
-__all__ = ["Source", "Reading", "Longer", "ClaimRow", "basis", "cutoffs", "fit_row", "fmt_iv", "reached",
-           "seeds_per_point", "untestable", "LONG", "complete", "deciding_runs", "long_basis", "long_source",
-           "COMPRESSIVE_PRESET", "gpt2_source", "paper_dk_at"]
-
 _NAN = math.nan
 
 

@@ -26,9 +26,6 @@ from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_p
 from .seed_bootstrap import Draws, cell_noise, noise
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
-__all__ = ["SharedBase", "dk_rows", "excluded_above", "fig1_one_head_worse", "fig2_more_heads", "heads_rows",
-           "law_rows", "sec61_rows", "single_head_never"]
-
 
 @dataclass(frozen=True)
 class SharedBase:

@@ -49,8 +49,6 @@ from .sec61 import SharedBase, dk_rows, excluded_above, heads_rows, law_rows
 from .seed_bootstrap import Draws, seed_draws
 from .verdicts import Verdict
 
-__all__ = ["settled_source", "longer_rows", "with_longer", "longer_summary"]
-
 _LIKELY = "a likely reason, not measured here:"  # how the diagonal's row offers the cutoff (fig4.growth_rows)
 
 

@@ -41,8 +41,6 @@ from ...protocol import F1_TARGET, reaches_target
 from ..stats import within
 from ..thresholds import CELL, thresholds
 
-__all__ = ["Draws", "seed_draws", "Noise", "noise", "fit_stats", "cell_noise", "PAIRED_CLAIMS"]
-
 _N_BOOT = 2000  # replicates: enough for a stable 99% percentile
 
 

@@ -12,7 +12,6 @@ the bootstrap over cells is only shown beside it.
   :func:`rgr.results.stats.within`);
 - :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
   intercept and R² (how a constant depends on the cells chosen);
-- :func:`with_log_base` — the thresholds table with the law's abscissa in ln or log2;
 - :func:`_dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
 
 The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
@@ -29,12 +28,6 @@ import pandas as pd
 
 from ..reported import TABLE1, claim
 from ..stats import Fit, fit_line, tie_margin, within
-
-__all__ = ["CAUSES", "NOT_TESTABLE_CAUSES", "DEVIATION_CAUSES", "Verdict", "combined", "cause_of", "verdict_label",
-    "other_base_reading", "noise_verdict", "side_verdict",
-    "fit_interval", "LOG_BASES", "LAW_BASE", "LOG_SPACE", "table1",
-    "by_cause", "headline",
-]
 
 _STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
