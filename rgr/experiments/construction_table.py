@@ -18,14 +18,11 @@ the cached checks).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass
-from typing import Mapping
 
 import pandas as pd
 
-from ..store import Column, RowKey, Schema
+from ..store import Column, RowKey, Schema, field_key
 
 
 @dataclass(frozen=True)
@@ -103,8 +100,7 @@ def _schema() -> Schema:
         Column("wall_time_s", "float", "wall time of the cell divided by its rows", low=0),
     ]
     fields = tuple(f.name for f in dataclasses.fields(Run))
-    key = RowKey.per_row((*fields, "preset"), lambda r: CONSTRUCTIONS.run_key(Run(**{f: r[f] for f in fields}),
-                                                                               r["preset"]))
+    key = RowKey.per_row((*fields, "preset"), lambda r: field_key(Run(**{f: r[f] for f in fields}), r["preset"]))
     return Schema("constructions", tuple(cols), key=key)
 
 
@@ -132,20 +128,13 @@ class ConstructionSweep:
     shardable: bool = False
     book_scope: str = "the base grid, r-regular graphs and one theory-scale cell, three seeds each"
 
-    @property
-    def presets(self) -> Mapping[str, Preset]:
-        return PRESETS
-
-    @property
-    def schema(self) -> Schema:
-        return SCHEMA
+    presets = PRESETS  # class attributes, not fields (rgr.store.Table)
+    schema = SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Run]:
         return _runs(PRESETS[preset], self.seed)
 
-    def run_key(self, run: Run, preset: str) -> str:
-        text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    run_key = staticmethod(field_key)
 
 
 CONSTRUCTIONS = ConstructionSweep()

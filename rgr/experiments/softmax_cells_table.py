@@ -13,14 +13,11 @@ rows of one (cell, seed) form one stack (they share the graph and the embeddings
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from dataclasses import dataclass
-from typing import Mapping
 
 import pandas as pd
 
-from ..store import Column, RowKey, Schema
+from ..store import Column, RowKey, Schema, field_key
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ def _schema() -> Schema:
 
     def key(r: dict) -> str:
         run = Run(**{f: r[f] for f in fields if f != "d_k"}, d_k=r["d_k"] if r["inputs"] == "gaussian" else None)
-        return SOFTMAX_CELLS.run_key(run, r["preset"])
+        return field_key(run, r["preset"])
 
     return Schema("softmax_cells", tuple(cols), key=RowKey.per_row((*fields, "preset"), key))
 
@@ -98,13 +95,8 @@ class SoftmaxCellsTable:
     shardable: bool = False
     book_scope: str = "the book preset's three softmax cells (the paper preset adds m = 256)"
 
-    @property
-    def presets(self) -> Mapping[str, Preset]:
-        return PRESETS
-
-    @property
-    def schema(self) -> Schema:
-        return SCHEMA
+    presets = PRESETS  # class attributes, not fields (rgr.store.Table)
+    schema = SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None, shard: tuple[int, int] = (0, 1)) -> list[Run]:
         P = PRESETS[preset]
@@ -113,9 +105,7 @@ class SoftmaxCellsTable:
                 for inputs, d_k in [*(("gaussian", d_k) for d_k in P.d_ks), ("one-hot", None)]
                 for ell in P.ells if ell <= m]
 
-    def run_key(self, run: Run, preset: str) -> str:
-        text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    run_key = staticmethod(field_key)
 
 
 SOFTMAX_CELLS = SoftmaxCellsTable()

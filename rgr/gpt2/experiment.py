@@ -17,20 +17,17 @@ there.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ..paths import data_dir
 from ..protocol import gpu_hours
-from ..store import Column, RowKey, Schema, load_table, table_path
+from ..store import Column, RowKey, Schema, field_key, load_table, table_path
 
 STAND_IN_SOURCE = "stand-in (not GPT-2)"  # a row's embedding_source when its table was the seeded stand-in
 _EMBEDDINGS = ("gpt2", "stand-in")
@@ -194,16 +191,11 @@ def _schema() -> Schema:
         Column("wall_time_s", "float", "wall time of the stack divided by its size", low=0),
     ]
     fields = tuple(f.name for f in dataclasses.fields(Config))
-    key = RowKey.per_row((*fields, "preset"), lambda r: run_key(Config(**{f: r[f] for f in fields}), r["preset"]))
+    key = RowKey.per_row((*fields, "preset"), lambda r: field_key(Config(**{f: r[f] for f in fields}), r["preset"]))
     return Schema("gpt2", tuple(cols), key=key)
 
 
 SCHEMA = _schema()
-
-
-def run_key(cfg: Config, preset: str) -> str:
-    text = json.dumps({**dataclasses.asdict(cfg), "preset": preset}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def experiment_grid(preset: str = "book", embeddings: str = "auto", **overrides) -> list[Config]:
@@ -243,13 +235,8 @@ class GPT2Sweep:
     shardable: bool = True  # whole stacks (a (D_K, h) shape, all its seeds) dealt round-robin: see planned_runs
     book_scope: str = "a smaller task than the paper's, with fewer items, pairs, steps and seeds"
 
-    @property
-    def presets(self) -> Mapping[str, Preset]:
-        return PRESETS
-
-    @property
-    def schema(self) -> Schema:
-        return SCHEMA
+    presets = PRESETS  # class attributes, not fields (rgr.store.Table)
+    schema = SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[Config]:
@@ -261,8 +248,7 @@ class GPT2Sweep:
         mine = {k for j, k in enumerate(shapes) if j % n == i}
         return [c for c in grid if c.shape_key() in mine]
 
-    def run_key(self, cfg: Config, preset: str) -> str:
-        return run_key(cfg, preset)
+    run_key = staticmethod(field_key)
 
 
 GPT2 = GPT2Sweep()

@@ -33,6 +33,8 @@ the schema its own module declares. Chapters reach it through :func:`rgr.catalog
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
 import io
 import json
 import math
@@ -47,8 +49,8 @@ from .seal import UnsealedTable, enforce, read_seal, seal_path
 
 __all__ = ["Column", "RowKey", "Schema", "TableError", "TableBusy", "UnsealedTable", "PROVENANCE", "code_version",
            "provenance", "load_table", "seal_path", "FIELD_LIMIT", "read_table", "read_text",
-           "check_integrity", "check_header", "rows_of", "Table", "check_preset", "table_path", "shard_paths",
-           "load_results"]
+           "check_integrity", "check_header", "rows_of", "Table", "field_key", "check_preset", "table_path",
+           "shard_paths", "load_results"]
 
 FIELD_LIMIT = 1 << 24  # characters a field may hold: the reader's limit; the writer refuses longer fields
 csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
@@ -262,6 +264,13 @@ class Table(Protocol):
         ...
 
     def run_key(self, cfg: Any, preset: str) -> str: ...
+
+
+def field_key(run: Any, preset: str) -> str:
+    """The run key of a table whose runs are flat frozen dataclasses (constructions, softmax_cells, gpt2): the first
+    16 hex digits of the sha256 of the run's fields and the preset as sorted JSON."""
+    text = json.dumps({**dataclasses.asdict(run), "preset": preset}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def check_preset(table: Table, preset: object, alternative: str = "") -> str:

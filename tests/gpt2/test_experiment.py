@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from rgr.experiments.runner import run_sweep
-from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid, run_key
+from rgr.gpt2.experiment import GPT2, SCHEMA, GPT2Sweep, embeddings_banner, experiment_grid
 from rgr.gpt2.training import GPT2Trainer
 from rgr.store import TableError
 
@@ -19,7 +19,7 @@ def run_gpt2_sweep(preset, device, **kw):
 def test_smoke_sweep_writes_resumes_and_labels(tmp_path):
     df = run_gpt2_sweep("smoke", "cpu", root=tmp_path, progress=False, log=lambda s: None)
     grid = experiment_grid("smoke", embeddings="stand-in")
-    assert len(df) == len(grid) and set(df.run_key) == {run_key(c, "smoke") for c in grid}
+    assert len(df) == len(grid) and set(df.run_key) == {GPT2.run_key(c, "smoke") for c in grid}
     assert (df.embedding_source == "stand-in (not GPT-2)").all() and (df.preset == "smoke").all()
     assert df.test_acc.between(0, 1).all()
     before = df.set_index("run_key")["date"]

@@ -128,13 +128,8 @@ class AoTSweep:
     shardable: bool = False
     book_scope: str = "their settings at two questions, three seeds (the paper preset: their five repetitions)"
 
-    @property
-    def presets(self) -> Mapping[str, tuple]:
-        return AOT_PRESETS
-
-    @property
-    def schema(self) -> Schema:
-        return AOT_SCHEMA
+    presets = AOT_PRESETS  # class attributes, not fields (rgr.store.Table)
+    schema = AOT_SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
@@ -311,13 +306,8 @@ class PalSweep:
     shardable: bool = False
     book_scope: str = "d = 8 to 64, three seeds, 3,000 Adam steps; d = 16, 32 also at 12,000 (paper: five seeds)"
 
-    @property
-    def presets(self) -> Mapping[str, _PalPreset]:
-        return _PAL_PRESETS
-
-    @property
-    def schema(self) -> Schema:
-        return PAL_SCHEMA
+    presets = _PAL_PRESETS  # class attributes, not fields (rgr.store.Table)
+    schema = PAL_SCHEMA
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[PalConfig]:
