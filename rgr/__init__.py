@@ -15,7 +15,7 @@ one below it (tests/system/test_style.py checks it):
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
 - :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
-  colouring, bounds (and the scaling laws), checks;
+  colouring, bounds (and the scaling laws), checks, theorem81 (Theorem 8.1's constants made explicit);
 - :mod:`rgr.experiments` — engine (the stacked engine, read top to bottom: config, stack, loop; plus adam and
   graphed), planner (``Experiment``: named grids and their table's schema; ``Cell``, ``Grid``; D_K ladder,
   refinement rounds, shards), registry (E1-E6 by name: what they are), trainer (how they train), futility (the
