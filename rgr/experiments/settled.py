@@ -11,8 +11,11 @@ below are that rule's output, written out so the design cannot drift when tables
 
 - cells: the lambda = 8 diagonal from m = 128 to 2048, and every base cell where at least half of the runs at
   D_K* (its h*) ran to the cutoff: (128, 64), (256, 16), (256, 64), (512, 32) ((256, 32) and (512, 64) are
-  diagonal cells). (4096, 512) is declared too, for a GPU: a 4x run there is 800,000 steps, about 20 minutes of
-  one GPU per stack, beyond a 10-minute call without mid-run checkpoints, so no preset holds it yet;
+  diagonal cells). (4096, 512), the rule's output there (:data:`WIDE_UNITS`), is the preset ``wide`` of its own
+  (2026-11-28; first declared for a GPU, where a 4x run of 800,000 steps did not fit a 10-minute call): 30 runs,
+  3 seeds, at most 24M model-steps, trained on this project's CPU with ``--max-stack 3`` (one (h, D_K) point's
+  seeds a stack). Its own preset, so the ``paper`` preset stays complete while it trains; its rows are read with
+  the ``paper`` preset's (:func:`rgr.results.settled.settled_runs`);
 - heads: h* and its neighbours h*/2 and 2h* where the paper table has them, and h = 1 at (512, 64) (the paper's
   "one head never reaches the target there");
 - D_K: the paper table's ladder points for that (cell, h) from D_K*/2 up to the smaller of the head count's own
@@ -69,8 +72,8 @@ UNITS: tuple[Unit, ...] = (
     *_units(256, 64, {1: (16, 18), 2: (16, 18)}),
     *_units(512, 32, {8: (128, 144, 160), 16: (128, 144), 32: (128, 160)}),
 )
-# declared for a GPU, not in a preset yet (see the module doc): the same rule at (4096, 512)
-GPU_UNITS: tuple[Unit, ...] = _units(4096, 512, {1: (32, 48, 52), 2: (32, 48, 52), 4: (32, 48, 52, 56)})
+# the same rule at (4096, 512): the preset "wide" (see the module doc)
+WIDE_UNITS: tuple[Unit, ...] = _units(4096, 512, {1: (32, 48, 52), 2: (32, 48, 52), 4: (32, 48, 52, 56)})
 _BUDGETS = (4, 16)  # multiples of the protocol's cutoff; 16 only where m <= 1024
 _SEEDS = tuple(range(10))  # the paper's; the first 3 from m = 2048
 
@@ -108,9 +111,9 @@ class SettledSweep(Experiment):
     """The settled-threshold extension: explicit units at longer budgets (see the module doc)."""
 
     def units(self, preset: str) -> tuple[Unit, ...]:
-        """The units ``preset`` retrains (the smoke preset's two, or the declared design's)."""
+        """The units ``preset`` retrains (the smoke preset's two, the wide cell's, or the declared design's)."""
         self.grid(preset)  # checks the preset's name
-        return SMOKE_UNITS if preset == "smoke" else UNITS
+        return {"smoke": SMOKE_UNITS, "wide": WIDE_UNITS}.get(preset, UNITS)
 
     def planned_runs(self, preset: str, done: pd.DataFrame | None = None,
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
@@ -129,6 +132,7 @@ SETTLED = SettledSweep(
     "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
     "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
     "permutation",
-    {"paper": _GRID, "book": _GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2))},
+    {"paper": _GRID, "book": _GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2)),
+     "wide": Grid((Cell(4096, 512),), tuple(sorted({u.h for u in WIDE_UNITS})), _SEEDS[:3], refine_rounds=0)},
     refine=False, book_scope="identical to the paper preset (the declared design)",
 )

@@ -4,7 +4,7 @@ import pandas as pd
 
 from rgr.experiments.planner import SCHEMA
 from rgr.experiments.runner import run_sweep
-from rgr.experiments.settled import GPU_UNITS, SETTLED, UNITS, Unit, planned_runs
+from rgr.experiments.settled import WIDE_UNITS, SETTLED, UNITS, Unit, planned_runs
 from rgr.protocol import F1_TARGET
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.store import load_results
@@ -46,7 +46,7 @@ def test_the_units_are_the_declared_rule_on_the_committed_tables():
     cells = DIAGONAL + [("base", m, d) for m, d in sorted(cut) if (m, d) not in diagonal]
     assert [c[1:] for c in cells[5:]] == [(128, 64), (256, 16), (256, 64), (512, 32)]
     assert _design(tables, cells) == UNITS
-    assert _design(tables, [("lambda8", 4096, 512)]) == GPU_UNITS
+    assert _design(tables, [("lambda8", 4096, 512)]) == WIDE_UNITS
 
 
 def test_budgets_seeds_and_stacks():
@@ -71,3 +71,12 @@ def test_the_smoke_preset_runs_through_the_one_runner(tmp_path):
     assert set(out["max_steps"]) == {100} and out["reused_from"].isna().all()
     parts = [exp.planned_runs("smoke", None, (i, 2)) for i in range(2)]
     assert sum(map(len, parts)) == 6
+
+
+def test_the_wide_preset_is_the_rule_at_4096_and_stacks_one_point_at_a_time():
+    runs = SETTLED.planned_runs("wide")
+    assert len(runs) == 30 and {(c.m, c.d_model, c.max_steps) for c in runs} == {(4096, 512, 800_000)}
+    assert {(c.h, c.h * c.d_k) for c in runs} == {(u.h, k) for u in WIDE_UNITS for k in u.D_K}
+    assert {c.seed for c in runs} == {0, 1, 2} and SETTLED.planned_runs("paper") == planned_runs(UNITS)
+    groups = trainer("settled").stack_groups(runs, 3)
+    assert all(len({(runs[i].h, runs[i].d_k) for i in g}) == 1 and len(g) == 3 for g in groups)
