@@ -1,7 +1,8 @@
 """D_K* against the step budget, cell by cell: the settled-threshold extension read beside the protocol (issue 45;
 chapters *permutation sweeps* and *does it replicate?*).
 
-For each cell of :data:`rgr.experiments.settled.UNITS` and each budget (1x: the ``paper`` table's own rows at the
+For each cell of :data:`rgr.experiments.settled.UNITS` (and :data:`~rgr.experiments.settled.WIDE_UNITS`, the
+preset ``wide``, once its rows are in the table) and each budget (1x: the ``paper`` table's own rows at the
 same (h, D_K) points; 4x and 16x: ``settled``'s rows), :func:`budget_thresholds` gives D_K* (central, optimistic,
 conservative) and h* over the design's points only, so the budgets are compared on the same ladder; how many runs at
 D_K* still ran to their cutoff; and whether the budget's points are all there (a cell's reading counts only then).
@@ -19,18 +20,38 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..catalog import load_if_present
+from ..catalog import get, load_if_present, preset_completeness
 from ..experiments.engine.config import step_cutoff
-from ..experiments.settled import UNITS, Unit, budgets_for, seeds_for
+from ..experiments.settled import UNITS, WIDE_UNITS, Unit, budgets_for, seeds_for
 from .stats import dk_star, summarize
 
 SETTLED = "settled"
+_WIDE = "wide"  # the preset of the (4096, 512) cell, read with the paper preset's rows
+_ALL_UNITS: tuple[Unit, ...] = UNITS + WIDE_UNITS
+
+
+def _presets_read(preset: str) -> list[str]:
+    return [preset, _WIDE] if preset == "paper" else [preset]
 
 
 def settled_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
-    """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke); none where data/
-    has no table or no rows of it (:func:`rgr.catalog.load_if_present`)."""
-    return load_if_present(SETTLED, preset, root)
+    """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke), at paper with the
+    ``wide`` preset's rows (the same rule at (4096, 512)); none where data/ has no table or no rows of it
+    (:func:`rgr.catalog.load_if_present`)."""
+    frames = [load_if_present(SETTLED, p, root) for p in _presets_read(preset)]
+    return pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
+
+
+def share_done(preset: str, root: Path | None = None) -> float:
+    """Of the runs the extension plans at ``preset`` (at paper with the wide cell's), the share in the table."""
+    n = {p: len(get(SETTLED).planned_runs(p)) for p in _presets_read(preset)}
+    return sum((preset_completeness(SETTLED, p, root) or 0.0) * k for p, k in n.items()) / sum(n.values())
+
+
+def _design_units(settled: pd.DataFrame) -> tuple[Unit, ...]:
+    """The design's units a reading of ``settled`` covers: :data:`UNITS`, and the wide cell's once it has rows."""
+    wide = bool(len(settled)) and ((settled["m"] == 4096) & (settled["d_model"] == 512)).any()
+    return _ALL_UNITS if wide else UNITS
 
 
 def _points_of(units: Sequence[Unit]) -> pd.DataFrame:
@@ -39,7 +60,7 @@ def _points_of(units: Sequence[Unit]) -> pd.DataFrame:
                         columns=["m", "d_model", "h", "D_K"])
 
 
-def budget_rows(runs: pd.DataFrame, budget: int, units: Sequence[Unit] = UNITS) -> pd.DataFrame:
+def budget_rows(runs: pd.DataFrame, budget: int, units: Sequence[Unit] = _ALL_UNITS) -> pd.DataFrame:
     """The rows of ``runs`` on the design's points trained to ``budget`` times their cell's protocol cutoff."""
     if not len(runs):
         return runs
@@ -50,9 +71,11 @@ def budget_rows(runs: pd.DataFrame, budget: int, units: Sequence[Unit] = UNITS) 
 
 
 def budget_thresholds(settled: pd.DataFrame, paper: Mapping[str, pd.DataFrame],
-                      units: Sequence[Unit] = UNITS) -> pd.DataFrame:
+                      units: Sequence[Unit] | None = None) -> pd.DataFrame:
     """One row per (m, d_model, budget): D_K* [opt, cons], h*, the runs at D_K* cut by their budget, the points'
-    completeness. ``paper``: the paper tables the 1x reading comes from (``base``, ``lambda8``), rows of any cell."""
+    completeness. ``paper``: the paper tables the 1x reading comes from (``base``, ``lambda8``), rows of any cell;
+    ``units``: by default :func:`_design_units` of ``settled``."""
+    units = _design_units(settled) if units is None else units
     cells = list(dict.fromkeys((u.m, u.d_model) for u in units))
     frames = [budget_rows(t, 1, units).assign(budget=1) for t in paper.values() if len(t)]
     one = pd.concat(frames).drop_duplicates(["m", "d_model", "h", "D_K", "seed"]) if frames else pd.DataFrame()
@@ -83,7 +106,7 @@ def budget_thresholds(settled: pd.DataFrame, paper: Mapping[str, pd.DataFrame],
     return frame
 
 
-def lowest_points(units: Sequence[Unit] = UNITS) -> dict[tuple[int, int], int]:
+def lowest_points(units: Sequence[Unit] = _ALL_UNITS) -> dict[tuple[int, int], int]:
     """Each cell's smallest design D_K: a threshold found there may lie lower (the design has no point below)."""
     out: dict[tuple[int, int], int] = {}
     for u in units:

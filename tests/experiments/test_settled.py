@@ -4,7 +4,7 @@ import pandas as pd
 
 from rgr.experiments.planner import SCHEMA
 from rgr.experiments.runner import run_sweep
-from rgr.experiments.settled import WIDE_UNITS, SETTLED, UNITS, Unit, planned_runs
+from rgr.experiments.settled import SETTLED, UNITS, WIDE_UNITS, Unit, planned_runs
 from rgr.protocol import F1_TARGET
 from rgr.results.stats import dk_star, reaches_target, summarize
 from rgr.store import load_results

@@ -79,3 +79,31 @@ def test_the_diagonals_measured_reason_says_which_way_the_rise_moves():
     said = diagonal_budget_reason(toward, 512)
     assert "stays at 48 at m = 2048" in said and "to 1.20, toward the law's 1.22" in said and "not settled" in said
     assert diagonal_budget_reason(away[away.budget == 1], 512) == ""  # no longer budget: nothing measured
+
+
+def test_the_wide_cell_is_read_with_the_paper_preset_and_counted_in_its_share(monkeypatch):
+    """The preset ``wide`` ((4096, 512)) joins the paper reading: its rows, its planned runs in the share done, and
+    its cell in the frame once it has rows (none before: the paper reading is unchanged)."""
+    from rgr.experiments.settled import SETTLED as TABLE
+    from rgr.experiments.settled import WIDE_UNITS
+    from rgr.results import settled as s
+
+    frames = {"paper": pd.DataFrame(dict(m=[128], d_model=[16])), "wide": pd.DataFrame(dict(m=[4096], d_model=[512])),
+              "book": pd.DataFrame(dict(m=[128], d_model=[16]))}
+    monkeypatch.setattr(s, "load_if_present", lambda name, preset, root=None: frames[preset])
+    assert list(s.settled_runs("paper").m) == [128, 4096] and list(s.settled_runs("book").m) == [128]
+    monkeypatch.setattr(s, "preset_completeness", lambda name, preset, root=None: {"paper": 1.0, "wide": 0.5}[preset])
+    n_paper, n_wide = len(TABLE.planned_runs("paper")), len(TABLE.planned_runs("wide"))
+    assert s.share_done("paper") == (n_paper + 0.5 * n_wide) / (n_paper + n_wide) and n_wide == 30
+    assert s.lowest_points()[(4096, 512)] == min(min(u.D_K) for u in WIDE_UNITS)
+
+
+def test_a_wide_row_adds_its_cell_to_the_reading():
+    empty = pd.DataFrame(columns=["m", "d_model", "h", "D_K", "seed", "max_steps", "test_f1", "stop_reason"])
+    wide = pd.DataFrame([dict(m=4096, d_model=512, h=1, D_K=32, seed=0, max_steps=800_000, test_f1=1.0,
+                              stop_reason="converged")])
+    cells = lambda f: set(map(tuple, f[["m", "d_model"]].to_numpy(int)))  # noqa: E731
+    without, with_wide = budget_thresholds(empty, {}), budget_thresholds(wide, {})
+    assert (4096, 512) not in cells(without) and cells(with_wide) == cells(without) | {(4096, 512)}
+    row = with_wide.set_index(["m", "d_model", "budget"]).loc[(4096, 512, 4)]
+    assert row["complete"] == 1 / 30 and row["D_K_star"] == 32
