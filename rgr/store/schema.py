@@ -78,8 +78,8 @@ PROVENANCE: tuple[Column, ...] = (
     Column("torch_version", "str", "torch version"),
     Column("device_name", "str", "the device the run trained on (GPU name, or the CPU)"),
     Column("preset", "str", "preset of the experiment: smoke, book or paper; gpt2 also compressive (E7 at "
-           "m / d_model = 8 on a CPU) and compressive_pilot (its pilot)",
-           choices=("smoke", "book", "paper", "compressive", "compressive_pilot")),
+           "m / d_model = 8 on a CPU) and compressive_pilot (its pilot); settled also wide (its (4096, 512) cell)",
+           choices=("smoke", "book", "paper", "compressive", "compressive_pilot", "wide")),
     Column("date", "str", "UTC date and time the row was written (ISO 8601)"),
 )
 

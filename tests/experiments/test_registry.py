@@ -104,3 +104,11 @@ def test_load_groups_reads_each_table_once_per_preset(tmp_path, monkeypatch):
     assert "compared with each other" in got["pair"]["linear"].why
     assert got["linear"]["linear"].why.startswith("paper rows")
     assert sorted(reads) == sorted(set(reads))  # one read per (table, preset)
+
+
+@pytest.mark.parametrize("name", catalog.NAMES)
+def test_every_preset_of_every_table_can_be_written(name):
+    """The provenance column ``preset`` admits each preset a table declares (one vocabulary, checked when a row is
+    written): a preset missing there fails its first write after its first stack trained."""
+    (col,) = [c for c in catalog.get(name).schema.all_columns if c.name == "preset"]
+    assert set(catalog.get(name).presets) <= set(col.choices)
