@@ -99,11 +99,6 @@ def _run(*cmd: str | Path, env: dict[str, str] | None = None, own_group: bool = 
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
             proc.kill()
             proc.wait()
-        if own_group and os.name == "posix":  # what the child left in its group (its kernel, mid-cell) goes too
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         raise Interrupted from None
     if rc:
         raise subprocess.CalledProcessError(rc, [str(c) for c in cmd])
@@ -122,10 +117,9 @@ def _die_with_parent() -> None:
 
 def _stop_quietly(say: Callable[[], str]) -> None:
     """In a child that executes notebooks: on :data:`STOP_SIGNAL` (Ctrl-C in the parent), print ``say()`` in one
-    line and exit 130 at once (the parent then ends its kernel, left in the child's process group: an orphaned
-    kernel mid-cell would otherwise run on, holding the parent's output pipes open, until its cell ends).
-    Notebooks are written whole at the end of their execution, so the one running is unchanged. (Not SIGINT or
-    SIGTERM: nbclient takes those over and shuts its kernel down with two tracebacks.)"""
+    line and exit 130 at once (its kernel, orphaned, exits on its own). Notebooks are written whole at the end of
+    their execution, so the one running is unchanged. (Not SIGINT or SIGTERM: nbclient takes those over and
+    shuts its kernel down with two tracebacks.)"""
 
     def stop(signum, frame):
         print(say(), file=sys.stderr, flush=True)

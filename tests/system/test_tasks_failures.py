@@ -107,8 +107,12 @@ def test_ctrl_c_in_execute_says_what_it_left_in_one_line(tmp_path):
                                                           "language": "python"}},
                               "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
     before = nb.read_bytes()
+    # Ctrl-C's default disposition, as in a terminal: a test run started as a shell's background job inherits SIGINT
+    # *ignored* (POSIX), so would tasks.py, which then waited for the cell (120 s) and this test timed out
+    # (test_reliability's Ctrl-C test has the same line)
     proc = subprocess.Popen([sys.executable, str(ROOT / "tasks.py"), "execute", str(nb)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -11,14 +11,18 @@ from matplotlib.figure import Figure
 from ...results.settled import SETTLED_SHARE, lowest_points
 from ..style import fig_size, plain_log_axes, set_style
 
+_DODGE = 0.05  # log2 units between neighbouring cells' points at one budget, so equal readings do not hide each other
+
 
 def _panel(ax, f: pd.DataFrame, title: str, low: dict[tuple[int, int], int]) -> None:
-    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(1, f.groupby(["m", "d_model"]).ngroups)))
-    for color, ((m, d), g) in zip(colors, f.groupby(["m", "d_model"])):
+    n = max(1, f.groupby(["m", "d_model"]).ngroups)
+    colors = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, n))
+    for k, (color, ((m, d), g)) in enumerate(zip(colors, f.groupby(["m", "d_model"]))):
         g = g[(g["complete"] >= 1.0) & g["D_K_star"].notna()].sort_values("budget")
         if not len(g):
             continue
-        x, y = g["budget"].to_numpy(float), g["D_K_star"].to_numpy(float)
+        x = g["budget"].to_numpy(float) * 2 ** (_DODGE * (k - (n - 1) / 2))
+        y = g["D_K_star"].to_numpy(float)
         err = np.vstack([y - g["D_K_opt"].astype(float).fillna(pd.Series(y, index=g.index)).to_numpy(),
                          g["D_K_cons"].astype(float).fillna(pd.Series(y, index=g.index)).to_numpy() - y])
         ax.errorbar(x, y, yerr=np.clip(err, 0, None), color=color, lw=1.2, capsize=2, label=f"{m}, {d}")
@@ -42,7 +46,8 @@ def plot_budget_thresholds(frame: pd.DataFrame) -> Figure:
     """D_K* (optimistic-conservative bars) against the budget, one line per cell: the lambda = 8 diagonal left, the
     other base cells right. A filled point: at most :data:`rgr.results.settled.SETTLED_SHARE` of the runs at that
     D_K* ran to the budget (settled); hollow: more did. A triangle under a point: D_K* is the design's lowest point,
-    so it may lie lower. Only budgets with every point's runs are drawn. ``frame``:
+    so it may lie lower. Only budgets with every point's runs are drawn; the cells' points at one budget are set
+    slightly apart (:data:`_DODGE`), so that two equal readings both show. ``frame``:
     :func:`rgr.results.settled.budget_thresholds`."""
     set_style()
     fig, axes = plt.subplots(2, 1, figsize=fig_size(4.8, 6.4))
