@@ -60,16 +60,20 @@ def load(name: str, preset: str | None = None, root: Path | None = None) -> pd.D
     return load_results(sweep.schema, preset, root)
 
 
-def load_if_present(name: str, preset: str, root: Path | None = None) -> pd.DataFrame:
-    """:func:`load` of one preset's rows, none where data/ has no such table or the table has no such preset (an
-    extension not run yet is read as absent, never as a smoke fallback); a table that is there but unreadable is
-    an error, never read as empty."""
+def load_if_present(name: str, preset: str | Sequence[str], root: Path | None = None) -> pd.DataFrame:
+    """:func:`load` of one preset's rows (or of several presets' together, the table read once, in its order), none
+    where data/ has no such table or the table has no such preset (an extension not run yet is read as absent, never
+    as a smoke fallback); a table that is there but unreadable is an error, never read as empty."""
     sweep = get(name)
     empty = pd.DataFrame(columns=[c.name for c in sweep.schema.all_columns])
-    if preset not in sweep.presets:
+    wanted = [p for p in ((preset,) if isinstance(preset, str) else preset) if p in sweep.presets]
+    if not wanted:
         return empty
     try:
-        return load(name, preset, root)
+        if len(wanted) == 1:
+            return load(name, wanted[0], root)
+        df = load(name, None, root)
+        return df[df["preset"].isin(wanted)].reset_index(drop=True)
     except TableError:
         if table_path(name, root=root).is_file():
             raise
@@ -130,8 +134,10 @@ def _choose_preset(completeness: Mapping[str, float], requested: str = "auto") -
     return "book"
 
 
-def preset_completeness(name: str, preset: str, root: Path | None = None) -> float | None:
-    """Fraction of the runs the preset's planner asks for that data/<name>.csv holds; None without rows.
+def preset_completeness(name: str, preset: str, root: Path | None = None,
+                        done: pd.DataFrame | None = None) -> float | None:
+    """Fraction of the runs the preset's planner asks for that data/<name>.csv holds; None without rows. ``done``:
+    the table's rows where the caller has read them already (this preset's are used), so it is not read again.
 
     A sweep is complete (1.0) when its planner, given the finished rows, has nothing left to run
     (refinement rounds included: the fraction can fall when a round adds runs).
@@ -139,10 +145,13 @@ def preset_completeness(name: str, preset: str, root: Path | None = None) -> flo
     sweep = get(name)
     if preset not in sweep.presets:
         return None
-    try:
-        done = load(name, preset, root=root)
-    except TableError:
-        return None
+    if done is not None:
+        done = done[done["preset"] == preset].reset_index(drop=True)
+    else:
+        try:
+            done = load(name, preset, root=root)
+        except TableError:
+            return None
     if not len(done):
         return None
     keys = [sweep.run_key(c, preset) for c in sweep.planned_runs(preset, done, (0, 1))]

@@ -38,20 +38,21 @@ def settled_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
     """The extension's rows at ``preset`` (the preset the base grid is read at: paper or smoke), at paper with the
     ``wide`` preset's rows (the same rule at (4096, 512)); none where data/ has no table or no rows of it
     (:func:`rgr.catalog.load_if_present`)."""
-    frames = [load_if_present(SETTLED, p, root) for p in _presets_read(preset)]
-    return pd.concat([f for f in frames if len(f)] or frames[:1], ignore_index=True)
+    return load_if_present(SETTLED, _presets_read(preset), root)
 
 
-def share_done(preset: str, root: Path | None = None) -> float:
-    """Of the runs the extension plans at ``preset`` (at paper with the wide cell's), the share in the table."""
+def share_done(runs: pd.DataFrame, preset: str) -> float:
+    """Of the runs the extension plans at ``preset`` (at paper with the wide cell's), the share in ``runs``
+    (:func:`settled_runs` of that preset)."""
     n = {p: len(get(SETTLED).planned_runs(p)) for p in _presets_read(preset)}
-    return sum((preset_completeness(SETTLED, p, root) or 0.0) * k for p, k in n.items()) / sum(n.values())
+    return sum((preset_completeness(SETTLED, p, done=runs) or 0.0) * k for p, k in n.items()) / sum(n.values())
 
 
 def _design_units(settled: pd.DataFrame) -> tuple[Unit, ...]:
     """The design's units a reading of ``settled`` covers: :data:`UNITS`, and the wide cell's once it has rows."""
-    wide = bool(len(settled)) and ((settled["m"] == 4096) & (settled["d_model"] == 512)).any()
-    return _ALL_UNITS if wide else UNITS
+    wide = {(u.m, u.d_model) for u in WIDE_UNITS}
+    has = bool(len(settled)) and any(c in wide for c in zip(settled["m"], settled["d_model"]))
+    return _ALL_UNITS if has else UNITS
 
 
 def _points_of(units: Sequence[Unit]) -> pd.DataFrame:

@@ -112,3 +112,16 @@ def test_every_preset_of_every_table_can_be_written(name):
     written): a preset missing there fails its first write after its first stack trained."""
     (col,) = [c for c in catalog.get(name).schema.all_columns if c.name == "preset"]
     assert set(catalog.get(name).presets) <= set(col.choices)
+
+
+def test_several_presets_are_read_at_once_and_completeness_takes_rows_read():
+    """load_if_present of several presets: their rows as one preset at a time would give them, the table read once;
+    preset_completeness on rows the caller read equals reading them itself."""
+    import pandas as pd
+
+    both = catalog.load_if_present("settled", ["paper", "wide", "no-such-preset"])
+    apart = pd.concat([catalog.load_if_present("settled", p) for p in ("paper", "wide")], ignore_index=True)
+    assert both.equals(apart) and set(both["preset"]) == {"paper", "wide"}
+    assert catalog.load_if_present("settled", ["no-such-preset"]).empty
+    for p in ("paper", "wide"):
+        assert catalog.preset_completeness("settled", p, done=both) == catalog.preset_completeness("settled", p)

@@ -90,11 +90,14 @@ def test_the_wide_cell_is_read_with_the_paper_preset_and_counted_in_its_share(mo
 
     frames = {"paper": pd.DataFrame(dict(m=[128], d_model=[16])), "wide": pd.DataFrame(dict(m=[4096], d_model=[512])),
               "book": pd.DataFrame(dict(m=[128], d_model=[16]))}
-    monkeypatch.setattr(s, "load_if_present", lambda name, preset, root=None: frames[preset])
+    monkeypatch.setattr(s, "load_if_present",
+                        lambda name, presets, root=None: pd.concat([frames[p] for p in presets], ignore_index=True))
     assert list(s.settled_runs("paper").m) == [128, 4096] and list(s.settled_runs("book").m) == [128]
-    monkeypatch.setattr(s, "preset_completeness", lambda name, preset, root=None: {"paper": 1.0, "wide": 0.5}[preset])
+    monkeypatch.setattr(s, "preset_completeness",
+                        lambda name, preset, root=None, done=None: {"paper": 1.0, "wide": 0.5}[preset])
     n_paper, n_wide = len(TABLE.planned_runs("paper")), len(TABLE.planned_runs("wide"))
-    assert s.share_done("paper") == (n_paper + 0.5 * n_wide) / (n_paper + n_wide) and n_wide == 30
+    runs = s.settled_runs("paper")
+    assert s.share_done(runs, "paper") == (n_paper + 0.5 * n_wide) / (n_paper + n_wide) and n_wide == 30
     assert s.lowest_points()[(4096, 512)] == min(min(u.D_K) for u in WIDE_UNITS)
 
 
