@@ -1,13 +1,10 @@
 """Every table of data/ by name, and the one way to read one (between the gpt2 and results wings).
 
-``base``, ``lambda8``, ``lambda32``, ``regular``, ``softmax``, ``linear``,
-``value``, ``value_long`` (:mod:`rgr.experiments.registry`), ``gpt2`` (:data:`rgr.gpt2.experiment.GPT2`)
-and ``constructions`` (:data:`rgr.experiments.construction_table.CONSTRUCTIONS`):
-each is a :class:`rgr.store.Table` (what the table is: schema, presets, planned runs) that
-:func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains (``python -m rgr sweep <name>``) is
-:func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration is imported when the table is first
-asked for (:data:`_PROTOCOL`: the registry's, :data:`_ELSEWHERE`: the others), so a chapter loads the modules of the
-tables it reads, and no other table's.
+Every table of data/ (:data:`rgr.protocol.TABLES`) is a :class:`rgr.store.Table` (what the table is: schema,
+presets, planned runs) that :func:`load` reads, strictly (:func:`rgr.store.load_table`); how it trains
+(``python -m rgr sweep <name>``) is :func:`rgr.trainers.trainer`, which nothing here imports. A table's declaration
+is imported when the table is first asked for (:data:`_PROTOCOL`: the registry's, :data:`_ELSEWHERE`: the others),
+so a chapter loads the modules of the tables it reads, and no other table's.
 
 Which preset's rows a reader gets is decided here too, once for every chapter:
 :func:`resolve_preset` turns ``"auto"`` into ``"paper"`` where that sweep is complete

@@ -1,32 +1,12 @@
-"""Sweeps on a Dask cluster: a LocalCluster on this machine, or many (GPU) machines.
+"""Sweeps on a Dask cluster: a LocalCluster on this machine, or many (GPU) machines (README *Sweeps on a Dask
+cluster*: the commands, failures and retries, GPUs, Slurm).
 
 ``python -m rgr sweep <experiment> --preset <p> --executor dask [--scheduler ADDRESS] [--workers N]``
 
-The unit of work is a :class:`rgr.experiments.runner.Job` (runs of any sweep —
-E1-E7 or the constructions — that train as one stack). Each is submitted as one
-task; a worker trains it on its own device (``--device auto``: its GPU when it
-has one) with :func:`rgr.experiments.runner.run_job` and returns the rows,
-provenance included. This
-process (the client) writes each stack's rows to the table as soon as its
-future completes, with the same atomic, resumable store as a local sweep, and
-plans the refinement rounds; so a worker that dies, a cluster that restarts or
-a client that is interrupted loses no finished run, and a rerun trains only
-what is missing.
-
-Failures. A stack that raises on a worker is tried again ``retries`` times
-(Dask's ``retries=``); a stack whose workers die under it is rescheduled by
-the scheduler up to ``distributed.scheduler.allowed-failures`` times (default
-3), then comes back as ``KilledWorker``. Either way it is then reported with
-its configs (:class:`rgr.experiments.runner.SweepError`, non-zero exit) once every other
-stack has finished and been written.
-
-GPUs. When the workers declare a ``GPU`` resource (``dask worker ...
---resources GPU=1``, or dask-jobqueue's ``worker_extra_args=["--resources",
-"GPU=1"]``), or with ``--gpu-per-stack``, every stack asks for ``GPU: 1``, so a
-worker never trains two stacks on one GPU at once.
-
-Dask is an optional dependency (``pip install -e .[dask]``); nothing here
-imports it until a cluster is used.
+Each stack (a :class:`rgr.experiments.runner.Job`) is one task, trained on a worker by
+:func:`rgr.experiments.runner.run_job`; this process writes its rows as its future completes. A stack whose workers
+keep dying comes back as ``KilledWorker`` (after ``distributed.scheduler.allowed-failures``, default 3). Dask is an
+optional dependency (``pip install -e .[dask]``); nothing here imports it until a cluster is used.
 """
 
 from __future__ import annotations

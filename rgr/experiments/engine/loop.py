@@ -29,15 +29,8 @@ chapter and the model in chapter *theory*), per run:
   otherwise stop at ``max_steps``; the parameters at the stop are final;
 - test metric on 2,000 fixed contexts (stream "test") with the learned tau.
 
-Stacking (:func:`.config.stack_groups`, :mod:`.stack`). Runs with the same
-:meth:`RunConfig.stack_key` train together, whatever their h, d_k, m or seed:
-parameters get a leading run axis R, padded to the stack's widest heads with
-zero columns and masked heads, the loss is *summed* over runs (so each run's
-gradient, and its AdamW update, is exactly its own), contexts are drawn for all
-runs in blocks by :func:`rgr.task.contexts.sample_stacked` (a run's contexts
-depend on its seed and the step only). A run that stops is evaluated, recorded,
-and dropped from the stack at once (the stack is compacted), so a finished run
-is frozen exactly and costs nothing afterwards.
+Stacking: :mod:`.stack`'s docstring (README *Running the experiments*). A run that stops is evaluated, recorded,
+and dropped from the stack at once (the stack is compacted), so it is frozen exactly and costs nothing afterwards.
 
 A step is drawn a block of contexts at a time for all runs (context ``t`` of stream "train" at step ``t``) and
 runs as a program (:mod:`.graphed`: a CUDA graph on a GPU) of the scores, the loss's gradient written out
