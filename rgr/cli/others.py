@@ -51,13 +51,7 @@ def constructions(argv: Sequence[str]) -> int:
 # bench, gpt2 build, schema, repair
 
 
-_BENCH_MAX_GIB = 4  # a benchmark's embeddings may take at most this much memory: a size check before any work
-_BENCH_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk-total", "seed": "--seed",
-                "check_every": "--check-every", "dtype": "--dtype", "model": "--model"}
-
-
 def bench(argv: Sequence[str]) -> int:
-    from ..experiments.engine.config import RunConfig
     from ..experiments.sizing import bench
 
     if any(a == "--gpt2" or a.startswith("--gpt2=") for a in argv):  # the E7 block's step (rgr.gpt2.bench)
@@ -72,28 +66,8 @@ def bench(argv: Sequence[str]) -> int:
         return gpt2_bench.main(list(argv))
 
     ap = bench.parser()
-    ap.error = Parser.error.__get__(ap)  # one-line errors here too
-    a = ap.parse_args(list(argv))
-    try:
-        for flag in ("heads", "dk_total", "runs", "steps", "naive_runs", "naive_steps", "threads", "check_every"):
-            at_least(getattr(a, flag), 1, "--" + flag.replace("_", "-"))
-        if a.dk_total % a.heads:
-            raise UsageError(f"--dk-total must be a multiple of --heads ({a.heads}), got {a.dk_total}")
-        try:
-            RunConfig(m=a.m, d_model=a.d_model, h=a.heads, d_k=a.dk_total // a.heads, seed=a.seed, model=a.model,
-                      check_every=a.check_every, dtype=a.dtype)
-        except ValueError as e:
-            field = str(e).split()[0]
-            if field == "ell":  # bench has no --ell: the context length (16) bounds --m from below
-                raise UsageError(f"--m must be at least the context length ell = 16, got {a.m}") from None
-            raise UsageError(f"{_BENCH_FLAGS.get(field, field)}: {e}") from None
-        gib = (a.runs * a.m * a.d_model * (8 if a.dtype == "float64" else 4)) / 2**30
-        if gib > _BENCH_MAX_GIB:
-            raise UsageError(f"--m x --d-model: {a.runs} runs' embeddings alone take {gib:,.0f} GiB (at most "
-                             f"{_BENCH_MAX_GIB} GiB here); choose smaller --m, --d-model or --runs")
-        device_of(a.device)
-    except UsageError as e:
-        return fail("rgr bench", str(e))
+    ap.error = Parser.error.__get__(ap)  # one-line errors here too; every other input: bench's own check
+    ap.parse_args(list(argv))
     return bench.main(list(argv))
 
 

@@ -18,31 +18,23 @@ import torch
 class StackAdam:
     """Adam(W) state and update for a list of parameters with a leading run axis."""
 
-    def __init__(self, params: Sequence[torch.Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8) -> None:  # fmt: skip
+    def __init__(self, params: Sequence[torch.Tensor], lr: float) -> None:
         if not params:
             raise ValueError("params must be a non-empty list")
         self.params = list(params)
-        self.lr, self.betas, self.eps = float(lr), betas, float(eps)
+        self.lr = float(lr)
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
         # one counter per parameter, on its device (as fused AdamW keeps them; a CUDA graph can replay them)
         self.steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in self.params]
 
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        for p in self.params:
-            if set_to_none:
-                p.grad = None
-            elif p.grad is not None:
-                p.grad.zero_()
-
     @torch.no_grad()
     def step(self) -> None:
-        """One update from the parameters' ``.grad``."""
+        """One update from the parameters' ``.grad``, with the protocol's betas (0.9, 0.999) and eps 1e-8."""
         torch._foreach_add_(self.steps, 1)
         torch._fused_adamw_(
             self.params, [p.grad for p in self.params], self.exp_avg, self.exp_avg_sq, [], self.steps,
-            amsgrad=False, lr=self.lr, beta1=self.betas[0], beta2=self.betas[1], weight_decay=0.0, eps=self.eps,
+            amsgrad=False, lr=self.lr, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8,
             maximize=False, grad_scale=None, found_inf=None,
         )  # fmt: skip
 

@@ -57,30 +57,27 @@ class StepProgram:
         self.graph: torch.cuda.CUDAGraph | None = None
         self.steps = 0
 
-    def _body(self, inputs: Sequence[torch.Tensor]) -> None:
-        self.body(*inputs)
-
     def step(self, *inputs: torch.Tensor) -> None:
         if self.static is None:
-            self._body(inputs)
+            self.body(*inputs)
             self.steps += 1
             return
         for buf, x in zip(self.static, inputs, strict=True):
             buf.copy_(x)
         if not self.capture:
-            self._body(self.static)
+            self.body(*self.static)
         elif self.graph is not None:
             self.graph.replay()
         elif self.steps < _WARMUP_STEPS:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                self._body(self.static)
+                self.body(*self.static)
             torch.cuda.current_stream().wait_stream(side)
         else:
             self.graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(self.graph):  # records the kernels; nothing runs yet
-                self._body(self.static)
+                self.body(*self.static)
             self.graph.replay()  # this step
         self.steps += 1
 

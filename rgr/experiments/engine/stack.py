@@ -121,13 +121,9 @@ class Stack:
         )
 
 
-def _trainable(model: QKModel) -> list[torch.nn.Parameter]:
-    return [p for p in model.parameters() if p.requires_grad]
-
-
 def _optimizer(model: QKModel, lr: float) -> StackAdam:
     # weight decay 0: AdamW is Adam; PyTorch's fused kernel, elementwise, so runs never mix.
-    return StackAdam(_trainable(model), lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    return StackAdam([p for p in model.parameters() if p.requires_grad], lr=lr)
 
 
 def stream_keys(cfgs: Sequence[RunConfig], stream: str, device: torch.device) -> torch.Tensor:

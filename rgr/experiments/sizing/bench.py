@@ -44,18 +44,8 @@ import torch
 
 from ..engine.config import DTYPES, MAX_PADDING, RunConfig, resolve_device, stack_groups
 from ..engine.loop import train
+from .calibration import features
 from .loops import train_baseline, train_naive
-
-
-def step_flops(cfg: RunConfig) -> int:
-    """Matmul FLOPs of one model-step (one run, one context): forward + backward.
-
-    Forward: Q and K projections 2 * (2 ell d_model D_K), scores 2 ell^2 D_K.
-    Backward: the weight gradients of both projections 2 * (2 ell d_model D_K)
-    (X_C needs none), and dQ, dK from the scores 2 * (2 ell^2 D_K).
-    """
-    ell, d, D_K = cfg.ell, cfg.d_model, cfg.D_K
-    return 8 * ell * d * D_K + 6 * ell * ell * D_K
 
 
 def matmul_gflops(device: torch.device, dtype: torch.dtype, n: int = 2048, repeats: int = 3) -> float:
@@ -115,7 +105,7 @@ def _bench_sweep(
         results = train(cfgs, device=dev, progress=False, timings=timings)
         n_stacks, n_runs = n_stacks + 1, n_runs + len(cfgs)
         model_steps += sum(r.steps for r in results)
-        flops += sum(r.steps * step_flops(r.config) for r in results)
+        flops += sum(r.steps * features([r.config], 1)[0] for r in results)
         seconds += timings[key]
         wall += timings["train"]
         if time.perf_counter() - start > budget:
@@ -193,7 +183,7 @@ def _bench_cell(
                 res = [train_baseline(c, dev) for c in alone]
                 b_steps += sum(r.steps for r in res)
                 b_secs += sum(r.train_cpu_seconds if cpu else r.train_seconds for r in res)
-    flops = sum(step_flops(c) for c in cfgs) / len(cfgs)
+    flops = sum(features([c], 1)[0] for c in cfgs) / len(cfgs)
     return _CellBench(runs=len(cfgs), stacked_steps=s_steps, stacked_seconds=s_secs, baseline_steps=b_steps,
                      baseline_seconds=b_secs, flops_per_run_step=flops)
 
@@ -242,15 +232,21 @@ def _line(label: str, rate: float, flops: float, peak: float, extra: str = "") -
     return f"{label} {rate:.0f} model-steps/s, {gf:.2f} GFLOP/s ({100 * gf / peak:.1f}% of matmul){extra}"
 
 
+_MAX_GIB = 4  # a benchmark's embeddings may take at most this much memory: a size check before any work
+_FLAGS = {"m": "--m", "d_model": "--d-model", "h": "--heads", "d_k": "--dk-total", "seed": "--seed",
+          "check_every": "--check-every", "dtype": "--dtype", "model": "--model"}
+
+
 def _checked(
     args: argparse.Namespace,
 ) -> tuple[RunConfig, torch.device, list[RunConfig] | None, list[RunConfig] | None]:
     """Every input checked before any work; a ValueError names the parameter."""
-    for name in ("runs", "steps", "naive_runs", "naive_steps", "threads", "sweep_steps", "cell_steps", "cell_repeats"):
+    for name in ("heads", "dk_total", "runs", "steps", "naive_runs", "naive_steps", "threads", "check_every",
+                 "sweep_steps", "cell_steps", "cell_repeats"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.heads < 1 or args.dk_total < 1 or args.dk_total % args.heads:
-        raise ValueError(f"--dk-total ({args.dk_total}) must be a positive multiple of --heads ({args.heads})")
+    if args.dk_total % args.heads:
+        raise ValueError(f"--dk-total must be a multiple of --heads ({args.heads}), got {args.dk_total}")
     if not args.budget > 0:
         raise ValueError(f"--budget must be > 0, got {args.budget}")
     if not args.padding >= 1:
@@ -261,8 +257,18 @@ def _checked(
             model=args.model, check_every=args.check_every, dtype=args.dtype,
         )  # fmt: skip
     except ValueError as e:
-        raise ValueError(str(e).replace("d_model", "--d-model").replace("m must", "--m must", 1)) from None
-    dev = resolve_device(args.device)
+        field = str(e).split()[0]
+        if field == "ell":  # bench has no --ell: the context length (16) bounds --m from below
+            raise ValueError(f"--m must be at least the context length ell = 16, got {args.m}") from None
+        raise ValueError(f"{_FLAGS.get(field, field)}: {e}") from None
+    gib = (args.runs * args.m * args.d_model * (8 if args.dtype == "float64" else 4)) / 2**30
+    if gib > _MAX_GIB:
+        raise ValueError(f"--m x --d-model: {args.runs} runs' embeddings alone take {gib:,.0f} GiB (at most "
+                         f"{_MAX_GIB} GiB here); choose smaller --m, --d-model or --runs")
+    try:
+        dev = resolve_device(args.device)
+    except ValueError as e:
+        raise ValueError(f"--device: {e}") from None
     sweep = _sweep_configs(args.sweep, args.preset) if args.sweep else None
     cell = cell_stack(args.cell, args.heads, dev) if args.cell else None
     return base, dev, sweep, cell
@@ -299,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     threads_before = torch.get_num_threads()
     torch.set_num_threads(args.threads)
     try:
-        flops = step_flops(base)
+        flops = features([base], 1)[0]
         if cell is not None:
             return _report_cell(args, cell, dev, dtype)
         print(

@@ -23,7 +23,10 @@ _MIN_HISTORY_STACKS = 8  # finished stacks a table needs before its own wall tim
 
 
 def features(cfgs: Sequence[RunConfig], R: int) -> tuple[float, float]:
-    """Padded matmul FLOPs of one step and of one validation check of ``R`` active runs of a stack of ``cfgs``."""
+    """Padded matmul FLOPs of one step and of one validation check of ``R`` active runs of a stack of ``cfgs``.
+
+    A run's step, with D = H w: forward, the Q and K projections 2 (2 ell d D) and the scores 2 ell^2 D; backward,
+    both projections' weight gradients 2 (2 ell d D) (X_C needs none) and dQ, dK from the scores 2 (2 ell^2 D)."""
     H, w = stack_shape(cfgs)
     c0 = cfgs[0]
     ell, d = c0.ell, c0.d_model
@@ -107,56 +110,50 @@ def calibrate(
     with ``threads`` torch threads, as a sweep's worker trains (``--threads``, default 1): the process-CPU seconds
     of more threads count their spinning too (README, 'Know before you start')."""
     dev = resolve_device(device)
-    if dev.type != "cpu":
-        return _calibrate(configs, dev, points, seconds, build_runs)
     before = torch.get_num_threads()
-    torch.set_num_threads(threads)
+    if dev.type == "cpu":
+        torch.set_num_threads(threads)
     try:
-        return _calibrate(configs, dev, points, seconds, build_runs)
+        groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
+        if not groups:
+            raise ValueError("configs must hold at least one RunConfig")
+        groups.sort(key=lambda g: features(g, len(g))[0])
+        picks = sorted({round(j * (len(groups) - 1) / max(1, points - 1)) for j in range(points)})
+        steps, ys, checks, yc, setup = [], [], [], [], []
+        clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
+        for j in picks:
+            cfgs = groups[j]
+            few = _representatives(cfgs, build_runs)
+            t0 = clock()
+            built = build_stack(few, list(range(len(few))), dev, 1 << 24)
+            sync(dev)
+            setup.append((clock() - t0) / len(few))
+            full = built.select([i % len(few) for i in range(len(cfgs))])  # the whole stack's R, its runs repeated
+            for st in [full, full.select(list(range((len(cfgs) + 1) // 2)))] if len(cfgs) > 1 else [full]:
+                train_steps(st, 0, 2, 1 << 24)  # warm-up
+                sync(dev)
+                t0 = clock()
+                train_steps(st, 2, 4, 1 << 24)  # a first guess of the step time
+                sync(dev)
+                n = int(min(cfgs[0].check_every, max(1, seconds / ((clock() - t0) / 2) / 3)))
+                per = []
+                for k in range(3):  # the fastest of three stretches: other work on a shared core only slows one down
+                    t0 = clock()
+                    train_steps(st, 4 + k * n, 4 + (k + 1) * n, 1 << 24)
+                    sync(dev)
+                    per.append((clock() - t0) / n)
+                steps.append((1.0, st.R, features(st.cfgs, st.R)[0]))
+                ys.append(min(per))
+            t0 = clock()  # a check is FLOPs (c + e F_check), most of the calibration on a whole stack: its built runs
+            check(built, list(range(built.R)), 1 << 19)
+            sync(dev)
+            checks.append(features(cfgs, built.R)[1])
+            yc.append(clock() - t0)
+        a, r, b = _fit_relative(np.array(steps), np.array(ys))
+        c, e = _fit_line(checks, yc)
+        return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks), r=r, s=float(np.median(setup)))
     finally:
         torch.set_num_threads(before)
-
-
-def _calibrate(configs: Sequence[RunConfig], dev: torch.device, points: int, seconds: float,
-               build_runs: int) -> Calibration:
-    groups = [[configs[i] for i in g] for g in stack_groups(configs, None, dev)]
-    if not groups:
-        raise ValueError("configs must hold at least one RunConfig")
-    groups.sort(key=lambda g: features(g, len(g))[0])
-    picks = sorted({round(j * (len(groups) - 1) / max(1, points - 1)) for j in range(points)})
-    steps, ys, checks, yc, setup = [], [], [], [], []
-    clock = time.process_time if dev.type == "cpu" else time.perf_counter  # CPU: per-core work, steady under load
-    for j in picks:
-        cfgs = groups[j]
-        few = _representatives(cfgs, build_runs)
-        t0 = clock()
-        built = build_stack(few, list(range(len(few))), dev, 1 << 24)
-        sync(dev)
-        setup.append((clock() - t0) / len(few))
-        full = built.select([i % len(few) for i in range(len(cfgs))])  # the whole stack's R, its runs repeated
-        for st in [full, full.select(list(range((len(cfgs) + 1) // 2)))] if len(cfgs) > 1 else [full]:
-            train_steps(st, 0, 2, 1 << 24)  # warm-up
-            sync(dev)
-            t0 = clock()
-            train_steps(st, 2, 4, 1 << 24)  # a first guess of the step time
-            sync(dev)
-            n = int(min(cfgs[0].check_every, max(1, seconds / ((clock() - t0) / 2) / 3)))
-            per = []
-            for k in range(3):  # the fastest of three stretches: other work on a shared core only slows one down
-                t0 = clock()
-                train_steps(st, 4 + k * n, 4 + (k + 1) * n, 1 << 24)
-                sync(dev)
-                per.append((clock() - t0) / n)
-            steps.append((1.0, st.R, features(st.cfgs, st.R)[0]))
-            ys.append(min(per))
-        t0 = clock()  # a check is FLOPs (c + e F_check), most of the calibration on a whole stack: its built runs
-        check(built, list(range(built.R)), 1 << 19)
-        sync(dev)
-        checks.append(features(cfgs, built.R)[1])
-        yc.append(clock() - t0)
-    a, r, b = _fit_relative(np.array(steps), np.array(ys))
-    c, e = _fit_line(checks, yc)
-    return Calibration(a=a, b=b, c=c, e=e, device=str(dev), points=len(picks), r=r, s=float(np.median(setup)))
 
 
 def _representatives(cfgs: Sequence[RunConfig], k: int) -> list[RunConfig]:

@@ -11,7 +11,8 @@ from rgr.__main__ import main as cli
 from rgr.experiments.engine.config import RunConfig
 from rgr.experiments.engine.loop import train_run
 from rgr.experiments.sizing import bench
-from rgr.experiments.sizing.bench import main, step_flops
+from rgr.experiments.sizing.bench import main
+from rgr.experiments.sizing.calibration import features
 from rgr.experiments.sizing.loops import train_baseline, train_naive
 
 TINY = dict(d_model=16, h=4, d_k=8, ell=8, check_every=25, patience=2, n_val=64, n_test=128, lr=1e-2, dtype="float64")
@@ -71,9 +72,9 @@ def test_bench_sweep_trains_real_stacks(monkeypatch, capsys):
     assert sum(len(g) for g in stacks[1:]) == 24 and all(n == 10 for g in stacks[1:] for n in g)
 
 
-def test_step_flops():
+def test_one_model_steps_flops():  # what the bench counts as a run's step: a one-run stack's FLOPs
     cfg = RunConfig(m=256, d_model=32, h=8, d_k=16)
-    assert step_flops(cfg) == 8 * 16 * 32 * 128 + 6 * 16 * 16 * 128
+    assert features([cfg], 1)[0] == 8 * 16 * 32 * 128 + 6 * 16 * 16 * 128
 
 
 def test_bench_end_to_end(capsys):
@@ -129,7 +130,7 @@ def test_bench_cell_and_cli(monkeypatch, capsys):
     assert main([*argv, "--dtype", "float64"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("bench: cell 1024x32") and lines[1].startswith("matmul reference")
-    assert "R = 3 runs" in lines[2] and f"{step_flops(cfgs[0]) / 1e6:.3f} MFLOP per model-step" in lines[2]
+    assert "R = 3 runs" in lines[2] and f"{features([cfgs[0]], 1)[0] / 1e6:.3f} MFLOP per model-step" in lines[2]
     assert lines[3].startswith(f"stacked:  {2 * 3 * 30} model-steps")  # two repeats of 3 runs x 30 steps
     assert lines[4].startswith(f"baseline: {2 * 3 * 20} model-steps (one run at a time)")
     stacked, baseline = (float(x.split("-> ")[1].split(" model-steps/s")[0]) for x in lines[3:5])
