@@ -11,12 +11,14 @@ hardware assumption of the estimates.
 - :data:`TABLES`: every table of data/ by name (each declared where :mod:`rgr.catalog` finds it);
 - :data:`F1_TARGET` and :func:`reaches_target`: the success level of protocol E2 and the one test against it (micro-F1
   itself: :mod:`rgr.task.metrics`);
+- :func:`law_x`: the law's variable h d_k d_model / (m ln m), which the peers' tables are planned and read on;
 - :data:`GPU_FP32_PEAK`, :data:`GPU_UTILIZATION` and :func:`gpu_hours`: what a FLOP count costs on one H100, an
   estimate (:mod:`rgr.experiments.sizing.projection`, :func:`rgr.gpt2.experiment.preset_cost`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, TypeVar
 
 P = TypeVar("P")
@@ -40,6 +42,13 @@ _EPS = 1e-9  # forgive float round-off in a mean over seeds (0.99 * 3 / 3 < 0.99
 def reaches_target(mean_f1, target: float = F1_TARGET):
     """True where a mean F1 (a float or an array) reaches ``target``, up to float round-off."""
     return mean_f1 >= target - _EPS
+
+
+def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
+    """The law's variable x = h d_k d_model / (m ln m)."""
+    if m < 2:
+        raise ValueError(f"m must be at least 2, got {m}")
+    return h * d_k * d_model / (m * math.log(m))
 
 
 GPU_FP32_PEAK = 67e12  # FLOP/s: an H100 SXM's float32 peak without tensor cores (the engine trains in float32)

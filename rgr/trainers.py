@@ -20,7 +20,7 @@ from .catalog import get
 from .experiments.construction_table import ConstructionSweep
 from .experiments.peers.aot import train_aot
 from .experiments.peers.pal import train_pal
-from .experiments.peers.reimplemented import AOT_PRESETS, AoTConfig, AoTSweep, PalConfig, PalSweep, law_x
+from .experiments.peers.reimplemented import AOT_PRESETS, AoTConfig, AoTSweep, PalConfig, PalSweep
 from .experiments.planner import Experiment
 from .experiments.runner import Sweepable
 from .experiments.softmax_cells_table import SoftmaxCellsTable
@@ -49,7 +49,7 @@ class _PalTrainer(Sweepable):
     table: PalSweep
 
     def train_rows(self, configs: list[PalConfig], preset: str, device: torch.device) -> list[dict]:
-        return [{**dataclasses.asdict(cfg), "x": law_x(cfg.N, cfg.d), **train_pal(cfg)} for cfg in configs]
+        return [{**dataclasses.asdict(cfg), "x": cfg.x, **train_pal(cfg)} for cfg in configs]
 
 
 _TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
@@ -57,14 +57,10 @@ _TRAINERS: tuple[tuple[type, type[Sweepable]], ...] = (
     (AoTSweep, _AoTTrainer), (PalSweep, _PalTrainer), (SoftmaxCellsTable, SoftmaxCellsTrainer))
 
 
-def _trains(table: object) -> Sweepable:
-    """``table`` (one of :data:`rgr.catalog.NAMES`, or a variant of one) with its trainer: the runner's unit."""
+def trainer(name: str) -> Sweepable:
+    """The table data/<name>.csv with its trainer (a ValueError names the tables when ``name`` is none of them)."""
+    table = get(name)
     for kind, how in _TRAINERS:
         if isinstance(table, kind):
             return how(table)
     raise ValueError(f"table: no trainer for {type(table).__name__}")
-
-
-def trainer(name: str) -> Sweepable:
-    """The table data/<name>.csv with its trainer (a ValueError names the tables when ``name`` is none of them)."""
-    return _trains(get(name))

@@ -95,14 +95,8 @@ def sweep(argv: Sequence[str]) -> int:
             return 0
         try:
             check_preset(sweep, a.preset)  # the one check: the tables' planners trust it (and run_sweep's own)
-        except ValueError as e:
-            raise UsageError(f"--{e}") from None
-        try:
             shard = parse_shard(a.shard)
             check_shard(sweep, shard)
-        except ValueError as e:
-            raise UsageError(f"--{e}") from None
-        try:
             cells = None if a.cells is None else parse_cells(a.cells)
             if cells is not None:
                 cell_filter(sweep, a.preset, cells)
@@ -120,7 +114,7 @@ def sweep(argv: Sequence[str]) -> int:
             except ValueError as e:
                 raise UsageError(f"--device: {e}") from None
         report = getattr(sweep, "dry_run_report", None)
-        done = (_done_rows(sweep, a.preset, table_path(sweep.name, shard, root), shard[1] > 1)
+        done = (_done_rows(sweep, a.preset, table_path(sweep.name, shard, root), shard)
                 if report is not None else None)
         if a.dry_run:
             if report is None:
@@ -167,23 +161,13 @@ def sweep(argv: Sequence[str]) -> int:
     return 0
 
 
-def _done_rows(sweep, preset: str, path: Path, sharded: bool = False):
-    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection.
-    ``sharded``: the main table's and every shard's, as a shard sweep skips them (runner's ``_finished``)."""
-    from ..store import TableError, load_results, load_table
+def _done_rows(sweep, preset: str, path: Path, shard: tuple[int, int]):
+    """The preset's rows already in the sweep's table (None when there is no table yet), for the projection: those
+    a sweep skips (:func:`rgr.experiments.runner.finished_rows`), but a damaged table raises here."""
+    from ..experiments.runner import finished_rows
 
-    if sharded:
-        try:
-            t = load_results(sweep.schema, root=path.parent)
-        except TableError as e:
-            if "no such table" not in str(e):
-                raise
-            return None
-    elif not path.is_file():
-        return None
-    else:
-        t = load_table(path, sweep.schema)
-    return t[t["preset"] == preset]
+    t = finished_rows(path, sweep.schema, shard, True, strict=True)
+    return None if t is None else t[t["preset"] == preset]
 
 
 def _projection_device(device) -> str:

@@ -10,7 +10,7 @@ rounds are planned from the table, so a rerun continues where an interrupted
 sweep stopped. The table is held (:func:`rgr.store.write.sweep_lock`) for the whole
 sweep: a second sweep of the same table refuses and names the first.
 
-Where the stacks train is the runner's :class:`_Executor`: :class:`_LocalExecutor`
+Where the stacks train is the runner's executor: :class:`_LocalExecutor`
 (the default: one after the other, in this process) or
 :class:`rgr.experiments.cluster.DaskExecutor` (a Dask cluster). Either way a
 :class:`Job`'s rows come back to this process, which writes them as each job
@@ -24,7 +24,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Hashable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Collection, Hashable, Iterator, Sequence
 
 import pandas as pd
 import torch
@@ -146,34 +146,17 @@ def run_job(job: Job, device: str | torch.device = "auto", on_steps: Callable[[i
     """Train one job where this is called (this process, or a Dask worker) and return its table rows.
 
     The device is resolved here (``"auto"``: this machine's GPU when it has one); the rows' provenance names it.
-    ``on_steps`` (only where the experiment reports steps, :func:`_steps_bound`) is called with the model-steps
+    ``on_steps`` (only where the experiment reports steps: its ``steps_bound``, E1-E6) is called with the model-steps
     just taken, so a progress bar moves while a stack trains. ``deadline`` (``time.monotonic()`` seconds) goes to
     an experiment that projects its stacks (``honours_deadline``): one that would end past it stops early with
     :class:`DeadlineExceeded`.
     """
     kw: dict[str, Any] = {}
-    if on_steps is not None and _steps_bound(job.sweep) is not None:
+    if on_steps is not None and getattr(job.sweep, "steps_bound", None) is not None:
         kw["on_steps"] = on_steps
     if deadline is not None and getattr(job.sweep, "honours_deadline", False):
         kw["deadline"] = deadline
     return job.sweep.train_stack(job.configs, job.preset, resolve_device(device), **kw)
-
-
-def _steps_bound(sweep: Sweepable) -> Callable[[Sequence], int] | None:
-    """The experiment's bound on model-steps of some configs, when it has one (E1-E6); else None."""
-    return getattr(sweep, "steps_bound", None)
-
-
-class _Executor(Protocol):
-    """Where a sweep's jobs train. :func:`run_sweep` writes the rows it yields."""
-
-    def describe(self) -> str:
-        """Where the runs train, for the log (e.g. ``cpu``, ``the Dask cluster at tcp://...``)."""
-        ...
-
-    def map_jobs(self, jobs: Sequence[Job]) -> Iterator[tuple[Job, list[dict] | BaseException]]:
-        """Train ``jobs``; yield each with its rows (or the error that stopped it) as it finishes."""
-        ...
 
 
 class _LocalExecutor:
@@ -239,15 +222,16 @@ def run_sweep(
     max_stack: int | None = None,
     max_rounds: int = 32,
     log: Callable[[str], None] = print,
-    executor: _Executor | None = None,
+    executor: Any = None,
     path: Path | None = None,
     cells: Collection[tuple[int, int]] | None = None,
     deadline: float | None = None,
 ) -> pd.DataFrame:
     """Train every pending run of a sweep's preset; rows go to data/ as jobs finish.
 
-    ``executor`` trains the jobs (default: a :class:`_LocalExecutor` on
-    ``device``; ``device`` is not used otherwise). Refinement rounds are
+    ``executor`` trains the jobs: ``describe()`` (where, for the log) and ``map_jobs(jobs)``, which yields each job
+    with its rows or the error that stopped it as it finishes (default: a :class:`_LocalExecutor` on ``device``;
+    ``device`` is not used otherwise). Refinement rounds are
     planned here, each from the table once the previous round has finished.
     A run that fails is not tried again in later rounds; once nothing else is
     left, :class:`SweepError` lists the failures (the table holds the rest).
@@ -273,7 +257,7 @@ def run_sweep(
     wanted = cell_filter(sweep, preset, cells)
     with sweep_lock(out, f"{sweep.name}/{preset}"):
         for rnd in range(max_rounds):
-            done = _finished(out, schema, shard, path is None)
+            done = finished_rows(out, schema, shard, path is None)
             done_p = None if done is None else done[done["preset"] == preset]
             skip = set(failed) | (set() if done is None else set(done["run_key"]))
             todo = [c for c in sweep.planned_runs(preset, done_p, shard)
@@ -317,13 +301,17 @@ def cell_filter(sweep: Sweepable, preset: str, cells: Collection[tuple[int, int]
     return lambda c: (getattr(c, "m", None), getattr(c, "d_model", None)) in wanted
 
 
-def _finished(out: Path, schema: Schema, shard: tuple[int, int], default_path: bool) -> pd.DataFrame | None:
+def finished_rows(out: Path, schema: Schema, shard: tuple[int, int], default_path: bool,
+                  strict: bool = False) -> pd.DataFrame | None:
     """The rows a sweep can skip: its own file's; for a shard, also the main table's and the other shards'
-    (a shard rerun after ``--merge`` finds its runs in the main table, not in its own file)."""
+    (a shard rerun after ``--merge`` finds its runs in the main table, not in its own file). ``strict`` (the
+    command line's projection): only a missing table is None, a damaged one raises."""
     if shard[1] > 1 and default_path:
         try:
             return load_results(schema, root=out.parent)
-        except TableError:
+        except TableError as e:
+            if strict and "no such table" not in str(e):
+                raise
             return None
     return load_table(out, schema) if out.is_file() else None
 
@@ -348,7 +336,7 @@ def _train_and_write(sweep, preset, todo, executor, out, progress, max_stack, de
     deadline ends the round: :class:`DeadlineExceeded` is raised after the rows before it are written."""
     jobs = [Job(sweep, preset, tuple(todo[j] for j in g)) for g in sweep.stack_groups(todo, max_stack)]
     failures: list[_Failure] = []
-    bound = _steps_bound(sweep)
+    bound = getattr(sweep, "steps_bound", None)  # model-steps of some configs, where the experiment has it (E1-E6)
     size = {id(job): bound(job.configs) if bound else len(job.configs) for job in jobs}
     bar = tqdm(total=sum(size.values()), desc=f"{sweep.name}/{preset}", unit="model-step" if bound else "run",
                unit_scale=bool(bound), disable=not progress)

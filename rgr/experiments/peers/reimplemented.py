@@ -15,7 +15,7 @@ questions, each under the parameterisation of their code and that of their paper
 
 Per line (a width d, a seed of the embeddings, a step budget) a bisection over N finds the largest N whose
 trained memory (:func:`rgr.experiments.peers.pal.train_pal`) gets at least ``PASS`` of its N inputs right. It starts
-from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`law_x`),
+from N at the law's x = ``x_easy`` and at x = ``x_hard`` (x = d^2 / (N ln N), :func:`rgr.protocol.law_x`),
 extends the bracket by halving or doubling N while an end does not bracket, then halves it in log N, one run per
 line and round, until the first failing N is at most ``tol`` above the last passing one (or one more). The
 embeddings are nested in N (module :mod:`rgr.experiments.peers.pal`), so under a budget that reaches the loss's
@@ -40,6 +40,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ...protocol import law_x
 from ...store import Column, RowKey, Schema
 
 _PARAMS: tuple[str, ...] = ("code", "paper")
@@ -81,6 +82,11 @@ class AoTConfig:
 
     def key(self) -> str:
         return hashlib.sha256(json.dumps(dataclasses.asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def run_key(cfg: AoTConfig | PalConfig, preset: str) -> str:
+    """The row key of either table: the run's config and the preset it belongs to."""
+    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
 
 
 _TYPES = {int: "int", float: "float", str: "str"}
@@ -135,8 +141,7 @@ class AoTSweep:
                      shard: tuple[int, int] = (0, 1)) -> list[AoTConfig]:
         return [cfg for _, cfg in AOT_PRESETS[preset]]
 
-    def run_key(self, cfg: AoTConfig, preset: str) -> str:
-        return run_key(cfg, preset)
+    run_key = staticmethod(run_key)
 
 
 AOT = AoTSweep()
@@ -145,11 +150,6 @@ AOT = AoTSweep()
 # ----------------------------------------------------------------------------- pal
 
 _OPTIMIZERS: tuple[str, ...] = ("adam", "gd")  # gd: torch.optim.SGD without momentum, full batch (their choice)
-
-
-def law_x(N: int, d: int) -> float:
-    """The RGR law's variable h d_k d_model / (m ln m) at h = 1, d_k = d_model = d, m = N."""
-    return d * d / (N * math.log(N))
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ class PalConfig:
 
     @property
     def x(self) -> float:
-        return law_x(self.N, self.d)
+        return law_x(1, self.d, self.d, self.N)  # h = 1, d_k = d_model = d, m = N
 
     def key(self) -> str:
         """Hash of the config; Adam, the first optimiser, is left out, so the rows written before ``optimizer``
@@ -240,7 +240,7 @@ class _PalPreset:
 
 
 def _n_at_x(d: int, x: float) -> int:
-    """The integer N >= 2 whose law_x(N, d) is nearest x from above (N ln N <= d^2 / x)."""
+    """The integer N >= 2 whose x (:attr:`PalConfig.x`) is nearest x from above (N ln N <= d^2 / x)."""
     target, N = d * d / x, 2
     while (N + 1) * math.log(N + 1) <= target:
         N += 1
@@ -282,11 +282,6 @@ _PAL_PRESETS: Mapping[str, _PalPreset] = {
 }
 
 
-def run_key(cfg: AoTConfig | PalConfig, preset: str) -> str:
-    """The row key of either table: the run's config and the preset it belongs to."""
-    return hashlib.sha256(f"{cfg.key()}|{preset}".encode()).hexdigest()[:16]
-
-
 def _tried(line: _PalLine, done: pd.DataFrame | None) -> dict[int, float]:
     if done is None or not len(done):
         return {}
@@ -322,8 +317,7 @@ class PalSweep:
                 out.append(line.config(n))
         return out
 
-    def run_key(self, cfg: PalConfig, preset: str) -> str:
-        return run_key(cfg, preset)
+    run_key = staticmethod(run_key)
 
 
 PAL = PalSweep()

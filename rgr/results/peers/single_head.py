@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.reimplemented import PASS, law_x
+from ...experiments.peers.reimplemented import PASS
+from ...protocol import law_x
 from ..stats import summarize, t_interval
 from .sweep import LEVELS, curve
 
@@ -79,8 +80,8 @@ def capacities(runs: pd.DataFrame) -> pd.DataFrame:
         n_pass = int(passes.max()) if len(passes) else None
         rows.append(dict(d=int(d), steps=int(steps), optimizer=opt, lr=float(lr), seed=int(seed), N_pass=n_pass,
                          N_fail=n_fail,
-                         x_pass=law_x(n_pass, d) if n_pass and n_pass > 1 else None,
-                         x_fail=law_x(n_fail, d) if n_fail else None, runs=len(g)))
+                         x_pass=law_x(1, d, d, n_pass) if n_pass and n_pass > 1 else None,
+                         x_fail=law_x(1, d, d, n_fail) if n_fail else None, runs=len(g)))
     return pd.DataFrame(rows)
 
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO, law_x
-from ...protocol import F1_TARGET
+from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO
+from ...protocol import F1_TARGET, law_x
 from ..stats import summarize, t_interval
 
 _SERIES: dict[str, tuple[tuple[int, int], ...]] = {

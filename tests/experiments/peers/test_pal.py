@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from rgr.experiments.peers.pal import embeddings, train_pal
-from rgr.experiments.peers.reimplemented import PAL, PASS, PalConfig, law_x
+from rgr.experiments.peers.reimplemented import PAL, PASS, PalConfig
+from rgr.protocol import law_x
 from rgr.results.peers.single_head import capacities, capacity_table, pal_reading
 
 
@@ -19,7 +20,7 @@ def test_embeddings_are_unit_vectors_nested_in_N_and_scores_are_u_W_e():
     E9, U9 = embeddings(9, 6, seed=3)
     assert torch.equal(E9[:5], E5) and torch.equal(U9[:5], U5)
     assert torch.allclose(E9.norm(dim=1), torch.ones(9)) and not torch.allclose(E9, U9)
-    assert law_x(10, 4) == pytest.approx(16 / (10 * math.log(10)))
+    assert law_x(1, 4, 4, 10) == pytest.approx(16 / (10 * math.log(10)))
 
 
 def test_scores_are_u_W_e_in_their_orientation():
@@ -55,9 +56,9 @@ def test_config_and_preset_reject_bad_fields():
 
 
 def n_at_x(d: int, x: float) -> int:
-    """The integer N >= 2 whose law_x(N, d) is nearest x from above (the bisection's N at x, module doc)."""
+    """The integer N >= 2 whose law_x(1, d, d, N) is nearest x from above (the bisection's N at x, module doc)."""
     N = 2
-    while law_x(N + 1, d) >= x:
+    while law_x(1, d, d, N + 1) >= x:
         N += 1
     return N
 
@@ -80,7 +81,7 @@ def test_each_bisection_starts_at_the_presets_x_easy_then_x_hard():
         assert len(firsts) == len(p.lines) and all(N == n_at_x(d, p.x_easy) for (d, *_), N in firsts.items())
     for d, x in ((8, 1.0), (32, 0.5), (64, 4.0)):
         N = n_at_x(d, x)
-        assert law_x(N, d) >= x > law_x(N + 1, d)
+        assert law_x(1, d, d, N) >= x > law_x(1, d, d, N + 1)
     a = _next({})
     assert a == n_at_x(8, PAL.presets["book"].x_easy) and _next({a: 1.0}) == n_at_x(8, PAL.presets["book"].x_hard)
 

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rgr.experiments.peers.engine_sweeps import PEERS, law_x
+from rgr.experiments.peers.engine_sweeps import PEERS
+from rgr.protocol import law_x
 from rgr.results.peers.sweep import curve, series_drift, transitions, transitions_table
 
 HEADS = tuple(range(1, 200))
