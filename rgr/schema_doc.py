@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .experiments import futility, planner, reuse, unstopped
+from .experiments import futility, planner, reuse, softmax_cells_table, unstopped
 from .experiments.construction_table import SCHEMA as CONSTRUCTIONS
+from .experiments.peers import reimplemented
 from .experiments.peers.engine_sweeps import PEERS
 from .experiments.peers.reimplemented import AOT_SCHEMA, PAL_SCHEMA
 from .experiments.planner import FUTILITY_MIN_SEEDS, SCHEMA
@@ -16,6 +17,7 @@ from .experiments.softmax_cells_table import SCHEMA as SOFTMAX_CELLS
 from .experiments.unstopped import UNSTOPPED
 from .gpt2.experiment import SCHEMA as GPT2
 from .paths import data_dir, replace_whole
+from .results.peers import refit
 from .results.peers.refit import SCHEMA as PEERS_REFIT
 
 _HEAD = """# data/ schema
@@ -137,27 +139,19 @@ def _render() -> str:
              "`rgr.experiments.construction_table.PRESETS`; method: `data/README-constructions.md`).\n\n"
              + CONSTRUCTIONS.markdown())
     text += ("\n## Algorithm 2 at the softmax cells (chapter softmax)\n\n"
-             "`python -m rgr sweep softmax_cells --preset <p>` (cells, widths, lengths, seeds: "
-             "`rgr.experiments.softmax_cells_table.PRESETS`, at the `softmax` sweep's cells of the same preset; "
-             "computed by `rgr.studies.softmax_cells.softmax_at_cells`, on the CPU).\n\n"
-             + SOFTMAX_CELLS.markdown())
+             "`python -m rgr sweep softmax_cells --preset <p>` (`rgr.experiments.softmax_cells_table.PRESETS`; "
+             "on the CPU). " + _doc(softmax_cells_table, "For each") + "\n\n" + SOFTMAX_CELLS.markdown())
     text += ("\n## The re-implemented attention-only layer (chapter the law beside other capacity results)\n\n"
              "`python -m rgr sweep aot --preset <p>` (grid: `rgr.experiments.peers.reimplemented.AOT_PRESETS`; "
              "the `peers` head sweep is a row of the experiments table above, its `dk_factor` the largest "
              "x = h d_k d_model / (m ln m) it trains)."
              "\n\n" + AOT_SCHEMA.markdown())
     text += ("\n## pal's associative memory, re-implemented (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr sweep pal --preset <p>` (lines and bisection: "
-             "`rgr.experiments.peers.reimplemented.PAL.presets`): one row per trained memory; the rows of one line "
-             "(d, seed, steps, lr) are the steps of a bisection over N for the largest N whose accuracy over the N "
-             "inputs reaches 0.99, planned round by round from the table."
-             "\n\n" + PAL_SCHEMA.markdown())
+             "`python -m rgr sweep pal --preset <p>` (`rgr.experiments.peers.reimplemented.PAL.presets`): one row "
+             "per trained memory. " + _doc(reimplemented, "Per line") + "\n\n" + PAL_SCHEMA.markdown())
     text += ("\n## Dana et al.'s tables, reduced (chapter the law beside other capacity results)\n\n"
-             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`): the statistics the chapter "
-             "re-fits, computed from their files at a pinned commit (fetched into `data/peers/` by "
-             "`python scripts/fetch_peers.py`, not committed: their repository states no licence). Rewritten whole; "
-             "one row per statistic, its provenance naming their repository, commit and file, and the command.\n\n"
-             + PEERS_REFIT.markdown())
+             "`python -m rgr peers-refit [--git-dir CLONE]` (`rgr.results.peers.refit`), rewritten whole, one row per "
+             "statistic. " + _doc(refit, "Their repository") + "\n\n" + PEERS_REFIT.markdown())
     return text
 
 

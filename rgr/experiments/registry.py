@@ -23,7 +23,7 @@ the protocol's instances). How its runs train (stacks of the engine) is
 from __future__ import annotations
 
 from ..protocol import HEADS_ALL
-from .planner import Cell, Experiment, Grid, smoke_grid
+from .planner import SMOKE_FIELDS, Cell, Experiment, Grid, smoke_grid
 
 _FUTILITY = "trend-v1"  # the rule of the paper sweeps still to run (README "Futility stopping", data/SCHEMA.md)
 
@@ -130,8 +130,7 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "paper": Grid(_VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=_NO_EARLY_STOP),
                 "book": Grid(_VALUE_CELLS, (1,), (0, 1, 2), dk_factor=8.0, refine_rounds=0, run_fields=_NO_EARLY_STOP),
                 "smoke": Grid((Cell(16, 8),), (1,), (0, 1), dk_factor=1.0, dk_min=8, dk_max=32, refine_rounds=0,
-                              max_steps=100, run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50),
-                                                         *_NO_EARLY_STOP)),
+                              max_steps=100, run_fields=(*SMOKE_FIELDS, *_NO_EARLY_STOP)),
             },
             refine=False,
         ),

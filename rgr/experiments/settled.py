@@ -1,31 +1,12 @@
 """Settled thresholds: the runs at and below D_K* retrained with longer step budgets (issue 45; chapters
 *permutation sweeps* and *does it replicate?*).
 
-**A declared extension, not the paper's protocol.** At many cells most runs at D_K* stop at the protocol's step
-cutoff (lambda = 8: 9 of 10 at m = 512 and 1024, 3 of 3 at m = 2048 and 4096), so D_K* may measure how fast Adam
-learns within the cutoff rather than what a layer can store. This experiment asks: does D_K* move when the runs
-at and near it are no longer cut? Its design was fixed before its first row (README, *Choices the paper left
-open*, "settled") by one rule applied to the committed ``paper`` tables (``base`` and ``lambda8``); the units
-below are that rule's output, written out so the design cannot drift when tables change
-(tests/experiments/test_settled.py re-derives them from the tables):
-
-- cells: the lambda = 8 diagonal from m = 128 to 2048, and every base cell where at least half of the runs at
-  D_K* (its h*) ran to the cutoff: (128, 64), (256, 16), (256, 64), (512, 32) ((256, 32) and (512, 64) are
-  diagonal cells). (4096, 512), the rule's output there (:data:`WIDE_UNITS`), is the preset ``wide`` of its own
-  (2026-11-28; first declared for a GPU, where a 4x run of 800,000 steps did not fit a 10-minute call): 30 runs,
-  3 seeds, at most 24M model-steps, trained on this project's CPU with ``--max-stack 3`` (one (h, D_K) point's
-  seeds a stack). Its own preset, so the ``paper`` preset stays complete while it trains; its rows are read with
-  the ``paper`` preset's (:func:`rgr.results.settled.settled_runs`);
-- heads: h* and its neighbours h*/2 and 2h* where the paper table has them, and h = 1 at (512, 64) (the paper's
-  "one head never reaches the target there");
-- D_K: the paper table's ladder points for that (cell, h) from D_K*/2 up to the smaller of the head count's own
-  threshold at the cutoff and 2 D_K* (a longer budget can only lower a threshold, so the points below matter);
-- seeds: the paper's (10; 3 from m = 2048);
-- budgets: 4x the protocol's cutoff everywhere and 16x where m <= 1024 (a multiple of each cell's own cutoff, so
-  each cell's budget ladder is read against its own protocol; steps per item differ across cells as they do in
-  the protocol). The 1x reading is the paper table's own rows at the same points;
-- no futility stopping (no replay covers these budgets) and nothing reused across budgets: every run trains
-  from its seed to convergence (validation F1 > 0.995 at 5 consecutive checks) or its budget.
+**A declared extension, not the paper's protocol**: does D_K* move when the runs at and near it are no longer cut
+by the step cutoff? Its design (cells, heads, D_K, seeds, budgets; the ``wide`` preset of (4096, 512)) is README
+*Choices the paper left open*, row "settled thresholds": one rule applied to the committed ``paper`` tables
+(``base`` and ``lambda8``) before the first row. :data:`UNITS` and :data:`WIDE_UNITS` are that rule's output, written
+out so the design cannot drift when tables change (tests/experiments/test_settled.py re-derives them); the ``wide``
+rows are read with the ``paper`` preset's (:func:`rgr.results.settled.settled_runs`).
 
 Stacks stay within one (cell, budget) and hold at most 40 runs
 (:meth:`rgr.experiments.trainer.ExperimentTrainer.stack_groups`), so a stack's rows reach the table within a session
@@ -43,7 +24,7 @@ from typing import Sequence
 import pandas as pd
 
 from .engine.config import RunConfig, step_cutoff
-from .planner import Cell, Experiment, Grid, in_shard, smoke_grid
+from .planner import SMOKE_FIELDS, Cell, Experiment, in_shard, listing_grid, smoke_grid
 
 
 @dataclass(frozen=True)
@@ -120,19 +101,17 @@ class SettledSweep(Experiment):
         """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (cell, h) units."""
         units = [u for u in self.units(preset) if in_shard(Cell(u.m, u.d_model), u.h, *shard)]
         if preset == "smoke":
-            return planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25,
-                                run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50)))
+            return planned_runs(units, budgets=(4,), seeds=(0, 1), cutoff=25, run_fields=SMOKE_FIELDS)
         return planned_runs(units)
 
 
 # its cells, for listings; its runs are UNITS
-_GRID = Grid(tuple(dict.fromkeys(Cell(u.m, u.d_model) for u in UNITS)), tuple(sorted({u.h for u in UNITS})), _SEEDS,
-            refine_rounds=0)
+_GRID = listing_grid((Cell(u.m, u.d_model) for u in UNITS), (u.h for u in UNITS), _SEEDS)
 SETTLED = SettledSweep(
     "settled", "E1, E2 extension", "settled thresholds: the runs at and below D_K* retrained at 4x and 16x "
     "the protocol's step cutoff, no futility stopping (a declared extension: README, issue 45)", "max",
     "permutation",
     {"paper": _GRID, "book": _GRID, "smoke": smoke_grid((Cell(16, 2),), (1, 2)),
-     "wide": Grid((Cell(4096, 512),), tuple(sorted({u.h for u in WIDE_UNITS})), _SEEDS[:3], refine_rounds=0)},
+     "wide": listing_grid((Cell(4096, 512),), (u.h for u in WIDE_UNITS), _SEEDS[:3])},
     refine=False, book_scope="identical to the paper preset (the declared design)",
 )

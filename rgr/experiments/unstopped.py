@@ -15,9 +15,10 @@ Each such run is retrained from its seed with the same config (the same 20,000-s
 on convergence) and futility stopping off; its run key is the stopped row's (the key leaves the rule out), so a
 reading can put it in that row's place (:func:`rgr.results.denser_graphs.unstopped_reading`). Nothing is
 reused: a futility-stopped row never stands in for a run without the rule (:mod:`rgr.experiments.reuse`), and this
-table copies no row at all (:meth:`_UnstoppedSweep.reusable_rows`). The other 1,352 stopped runs are left alone: no
-sibling seed passed at their points and no verdict row reads their curve as a plateau, and retraining all 1,528
-(about 9x the runs) is beyond the issue's scope.
+table copies no row at all (it names no ``reuse_from``, where
+:meth:`rgr.experiments.trainer.ExperimentTrainer.reusable_rows` looks). The other 1,352 stopped runs are left
+alone: no sibling seed passed at their points and no verdict row reads their curve as a plateau, and retraining all
+1,528 (about 9x the runs) is beyond the issue's scope.
 
 :data:`UNITS` is that rule's output on the committed ``data/regular.csv`` (paper preset, 3,820 rows;
 2026-11-27), written out so the design cannot drift when the table changes (tests/experiments/test_unstopped.py
@@ -33,7 +34,7 @@ import pandas as pd
 
 from . import planner
 from .engine.config import RunConfig, step_cutoff
-from .planner import Cell, Experiment, Grid
+from .planner import SMOKE_FIELDS, Cell, Experiment, Grid, listing_grid
 
 M, _D_MODEL = 128, 32  # the regular table's one cell (E4)
 PLATEAUS: tuple[tuple[int, int], ...] = ((2, 1), (4, 2))  # (r, h) of the curves regular_plateaus reads
@@ -64,8 +65,7 @@ UNITS: tuple[Unit, ...] = (
 # the smoke preset's units: a regular cell of the smoke regular grid, 100 steps
 SMOKE_UNITS: tuple[Unit, ...] = (Unit(2, 1, 4, (0, 1), "plateau"), Unit(2, 2, 8, (0,), "false stop"))
 _SMOKE_CELL = (16, 8)
-_SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), ("check_every", 50), ("n_val", 20),
-                                                ("n_test", 50))
+_SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), *SMOKE_FIELDS)
 
 
 def planned_runs(units: Sequence[Unit], m: int = M, d_model: int = _D_MODEL,
@@ -79,8 +79,8 @@ def planned_runs(units: Sequence[Unit], m: int = M, d_model: int = _D_MODEL,
 
 def _grid(units: Sequence[Unit], m: int, d_model: int, **kw) -> Grid:
     """A listing of the units (cells, heads, seeds) for ``sweep --list`` and data/SCHEMA.md; the runs are ``units``."""
-    return Grid(tuple(dict.fromkeys(Cell(m, d_model, u.r) for u in units)), tuple(sorted({u.h for u in units})),
-                tuple(sorted({s for u in units for s in u.seeds})), refine_rounds=0, **kw)
+    return listing_grid((Cell(m, d_model, u.r) for u in units), (u.h for u in units),
+                        (s for u in units for s in u.seeds), **kw)
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,6 @@ UNSTOPPED = _UnstoppedSweep(
     "unstopped", "E4 extension", "the regular table's futility-stopped runs at false-stop and plateau points, "
     "retrained to the protocol's cutoff with the rule off (a declared extension: README, issue 45)", "max", "regular",
     {"paper": _grid(UNITS, M, _D_MODEL), "book": _grid(UNITS, M, _D_MODEL),
-     "smoke": _grid(SMOKE_UNITS, *_SMOKE_CELL, max_steps=100, run_fields=_SMOKE_FIELDS[1:])},
+     "smoke": _grid(SMOKE_UNITS, *_SMOKE_CELL, max_steps=100, run_fields=SMOKE_FIELDS)},
     refine=False, book_scope="identical to the paper preset (the declared design)",
 )

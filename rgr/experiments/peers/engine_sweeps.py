@@ -32,21 +32,14 @@ below d_k; the law's form predicts neither.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import pandas as pd
 
+from ...protocol import law_x
 from ..engine.config import RunConfig, step_cutoff
-from ..planner import Cell, Experiment, Grid, base_cutoff, in_shard
-
-
-def law_x(h: int, d_k: int, d_model: int, m: int) -> float:
-    """The law's variable x = h d_k d_model / (m ln m)."""
-    if m < 2:
-        raise ValueError(f"m must be at least 2, got {m}")
-    return h * d_k * d_model / (m * math.log(m))
+from ..planner import SMOKE_FIELDS, Cell, Experiment, Grid, base_cutoff, in_shard, listing_grid
 
 
 def _heads_for(cell: Cell, grid: Grid) -> list[int]:
@@ -90,8 +83,7 @@ PEERS = _HeadSweep(
         "book": Grid(PEERS_FIXED_RATIO + PEERS_FIXED_M, _PEERS_HEADS, (0, 1, 2), dk_factor=8.0, dk_max=1024,
                      refine_rounds=0),
         "smoke": Grid((Cell(16, 2), Cell(16, 4)), (1, 2, 4), (0, 1), dk_factor=8.0, dk_max=32,
-                      refine_rounds=0, max_steps=100,
-                      run_fields=(("check_every", 50), ("n_val", 20), ("n_test", 50))),
+                      refine_rounds=0, max_steps=100, run_fields=SMOKE_FIELDS),
     },
     refine=False, book_scope="three seeds and the protocol's step cutoffs; cells up to m = 256",
 )
@@ -123,13 +115,12 @@ _BOOK_POINTS: tuple[_DkPoint, ...] = tuple(dict.fromkeys(
 _SMOKE_POINTS: tuple[_DkPoint, ...] = tuple(_DkPoint(16, 8, 1, d_k, ell) for ell in (2, 4) for d_k in (2, 4))
 _DK_POINTS: Mapping[str, tuple[_DkPoint, ...]] = {"smoke": _SMOKE_POINTS, "book": _BOOK_POINTS, "paper": _BOOK_POINTS}
 _SEEDS: Mapping[str, tuple[int, ...]] = {"smoke": (0, 1), "book": (0, 1, 2), "paper": tuple(range(10))}
-_SMOKE_FIELDS = dict(max_steps=100, check_every=50, n_val=20, n_test=50)
+_SMOKE_FIELDS = dict(max_steps=100, **dict(SMOKE_FIELDS))
 
 
 def _grid(points: tuple[_DkPoint, ...], seeds: tuple[int, ...]) -> Grid:
     """A Grid of the design's cells (what the runner's dry run and the catalog read; the runs come from points)."""
-    cells = tuple(dict.fromkeys(Cell(p.m, p.d_model) for p in points))
-    return Grid(cells, (1,), seeds, refine_rounds=0)
+    return listing_grid((Cell(p.m, p.d_model) for p in points), (1,), seeds)
 
 
 @dataclass(frozen=True)
