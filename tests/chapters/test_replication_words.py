@@ -13,13 +13,16 @@ from rgr.chapters.replication_words import chapter_words, law_words, limits_word
 from rgr.gpt2.experiment import PresetCost, preset_cost
 from rgr.protocol import GPU_FP32_PEAK, gpu_hours
 from rgr.results import reported as rep
-from rgr.results.replication.registry import FewSeeds, Reduced, arithmetic, basis, chapter_basis
+from rgr.results.gpt2_block import is_stand_in
+from rgr.results.replication.registry import Basis, FewSeeds, Reduced, arithmetic, chapter_basis
 from rgr.results.replication.rows import ClaimRow, Reading, Source, gpt2_source
 from rgr.results.replication.verdicts import LAW_BASE, Verdict
 
 
-def _limits(*args, **kw):
-    return limits_words(basis(*args, **kw))
+def _limits(reduced, gpt2_preset, gpt2_runs, cost, few=()):
+    """:func:`limits_words` of a :class:`Basis` of ``reduced`` and ``few`` beside the GPT-2 rows ``gpt2_runs``."""
+    m, d = (int(gpt2_runs["m"].max()), int(gpt2_runs["d_model"].max())) if len(gpt2_runs) else (0, 0)
+    return limits_words(Basis(reduced, few, gpt2_preset, m, d, is_stand_in(gpt2_runs["embedding_source"]), cost))
 
 
 def _data(name, preset, seeds=2, h=(1, 32), m=(128, 1024)):

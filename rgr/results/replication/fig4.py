@@ -15,7 +15,7 @@ from ...theory.bounds import scaling_x
 from .. import reported as rep
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
 from .rows import ClaimRow, Source, basis, cutoffs, reached, untestable
-from .seed_bootstrap import Draws, cell_noise, noise, seed_draws
+from .seed_bootstrap import Draws, cell_noise, noise, origin_slope, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
 _DIAG = ("diag_growth", "diag_first_two_above", "diag_heads")
@@ -96,10 +96,8 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int], runs: pd.DataFrame | No
     x = d.cells["x_law"].to_numpy(float)
     early = np.flatnonzero(d.cells["m"].to_numpy() < start)
 
-    def ratio(j: int):
-        return lambda dk, h: dk[j] / ((x[late, None] * dk[late]).sum(0) / (x[late] ** 2).sum() * x[j])
-
-    ns = {int(d.cells.m.iloc[j]): noise(d, ratio(j)) for j in early}
+    ns = {int(d.cells.m.iloc[j]): noise(d, lambda dk, h, j=j: dk[j] / (origin_slope(x[late], dk[late]) * x[j]))
+          for j in early}
     vs = [side_verdict(q.lo, q.hi, 1.0, True, f"m = {m}'s D_K* over the trend") for m, q in ns.items()]
     why = (
         f"{sum(v.status == 'agrees' for v in vs)} of {len(vs)} early points lie above the trend c m ln m / d_model "

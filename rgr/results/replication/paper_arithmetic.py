@@ -13,25 +13,9 @@ cells is enumerated once, sorted by the fit's linear statistic sum w_i y_i, and 
 rounds to the paper's are combined. R² is the centred one of :func:`rgr.results.stats.fit_line`, as the
 book's fits use.
 
-The law's constant c of D_K* = c m log m / d_model read three ways, beside the paper's Table 1 arithmetic
-(issue 45; chapter *Does it replicate?*, "Which logarithm, which fit").
-
-The paper reports c = 1.19 over its twelve base cells and 0.966 over the nine precondition cells without saying the
-logarithm's base or how it fitted. The protocol (E2) says least squares through the origin, natural log unless
-stated. :func:`law_constants` gives, on the same cells and the same seed resamples:
-
-- **ln, least squares**: the verdict's reading (protocol E2);
-- **log2, least squares**: the other base (c scales by ln 2 exactly: the x column is ln m / log2 m = ln 2 times
-  larger under ln);
-- **ln, log space**: c = the geometric mean of D_K* / x over the cells (chapter *choosing heads*' fit), which weighs
-  every cell alike where least squares weighs the largest D_K* most;
-
-each with its 95% noise interval (:func:`rgr.results.replication.seed_bootstrap.noise`: the seed bootstrap widened
-to the E3 threshold ends) and the seed bootstrap's interval alone, and the number of head assignments of the
-paper's own Table 1 that reproduce its fit in that base (:mod:`rgr.results.replication.paper_arithmetic`).
-:func:`rgr.results.replication.paper_arithmetic.table1_base` reads which base that arithmetic leaves the paper;
-:func:`log_space_reading` is the third reading as it rides along a verdict row (and names a cause in
-:func:`rgr.results.replication.verdicts.cause_of`).
+The law's constant c read three ways beside that arithmetic (:func:`law_constants`; issue 45; why these three, and
+what they show: chapter *Does it replicate?*, "Which logarithm, which fit"); :func:`log_space_reading` is the third
+reading as it rides along a verdict row (and names a cause in :func:`rgr.results.replication.verdicts.cause_of`).
 """
 
 from __future__ import annotations
@@ -48,7 +32,7 @@ from .. import reported as rep
 from ..stats import within
 from ..thresholds import meets_precondition
 from .rows import Reading, reached
-from .seed_bootstrap import Draws, noise
+from .seed_bootstrap import Draws, noise, origin_slope
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
 
@@ -247,14 +231,10 @@ def all_reproduced(checks: list[ArithmeticCheck]) -> bool:
     return all(any(c.reproduced for c in checks if c.fit == f and c.r2_kind == "centred") for f in fits)
 
 
-_READINGS: tuple[tuple[str, str, str], ...] = (("ln, least squares", "ln", "ls"), ("log2, least squares", "log2", "ls"),
-                                              (LOG_SPACE, "ln", "log"))
-
-
-_TAG = {"ln, least squares": "ln", "log2, least squares": "log2", LOG_SPACE: "logspace"}
-
-
-_KEY = {"all": "law_slope_all", "pre": "law_slope_pre"}
+_READINGS: tuple[tuple[str, str, str, str], ...] = (("ln, least squares", "ln", "ls", "ln"),
+                                                   ("log2, least squares", "log2", "ls", "log2"),
+                                                   (LOG_SPACE, "ln", "log", "logspace"))  # name, base, fit, glued tag
+_TAG = {name: tag for name, _, _, tag in _READINGS}
 
 
 def _log_space_constant(x: np.ndarray, dk: np.ndarray) -> np.ndarray:
@@ -273,11 +253,6 @@ def log_space_reading(d: Draws, paper: float) -> Reading | None:
     return Reading(LOG_SPACE, n.value, n.lo, n.hi, within(paper, n.lo, n.hi) if ok else None)
 
 
-def _least_squares(x: np.ndarray, dk: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, float)[:, None]
-    return (x * dk).sum(0) / (x**2).sum()
-
-
 def _reproducing(checks: Sequence[ArithmeticCheck], fit: str, base: str) -> int:
     """Head assignments of Table 1 that reproduce the paper's fit in ``base`` (centred R², the book's)."""
     return sum(c.matches for c in checks if c.fit == fit and c.base == base and c.r2_kind == "centred")
@@ -292,10 +267,10 @@ def law_constants(draws: Draws, checks: Sequence[ArithmeticCheck]) -> pd.DataFra
     out = []
     for cells in ("all", "pre"):
         d = ok if cells == "all" else ok.subset(meets_precondition(ok.cells))
-        paper = float(rep.claim(_KEY[cells]).value)
-        for name, base, how in _READINGS:
+        paper = float(rep.claim(f"law_slope_{cells}").value)
+        for name, base, how, _ in _READINGS:
             x = d.cells["x_law"].to_numpy(float) * LOG_BASES[base]
-            fit = _least_squares if how == "ls" else _log_space_constant
+            fit = origin_slope if how == "ls" else _log_space_constant
             n = noise(d, lambda dk, h, x=x, fit=fit: fit(x, dk)) if len(d.cells) >= 2 else None
             row = dict(cells=cells, reading=name, n=len(d.cells), value=math.nan, lo=math.nan, hi=math.nan,
                        boot_lo=math.nan, boot_hi=math.nan, paper=paper)
@@ -365,6 +340,6 @@ def law_constant_values(frame: pd.DataFrame, checks: Sequence[ArithmeticCheck], 
         sets[cells] = _CellSet(got["ln"], got["log2"], got["logspace"], t1["ln"], t1["log2"])
     causes = {r.key: cause_of(r) for r in rows}
     said = {k: CAUSES[causes[k]] if causes.get(k) else ("none: it agrees" if k in causes else "no row")
-            for k in _KEY.values()}
+            for k in ("law_slope_all", "law_slope_pre")}
     return _LawConstants(table1_base(list(checks)) or "neither base", sets["all"], sets["pre"],
                         said["law_slope_all"], said["law_slope_pre"])

@@ -4,14 +4,12 @@ replicate?*).
 - :func:`sources_of` and :data:`GROUPS` — every experiment on its own preset, and each comparison of :data:`JOINT`
   (the diagonal's two tables, softmax against max-over-heads, every configuration tested) at one preset;
 - :data:`READERS` — each claim key of :data:`rgr.results.reported.CLAIMS` mapped to its reader (a
-  function of :class:`_Inputs`, returning the rows of its claims), in the claims' order; beside each, the function of
-  :mod:`~rgr.results.replication.sec61`, :mod:`~rgr.results.replication.fig4`, :mod:`rgr.results.denser_graphs`
-  (App. A.3) or :mod:`~rgr.results.replication.extensions` that makes that row;
+  function of :class:`_Inputs`, returning the rows of its claims: one reader per section of the paper), in the
+  claims' order; the rows themselves are made in :mod:`~rgr.results.replication.sec61`,
+  :mod:`~rgr.results.replication.fig4`, :mod:`rgr.results.denser_graphs` (App. A.3) and
+  :mod:`~rgr.results.replication.extensions`;
 - :func:`read` walks it, each reader once, and refuses a row its reader does not own; :func:`evaluate` builds the
-  inputs, calls :func:`read` and adds the longer budget's second reading;
-- :func:`complete_rows` — one row per claim; :func:`table1_view` — the paper's Table 1 beside the book's d_k*;
-- :func:`chapter_basis` — which experiments the chapter reads on a reduced preset or with few seeds, and the GPT-2
-  block's rows beside its `paper` preset's cost (:class:`Basis`; worded by :mod:`rgr.chapters.replication_words`).
+  inputs, calls :func:`read` and adds the longer budget's second reading.
 
 The frames the chapter only displays live in :mod:`rgr.chapters.verdict_table`.
 """
@@ -25,21 +23,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...catalog import load, preset_completeness
+from ...catalog import load_if_present, preset_completeness
 from ...gpt2.experiment import PresetCost, preset_cost
 from ...paths import data_dir
-from ...store import TableError
 from .. import reported as rep
 from ..denser_graphs import regular_rows
 from ..diagonals import with_cells_of
 from ..gpt2_block import LeaseBench, is_stand_in, latest_lease_bench
+from ..settled import SETTLED, settled_runs
 from ..stats import seeds_per_cell
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows
 from .paper_arithmetic import ArithmeticCheck, table1_checks
 from .rows import LONG, ClaimRow, Source, cutoffs, deciding_runs, gpt2_source, long_source, reached
 from .sec61 import SharedBase, sec61_rows
-from .second_readings import SETTLED, longer_rows, settled_source, with_longer
+from .second_readings import longer_rows, with_longer
 from .seed_bootstrap import Draws, cell_noise, seed_draws
 from .verdicts import Verdict, table1
 
@@ -105,42 +103,9 @@ def _gpt2_claims(ins: _Inputs) -> list[ClaimRow]:
     return _at(gpt2_rows(ins.sources["gpt2"]), ins.sources["gpt2"].preset)
 
 
-READERS: dict[str, _Reader] = {  # claim key -> its reader (after the #: the function that makes the row)
-    # Sec. 6.1 / App. A.2: max-over-heads on permutation graphs (the base grid)
-    "law_slope_all": sec61_claims,  # sec61.law_rows
-    "law_r2_all": sec61_claims,  # sec61.law_rows
-    "law_slope_pre": sec61_claims,  # sec61.law_rows
-    "law_r2_pre": sec61_claims,  # sec61.law_rows
-    "excluded_above": sec61_claims,  # sec61.excluded_above
-    "heads_slope": sec61_claims,  # sec61.heads_rows
-    "heads_intercept": sec61_claims,  # sec61.heads_rows
-    "heads_r2": sec61_claims,  # sec61.heads_rows
-    "dk_range": sec61_claims,  # sec61.dk_rows
-    "dk_median": sec61_claims,  # sec61.dk_rows
-    "table1": sec61_claims,  # sec61.dk_rows
-    "single_head_never": sec61_claims,  # sec61.single_head_never
-    "fig1_one_head_worse": sec61_claims,  # sec61.fig1_one_head_worse
-    "fig2_more_heads": sec61_claims,  # sec61.fig2_more_heads
-    # Fig. 4: the lambda = 8 diagonal
-    "diag_growth": _diagonal_claims,  # fig4.growth_rows
-    "diag_first_two_above": _diagonal_claims,  # fig4.growth_rows
-    "diag_heads": _diagonal_claims,  # fig4.diag_heads
-    # App. A.3: r-regular graphs
-    "regular_slope": _regular_claims,  # denser_graphs.regular_rows
-    "regular_plateaus": _regular_claims,  # denser_graphs.regular_plateaus
-    "regular_heads": _regular_claims,  # denser_graphs.regular_heads
-    "regular_r16_bound": _regular_claims,  # denser_graphs.regular_rows
-    "regular_lower_form": _regular_claims,  # denser_graphs.regular_lower_form
-    # the extensions: softmax (E4), value channel (E6), GPT-2 block (E7)
-    "softmax_advantage": _softmax_claims,  # extensions.softmax_rows
-    "softmax_shift": _softmax_claims,  # extensions.softmax_shift
-    "value_d16": _value_claims,  # extensions.value_rows
-    "value_d32_small": _value_claims,  # extensions.value_d32_small
-    "value_d32_best": _value_claims,  # extensions.value_d32_best
-    "gpt2_multi": _gpt2_claims,  # extensions.gpt2_rows
-    "gpt2_single": _gpt2_claims,  # extensions.gpt2_rows
-    "gpt2_best": _gpt2_claims,  # extensions.gpt2_rows
-}
+_BY_SECTION = dict(zip(rep.SECTIONS, (sec61_claims, _diagonal_claims, _regular_claims, _softmax_claims, _value_claims,
+                                     _gpt2_claims)))  # each section of the paper, its reader
+READERS: dict[str, _Reader] = {c.key: _BY_SECTION[c.section] for c in rep.CLAIMS}  # claim key -> its reader
 
 
 def read(ins: _Inputs) -> list[ClaimRow]:
@@ -253,7 +218,7 @@ def sources_of(loaded: Mapping[str, Mapping[str, object]],
     """From the loaded :data:`GROUPS` (objects with ``name``, ``preset`` and ``runs``, e.g.
     :class:`rgr.chapters.loading.ExperimentData`): the sources each on its own preset, and the joint comparisons.
     With ``base`` loaded, the settled-threshold extension at its preset
-    (:func:`~rgr.results.replication.second_readings.settled_source`);
+    (:func:`rgr.results.settled.settled_runs`);
     with ``value`` loaded, the decision run ``value_long``
     is read from data/ (under ``root``) too, at the preset the chapter asked for and without a smoke fallback
     (:func:`rgr.results.replication.rows.long_source`)."""
@@ -264,7 +229,7 @@ def sources_of(loaded: Mapping[str, Mapping[str, object]],
         g = loaded["gpt2"]["gpt2"]
         own["gpt2"] = gpt2_source(own["gpt2"], getattr(g, "requested", "") or g.preset, root)
     if "base" in loaded:  # the settled-threshold extension, at the preset the base grid is read at
-        own[SETTLED] = settled_source(own["base"].preset, root)
+        own[SETTLED] = Source(SETTLED, own["base"].preset, settled_runs(own["base"].preset, root))
     if "value" in loaded:  # the decision run, at the preset the chapter asked for (smoke where value fell back to it)
         v = loaded["value"]["value"]
         own[LONG] = long_source("smoke" if v.preset == "smoke" else getattr(v, "requested", "") or v.preset, root)
@@ -323,11 +288,11 @@ class Basis:
     bench: LeaseBench | None = None
 
 
-def _basis_of(loaded: Mapping[str, Mapping[str, object]],
-             paper_done: Callable[[str], float | None]) -> tuple[Reduced, ...]:
+def _basis_of(loaded: Mapping[str, Mapping[str, object]]) -> tuple[Reduced, ...]:
     """Every experiment other than ``gpt2`` that the chapter's loaded groups (objects with ``name``, ``preset`` and
     ``runs``, e.g. :class:`rgr.chapters.loading.ExperimentData`) read on a preset other than `paper`, once, in order:
-    its seeds, largest ``h`` and ``m`` as read, and ``paper_done(name)``."""
+    its seeds, largest ``h`` and ``m`` as read, and the share of its `paper` preset done
+    (:func:`rgr.catalog.preset_completeness`)."""
     out: dict[str, Reduced] = {}
     for group in loaded.values():
         for name, d in group.items():
@@ -335,48 +300,34 @@ def _basis_of(loaded: Mapping[str, Mapping[str, object]],
                 continue
             df = d.runs
             out[name] = Reduced(name, d.preset, int(df["seed"].nunique()), int(df["h"].max()), int(df["m"].max()),
-                                paper_done(name))
+                                preset_completeness(name, "paper"))
     return tuple(out.values())
 
 
-def _few_seeds_of(loaded: Mapping[str, Mapping[str, object]], most: int = _FEW_SEEDS) -> tuple[FewSeeds, ...]:
-    """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most ``most`` seeds in some
-    (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8 diagonal's largest
-    points), once, in order."""
+def _few_seeds_of(loaded: Mapping[str, Mapping[str, object]]) -> tuple[FewSeeds, ...]:
+    """Every experiment other than ``gpt2`` that the loaded groups read on `paper` with at most :data:`_FEW_SEEDS`
+    seeds in some (m, d_model) cell (the paper's own counts: 3 for softmax, the value channel and the lambda = 8
+    diagonal's largest points), once, in order."""
     out: dict[str, FewSeeds] = {}
     for group in loaded.values():
         for name, d in group.items():
             if name == "gpt2" or name in out or d.preset != "paper" or not len(d.runs):
                 continue
             per = seeds_per_cell(d.runs)
-            if per.min() > most:
+            if per.min() > _FEW_SEEDS:
                 continue
-            few = per[per <= most]
+            few = per[per <= _FEW_SEEDS]
             ms = () if len(few) == len(per) else tuple(sorted({int(m) for m in few.index.get_level_values("m")}))
             out[name] = FewSeeds(name, int(per.min()), ms)
     return tuple(out.values())
 
 
-def basis(reduced: tuple[Reduced, ...], gpt2_preset: str, gpt2_runs: pd.DataFrame, cost: PresetCost,
-          few: tuple[FewSeeds, ...] = (), paper_done: int = 0, bench: LeaseBench | None = None) -> Basis:
-    """:class:`Basis` of the GPT-2 block's rows ``gpt2_runs`` read on ``gpt2_preset`` beside the rest."""
-    m, d = (int(gpt2_runs["m"].max()), int(gpt2_runs["d_model"].max())) if len(gpt2_runs) else (0, 0)
-    return Basis(reduced, few, gpt2_preset, m, d, is_stand_in(gpt2_runs["embedding_source"]), cost, paper_done, bench)
-
-
 def chapter_basis(loaded: Mapping[str, Mapping[str, object]], gpt2: Source) -> Basis:
-    """:func:`basis` of the chapter's loaded :data:`GROUPS`: the `paper` sweeps' completeness from data/
+    """:class:`Basis` of the chapter's loaded :data:`GROUPS`: the `paper` sweeps' completeness from data/
     (:func:`rgr.catalog.preset_completeness`), the GPT-2 block's `paper` runs done and last bench, beside ``gpt2``:
     the rows the GPT-2 verdicts read (``sources_of(loaded)[0]["gpt2"]``: the compressive preset once complete,
     :func:`rgr.results.replication.rows.gpt2_source`)."""
-    reduced = _basis_of(loaded, lambda name: preset_completeness(name, "paper"))
-    return basis(reduced, gpt2.preset, gpt2.runs, preset_cost("paper"), few=_few_seeds_of(loaded),
-                 paper_done=_paper_runs_done(), bench=latest_lease_bench(data_dir()))
-
-
-def _paper_runs_done(root: Path | None = None) -> int:
-    """Runs of the GPT-2 block's paper preset in data/gpt2.csv (0 without a table)."""
-    try:
-        return len(load("gpt2", "paper", root))
-    except TableError:
-        return 0
+    m, d = (int(gpt2.runs["m"].max()), int(gpt2.runs["d_model"].max())) if len(gpt2.runs) else (0, 0)
+    return Basis(_basis_of(loaded), _few_seeds_of(loaded), gpt2.preset, m, d,
+                 is_stand_in(gpt2.runs["embedding_source"]), preset_cost("paper"),
+                 len(load_if_present("gpt2", "paper")), latest_lease_bench(data_dir()))

@@ -4,26 +4,9 @@ number (:func:`basis`), a row that cannot be read (:func:`untestable`) and one f
 
 The readers themselves are listed per claim key in :data:`rgr.results.replication.registry.READERS`.
 
-The decision run ``value_long`` and the rows it lends the verdict ``value_d32_best`` (chapter *Does it replicate?*).
-
-At m = 64, d_model = 32 the ``value`` sweep cut its top budget's runs with h >= 4 at the protocol's 20,000 steps,
-their error still falling, so the paper's "lowest error at h = 4 and 8" is undecided there. ``value_long``
-(:mod:`rgr.experiments.registry`; declared in data/README.md before it ran) reruns that cell with a ladder up to
-D_K = 512 and an 80,000-step cutoff, a deviation from the protocol made only to settle that comparison.
-:func:`deciding_runs` says when its rows decide the row (its table complete); :func:`long_source` reads them the
-way every chapter reads a table (``preset = "auto"``: :func:`rgr.catalog.resolve_preset`), without a smoke fallback.
-
-The GPT-2 block's verdict rows read the compressive preset (chapter *Does it replicate?*; issue 46).
-
-The ``book`` rows of ``gpt2`` put m = 256 items in d_model = 768 (m / d_model = 0.33): the capacity argument says
-nothing there, so they are the non-compressive control. The ``compressive`` preset keeps E7's task and block at
-m / d_model = 8, as the paper, on a narrower stand-in table (m = 512, d_model = 64:
-:data:`rgr.gpt2.experiment.PRESETS`).
-:func:`gpt2_source` picks the rows the three GPT-2 verdicts read: the ``paper`` preset's when it is complete (the
-chapter's own ``preset = "auto"`` then reads it too), else the ``compressive`` preset's when that is complete, else
-what the chapter loaded (whose rows then say why they cannot test the claims). :func:`_x_of` maps a budget to the
-law's variable x = D_K d_model / (m ln m), so a claim the paper makes at a D_K of its task is read at the same x
-of another task.
+Two readers take rows of a run made for them: ``value_d32_best`` the decision run ``value_long``
+(:func:`deciding_runs`, :func:`long_source`), the GPT-2 rows the ``compressive`` preset (:func:`gpt2_source`); why
+each ran, declared before it did: README, *Choices the paper left open*.
 """
 
 from __future__ import annotations
@@ -34,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...catalog import get, load, preset_completeness, resolve_preset, table_path
+from ...catalog import load, load_if_present, preset_completeness, resolve_preset
 from ...experiments.futility import futile_stops
 from ...store import TableError
 from .. import reported as rep
@@ -177,9 +160,7 @@ def _fit_noise(draws: Draws, x: str, on: str, intercept: bool, what: str, factor
 def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor: float = 1.0) -> tuple[float, float]:
     """The 95% bootstrap interval over cells of a fitted constant (how it depends on the cells chosen)."""
     y = draws.cells["D_K_star" if on == "dk" else "h_star"].astype(float)
-    fi = fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)
-    lo, hi = {"slope": fi.slope, "intercept": fi.intercept, "r2": fi.r2}[what]
-    return float(lo), float(hi)
+    return fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)[what]
 
 
 def _reading(name: str, n: Noise, paper: float) -> Reading:
@@ -216,20 +197,10 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
 LONG = "value_long"
 
 
-def complete(src: Source) -> bool:
-    """Whether ``src`` holds every run its preset's planner asks for (the test of :func:`rgr.catalog.load_complete`,
-    on the rows in hand). A preset the experiment does not have, or no rows: False."""
-    sweep = get(src.name)
-    if src.preset not in sweep.presets or not len(src.runs) or "run_key" not in src.runs:
-        return False
-    planned = {sweep.run_key(c, src.preset) for c in sweep.planned_runs(src.preset, src.runs)}
-    return planned <= set(src.runs["run_key"])
-
-
 def deciding_runs(long: Source | None, d_model: int = 32) -> pd.DataFrame | None:
     """``long``'s rows at ``d_model`` when its table is complete and has that width; None otherwise (the verdict
     then reads ``value`` as before)."""
-    if long is None or not complete(long):
+    if long is None or (preset_completeness(LONG, long.preset, done=long.runs) or 0.0) < 1.0:
         return None
     rows = long.runs[long.runs.d_model == d_model]
     return rows.reset_index(drop=True) if len(rows) else None
@@ -247,31 +218,23 @@ def long_basis(long: Source, rows: pd.DataFrame) -> str:
 def long_source(requested: str = "auto", root: Path | None = None) -> Source:
     """``value_long``'s rows at the preset ``requested`` resolves to; no rows when data/ has none (no smoke run)."""
     preset = resolve_preset([LONG], requested, root)
-    try:
-        runs = load(LONG, preset, root)
-    except TableError:
-        if table_path(LONG, root=root).is_file():
-            raise  # present but unreadable: never a silent fallback
-        runs = pd.DataFrame(columns=[c.name for c in get(LONG).schema.all_columns])  # no table yet: value decides
-    return Source(LONG, preset, runs)
+    return Source(LONG, preset, load_if_present(LONG, preset, root))
 
 
 COMPRESSIVE_PRESET = "compressive"
 
 
-def _x_of(D_K: float, m: int, d_model: int) -> float:
-    """The law's variable x = D_K d_model / (m ln m)."""
-    return D_K * d_model / (m * math.log(m))
-
-
 def paper_dk_at(D_K_paper: float, m: int, d_model: int) -> float:
     """The budget of a task (m, d_model) at the x of the paper's E7 budget ``D_K_paper`` (m = 6144, d_model = 768)."""
-    return _x_of(D_K_paper, rep.GPT2_M, rep.GPT2_D_MODEL) * m * math.log(m) / d_model
+    x = D_K_paper * rep.GPT2_D_MODEL / (rep.GPT2_M * math.log(rep.GPT2_M))  # x = D_K d_model / (m ln m)
+    return x * m * math.log(m) / d_model
 
 
 def gpt2_source(loaded: Source, requested: str = "auto", root: Path | None = None) -> Source:
-    """The rows the GPT-2 verdicts read (module doc): ``loaded`` unless the chapter asked for ``auto``, the paper
-    preset is incomplete and the compressive preset complete."""
+    """The rows the GPT-2 verdicts read: ``loaded`` unless the chapter asked for ``auto``, the paper preset is
+    incomplete and the compressive preset complete (the book preset is m / d_model = 0.33, where the capacity
+    argument says nothing; the chapter's own ``auto`` reads the paper preset once complete; rows that cannot test the
+    claims say why)."""
     if requested != "auto" or loaded.preset == "paper":
         return loaded
     if (preset_completeness("gpt2", COMPRESSIVE_PRESET, root) or 0.0) < 1.0:

@@ -23,7 +23,7 @@ from ..stats import by_seed, paired_difference, within
 from ..thresholds import curves, meets_precondition
 from .paper_arithmetic import ArithmeticCheck, check_words, log_space_reading, reproduced_with, table1_base
 from .rows import ClaimRow, Source, basis, fit_row, fmt_iv, reached, seeds_per_point, untestable
-from .seed_bootstrap import Draws, cell_noise, noise
+from .seed_bootstrap import Draws, cell_noise, noise, origin_slope
 from .verdicts import LAW_BASE, LOG_BASES, Verdict, combined, noise_verdict, side_verdict, table1
 
 
@@ -57,6 +57,11 @@ def _law_caveat(capped: pd.DataFrame, top_h: int, seeds: int) -> str:
             f"more heads could lower those D_K*; {step}")
 
 
+def _every(sb: SharedBase, e: Draws | None, factor: float) -> list[tuple[str, Draws, float]]:
+    """Every configuration tested (``e``: its draws, None without them) as a fit row's reading beside it."""
+    return [] if e is None else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, factor)]
+
+
 def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     """Slope and R² of D_K* on m log m / d_model through the origin (all cells / precondition cells), in the law's
     base (:data:`rgr.results.replication.verdicts.LAW_BASE`); the other base, the ln fit in log space
@@ -76,11 +81,7 @@ def law_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
             ]
             continue
         words = check_words(sb.arithmetic, f"law_{tag}")
-        ev = (
-            []
-            if e is None
-            else [(f"every configuration tested ({sb.every_basis}; {len(e.cells)} cells)", e, LOG_BASES[LAW_BASE])]
-        )
+        ev = _every(sb, e, LOG_BASES[LAW_BASE])
         caveat = _law_caveat(d.cells[d.cells["h_star"] >= top_h], top_h, seeds)
         f = LOG_BASES[LAW_BASE]
         ok_t1 = reproduced_with(sb.arithmetic, f"law_{tag}", LAW_BASE)
@@ -108,10 +109,7 @@ def excluded_above(sb: SharedBase, b: str) -> ClaimRow:
     x = ok.cells["x_law"].to_numpy(float)
     at = {c: int(np.flatnonzero((ok.cells["m"] == c[0]) & (ok.cells["d_model"] == c[1]))[0]) for c in wanted}
 
-    def ratio(j: int):
-        return lambda dk, h: dk[j] / ((x[pre, None] * dk[pre]).sum(0) / (x[pre] ** 2).sum() * x[j])
-
-    ns = {c: noise(ok, ratio(j)) for c, j in at.items()}
+    ns = {c: noise(ok, lambda dk, h, j=j: dk[j] / (origin_slope(x[pre], dk[pre]) * x[j])) for c, j in at.items()}
     vs = [side_verdict(n.lo, n.hi, 1.0, True, f"D_K* / line at {c}") for c, n in ns.items()]
     txt = ", ".join(f"({m}, {d}): {n.value:.2f}x" for (m, d), n in ns.items())
     ivs = ", ".join(f"[{n.lo:.2f}, {n.hi:.2f}]" for n in ns.values())
@@ -137,17 +135,7 @@ def heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
         if len(capped)
         else ""
     )
-    ev = (
-        []
-        if sb.every is None
-        else [
-            (
-                f"every configuration tested ({sb.every_basis}; {len(reached(sb.every).cells)} cells)",
-                reached(sb.every),
-                1.0,
-            )
-        ]
-    )
+    ev = _every(sb, None if sb.every is None else reached(sb.every), 1.0)
     words = check_words(sb.arithmetic, "heads")
     ok_t1 = reproduced_with(sb.arithmetic, "heads", "—")
     return [
@@ -157,17 +145,13 @@ def heads_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
     ]
 
 
-def _table1_median_inside(lo: float, hi: float) -> bool:
-    """Whether the median of the paper's own Table 1 lies in [lo, hi]."""
-    return within(float(pd.Series(list(rep.TABLE1.values())).median()), lo, hi)
+_T1_MEDIAN = float(pd.Series(list(rep.TABLE1.values())).median())  # the paper's own Table 1: 8 (its text says 11)
 
 
 def _table1_median_note(lo: float, hi: float) -> str:
-    """The paper's text gives median d_k* 11, its own Table 1 a median of 8: say where the latter falls too."""
-    t1 = float(pd.Series(list(rep.TABLE1.values())).median())
-    where = "inside" if _table1_median_inside(lo, hi) else "outside"
-    return (f"; the paper's own Table 1 has median {t1:g} (its text says {rep.claim('dk_median').value:g}), "
-            f"{where} the book's interval")
+    """Where the median of the paper's own Table 1 falls against the book's interval."""
+    return (f"; the paper's own Table 1 has median {_T1_MEDIAN:g} (its text says {rep.claim('dk_median').value:g}), "
+            f"{'inside' if within(_T1_MEDIAN, lo, hi) else 'outside'} the book's interval")
 
 
 def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
@@ -187,7 +171,7 @@ def dk_rows(sb: SharedBase, b: str) -> list[ClaimRow]:
                 v.status,
                 v.detail + _table1_median_note(n.lo, n.hi),
                 v.near_miss,
-                "paper_text" if v.status == "deviates" and _table1_median_inside(n.lo, n.hi) else v.cause,
+                "paper_text" if v.status == "deviates" and within(_T1_MEDIAN, n.lo, n.hi) else v.cause,
             ),
             value=n.value,
             lo=n.lo,

@@ -1,28 +1,16 @@
 """Second readings with a longer step budget (issue 45; chapter *Does it replicate?*, "With a longer budget").
 
-The settled-threshold extension (:mod:`rgr.experiments.settled`, declared before its first row; not the paper's
-protocol) retrained the runs at and near D_K* with 4x and 16x the protocol's step cutoff at the cells where the
-cutoff cut most runs at D_K*: the lambda = 8 diagonal from m = 128 to 2048 and four more base cells. Each verdict
-row that reads those cells is read once more here, by the same reader on the same seed resamples, with each
-settled cell's draws taken from the extension's runs at one budget (:func:`_longer_draws`); a base cell the
-extension does not cover keeps its protocol draws (fewer than half of its runs at D_K* were cut).
-
-A row's budget is the longest one complete at every extension cell it reads whose design has it
-(:func:`rgr.results.settled.reading_budget`), so one reading never mixes budgets. The reading is *settled* when at
-most :data:`rgr.results.settled.SETTLED_SHARE` of the runs at each cell's new D_K* (its h*) still ran to the budget;
-otherwise a longer budget might move it further. The diagonal's row replaces the cutoff it offered as a likely
-reason with the measurement (:func:`rgr.results.settled.diagonal_budget_reason`, the sentence chapter *permutation
-sweeps* gives too).
-:func:`with_longer` puts the reading beside the protocol's (:class:`~rgr.results.replication.rows.Longer`) and
-makes the cause measured: a deviation that agrees with a longer budget is "budget_bound"; one that still
-deviates says "not budget-bound" when settled, and "not settled" otherwise.
+Each verdict row that reads the settled-threshold extension's cells (:mod:`rgr.experiments.settled`: which cells,
+budgets and runs, and why) is read once more, by the same reader on the same seed resamples, with each settled cell's
+draws taken from the extension's runs at one budget (:func:`_longer_draws`; the budget:
+:func:`rgr.results.settled.reading_budget`); :func:`with_longer` puts that reading beside the protocol's (what
+"settled" and "budget-bound" mean: the chapter's section and :func:`rgr.chapters.verdict_table.longer_frame`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,7 +18,6 @@ import pandas as pd
 from ...protocol import F1_TARGET
 from .. import reported as rep
 from ..settled import (
-    SETTLED,
     SETTLED_SHARE,
     budget_rows,
     budget_thresholds,
@@ -39,7 +26,6 @@ from ..settled import (
     one_head_budget,
     reading_budget,
     settled_at,
-    settled_runs,
 )
 from ..thresholds import CELL, curves
 from .fig4 import diag_heads, diagonal_runs, growth_rows
@@ -50,11 +36,6 @@ from .seed_bootstrap import Draws, seed_draws
 from .verdicts import Verdict
 
 _LIKELY = "a likely reason, not measured here:"  # how the diagonal's row offers the cutoff (fig4.growth_rows)
-
-
-def settled_source(preset: str, root: Path | None = None) -> Source:
-    """:func:`rgr.results.settled.settled_runs` as a :class:`~rgr.results.replication.rows.Source`."""
-    return Source(SETTLED, preset, settled_runs(preset, root))
 
 
 def _longer_draws(draws: Draws, longer: pd.DataFrame) -> Draws:

@@ -14,18 +14,8 @@ measures the measurement's own noise, not the choice of cells:
 - :func:`fit_stats` — least squares on every replicate at once (slope, intercept, centred R², as
   :func:`rgr.results.stats.fit_line`).
 
-The verdict rule for claims that one configuration beats another, or that the best lies at some h (chapter
-*Does it replicate?*, "Comparisons are paired", where the rule is declared and these rows named).
-
-**The rule.** A claim of the form "X beats Y" or "the lowest error is at h in H" is judged on paired seeds: the
-two configurations trained with the same seed share their graph, embeddings, initialisation stream and contexts, so
-the per-seed difference X - Y removes what the seeds share. The comparison is the 95% t-interval of the mean
-paired difference over the seeds both have (:func:`rgr.results.stats.paired_difference`): X beats Y when that
-interval lies wholly on X's side of zero; they are tied when it holds zero. Two overlapping unpaired intervals
-decide nothing by this rule.
-
-:data:`PAIRED_CLAIMS` names the verdict rows that are of this form; each is judged here
-(tests/results/replication/test_seed_bootstrap.py checks that every one of them reports a paired comparison).
+The verdict rule for claims that one configuration beats another, or that the best lies at some h (paired seeds,
+:data:`PAIRED_CLAIMS`), is declared in chapter *Does it replicate?*, "Comparisons are paired".
 """
 
 from __future__ import annotations
@@ -72,11 +62,11 @@ class Draws:
         return Draws(self.cells.iloc[i].reset_index(drop=True), self.dk[i], self.h[i], self.dk1[i])
 
 
-def _cell_draws(runs: pd.DataFrame, key: tuple[int, ...], n_boot: int, seed: int, metric: str,
-                target: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cell_draws(runs: pd.DataFrame, key: tuple[int, ...], n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
     """Replicates of one cell's (D_K*, h*, one head's threshold): seeds drawn with replacement, the same draw for
     every (h, D_K)."""
-    table = runs.pivot_table(index=["D_K", "h"], columns="seed", values=metric, aggfunc="mean").sort_index()
+    table = runs.pivot_table(index=["D_K", "h"], columns="seed", values="test_f1", aggfunc="mean").sort_index()
     f1 = table.to_numpy(float)  # (points, seeds), NaN where a seed lacks that point
     dks = table.index.get_level_values("D_K").to_numpy(float)
     rng = np.random.default_rng([seed, *key])
@@ -84,7 +74,7 @@ def _cell_draws(runs: pd.DataFrame, key: tuple[int, ...], n_boot: int, seed: int
     vals = f1[:, pick]  # (points, n_boot, seeds)
     count = (~np.isnan(vals)).sum(-1)
     mean = np.where(count > 0, np.nansum(vals, -1) / np.maximum(count, 1), np.nan)
-    ok = reaches_target(np.nan_to_num(mean, nan=-1.0), target)
+    ok = reaches_target(np.nan_to_num(mean, nan=-1.0), F1_TARGET)
     dk = np.where(ok, dks[:, None], np.inf).min(0)
     at = ok & (dks[:, None] == dk[None, :])
     best = np.where(at, mean, -np.inf).argmax(0)  # points sort by (D_K, h): the first of equal means is the smaller h
@@ -95,8 +85,7 @@ def _cell_draws(runs: pd.DataFrame, key: tuple[int, ...], n_boot: int, seed: int
     return np.where(reached, dk, np.nan), np.where(reached, h, np.nan), np.where(np.isfinite(one), one, np.nan)
 
 
-def seed_draws(runs: pd.DataFrame, law: str = "permutation", n_boot: int = _N_BOOT, seed: int = _BOOT_SEED,
-               metric: str = "test_f1", target: float = F1_TARGET) -> Draws:
+def seed_draws(runs: pd.DataFrame, law: str = "permutation", n_boot: int = _N_BOOT, seed: int = _BOOT_SEED) -> Draws:
     """:class:`Draws` of every cell of ``runs`` (one sweep, one preset)."""
     if n_boot < 100:
         raise ValueError(f"n_boot must be at least 100, got {n_boot}")
@@ -105,7 +94,7 @@ def seed_draws(runs: pd.DataFrame, law: str = "permutation", n_boot: int = _N_BO
     for i, row in enumerate(cells.itertuples()):
         key = (int(row.m), int(row.d_model), int(row.r))
         one = runs[(runs.m == key[0]) & (runs.d_model == key[1]) & (runs.r == key[2])]
-        dk[i], h[i], dk1[i] = _cell_draws(one, key, n_boot, seed, metric, target)
+        dk[i], h[i], dk1[i] = _cell_draws(one, key, n_boot, seed)
     return Draws(cells, dk, h, dk1)
 
 
@@ -169,6 +158,11 @@ def noise(draws: Draws, stat: _Stat) -> Noise:
     return Noise(value=value, lo=float(min(lo, *hull)), hi=float(max(hi, *hull)), lo99=float(min(lo99, *hull)),
                  hi99=float(max(hi99, *hull)),
                  ends=ends, used=int(reps.size), n_boot=draws.n_boot, boot=(float(lo), float(hi)), missing_ends=missing)
+
+
+def origin_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least squares through the origin of every column of ``y`` (cells, k) on ``x`` (cells,): the slope, (k,)."""
+    return (x[:, None] * y).sum(0) / (x ** 2).sum()
 
 
 def fit_stats(x: np.ndarray, y: np.ndarray, intercept: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

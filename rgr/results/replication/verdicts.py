@@ -4,16 +4,6 @@ One interval convention decides every verdict (chapter *Does it replicate?*, "In
 noise on the cells the claim names (:mod:`rgr.results.replication.seed_bootstrap`);
 the bootstrap over cells is only shown beside it.
 
-- :func:`noise_verdict` — "agrees" when the paper's value lies in the book's 95% noise interval, else "deviates",
-  saying by how much, whether it is a near miss (inside the 99% interval) and how the difference compares with the
-  paper's own precision; "not testable" when the book has no interval;
-- :func:`side_verdict` — the same for a claimed direction (a quantity above or below a level);
-- :func:`_interval_verdict` — the comparison both rest on (ends and levels up to float round-off:
-  :func:`rgr.results.stats.within`);
-- :func:`fit_interval` — a least-squares line with percentile-bootstrap intervals over cells for its slope,
-  intercept and R² (how a constant depends on the cells chosen);
-- :func:`_dk_star_intervals` and :func:`table1` — d_k* per cell with its noise interval, beside the paper's Table 1.
-
 The per-claim readings are in :mod:`rgr.results.replication.sec61`; the paper's numbers only
 in :mod:`rgr.results.reported`.
 """
@@ -27,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..reported import TABLE1, claim
-from ..stats import Fit, fit_line, tie_margin, within
+from ..stats import fit_line, tie_margin, within
 
 _STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
 LOG_BASES: dict[str, float] = {"ln": 1.0, "log2": 1.0 / math.log(2.0)}  # factor from m ln m to m log_b m
@@ -150,12 +140,11 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def _interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: str = "") -> Verdict:
+def _interval_verdict(paper: float, value: float, lo: float, hi: float) -> Verdict:
     """Compare the paper's number with the book's ``value`` and its interval [lo, hi].
 
     Agrees when lo <= paper <= hi (up to round-off: :func:`rgr.results.stats.within`); deviates otherwise, saying by
-    how much (the difference, the ratio, and the distance from the nearer end of the interval). ``caveat`` (a preset
-    difference that could explain a deviation) is appended to a deviation.
+    how much (the difference, the ratio, and the distance from the nearer end of the interval).
     """
     if not all(math.isfinite(float(v)) for v in (paper, value)):
         raise ValueError(f"paper and value must be finite, got {paper} and {value}")
@@ -170,15 +159,13 @@ def _interval_verdict(paper: float, value: float, lo: float, hi: float, caveat: 
     ratio = f", {value / paper:.2f}x the paper's" if paper != 0 else ""
     text = (f"book {_g(value)} vs paper {_g(paper)} (difference {value - paper:+.3g}{ratio}); the paper's value lies "
             f"{_g(gap)} {'below' if paper < lo else 'above'} the book's interval [{_g(lo)}, {_g(hi)}]")
-    return Verdict("deviates", text + (f". {caveat}" if caveat else ""))
+    return Verdict("deviates", text)
 
 
 def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float, hi99: float,
-                  paper_precision: float | None = None, caveat: str = "", cause: str = "") -> Verdict:
+                  caveat: str = "") -> Verdict:
     """:func:`_interval_verdict` on the 95% noise interval [lo, hi]; a deviation also says whether it is a near miss
-    (the paper's value inside the 99% interval [lo99, hi99]), the difference in half-widths of the 95% interval, and,
-    where the paper states its own precision (the half-width of its interval for this number), the difference in
-    units of it. ``cause``: a reader's cause for a deviation (:data:`CAUSES`)."""
+    (the paper's value inside the 99% interval [lo99, hi99]) and the difference in half-widths of the 95% interval."""
     v = _interval_verdict(paper, value, lo, hi)
     if v.status != "deviates":
         return Verdict(v.status, v.detail.replace("the book's interval", "the book's 95% noise interval"),
@@ -187,16 +174,11 @@ def noise_verdict(paper: float, value: float, lo: float, hi: float, lo99: float,
     half = (hi - lo) / 2
     size = f"the difference is {abs(value - paper) / half:.1f} half-widths of that interval" if half > 0 else\
         "the interval has no width (every replicate gave the same value)"
-    prec = (
-        "; the paper gives its value without an interval, so only the book's noise measures the difference"
-        if paper_precision is None
-        else f"; against the paper's own precision (±{_g(paper_precision)}) it is "
-             f"{abs(value - paper) / paper_precision:.1f} of it"
-    )
+    prec = "; the paper gives its value without an interval, so only the book's noise measures the difference"
     where = (f"a near miss: inside the 99% interval [{_g(lo99)}, {_g(hi99)}]" if near else
              f"beyond the 99% interval [{_g(lo99)}, {_g(hi99)}] too")
     text = v.detail.replace("the book's interval", "the book's 95% noise interval") + f", {where}; {size}{prec}"
-    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near, cause=cause)
+    return Verdict("deviates", text + (f". {caveat}" if caveat else ""), near_miss=near)
 
 
 def combined(verdicts: list[Verdict], why: str) -> Verdict:
@@ -229,30 +211,17 @@ def side_verdict(lo: float, hi: float, level: float, above: bool, what: str,
 # ----------------------------------------------------------------------------- fits with intervals
 
 
-@dataclass(frozen=True)
-class _FitInterval:
-    """A line fitted to all points, with 95% percentile-bootstrap intervals (resampling points)."""
+def fit_interval(x, y, intercept: bool = False) -> dict[str, tuple[float, float]]:
+    """95% percentile-bootstrap intervals over the points (cells) of :func:`rgr.results.stats.fit_line`'s slope,
+    intercept and R², by name.
 
-    fit: Fit
-    slope: tuple[float, float]
-    intercept: tuple[float, float]
-    r2: tuple[float, float]
-    n_boot: int
-
-
-def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> _FitInterval:
-    """:func:`rgr.results.stats.fit_line` and bootstrap intervals over the points (cells).
-
-    Each replicate draws len(x) points with replacement and refits; replicates whose x are all
-    equal (no line) or whose y are all equal (no R²) are dropped. Deterministic for a given ``seed``.
+    Each of 2000 replicates draws len(x) points with replacement and refits; replicates whose x are all
+    equal (no line) or whose y are all equal (no R²) are dropped. Deterministic (a fixed seed).
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
-    fit = fit_line(x, y, intercept=intercept)
-    if n_boot < 100:
-        raise ValueError(f"n_boot must be at least 100, got {n_boot}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     reps = []
-    for _ in range(n_boot):
+    for _ in range(2000):
         i = rng.integers(0, x.size, x.size)
         xs, ys = x[i], y[i]
         if np.ptp(xs) == 0 or np.ptp(ys) == 0:
@@ -260,28 +229,19 @@ def fit_interval(x, y, intercept: bool = False, n_boot: int = 2000, level: float
         f = fit_line(xs, ys, intercept=intercept)
         reps.append((f.slope, f.intercept, f.r2))
     a = np.array(reps) if reps else np.full((1, 3), np.nan)
-    q = [(1 - level) / 2 * 100, (1 + level) / 2 * 100]
-    lo_hi = [tuple(float(v) for v in np.percentile(a[:, k], q)) for k in range(3)]
-    return _FitInterval(fit, lo_hi[0], lo_hi[1], lo_hi[2], len(reps))
+    q = [(1 - 0.95) / 2 * 100, (1 + 0.95) / 2 * 100]
+    return {k: tuple(float(v) for v in np.percentile(a[:, j], q)) for j, k in enumerate(("slope", "intercept", "r2"))}
 
 
 # ----------------------------------------------------------------------------- Table 1
 
 
-def _dk_star_intervals(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
-    """``cells`` with d_k_lo, d_k_hi: each cell's 95% noise interval of d_k* = D_K*/h* (``dk_noise``:
-    :func:`rgr.results.replication.seed_bootstrap.cell_noise` of "d_k_star"); NaN for a cell ``dk_noise`` lacks."""
-    iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
-    base = cells.drop(columns=[c for c in ("d_k_lo", "d_k_hi") if c in cells])
-    if "r" not in base:
-        base = base.assign(r=1)
-    return base.merge(iv, on=["m", "d_model", "r"], how="left")
-
-
 def table1(cells: pd.DataFrame, dk_noise: pd.DataFrame) -> pd.DataFrame:
     """The paper's Table 1 beside the book's d_k* and its 95% noise interval per (m, d_model); cells missing on
-    either side are kept with NaN. ``agrees``: the paper's d_k* lies in the book's interval."""
-    book = _dk_star_intervals(cells[cells["r"] == 1] if "r" in cells else cells, dk_noise)
+    either side are kept with NaN (``dk_noise``: :func:`rgr.results.replication.seed_bootstrap.cell_noise` of
+    "d_k_star"). ``agrees``: the paper's d_k* lies in the book's interval."""
+    iv = dk_noise[["m", "d_model", "r", "lo", "hi"]].rename(columns={"lo": "d_k_lo", "hi": "d_k_hi"})
+    book = cells[cells["r"] == 1].merge(iv, on=["m", "d_model", "r"], how="left")
     paper = pd.DataFrame([(m, d, v) for (m, d), v in TABLE1.items()], columns=["m", "d_model", "paper_d_k"])
     out = paper.merge(book[["m", "d_model", "D_K_star", "h_star", "d_k_star", "d_k_lo", "d_k_hi"]],
                       on=["m", "d_model"], how="outer").sort_values(["m", "d_model"]).reset_index(drop=True)
@@ -302,16 +262,6 @@ def by_cause(rows: list) -> dict[str, list]:
     return {c: rs for c, rs in out.items() if rs}
 
 
-def _verdict_counts(rows: list) -> dict[str, int]:
-    """How many rows of the verdict table have each status (every status present, 0 when none)."""
-    return {s: sum(r.verdict.status == s for r in rows) for s in _STATUSES}
-
-
-def _near_misses(rows: list) -> int:
-    """How many deviations are near misses (the paper's value inside the book's 99% noise interval)."""
-    return sum(r.verdict.near_miss for r in rows)
-
-
 @dataclass(frozen=True)
 class _Headline:
     """The verdict table in numbers, as the chapter and the introduction paste them (see :func:`headline`)."""
@@ -324,7 +274,6 @@ class _Headline:
 
 
 def headline(rows: list) -> _Headline:
-    """How many rows there are, per status (:func:`_verdict_counts`), and how many deviations are near misses."""
-    n = _verdict_counts(rows)
-    return _Headline(n_rows=len(rows), n_agrees=n["agrees"], n_deviates=n["deviates"],
-                    n_not_testable=n["not testable"], n_near_miss=_near_misses(rows))
+    """How many rows there are, per status, and how many deviations are near misses."""
+    n = {s: sum(r.verdict.status == s for r in rows) for s in _STATUSES}
+    return _Headline(len(rows), n["agrees"], n["deviates"], n["not testable"], sum(r.verdict.near_miss for r in rows))

@@ -62,8 +62,8 @@ def long_runs(best: dict[int, tuple[int, float]], cut_at_top: bool = False, pres
     for c in LONG_EXP.planned_runs(preset):
         dk, low = best[c.h]
         top = c.D_K == max(d for d in (64, 128, 256, 512) if d >= c.h)
-        rows.append(dict(run_key=LONG_EXP.run_key(c, preset), m=c.m, d_model=c.d_model, r=c.r, h=c.h, D_K=c.D_K,
-                         seed=c.seed, max_steps=c.max_steps,
+        rows.append(dict(run_key=LONG_EXP.run_key(c, preset), preset=preset, m=c.m, d_model=c.d_model, r=c.r, h=c.h,
+                         D_K=c.D_K, seed=c.seed, max_steps=c.max_steps,
                          test_mse=(low if c.D_K == dk else low + 0.01) + 1e-5 * c.seed,
                          stop_reason="cutoff" if cut_at_top and top else "converged", test_f1=None))
     return pd.DataFrame(rows)
