@@ -1,24 +1,17 @@
 """The verdict for a reader (the box that opens the introduction and chapter *Does it replicate?*, and the words of
 both pages linked to the glossary, issue 47).
 
-The bottom line: three sentences computed from the verdict rows, so that the box changes whenever a verdict does.
-
-- :func:`bottom_line` — the counts and the three sentences (:class:`_BottomLine`): what replicates, per section of
-  the paper; what deviates, with its causes in plain words; what cannot be tested here, and why;
-- :func:`bottom_line_html` — the sentences as one HTML block, the terms linked to the glossary (:func:`link_terms`).
+The bottom line: three sentences computed from the verdict rows, so that the box changes whenever a verdict does:
+what replicates, per section of the paper; what deviates, with its causes in plain words; what cannot be tested
+here, and why.
 
 Nothing here is typed about a claim: the sections come from :data:`rgr.results.reported.SECTION_TITLES`,
 the causes from :data:`rgr.results.replication.verdicts.CAUSES` (through :func:`cause_of`), the counts from the rows.
 The book's findings about the paper's theory (the box's last sentence) come from chapter *Explicit constructions*
 and are glued there.
 
-The glossary links: the first use of each term in a block of HTML becomes a link to its entry in book/glossary.md.
-
-- :data:`_TERMS` — the phrase as the verdict's sentences write it (a regular expression) and the glossary term;
-- :func:`_anchor` — the id Sphinx gives a glossary term (``term-`` and the term as docutils makes ids);
-- :func:`link_terms` — the HTML with the first use of each term linked, never inside a tag or an existing link;
-- :func:`note_edges` — a note in each verdict-table cell whose point sits on an end of its interval (or whose interval
-  is one value), linked to the glossary's explanation of the convention.
+The glossary links: the first use of each term in a block of HTML becomes a link to its entry in book/glossary.md
+(:func:`link_terms`; :func:`note_edges` explains a point on an end of its interval in place).
 """
 
 from __future__ import annotations
@@ -35,12 +28,8 @@ from ..results.replication.verdicts import CAUSES, DEVIATION_CAUSES, NOT_TESTABL
 
 @dataclass(frozen=True)
 class _BottomLine:
-    """How many rows there are per status, and the box's sentences in plain text."""
+    """The box's sentences in plain text."""
 
-    n_rows: int
-    n_agrees: int
-    n_deviates: int
-    n_not_testable: int
     replicates: str
     deviates: str
     untested: str
@@ -89,7 +78,7 @@ def _causes(rows: list[ClaimRow], order: tuple[str, ...]) -> str:
 
 
 def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
-    """The box's counts and sentences from the verdict rows (one per claim of
+    """The box's sentences from the verdict rows (one per claim of
     :data:`rgr.results.reported.CLAIMS`); an empty list is refused."""
     if not rows:
         raise ValueError("rows must hold at least one verdict row")
@@ -106,7 +95,7 @@ def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
                 f"{_causes(dev, DEVIATION_CAUSES)}." if dev else f"None of the {n} claims deviates.")
     untested = (f"{len(open_)} of {n} are not testable here: {_causes(open_, NOT_TESTABLE_CAUSES)}."
                 if open_ else f"Every one of the {n} claims could be tested here.")
-    return _BottomLine(n, len(agree), len(dev), len(open_), replicates, deviates, untested)
+    return _BottomLine(replicates, deviates, untested)
 
 
 def bottom_line_html(rows: list[ClaimRow]) -> str:
@@ -157,11 +146,11 @@ def _link_first(html: str, pattern: str, href: str) -> str:
     return html
 
 
-def link_terms(html: str, page: str = "glossary.html", terms: dict[str, str] | None = None) -> str:
-    """``html`` with the first use of each of ``terms`` (default :data:`_TERMS`) outside tags and links turned into a
-    link to ``page#<anchor>``."""
-    for pattern, term in (_TERMS if terms is None else terms).items():
-        html = _link_first(html, pattern, f"{page}#{_anchor(term)}")
+def link_terms(html: str) -> str:
+    """``html`` with the first use of each of :data:`_TERMS` outside tags and links turned into a link to its
+    glossary entry (``glossary.html#<anchor>``)."""
+    for pattern, term in _TERMS.items():
+        html = _link_first(html, pattern, f"glossary.html#{_anchor(term)}")
     return html
 
 
@@ -171,7 +160,8 @@ _PAIR = re.compile(r"(?<![\w.\[])(-?\d+(?:\.\d+)?)x?(?:\s*\((?:n = \d+|law: [^)]
 _SAME = re.compile(r"\[(-?[\d.]+), (-?[\d.]+)\]\s*\[\1, \2\]")
 _EDGE_SHARE = 0.15  # a point in the outer 15% of its interval's width reads as "on its end"
 _EDGE_NOTE = ('<span class="rgr-vnote">a point at or near an end of its interval, or an interval of one value, is '
-             'how the convention reads few seeds: <a class="rgr-term" href="{page}#term-noise-interval">why</a></span>')
+             'how the convention reads few seeds: <a class="rgr-term" href="glossary.html#term-noise-interval">why</a>'
+             '</span>')
 
 
 def _on_edge(value: float, lo: float, hi: float) -> bool:
@@ -194,13 +184,13 @@ def _edge_cells(text: str) -> bool:
     return any(_on_edge(float(v), float(a), float(b)) for v, a, b in _PAIR.findall(text))
 
 
-def note_edges(html: str, page: str = "glossary.html", cell_class: str = "rgr-vbook") -> str:
+def note_edges(html: str) -> str:
     """``html`` (the verdict table) with a short note, linked to the glossary's *noise interval*, in every cell of
-    class ``cell_class`` whose point sits on an end of its interval or whose interval is one value
+    class ``rgr-vbook`` (the book's value) whose point sits on an end of its interval or whose interval is one value
     (:func:`_edge_cells`): explained in place, as a property of the convention."""
     def cell(m: re.Match) -> str:
         text = re.sub(r"<[^>]+>", " ", m.group(2))
         return m.group(0) if not _edge_cells(" ".join(text.split())) else (
-            m.group(1) + m.group(2) + "<br>" + _EDGE_NOTE.format(page=page) + "</td>")
+            m.group(1) + m.group(2) + "<br>" + _EDGE_NOTE + "</td>")
 
-    return re.sub(rf'(<td class="{cell_class}"[^>]*>)(.*?)</td>', cell, html, flags=re.S)
+    return re.sub(r'(<td class="rgr-vbook"[^>]*>)(.*?)</td>', cell, html, flags=re.S)

@@ -14,14 +14,10 @@ A chapter's Markdown pastes ``{glue:text}`name```; every such name is a field of
 ``rgr.results`` function returned (nested fields joined by ``_``, tuples as ``name_0``, ``name_1``, ...; see
 :func:`rgr.results.findings.entries`), so a pasted number leads to the function that computed it by its name.
 
-**Figures.** :func:`show_figure` glues a chapter's figure under its name for the Markdown's
-``{glue:figure}`name``` and closes it, so it shows once, where the text places it.
+**Figures**: :func:`show_figure`.
 
-**Downloads.** Each chapter's tables, downloadable from its page: :func:`download_links`.
-
-A chapter calls ``download_links(["base", "constructions"])`` in a code cell below its results; the
-output is a line of links to the CSV files behind its figures and to data/SCHEMA.md (what every column
-means). The links are relative (``../data/<file>``): in the built site they point to the copies that the
+**Downloads.** Each chapter's tables, downloadable from its page (:func:`download_links`, in a code cell below its
+results). The links are relative (``../data/<file>``): in the built site they point to the copies that the
 book's Sphinx extension (book/_ext/rgr_site.py) puts into ``_build/html/data/``, and in Jupyter, where
 a chapter runs in book/, to the repository's data/ folder itself.
 """
@@ -268,20 +264,6 @@ def prose_digits(found: Any, default: int = 2, **exact: int) -> dict[str, int]:
 _SITE_DATA = "../data"  # data/ as seen from a chapter's page (book/<chapter>.html) or notebook (book/)
 
 
-def _table_files(names: Sequence[str], root: Path | None = None) -> list[Path]:
-    """The CSV files of data/ named by ``names`` (``"base"`` or ``"base.csv"``), in the given order."""
-    if isinstance(names, str) or not len(names):
-        raise ValueError(f"names must be a non-empty list of table names, got {names!r}")
-    folder = data_dir(root)
-    files = []
-    for name in names:
-        path = folder / (name if name.endswith(".csv") else f"{name}.csv")
-        if not path.is_file():
-            raise FileNotFoundError(f"names: no table {path.name} in {folder}")
-        files.append(path)
-    return files
-
-
 def _rows(path: Path) -> int:
     with path.open(newline="", encoding="utf-8") as f:
         return max(sum(1 for _ in csv.reader(f)) - 1, 0)
@@ -298,14 +280,10 @@ def download_links(names: Sequence[str], root: Path | None = None) -> HTML:
     unknown = [n for n in names if n.removesuffix(".csv") not in known]
     if unknown:
         raise ValueError(f"names: no table called {unknown} (the tables of data/ are {sorted(known)})")
-    folder = data_dir(root)
-    present = [n for n in names if (folder / (n if n.endswith(".csv") else f"{n}.csv")).is_file()]
-    items = [
-        f'<a href="{_SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
-        for p in (_table_files(present, root) if present else [])
-    ]
-    items += [f"{html.escape(n if n.endswith('.csv') else n + '.csv')} (not in this checkout)"
-              for n in names if n not in present]
+    files = [data_dir(root) / (n if n.endswith(".csv") else f"{n}.csv") for n in names]
+    items = [f'<a href="{_SITE_DATA}/{html.escape(p.name)}" download>{html.escape(p.name)}</a> ({_rows(p):,} rows)'
+             for p in files if p.is_file()]
+    items += [f"{html.escape(p.name)} (not in this checkout)" for p in files if not p.is_file()]
     schema = f'<a href="{_SITE_DATA}/SCHEMA.md">SCHEMA.md</a>'
     return HTML(
         '<div class="rgr-downloads">The data behind this chapter: '

@@ -45,36 +45,21 @@ class ExperimentData:
         return self.fallback_reason is not None
 
 
-def _resolve(names: Sequence[str], preset: str, root: Path | None) -> tuple[str, str]:
-    """The preset for ``names`` and, for "auto", each sweep's completeness in words (read once per table)."""
-    if preset != "auto":
-        return resolve_preset(names, preset, root), ""
-    found = {n: completeness(n, root) for n in names}
-    said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in f.items()) or "no rows")
-                     for n, f in found.items())
-    return resolve_preset(names, preset, root, found), said
-
-
 def load_experiments(names: Sequence[str], preset: str = "auto", device: str = "cpu", root: Path | None = None,
                      together: bool = False) -> dict[str, ExperimentData]:
-    """:func:`load_experiment` for each name; ``together=True`` puts them all on one preset.
+    """:func:`load_experiment` for each name; ``together=True`` puts them all on one preset (:func:`load_groups`).
 
     Use ``together`` for experiments compared run against run: "auto" then gives "paper" only
     when every one of them has a complete paper sweep.
     """
-    if not together:
-        return {n: load_experiment(n, preset, device, root) for n in names}
-    chosen, said = _resolve(names, preset, root)
-    listed = ", ".join(f"`{n}`" for n in names[:-1]) + f" and `{names[-1]}`"
-    why = (f"one preset for {listed}, which are compared run against run: paper only where all their paper sweeps "
-           f"are complete. Planned runs present: {said}")
-    return {n: _load(n, chosen, device, root, preset, why if preset == "auto" else "") for n in names}
+    groups = load_groups({"": tuple(names)} if together else {n: (n,) for n in names}, preset, device, root)
+    return {n: d for g in groups.values() for n, d in g.items()}
 
 
 def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", device: str = "cpu",
                 root: Path | None = None) -> dict[str, dict[str, ExperimentData]]:
-    """:func:`load_experiments` with ``together=True`` for every group (a group of one name: that experiment on its
-    own preset), each table read once per preset and each sweep's completeness once."""
+    """Each group's experiments on one preset (a group of one name: that experiment on its own preset), each table
+    read once per preset and each sweep's completeness once."""
     names = list(dict.fromkeys(n for g in groups.values() for n in g))
     found = {n: completeness(n, root) for n in names} if preset == "auto" else {}
     cache: dict[tuple[str, str], ExperimentData] = {}
@@ -83,13 +68,14 @@ def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", devic
         chosen = resolve_preset(group, preset, root, found or None)
         said = "; ".join(f"`{n}`: " + (", ".join(f"{p} {c:.0%}" for p, c in found.get(n, {}).items()) or "no rows")
                          for n in group)
+        listed = ", ".join(f"`{n}`" for n in group[:-1]) + f" and `{group[-1]}`"
         if preset != "auto":
             why = ""
         elif len(group) == 1:
             why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
         else:
-            why = (f"one preset for {', '.join(f'`{n}`' for n in group)}, compared with each other: "
-                   f"paper only where all their paper sweeps are complete. Planned runs present: {said}")
+            why = (f"one preset for {listed}, which are compared run against run: paper only where all their paper "
+                   f"sweeps are complete. Planned runs present: {said}")
         for n in group:
             if (n, chosen) not in cache:
                 cache[(n, chosen)] = _load(n, chosen, device, root, preset, why)
@@ -100,9 +86,7 @@ def load_groups(groups: Mapping[str, Sequence[str]], preset: str = "auto", devic
 def load_experiment(name: str, preset: str = "auto", device: str = "cpu", root: Path | None = None) -> ExperimentData:
     """Rows of ``preset`` from data/<name>.csv ("auto": paper where complete, else book); smoke, run now, when
     missing."""
-    chosen, said = _resolve([name], preset, root)
-    why = f"paper rows where that sweep is complete, else book. Planned runs present: {said}"
-    return _load(name, chosen, device, root, preset, why if preset == "auto" else "")
+    return load_groups({name: (name,)}, preset, device, root)[name][name]
 
 
 def _load(name: str, preset: str, device: str, root: Path | None, requested: str, why: str) -> ExperimentData:

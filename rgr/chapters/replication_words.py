@@ -1,12 +1,7 @@
 """What the chapter *Does it replicate?* says in sentences that choose on its numbers (its Markdown holds the rest).
 
 Each function words a finding of :mod:`rgr.results.replication` whose sentence depends on a verdict or a count, so
-that the chapter's Markdown pastes it as one glued name:
-
-- :func:`law_words` — the law's rows as prose (:func:`_row_value`, :func:`_fit_words`, :func:`_base_words`);
-- :func:`chapter_words` — what the base rows behind Table 1 are (:func:`_table1_basis_words`) and what the paper's
-  fits' arithmetic shows (:func:`_arithmetic_summary`);
-- :func:`limits_words` — where the comparison is limited, from :class:`rgr.results.replication.registry.Basis`.
+that the chapter's Markdown pastes it as one glued name.
 """
 
 from __future__ import annotations
@@ -224,7 +219,7 @@ def _reduced_words(reduced: tuple[Reduced, ...], few: tuple[FewSeeds, ...] = ())
             "reads its rows by itself and every verdict is recomputed.")
 
 
-def _gpt2_words(b: Basis, lease_minutes: int) -> str:
+def _gpt2_words(b: Basis) -> str:
     if b.gpt2_preset == "paper":
         return "The GPT-2 block is read on its paper preset."
     m, d, cost, bench, done = b.gpt2_m, b.gpt2_d_model, b.cost, b.bench, b.paper_done
@@ -235,16 +230,16 @@ def _gpt2_words(b: Basis, lease_minutes: int) -> str:
             f"(m / d_model = {m / d:.2f}, {reach}). Its paper preset ({cost.runs} runs of {cost.steps:,} steps at "
             f"m = {cost.m}) is {cost.flops / 1e18:.2f} EFLOP of matmuls by their count; "
             + (f"measured on a lent {bench.device}, the whole preset is {bench.minutes:.0f} minutes of one process in "
-               f"bf16 ({bench.path}), while the GPU time this project gets comes in leases of {lease_minutes} "
+               f"bf16 ({bench.path}), while the GPU time this project gets comes in leases of {_LEASE_MINUTES} "
                f"minutes, so it runs in shards of whole stacks: {done} of its {cost.runs} runs are done "
                f"({done / cost.runs:.0%}), and the chapter reads it when it is complete."
                if bench is not None else
                f"{cost.hours(0.5):.1f} h of one H100 at half its float32 peak and {cost.hours(0.1):.0f} h at a tenth "
                f"(estimates, not measurements); {done} of its {cost.runs} runs are done, because the GPU time "
-               f"this project had came in leases of {lease_minutes} minutes."))
+               f"this project had came in leases of {_LEASE_MINUTES} minutes."))
 
 
-def limits_words(b: Basis, lease_minutes: int = _LEASE_MINUTES) -> _Limits:
+def limits_words(b: Basis) -> _Limits:
     """The chapter's limits in words: the experiments read on a reduced preset, those read on `paper` with few seeds
     somewhere (said once every sweep is on `paper`), and the GPT-2 block's basis against its `paper` preset's cost."""
-    return _Limits(presets=_reduced_words(b.reduced, b.few), gpt2=_gpt2_words(b, lease_minutes))
+    return _Limits(presets=_reduced_words(b.reduced, b.few), gpt2=_gpt2_words(b))

@@ -215,6 +215,41 @@ def head_color(h: int) -> tuple[float, float, float]:
     return pal[nearest]
 
 
+def done(fig):
+    """Lay out ``fig`` and detach it from pyplot: a notebook cell ending with the returned Figure shows it once."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def stacked(size: tuple[float, float], rows: tuple[float, ...]):
+    """A figure of ``size`` with one column of axes of relative heights ``rows`` (panels and legend rows)."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=size)
+    grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
+    return fig, [fig.add_subplot(grid[i]) for i in range(len(rows))]
+
+
+def legend_row(lax, ax, ncol: int = 1) -> None:
+    """``ax``'s legend drawn in ``lax``, an axes of its own (no frame, no ticks) under it: clear of data and labels."""
+    lax.axis("off")
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        lax.legend(handles, labels, loc="center", fontsize=MIN_FONT_PT, frameon=False, ncol=ncol)
+
+
+def errorbar_curve(ax, g, **kw) -> None:
+    """Rows of :func:`rgr.results.thresholds.curves` (mean, lo, hi) against D_K, with their intervals."""
+    import numpy as np
+
+    g = g.sort_values("D_K")
+    err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
+    ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
+
+
 def nothing_to_draw(what: str, ax=None):
     """Say on ``ax`` that there is nothing to draw, and why (no ticks, no axis); without ``ax``, on a small figure of
     its own. The figure either way (every chapter's one "nothing to draw" figure)."""

@@ -7,21 +7,10 @@ the numbers from
 the rows; no claim, cause or number is typed here.
 
 The rows that do not agree, grouped by cause in a fixed order, are
-:func:`rgr.results.replication.verdicts.by_cause`; here:
-
-- :data:`_EXPLAIN` and :func:`_explain` — one sentence per cause;
-- :func:`summary_html` — the short "where it replicates, where not, and why";
-- :func:`verdict_table_html` — claim, paper, book [interval], verdict (coloured, with its label) per claim, the basis
-  and why folded into a detail row (``<details>``); styled by ``book/_static/verdict.css``, whose verdict cells
-  carry the class :data:`_VERDICT_CLASS`;
-
-and the frames the chapter shows beside the table (display only; the numbers come from
-:mod:`rgr.results.replication`):
-
-- :func:`used_frame` — the rows behind every number: per comparison, experiment, preset, runs and seeds;
-- :func:`readings_frame` — a reading of every fit row (every configuration tested, the other log base);
-- :func:`arithmetic_frame` — the Table 1 arithmetic (:mod:`rgr.results.replication.paper_arithmetic`), one line per fit;
-- :func:`longer_frame` — the rows read again with a longer step budget (:mod:`rgr.results.replication.second_readings`).
+:func:`rgr.results.replication.verdicts.by_cause`; here each cause gets one sentence (:data:`_EXPLAIN`), the summary
+and the table are HTML (the table styled by ``book/_static/verdict.css``, whose verdict cells carry the class
+:data:`_VERDICT_CLASS`), and the frames the chapter shows beside the table are display only (the numbers come from
+:mod:`rgr.results.replication`).
 """
 
 from __future__ import annotations

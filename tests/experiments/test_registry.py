@@ -101,7 +101,7 @@ def test_load_groups_reads_each_table_once_per_preset(tmp_path, monkeypatch):
                               root=tmp_path)
     alone = "paper" if catalog.preset_completeness("value", "paper", tmp_path) == 1.0 else "book"
     assert got["value"]["value"].preset == alone and got["pair"]["value"].preset == "book"
-    assert "compared with each other" in got["pair"]["linear"].why
+    assert "compared run against run" in got["pair"]["linear"].why
     assert got["linear"]["linear"].why.startswith("paper rows")
     assert sorted(reads) == sorted(set(reads))  # one read per (table, preset)
 

@@ -11,6 +11,8 @@ from ...protocol import F1_TARGET
 from ...results.choosing_heads.design import DesignRule, recommend
 from ..style import fig_size, head_color, nothing_to_draw, panel_grid, set_style
 
+_D_MODELS = (16, 32, 48, 64)  # the chart's lines
+
 _HELD_OUT_MARKERS = ("D", "s", "^", "v", "P", "X", "h", "p")  # held-out cells, in order of x
 
 
@@ -62,30 +64,29 @@ def plot_validation(rule: DesignRule | None, held_out: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_chart(rule: DesignRule | None, d_models: tuple[int, ...] = (16, 32, 48, 64),
-               target_f1: float = F1_TARGET) -> Figure:
-    """The rule as a chart: the budget D_K needed for ``target_f1`` against m', one line per d_model over its
-    domain, with the 95% band; markers coloured by the head count the rule picks."""
+def plot_chart(rule: DesignRule | None) -> Figure:
+    """The rule as a chart: the budget D_K needed for the F1 target against m', one line per d_model of
+    :data:`_D_MODELS` over its domain, with the 95% band; markers coloured by the head count the rule picks."""
     set_style()
     fig, ax = plt.subplots(figsize=fig_size(6.8, 4.4))
     if rule is None:
         nothing_to_draw("no rule: too few thresholds in this preset", ax)
         return fig
-    for d in d_models:
+    for d in _D_MODELS:
         ms = [m for m in np.unique(np.geomspace(d * rule.domain.lam[0], d * rule.domain.lam[1], 24).round().astype(int))
               if not rule.domain.violations(int(m), d)]
         if not ms:
             continue
-        rs = [recommend(rule, int(m), d, target_f1=target_f1) for m in ms]
+        rs = [recommend(rule, int(m), d, target_f1=F1_TARGET) for m in ms]
         line, = ax.plot(ms, [r.D_K for r in rs], lw=1.3, label=f"$d_{{model}}$ = {d}")
         ax.fill_between(ms, [r.D_K_lo for r in rs], [r.D_K_hi for r in rs], color=line.get_color(), alpha=0.12)
         ax.scatter(ms, [r.D_K for r in rs], c=[head_color(r.h) for r in rs], s=22, zorder=3, edgecolor="none")
-    for h in sorted({recommend(rule, int(d * lam), d, target_f1=target_f1).h for d in d_models
+    for h in sorted({recommend(rule, int(d * lam), d, target_f1=F1_TARGET).h for d in _D_MODELS
                      for lam in (rule.domain.lam[0], 2, 4, 8, rule.domain.lam[1])
                      if not rule.domain.violations(int(d * lam), d)}):
         ax.scatter([], [], color=head_color(h), s=22, label=f"h = {h}")
     ax.set(xscale="log", yscale="log", xlabel="m' (relations; = m for a permutation graph)",
-           ylabel=f"$D_K$ needed for F1 $\\geq$ {target_f1}")
+           ylabel=f"$D_K$ needed for F1 $\\geq$ {F1_TARGET}")
     ax.legend(frameon=False, fontsize=9, loc="upper left", ncol=2)
     fig.tight_layout()
     return fig

@@ -17,19 +17,12 @@ import pandas as pd
 import seaborn as sns
 
 from ...results.stats import wilson_interval
-from ..style import MAX_WIDTH_IN, MIN_FONT_PT, fig_size, head_color, panel_grid, plain_log_axes, set_style
+from ..style import MAX_WIDTH_IN, MIN_FONT_PT, done, fig_size, head_color, panel_grid, plain_log_axes, set_style
 
 _EDGE, _NON = "#0072B2", "#D55E00"  # blue: true edges, vermillion: non-edges
 
 
-def _done(fig: plt.Figure) -> plt.Figure:
-    """Lay out and detach from pyplot: a notebook cell ending with the returned Figure shows it once."""
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
-
-
-def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins: int = 60) -> plt.Figure:
+def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2) -> plt.Figure:
     """Histograms of score / tau for true edges and non-edges, one panel per construction.
 
     ``panels`` maps a title to a :func:`rgr.theory.checks.score_samples` table. Each
@@ -44,7 +37,7 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
     fig, axes = plt.subplots(nrows, ncols, figsize=size, squeeze=False)
     for ax, (title, df) in zip(axes.flat, panels.items()):
         lo, hi = float(df.score_over_tau.min()), float(df.score_over_tau.max())
-        edges = np.linspace(min(lo, 0.0), max(hi, 2.0), bins)
+        edges = np.linspace(min(lo, 0.0), max(hi, 2.0), 60)
         for kind, colour in (("non-edge", _NON), ("edge", _EDGE)):
             v = df.score_over_tau[df.kind == kind]
             if len(v):
@@ -64,16 +57,16 @@ def plot_score_separation(panels: dict[str, pd.DataFrame], ncols: int = 2, bins:
     return fig
 
 
-def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
+def plot_success_vs_C(df: pd.DataFrame) -> plt.Figure:
     """Share of seeds whose construction separates all pairs, against C in d_k = C ln m.
 
     ``df``: rows of :func:`rgr.studies.construction_sweeps.success_rate` with a
-    ``hue`` column naming each curve. Bars: 95% Wilson intervals over seeds.
+    ``label`` column naming each curve. Bars: 95% Wilson intervals over seeds.
     """
     set_style()
     fig, ax = plt.subplots(figsize=fig_size(4.8, 3.2))
-    colours = sns.color_palette("colorblind", df[hue].nunique())
-    for colour, (name, g) in zip(colours, df.groupby(hue, sort=False)):
+    colours = sns.color_palette("colorblind", df["label"].nunique())
+    for colour, (name, g) in zip(colours, df.groupby("label", sort=False)):
         agg = g.groupby("C").success.agg(["sum", "count"]).reset_index()
         lo, hi = wilson_interval(agg["sum"], agg["count"])
         rate = agg["sum"] / agg["count"]
@@ -89,8 +82,8 @@ def plot_success_vs_C(df: pd.DataFrame, hue: str = "label") -> plt.Figure:
     return fig
 
 
-def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
-    """The d_k -> infinity slack (or margin) of the template against the block size B, per d_model.
+def plot_limit_phase(df: pd.DataFrame) -> plt.Figure:
+    """The d_k -> infinity slack of the template against the block size B, per d_model.
 
     ``df``: :func:`rgr.studies.construction_sweeps.limit_phase` rows (possibly several
     constructions, one panel each). Above zero the construction separates
@@ -108,7 +101,7 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ds = sorted(sub.d_model.unique())
         colours = sns.color_palette("mako_r", len(ds))
         for colour, d in zip(colours, ds):
-            g = sub[sub.d_model == d].groupby("B")[value].agg(["mean", "min", "max"]).reset_index()
+            g = sub[sub.d_model == d].groupby("B")["slack"].agg(["mean", "min", "max"]).reset_index()
             ax.errorbar(g.B, g["mean"], yerr=[g["mean"] - g["min"], g["max"] - g["mean"]], marker="o", ms=4,
                         capsize=2, color=colour, label=f"{d}")
         ax.axhline(0, color="k", lw=1)
@@ -121,7 +114,7 @@ def plot_limit_phase(df: pd.DataFrame, value: str = "slack") -> plt.Figure:
         ax.set_title(f"{name}, m = {int(sub.m.iloc[0])}", fontsize=11)
         ax.yaxis.set_tick_params(labelleft=True)
     for ax in axes[:, 0]:
-        ax.set_ylabel(f"limit {value} / $\\tau$")
+        ax.set_ylabel("limit slack / $\\tau$")
     fig.tight_layout()
     fig.legend(*axes.flat[0].get_legend_handles_labels(), title=r"$d_{model}$", loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=6, frameon=False)
@@ -154,7 +147,7 @@ def plot_leakage_vs_block(df: pd.DataFrame) -> plt.Figure:
     ax.set_ylabel("|N3|")
     ax.set_title(f"m = {int(g.m.iloc[0])}, d_model = {int(d)}, d_k = {int(dk)}\n(dashed: predicted scale)", fontsize=11)
     ax.legend()
-    return _done(fig)
+    return done(fig)
 
 
 def plot_head_split(df: pd.DataFrame) -> plt.Figure:
@@ -203,7 +196,7 @@ def plot_softmax_background(df: pd.DataFrame) -> plt.Figure:
     ax.set_xlabel("predicted background (h - 1) / ell")
     ax.set_ylabel("largest non-edge score (rows with target)")
     ax.legend()
-    return _done(fig)
+    return done(fig)
 
 
 def plot_softmax_width(df: pd.DataFrame) -> plt.Figure:
@@ -268,4 +261,4 @@ def plot_algorithm1_onset(df: pd.DataFrame) -> plt.Figure:
     ax.set_xlabel("d_model / ln m")
     ax.set_ylabel("P(limit separates all pairs)")
     ax.legend(title="hollow: d_model >= m", fontsize=9, title_fontsize=9)
-    return _done(fig)
+    return done(fig)

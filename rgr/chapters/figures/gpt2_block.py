@@ -13,10 +13,10 @@ from ...results.stats import t_interval
 from ..style import MIN_FONT_PT, fig_size, head_color, nothing_to_draw, set_style
 
 
-def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.04, seed: int = 0) -> Figure:
+def plot_accuracy_vs_dk(df: pd.DataFrame) -> Figure:
     """Fig. 7: mean test accuracy vs D_K, one line per h, 95% t-intervals across seeds, and
-    every seed's accuracy as a point (dodged by h and jittered), so split seeds show.
-    ``dodge`` and ``jitter`` are offsets in octaves of D_K (the x axis is log2).
+    every seed's accuracy as a point (dodged by h, 0.1 octave of D_K apart, and jittered by up to 0.04 octave; the
+    x axis is log2, the jitter seeded), so split seeds show.
 
     ``df`` holds rows of :func:`rgr.gpt2.training.train_runs`: columns ``D_K``, ``h``,
     ``seed``, ``test_acc`` and ``embedding_source`` (``m``, ``steps`` are shown when present).
@@ -28,18 +28,18 @@ def plot_accuracy_vs_dk(df: pd.DataFrame, dodge: float = 0.1, jitter: float = 0.
     if df.empty:
         raise ValueError("df has no rows")
     set_style()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     heads = sorted(df["h"].unique())
     dks = sorted(df["D_K"].unique())
     fig, ax = plt.subplots(figsize=fig_size(4.8, 3.9))  # the legend below it: within the phone's column
     for j, h in enumerate(heads):
         sub = df[df["h"] == h]
-        shift = 2 ** ((j - (len(heads) - 1) / 2) * dodge)  # multiplicative: the x axis is log2
+        shift = 2 ** ((j - (len(heads) - 1) / 2) * 0.1)  # multiplicative: the x axis is log2
         rows = []
         for dk, g in sub.groupby("D_K"):
             mean, lo, hi = t_interval(g["test_acc"])
             rows.append((dk, mean, lo, hi))
-            xs = dk * shift * 2 ** rng.uniform(-jitter, jitter, len(g))
+            xs = dk * shift * 2 ** rng.uniform(-0.04, 0.04, len(g))
             ax.scatter(xs, g["test_acc"], s=14, color=head_color(int(h)), alpha=0.55, linewidths=0, zorder=2)
         dk_, mean_, lo_, hi_ = map(np.array, zip(*rows))
         err = np.vstack([mean_ - lo_, hi_ - mean_])

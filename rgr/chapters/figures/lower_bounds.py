@@ -10,13 +10,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..style import MIN_FONT_PT, fig_size, nothing_to_draw, set_style
-
-
-def _done(fig: plt.Figure) -> plt.Figure:
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
+from ..style import done, fig_size, legend_row, nothing_to_draw, set_style, stacked
 
 
 def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> plt.Figure:
@@ -28,7 +22,7 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
     up to the search cap separates).
     """
     set_style()
-    fig, (a1, l1, a2, l2) = _stacked(fig_size(4.8, 10.8), (4.0, 1.6, 4.0, 1.1))
+    fig, (a1, l1, a2, l2) = stacked(fig_size(4.8, 10.8), (4.0, 1.6, 4.0, 1.1))
     marks = {("prescribed", "tau"): ("s", "prescribed split, tau = d_k/2"),
              ("best-split", "tau"): ("o", "best split, tau = d_k/2"),
              ("best-split", "margin"): ("^", "best split, calibrated tau")}
@@ -72,26 +66,9 @@ def plot_bounds_vs_constructions(table: pd.DataFrame, bounds: pd.DataFrame) -> p
     for mk, lab in marks.values():  # every marker named once, for both panels ("markers as above")
         if lab not in shown:
             a1.scatter([], [], marker=mk, color="0.4", s=40, label=lab)
-    _legend_row(l1, a1)
-    _legend_row(l2, a2, ncol=2)
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
-
-
-def _stacked(size: tuple[float, float], rows: tuple[float, ...]) -> tuple[plt.Figure, list]:
-    """A figure of ``size`` with one column of axes of relative heights ``rows`` (panels and legend rows)."""
-    fig = plt.figure(figsize=size)
-    grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
-    return fig, [fig.add_subplot(grid[i]) for i in range(len(rows))]
-
-
-def _legend_row(lax, ax, ncol: int = 1) -> None:
-    """``ax``'s legend drawn in ``lax``, an axes of its own (no frame, no ticks) under it: clear of data and labels."""
-    lax.axis("off")
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        lax.legend(handles, labels, loc="center", fontsize=MIN_FONT_PT, frameon=False, ncol=ncol)
+    legend_row(l1, a1)
+    legend_row(l2, a2, ncol=2)
+    return done(fig)
 
 
 def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Figure:
@@ -103,7 +80,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     against m, one marker per source.
     """
     set_style()
-    fig, (a1, l1, a2, l2) = _stacked(fig_size(4.8, 9.0), (4.0, 0.8, 4.0, 0.8))
+    fig, (a1, l1, a2, l2) = stacked(fig_size(4.8, 9.0), (4.0, 0.8, 4.0, 0.8))
     ms = sorted(per_context.m.unique())
     colours = sns.color_palette("mako_r", len(ms))
     for c, m in zip(colours, ms):
@@ -117,7 +94,7 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a1.set_xlabel("context length ell")
     a1.set_ylabel("per-context width d")
     a1.set_title("weights fitted to one context", fontsize=11)
-    _legend_row(l1, a1, ncol=3)
+    legend_row(l1, a1, ncol=3)
     for src, s in budget.groupby("source"):
         s = s.sort_values("m")
         a2.plot(s.m, s.D_K, marker="o", ms=4, label=src)
@@ -130,10 +107,10 @@ def plot_per_context(per_context: pd.DataFrame, budget: pd.DataFrame) -> plt.Fig
     a2.set_title("one set of weights for all contexts" + (f", d_model = {int(budget.d_model.iloc[0])}"
                                                           if len(budget) else ""), fontsize=11)
     if len(budget):
-        _legend_row(l2, a2, ncol=2)
+        legend_row(l2, a2, ncol=2)
     else:
         l2.axis("off")
-    return _done(fig)
+    return done(fig)
 
 
 def plot_margins(df: pd.DataFrame) -> plt.Figure:
@@ -158,4 +135,4 @@ def plot_margins(df: pd.DataFrame) -> plt.Figure:
         ax.legend(fontsize=9)
     else:
         ax.set_title("no model recovered every pair (gamma <= 0)", fontsize=11)
-    return _done(fig)
+    return done(fig)

@@ -33,13 +33,16 @@ from ..style import (
     FIGURE_DPI,
     MAX_WIDTH_IN,
     MIN_FONT_PT,
+    errorbar_curve,
     fig_size,
     head_color,
+    legend_row,
     nothing_to_draw,
     panel_grid,
     plain_log_axes,
     set_style,
     shown_png,
+    stacked,
 )
 
 
@@ -50,11 +53,11 @@ def _cell_title(m: int, d_model: int, r: int) -> str:
 def plot_f1_curves(
     runs: pd.DataFrame,
     cells: Sequence[tuple[int, int, int]] | None = None,
-    metric: str = "test_f1",
     ncols: int = 3,
     title: str | None = None,
 ) -> Figure:
-    """Mean test metric vs D_K, one line per h, 95% t-intervals; one panel per (m, d_model, r) cell.
+    """Mean test micro-F1 vs D_K, one line per h, 95% t-intervals, the F1 target dashed; one panel per (m, d_model, r)
+    cell.
 
     A dotted vertical line marks D_K = d_model: past it a single head's score
     x_p^T W_Q W_K^T x_q cannot gain rank (rank <= min(D_K, d_model)).
@@ -64,7 +67,7 @@ def plot_f1_curves(
         fig, ax = plt.subplots(figsize=fig_size(4.6, 3.5))
         nothing_to_draw("no runs in the table", ax)
         return fig
-    s = curves(runs, metric)
+    s = curves(runs)
     keys = sorted({(int(a), int(b), int(c)) for a, b, c in s[["m", "d_model", "r"]].itertuples(index=False)})
     cells = list(cells) if cells is not None else keys
     missing = [c for c in cells if c not in keys]
@@ -77,19 +80,15 @@ def plot_f1_curves(
     for ax, (m, d, r) in zip(axes.flat, cells):
         c = s[(s.m == m) & (s.d_model == d) & (s.r == r)]
         for h, g in c.groupby("h"):
-            g = g.sort_values("D_K")
-            err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
-            ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2,
-                        color=head_color(int(h)), label=f"h={int(h)}")
-        if metric == "test_f1":
-            ax.axhline(F1_TARGET, color="k", ls="--", lw=0.8)
+            errorbar_curve(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
+        ax.axhline(F1_TARGET, color="k", ls="--", lw=0.8)
         ax.axvline(d, color="gray", ls=":", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_title(_cell_title(m, d, r), fontsize=10)
     for ax in axes[-1, :]:
         ax.set_xlabel(r"$D_K = h\,d_k$")
     for ax in axes[:, 0]:
-        ax.set_ylabel("test micro-F1" if metric == "test_f1" else metric)
+        ax.set_ylabel("test micro-F1")
     for ax in list(axes.flat)[len(cells):]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
@@ -102,7 +101,7 @@ def plot_f1_curves(
     return fig
 
 
-def f1_curves_per_cell(runs: pd.DataFrame, metric: str = "test_f1") -> dict[str, Figure]:
+def f1_curves_per_cell(runs: pd.DataFrame) -> dict[str, Figure]:
     """One :func:`plot_f1_curves` figure per (m, d_model, r) cell of ``runs``, keyed by the cell's name
     ("m = 64, d_model = 16", with ", r = 2" where r > 1), in (m, d_model, r) order: the pages of the
     chapter's interactive figure (:func:`figure_picker`)."""
@@ -110,7 +109,7 @@ def f1_curves_per_cell(runs: pd.DataFrame, metric: str = "test_f1") -> dict[str,
         raise ValueError("runs: no rows, so no cell to draw")
     keys = sorted({(int(a), int(b), int(c)) for a, b, c in runs[["m", "d_model", "r"]].itertuples(index=False)})
     return {
-        f"m = {m}, d_model = {d}" + (f", r = {r}" if r > 1 else ""): plot_f1_curves(runs, [(m, d, r)], metric, ncols=1)
+        f"m = {m}, d_model = {d}" + (f", r = {r}" if r > 1 else ""): plot_f1_curves(runs, [(m, d, r)], ncols=1)
         for m, d, r in keys
     }
 
@@ -189,28 +188,17 @@ def plot_scaling_law(
     # the panels stack (top: the law; below: the bracket), each with its legend in a row of its own under it, so no
     # legend covers data or an axis label; both log-log (the cells span two decades)
     rows = [4.0, 1.0, 4.0, 1.5] if two else [4.0, 1.0]
-    fig = plt.figure(figsize=fig_size(6.8, 12.4 if two else 5.6))
-    grid = fig.add_gridspec(len(rows), 1, height_ratios=rows)
-    ax, lax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+    fig, (ax, lax, *more) = stacked(fig_size(6.8, 12.4 if two else 5.6), rows)
     if fits is None or not len(ok):
         nothing_to_draw(f"too few cells reached mean F1 {F1_TARGET} to fit the law ({len(ok)} of {len(cells)})", ax)
     else:
         _law_panel(ax, ok, fits, xlabel)
-    _legend_row(lax, ax)
+    legend_row(lax, ax)
     if two:
-        bx = fig.add_subplot(grid[2])
-        _bracket_panel(bx, cells, bounds, xlabel)
-        _legend_row(fig.add_subplot(grid[3]), bx)
+        _bracket_panel(more[0], cells, bounds, xlabel)
+        legend_row(more[1], more[0])
     fig.tight_layout()
     return fig
-
-
-def _legend_row(lax, ax) -> None:
-    """``ax``'s legend drawn in ``lax``, an axes of its own (no frame, no ticks) under it."""
-    lax.axis("off")
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        lax.legend(handles, labels, loc="center", fontsize=MIN_FONT_PT, frameon=False, ncol=1)
 
 
 def _law_panel(ax, ok: pd.DataFrame, fits: LawFits, xlabel: str) -> None:

@@ -16,6 +16,7 @@ from ...results.thresholds import curves
 from ..style import (
     MAX_WIDTH_IN,
     MIN_FONT_PT,
+    errorbar_curve,
     head_color,
     legend_below,
     nothing_to_draw,
@@ -30,12 +31,6 @@ def plot_softmax_f1(runs: pd.DataFrame) -> Figure:
     if runs.empty:
         return nothing_to_draw("no softmax runs in this table")
     return plot_f1_curves(runs, ncols=3, title="softmax per head, heads summed")
-
-
-def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
-    g = g.sort_values("D_K")
-    err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
-    ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
 
 
 def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Figure:
@@ -78,10 +73,10 @@ def plot_linear_ablation(linear: pd.DataFrame, maxed: pd.DataFrame) -> Figure:
         ax.axis("off")
     for ax, (m, d) in zip(axes.flat, keys):
         for h, g in sl[(sl.m == m) & (sl.d_model == d)].groupby("h"):
-            _errorbar(ax, g, color=head_color(int(h)), ls="--", label=f"linear sum, h={int(h)}")
+            errorbar_curve(ax, g, color=head_color(int(h)), ls="--", label=f"linear sum, h={int(h)}")
         cm = sm[(sm.m == m) & (sm.d_model == d)]
         if len(cm):
-            _errorbar(ax, cm[cm.h == 1], color="k", label="max, h=1")
+            errorbar_curve(ax, cm[cm.h == 1], color="k", label="max, h=1")
             # best head count at each budget, as an envelope over budgets <= D_K: the ladders of large h stop
             # earlier than h = 1's, so a plain per-budget maximum would fall back to h = 1 at the top
             best = cm.groupby("D_K")["mean"].max().sort_index().cummax()

@@ -10,13 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ...results.thresholds import curves
-from ..style import MIN_FONT_PT, head_color, nothing_to_draw, panel_grid, plain_log_axes, set_style
-
-
-def _errorbar(ax, g: pd.DataFrame, **kw) -> None:
-    g = g.sort_values("D_K")
-    err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
-    ax.errorbar(g["D_K"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3.5, lw=1.4, capsize=2, **kw)
+from ..style import MIN_FONT_PT, errorbar_curve, head_color, nothing_to_draw, panel_grid, plain_log_axes, set_style
 
 
 def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
@@ -33,7 +27,7 @@ def plot_value_mse(runs: pd.DataFrame, baselines: pd.DataFrame) -> Figure:
         ax.axis("off")
     for ax, d in zip(axes.flat, ds):
         for h, g in s[s.d_model == d].groupby("h"):
-            _errorbar(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
+            errorbar_curve(ax, g, color=head_color(int(h)), label=f"h={int(h)}")
         b = baselines[baselines.d_model == d]
         ax.axhline(b["mse_zero"].mean(), color="k", ls=":", lw=1, label="predict 0")
         ax.axhline(b["mse_mean"].mean(), color="k", ls="--", lw=1, label="predict the mean message")
