@@ -1,18 +1,13 @@
-"""GPT-2's files read without the hub's libraries: the checkpoint's ``wte``, the byte-level BPE tokenizer,
-token counts (protocol E7; chapter *GPT-2 block*).
+"""GPT-2's files read: the checkpoint's ``wte``, the byte-level BPE tokenizer, token counts (protocol E7; chapter
+*GPT-2 block*).
 
-The heavy optional packages (``safetensors``, ``tokenizers``, ``regex``) are imported inside the functions
-that use them; the ``gpt2`` extra of pyproject.toml pins them. Without them, a local directory
-still works: the safetensors header is parsed with numpy, and GPT-2's byte-level
-BPE has a small pure-Python implementation (:class:`_BytePairEncoder`).
+Reading them needs ``safetensors`` and ``tokenizers`` (the ``gpt2`` extra of pyproject.toml, ``pip install -e
+.[gpt2]``), imported inside the functions that use them.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +19,17 @@ from .table import N_TOKENS
 _EOS_TOKEN = "<|endoftext|>"
 
 
+def _require(name: str):
+    """The optional package ``name`` of the ``gpt2`` extra, or an ImportError that says how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ImportError(f"reading GPT-2's files needs the {name!r} package: pip install -e .[gpt2]") from None
+
+
 # ----------------------------------------------------------------------------- checkpoint
-
-
-_ST_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 
 
 def _find_wte(names: Iterable[str]) -> str:
@@ -58,116 +60,15 @@ def read_wte(path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
+    safetensors = _require("safetensors")
     try:
-        return _read_wte(path)
-    except Exception as e:  # damaged bytes surface as many types (struct, json, safetensors' own): one, named
+        with safetensors.safe_open(str(path), framework="np") as f:
+            return np.asarray(f.get_tensor(_find_wte(f.keys())), dtype=np.float32)
+    except Exception as e:  # damaged bytes surface as many types (safetensors' own, KeyError): one, named
         raise _named(path, "checkpoint", e) from None
 
 
-def _read_wte(path: Path) -> np.ndarray:
-    """GPT-2's token-embedding matrix (vocab, d_model) float32 from a ``.safetensors`` file.
-
-    Uses the ``safetensors`` package when installed; otherwise reads the format
-    directly (an 8-byte little-endian header length, a JSON header of
-    ``name -> {dtype, shape, data_offsets}``, then the raw bytes).
-    """
-    try:
-        from safetensors import safe_open
-    except ImportError:
-        safe_open = None
-    if safe_open is not None:
-        with safe_open(str(path), framework="np") as f:
-            return np.asarray(f.get_tensor(_find_wte(f.keys())), dtype=np.float32)
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-        name = _find_wte(k for k in header if k != "__metadata__")
-        info = header[name]
-        if info["dtype"] not in _ST_DTYPES:
-            raise ValueError(f"unsupported safetensors dtype {info['dtype']} for {name}")
-        start, stop = info["data_offsets"]
-        f.seek(8 + n + start)
-        buf = f.read(stop - start)
-    arr = np.frombuffer(buf, dtype=np.dtype(_ST_DTYPES[info["dtype"]]).newbyteorder("<"))
-    return arr.reshape(info["shape"]).astype(np.float32)
-
-
 # ----------------------------------------------------------------------------- tokenizer
-
-
-def _byte_alphabet() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable character map: printable Latin-1 bytes map to
-    themselves, the other bytes to the characters 256, 257, ... in byte order."""
-    keep = {*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1), *range(ord("\xae"), 256)}
-    table, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
-_GPT2_SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-# The standard library's re has no \p{..}: letters are "word characters that are not
-# digits or _", numbers are \d. Exact on ASCII text; a close approximation elsewhere.
-_GPT2_SPLIT_STDLIB = r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+"""
-
-
-class _BytePairEncoder:
-    """GPT-2's byte-level BPE in pure Python (a fallback when ``tokenizers`` is missing).
-
-    Text is split by GPT-2's pre-tokenization pattern, each piece's UTF-8 bytes
-    are mapped to printable characters, and the merges are applied lowest rank
-    first (all occurrences of the best pair at once) until none applies.
-    The special token ``<|endoftext|>`` in the text is kept as one token.
-    """
-
-    def __init__(self, vocab: dict[str, int], merges: list[tuple[str, str]]):
-        self.vocab = vocab
-        self.ranks = {pair: i for i, pair in enumerate(merges)}
-        self.alphabet = _byte_alphabet()
-        self._cache: dict[str, list[int]] = {}
-        try:
-            import regex
-
-            self._split = regex.compile(_GPT2_SPLIT)
-            self.impl = "python-bpe (regex)"
-        except ImportError:
-            import re
-
-            self._split = re.compile(_GPT2_SPLIT_STDLIB)
-            self.impl = "python-bpe (stdlib re: exact on ASCII)"
-
-    def _merge(self, piece: str) -> list[int]:
-        parts = list(piece)
-        while len(parts) > 1:
-            rank, i = min((self.ranks.get(p, math.inf), i) for i, p in enumerate(zip(parts, parts[1:])))
-            if rank == math.inf:
-                break
-            a, b = parts[i], parts[i + 1]
-            out, j = [], 0
-            while j < len(parts):
-                if j + 1 < len(parts) and parts[j] == a and parts[j + 1] == b:
-                    out.append(a + b)
-                    j += 2
-                else:
-                    out.append(parts[j])
-                    j += 1
-            parts = out
-        return [self.vocab[p] for p in parts]
-
-    def encode(self, text: str) -> list[int]:
-        ids: list[int] = []
-        for k, chunk in enumerate(text.split(_EOS_TOKEN)):
-            if k:
-                ids.append(self.vocab[_EOS_TOKEN])
-            for word in self._split.findall(chunk):
-                if word not in self._cache:
-                    self._cache[word] = self._merge("".join(self.alphabet[b] for b in word.encode("utf-8")))
-                ids.extend(self._cache[word])
-        return ids
 
 
 @dataclass(frozen=True)
@@ -181,41 +82,15 @@ class _Tokenizer:
     decode_token: Callable[[int], str]
 
 
-def _read_merges(lines: Iterable[str]) -> list[tuple[str, str]]:
-    out = []
-    for line in lines:
-        line = line.rstrip("\n")
-        if not line or line.startswith("#version"):
-            continue
-        a, b = line.split(" ")
-        out.append((a, b))
-    return out
-
-
 def load_tokenizer(directory: str | Path) -> _Tokenizer:
-    """GPT-2's tokenizer from ``tokenizer.json`` or ``vocab.json`` + ``merges.txt`` in ``directory``.
-
-    With the ``tokenizers`` package installed it does the work; otherwise
-    :class:`_BytePairEncoder` reads the same files.
-    """
+    """GPT-2's tokenizer (the ``tokenizers`` package) from ``tokenizer.json`` or ``vocab.json`` + ``merges.txt`` in
+    ``directory``."""
     d = Path(directory)
     tj, vj, mt = d / "tokenizer.json", d / "vocab.json", d / "merges.txt"
     if not (tj.is_file() or (vj.is_file() and mt.is_file())):
         raise FileNotFoundError(f"no tokenizer in {d}: need tokenizer.json, or vocab.json and merges.txt")
+    tokenizers = _require("tokenizers")
     try:
-        return _load_tokenizer(d, tj, vj, mt)
-    except _SourceError:
-        raise
-    except Exception as e:  # the tokenizers package raises a bare Exception on a damaged file: one, named
-        raise _named(tj if tj.is_file() else d, "tokenizer", e) from None
-
-
-def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
-    try:
-        import tokenizers
-    except ImportError:
-        tokenizers = None
-    if tokenizers is not None:
         if tj.is_file():
             tok = tokenizers.Tokenizer.from_file(str(tj))
             impl = f"tokenizers {tokenizers.__version__} (tokenizer.json)"
@@ -223,43 +98,17 @@ def _load_tokenizer(d: Path, tj: Path, vj: Path, mt: Path) -> _Tokenizer:
             tok = tokenizers.ByteLevelBPETokenizer(str(vj), str(mt))
             tok.add_special_tokens([_EOS_TOKEN])
             impl = f"tokenizers {tokenizers.__version__} (vocab.json + merges.txt)"
-        eos = tok.token_to_id(_EOS_TOKEN)
-        if eos is None:
-            raise _SourceError(f"tokenizer in {d} has no {_EOS_TOKEN} token")
-        return _Tokenizer(
-            encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
-            eos_id=int(eos),
-            vocab_size=int(tok.get_vocab_size()),
-            impl=impl,
-            decode_token=lambda i: tok.decode([i]),
-        )
-    if tj.is_file():
-        model = json.loads(tj.read_text(encoding="utf-8"))["model"]
-        vocab = dict(model["vocab"])
-        merges = [tuple(mm) if isinstance(mm, list) else tuple(mm.split(" ")) for mm in model["merges"]]
-        for added in json.loads(tj.read_text(encoding="utf-8")).get("added_tokens", []):
-            vocab.setdefault(added["content"], added["id"])
-    else:
-        vocab = json.loads(vj.read_text(encoding="utf-8"))
-        merges = _read_merges(mt.read_text(encoding="utf-8").splitlines())
-    if _EOS_TOKEN not in vocab:
+    except Exception as e:  # the tokenizers package raises a bare Exception on a damaged file: one, named
+        raise _named(tj if tj.is_file() else d, "tokenizer", e) from None
+    eos = tok.token_to_id(_EOS_TOKEN)
+    if eos is None:
         raise _SourceError(f"tokenizer in {d} has no {_EOS_TOKEN} token")
-    bpe = _BytePairEncoder(vocab, merges)
-    inverse = {i: s for s, i in vocab.items()}
-    unbyte = {c: b for b, c in bpe.alphabet.items()}
-
-    def decode_token(i: int) -> str:
-        s = inverse[i]
-        if s == _EOS_TOKEN:
-            return s
-        return bytes(unbyte[c] for c in s).decode("utf-8", errors="replace")
-
     return _Tokenizer(
-        encode_batch=lambda lines: [bpe.encode(t) for t in lines],
-        eos_id=int(vocab[_EOS_TOKEN]),
-        vocab_size=max(vocab.values()) + 1,
-        impl=bpe.impl,
-        decode_token=decode_token,
+        encode_batch=lambda lines: [e.ids for e in tok.encode_batch(lines, add_special_tokens=False)],
+        eos_id=int(eos),
+        vocab_size=int(tok.get_vocab_size()),
+        impl=impl,
+        decode_token=lambda i: tok.decode([i]),
     )
 
 

@@ -34,6 +34,14 @@ def byte_alphabet() -> dict[int, str]:
     return dict(zip(bs, map(chr, cs)))
 
 
+def save_tokenizer_json(src, dst):
+    """The fixture's vocab.json + merges.txt saved as one tokenizer.json in ``dst`` (the hub's layout)."""
+    import tokenizers
+
+    tok = tokenizers.ByteLevelBPETokenizer(str(src / "vocab.json"), str(src / "merges.txt"))
+    tok.add_special_tokens([EOS])
+    tok.save(str(dst / "tokenizer.json"))
+
 
 def _write_safetensors(path, tensors):
     """The safetensors layout, written by hand: header length, JSON header, raw little-endian bytes."""
@@ -62,27 +70,30 @@ def gpt2_dir(tmp_path):
     return tmp_path
 
 
-def test_read_wte_both_ways(gpt2_dir, monkeypatch):
-    monkeypatch.setitem(sys.modules, "safetensors", None)  # force the numpy reader
+def test_read_wte(gpt2_dir):
     w = read_wte(gpt2_dir / "model.safetensors")
     assert w.shape == (263, D) and w.dtype == np.float32
     assert np.allclose(w[:, 0], np.arange(263)) and np.allclose(w[5, 1], 5.01)
-    monkeypatch.delitem(sys.modules, "safetensors")
-    pytest.importorskip("safetensors")
-    assert np.array_equal(read_wte(gpt2_dir / "model.safetensors"), w)
 
 
-def test_python_bpe_on_fixture(gpt2_dir, monkeypatch):
+def test_a_missing_package_names_the_extra(gpt2_dir, monkeypatch):
+    monkeypatch.setitem(sys.modules, "safetensors", None)
     monkeypatch.setitem(sys.modules, "tokenizers", None)
+    with pytest.raises(ImportError, match=r"'safetensors'.*pip install -e \.\[gpt2\]"):
+        read_wte(gpt2_dir / "model.safetensors")
+    with pytest.raises(ImportError, match=r"'tokenizers'.*pip install -e \.\[gpt2\]"):
+        load_tokenizer(gpt2_dir)
+
+
+def test_tokenizer_on_fixture(gpt2_dir):
     tok = load_tokenizer(gpt2_dir)
-    assert tok.impl.startswith("python-bpe") and tok.eos_id == 262
+    assert tok.impl.startswith("tokenizers") and tok.eos_id == 262
     assert tok.encode_batch([" the cat the\n"]) == [[THE, CAT, THE, NEWLINE]]
     assert tok.encode_batch(["x<|endoftext|>"]) == [[ord("x"), 262]]
     assert tok.decode_token(THE) == " the" and tok.decode_token(NEWLINE) == "\n"
 
 
-def test_count_and_select(gpt2_dir, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tokenizers", None)
+def test_count_and_select(gpt2_dir):
     tok = load_tokenizer(gpt2_dir)
     counts, seen = count_tokens(TEXT.splitlines(keepends=True), tok, n_tokens=100, chunk=2)
     assert seen == 9 and counts[THE] == 4 and counts[CAT] == 2 and counts[NEWLINE] == 3
@@ -97,7 +108,6 @@ def test_count_and_select(gpt2_dir, monkeypatch):
 
 @pytest.mark.filterwarnings("ignore:the text ran out")
 def test_build_save_load_from_local_dir(gpt2_dir, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tokenizers", None)
     t = build_items(m=3, local_dir=gpt2_dir)
     assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and t.counts.tolist() == [4, 3, 2]
     assert t.tokens.tolist() == [" the", "\n", " cat"]
@@ -119,20 +129,8 @@ def test_build_save_load_from_local_dir(gpt2_dir, tmp_path, monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore:the text ran out")
-def test_tokenizers_package_agrees(gpt2_dir, monkeypatch):
-    tokenizers = pytest.importorskip("tokenizers")
-    fast = load_tokenizer(gpt2_dir)
-    assert fast.impl.startswith("tokenizers")
-    with monkeypatch.context() as without:
-        without.setitem(sys.modules, "tokenizers", None)
-        bpe = load_tokenizer(gpt2_dir)  # the pure-Python BPE on the same files
-    assert bpe.impl.startswith("python-bpe")
-    lines = TEXT.splitlines(keepends=True) + ["  cat's  12 the_cat!\n", "naïve café ½\n"]
-    assert fast.encode_batch(lines) == bpe.encode_batch(lines)
-    # tokenizer.json layout gives the same table
-    tok = tokenizers.ByteLevelBPETokenizer(str(gpt2_dir / "vocab.json"), str(gpt2_dir / "merges.txt"))
-    tok.add_special_tokens([EOS])
-    tok.save(str(gpt2_dir / "tokenizer.json"))
+def test_tokenizer_json_gives_the_same_table(gpt2_dir):
+    save_tokenizer_json(gpt2_dir, gpt2_dir)
     t = build_items(m=3, local_dir=gpt2_dir)
     assert t.token_ids.tolist() == [THE, NEWLINE, CAT] and "tokenizer.json" in t.provenance["tokenizer"]
 
@@ -162,7 +160,6 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
 
 
 def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tokenizers", None)
     from rgr.__main__ import main
 
     out = tmp_path / "cli.npz"
@@ -175,13 +172,10 @@ def test_hub_path_wiring(gpt2_dir, tmp_path, monkeypatch):
     """The hub branch, with the hub and the datasets library replaced by local fakes."""
     import types
 
-    monkeypatch.setitem(sys.modules, "tokenizers", None)
     snap = tmp_path / "cache" / "snapshots" / ("ab" * 20)
     snap.mkdir(parents=True)
     (snap / "model.safetensors").write_bytes((gpt2_dir / "model.safetensors").read_bytes())
-    tj = {"model": {"type": "BPE", "vocab": json.loads((gpt2_dir / "vocab.json").read_text()),
-                    "merges": [list(p) for p in MERGES]}, "added_tokens": []}
-    (snap / "tokenizer.json").write_text(json.dumps(tj), encoding="utf-8")
+    save_tokenizer_json(gpt2_dir, snap)
     asked = []
     hub = types.ModuleType("huggingface_hub")
     hub.hf_hub_download = lambda repo, name, revision=None: asked.append((repo, name)) or str(snap / name)
