@@ -42,10 +42,7 @@ def item_table(cfg: Config) -> ItemTable:
     """The config's table: GPT-2's (saved or local copy; an error if neither) or the stand-in."""
     if cfg.embeddings == "stand-in":
         return stand_in_items(cfg.m, StandInSpec(d_model=cfg.d_model))
-    table = load_items(cfg.m)
-    if table.d_model != cfg.d_model:
-        raise ValueError(f"d_model={cfg.d_model} but the GPT-2 table has width {table.d_model}")
-    return table
+    return load_items(cfg.m)
 
 
 # ----------------------------------------------------------------------------- training
@@ -91,7 +88,6 @@ def _train_stack(
     table: ItemTable,
     device: torch.device,
     tick: Callable[[int], None],
-    history: list[dict] | None = None,
     precision: str = "fp32",
     deadline: float | None = None,
 ) -> list[dict]:
@@ -130,8 +126,6 @@ def _train_stack(
     best_step = torch.zeros(R, dtype=torch.long, device=device)
     window = min(100, c.steps)  # "final train loss": mean over the last `window` steps
     loss_tail = torch.zeros(R, device=device)
-    loss_since = torch.zeros(R, device=device)  # summed train loss since the last check
-    last_check = 0
     # steps whose examples are drawn in one sampler call (the draws do not depend on it; a GPU takes more at once:
     # the sampler's rejection loop waits on the device once per round)
     block = 256 if device.type == "cuda" else 32
@@ -164,15 +158,8 @@ def _train_stack(
         program.step(*inputs)
         if step > c.steps - window:
             loss_tail += per_run.detach() / window
-        loss_since += per_run.detach()
         if step % c.eval_interval == 0 or step == c.steps:
             acc = _accuracy(params, E, val, c, device, chunk=max(B, 256), precision=precision)
-            if history is not None:
-                for r, cfg in enumerate(configs):
-                    history.append({"D_K": cfg.D_K, "h": cfg.h, "m": cfg.m, "seed": cfg.seed, "step": step,
-                                    "train_loss": float(loss_since[r]) / (step - last_check), "val_acc": float(acc[r])})
-            loss_since.zero_()
-            last_check = step
             better = acc > best_val  # strict: the earliest best checkpoint is kept
             best_val = torch.where(better, acc, best_val)
             best_step = torch.where(better, torch.full_like(best_step, step), best_step)
@@ -223,26 +210,19 @@ def _check_deadline(marks: dict[int, float], c: Config, deadline: float) -> None
 def train_runs(
     configs: Sequence[Config],
     device: torch.device | str = "cpu",
-    progress: bool | Callable[[int, int], None] = False,
+    progress: Callable[[int, int], None] | None = None,
     max_stack: int = 64,
     table: ItemTable | None = None,
-    history: list[dict] | None = None,
     precision: str = "auto",
     deadline: float | None = None,
 ) -> list[dict]:
     """Train every config; return one row per config, in the given order.
 
     Configs equal up to their seed are stacked (at most ``max_stack`` per
-    program). Each row holds the config's fields and ``test_acc`` (test accuracy
-    of the best-validation checkpoint), ``best_val_acc``, ``best_step``,
-    ``steps_done``, ``final_train_loss`` (mean over the last 100 steps), ``wall_s``
-    (the stack's wall time), ``stack_size``, ``device``, ``precision`` and
-    ``embedding_source`` (the table's ``provenance["source"]``; a stand-in says
-    "stand-in (not GPT-2)"). ``progress`` is a bool (a tqdm bar over all steps)
-    or a callable ``(steps_done, steps_total)``. ``table`` overrides the
-    configs' embedding table (for tests and fixtures). When ``history`` is a
-    list, every validation check appends one dict per run (``D_K``, ``h``, ``m``,
-    ``seed``, ``step``, ``train_loss`` = mean since the previous check, ``val_acc``).
+    program). Each row holds the config's fields and the results :data:`rgr.gpt2.experiment.SCHEMA` describes
+    (``wall_s`` the stack's wall time, ``device`` where it ran). ``progress`` is a callable
+    ``(steps_done, steps_total)``. ``table`` overrides the
+    configs' embedding table (for tests and fixtures).
     ``precision``: :func:`resolve_precision` ("auto": bf16 autocast on CUDA, fp32 elsewhere). ``deadline``
     (``time.monotonic()`` seconds): a stack projected to end past it stops with :class:`DeadlineExceeded`
     after its first few hundred steps (:func:`_check_deadline`); stacks already finished are lost with it
@@ -257,40 +237,30 @@ def train_runs(
     for i, c in enumerate(configs):
         groups.setdefault(c.shape_key(), []).append(i)
     total = sum(configs[idx[0]].steps * math.ceil(len(idx) / max_stack) for idx in groups.values())
-    bar, done = None, 0
-    if progress is True:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, desc="E7 runs", unit="step")
+    done = 0
 
     def tick(n: int) -> None:
         nonlocal done
         done += n
-        if bar is not None:
-            bar.update(n)
-        elif callable(progress):
+        if progress is not None:
             progress(done, total)
 
     rows: list[dict | None] = [None] * len(configs)
     tables: dict[tuple, ItemTable] = {}
-    try:
-        for key, idx in groups.items():
-            tk = (key.embeddings, key.d_model)
-            if table is not None:
-                tab = table
-            else:
-                if tk not in tables:  # one table per source, large enough for every m asked of it
-                    m_max = max(c.m for c in configs if (c.embeddings, c.d_model) == tk)
-                    tables[tk] = item_table(replace(key, m=m_max))
-                tab = tables[tk]
-            for j in range(0, len(idx), max_stack):
-                part = idx[j : j + max_stack]
-                stack = _train_stack([configs[i] for i in part], tab, device, tick, history, precision, deadline)
-                for i, row in zip(part, stack):
-                    rows[i] = row
-    finally:
-        if bar is not None:
-            bar.close()
+    for key, idx in groups.items():
+        tk = (key.embeddings, key.d_model)
+        if table is not None:
+            tab = table
+        else:
+            if tk not in tables:  # one table per source, large enough for every m asked of it
+                m_max = max(c.m for c in configs if (c.embeddings, c.d_model) == tk)
+                tables[tk] = item_table(replace(key, m=m_max))
+            tab = tables[tk]
+        for j in range(0, len(idx), max_stack):
+            part = idx[j : j + max_stack]
+            stack = _train_stack([configs[i] for i in part], tab, device, tick, precision, deadline)
+            for i, row in zip(part, stack):
+                rows[i] = row
     return rows  # type: ignore[return-value]
 
 
