@@ -1,9 +1,6 @@
 """The items of protocol E7: GPT-2's most frequent tokens and their frozen embeddings (chapter *GPT-2 block*).
 
-An :class:`rgr.gpt2.table.ItemTable` holds the ``m`` items (token ids, ordered by descending
-count, ties by id), their counts, GPT-2 small's token-embedding rows ``wte`` for
-them, and ``NULL = wte[EOS]``. Because the rows are ordered by frequency, the
-item set for any smaller ``m`` is a prefix of the table (``ItemTable.head``).
+What an :class:`rgr.gpt2.table.ItemTable` holds: :mod:`rgr.gpt2.table`.
 
 Where the table comes from, in order of preference:
 
@@ -24,11 +21,10 @@ Where the table comes from, in order of preference:
    ``datasets`` for WikiText-103), only when asked (``build --hub``): book
    chapters never touch the network.
 
-When none of these is there, :func:`load_items` returns (when allowed) the labelled
-stand-in of :func:`rgr.gpt2.table.stand_in_items`; results on it are not results about GPT-2.
+When none of these is there, :func:`load_items` is an error that says how to get one; a config's
+``embeddings="stand-in"`` runs on the labelled stand-in of :func:`rgr.gpt2.table.stand_in_items` instead.
 
-The table itself and the stand-in live in :mod:`rgr.gpt2.table`; reading GPT-2's
-checkpoint and tokenizer and counting tokens in :mod:`rgr.gpt2.sources`.
+Reading GPT-2's checkpoint and tokenizer and counting tokens is in :mod:`rgr.gpt2.sources`.
 """
 
 from __future__ import annotations
@@ -45,7 +41,7 @@ import numpy as np
 from ..store import code_version
 from .experiment import default_path, gpt2_dir
 from .sources import count_tokens, items_from_counts, load_tokenizer, read_wte
-from .table import N_TOKENS, ItemTable, StandInSpec, stand_in_items
+from .table import N_TOKENS, ItemTable
 
 _HUB_REPO = "openai-community/gpt2"
 _WIKITEXT = ("Salesforce/wikitext", "wikitext-103-raw-v1", "train")
@@ -74,7 +70,6 @@ def build_items(
     hub: bool = False,
     n_tokens: int = N_TOKENS,
     text: str | Path | None = None,
-    revision: str | None = None,
 ) -> ItemTable:
     """Build the real table: count tokens, pick the m most frequent, read their ``wte`` rows.
 
@@ -107,8 +102,8 @@ def build_items(
     elif hub:
         from huggingface_hub import hf_hub_download
 
-        ckpt = Path(hf_hub_download(_HUB_REPO, "model.safetensors", revision=revision))
-        tok_path = Path(hf_hub_download(_HUB_REPO, "tokenizer.json", revision=revision))
+        ckpt = Path(hf_hub_download(_HUB_REPO, "model.safetensors"))
+        tok_path = Path(hf_hub_download(_HUB_REPO, "tokenizer.json"))
         tok = load_tokenizer(tok_path.parent)
         import datasets
 
@@ -208,32 +203,21 @@ def load_items(
     m: int | None = None,
     path: str | Path | None = None,
     local_dir: str | Path | None = None,
-    allow_stand_in: bool = False,
-    stand_in: StandInSpec = StandInSpec(),
 ) -> ItemTable:
-    """The E7 item table, without network: the saved table, else a local copy, else a stand-in.
+    """The E7 item table, without network: the saved table, else a local copy.
 
-    ``m`` takes the m most frequent items (default: all in the table; 6144 for a
-    stand-in). A stand-in is returned only with ``allow_stand_in=True`` and then
-    with a warning; otherwise the absence of GPT-2 is an error that says how to
-    get it.
+    ``m`` takes the m most frequent items (default: all in the table). The absence of GPT-2 is an error that says
+    how to get it.
     """
     p = Path(path) if path is not None else default_path()
     if p.is_file():
         table = _read_npz(p)
     elif gpt2_dir(local_dir) is not None:
         table = build_items(m=m or 6144, local_dir=local_dir)
-    elif allow_stand_in:
-        warnings.warn(
-            "GPT-2 embeddings not available (no data/gpt2_items.npz, no RGR_GPT2_DIR): using a seeded STAND-IN, "
-            "not GPT-2. Run `python -m rgr gpt2 build` with hub access (or RGR_GPT2_DIR) to use GPT-2.",
-            stacklevel=2,
-        )
-        return stand_in_items(m or 6144, stand_in)
     else:
         raise FileNotFoundError(
             f"no GPT-2 item table at {p} and RGR_GPT2_DIR is not set. Build it with `python -m rgr gpt2 build --hub` "
             "(needs the Hugging Face hub) or `python -m rgr gpt2 build --dir DIR` (a local copy), "
-            "or pass allow_stand_in=True to run on clearly labelled stand-in vectors"
+            "or run on clearly labelled stand-in vectors (a config's embeddings=\"stand-in\")"
         )
     return table.head(m) if m is not None else table

@@ -6,7 +6,7 @@ them, and ``NULL = wte[EOS]``. Because the rows are ordered by frequency, the
 item set for any smaller ``m`` is a prefix of the table (:meth:`ItemTable.head`).
 Where a real table comes from is :mod:`rgr.gpt2.items`' business.
 
-When no real table is there, :func:`rgr.gpt2.items.load_items` returns (when allowed) a
+Where no real table is there, a config's ``embeddings="stand-in"`` runs on a
 *stand-in* (:func:`stand_in_items`): seeded random vectors with some of GPT-2's geometry — a shared mean
 direction, an anisotropic spectrum, row norms of a few units — whose provenance
 says ``source = "stand-in (not GPT-2)"``. It is a placeholder so that the

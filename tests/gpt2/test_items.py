@@ -145,10 +145,8 @@ def test_missing_sources_fail_loudly(tmp_path, monkeypatch):
         load_tokenizer(tmp_path)
 
 
-def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
-    monkeypatch.delenv("RGR_GPT2_DIR", raising=False)
-    with pytest.warns(UserWarning, match="STAND-IN, not GPT-2"):
-        t = load_items(m=300, path=tmp_path / "none.npz", allow_stand_in=True)
+def test_stand_in_is_labelled_and_seeded():
+    t = stand_in_items(300)
     assert t.is_stand_in and t.source == STAND_IN_SOURCE == "stand-in (not GPT-2)"
     assert t.m == 300 and t.d_model == 768 and "NOT GPT-2" in t.provenance["note"]
     small = stand_in_items(100)
@@ -159,7 +157,7 @@ def test_stand_in_is_labelled_and_seeded(tmp_path, monkeypatch):
     assert not experiment.default_path().exists()
 
 
-def test_command_line(gpt2_dir, tmp_path, monkeypatch, capsys):
+def test_command_line(gpt2_dir, tmp_path, capsys):
     from rgr.__main__ import main
 
     out = tmp_path / "cli.npz"
