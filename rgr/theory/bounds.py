@@ -1,4 +1,4 @@
-"""Lower bounds on the key budget D_K, and the constructions' upper bounds (chapter *lower bounds*; paper Sec. 9).
+"""Lower bounds on the key budget D_K (chapter *lower bounds*; paper Sec. 9).
 
 Counting argument (Sec. 9, warm-up). There are ``N = m (m - 1)`` ordered
 pairs of distinct items, so ``binom(N, m')`` graphs with ``m'`` edges. A
@@ -183,47 +183,6 @@ def regime_form(m: int, m_edges: int, d_model: int, form: str = "general") -> fl
     if form == "dense":
         return m_edges / d_model
     raise ValueError(f"form must be general, permutation, sparse or dense, got {form!r}")
-
-
-def upper_bound(
-    construction: str,
-    m: int,
-    d_model: int | None = None,
-    *,
-    m_edges: int | None = None,
-    delta: int = 1,
-    C: float | None = None,
-    B: int | None = None,
-) -> int:
-    """D_K = h d_k of a construction at width constant C (default: :data:`rgr.theory.bounds.DEFAULT_C`).
-
-    ``one-hot``: ``ceil(C ln m)`` (one head); ``compressive``:
-    ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;
-    ``general-embedding``: ``ceil(m/B) ceil(C ln m)``; ``general-graph``:
-    ``(ceil(m'/d_model) + Delta) ceil(C ln m)`` (Algorithm 5's head bound).
-    These are the formulas; :func:`rgr.studies.construction_search.min_dk` measures
-    the widths that actually suffice.
-    """
-    if construction not in DEFAULT_C:
-        raise ValueError(f"construction must be one of {sorted(DEFAULT_C)}, got {construction!r}")
-    C = DEFAULT_C[construction] if C is None else C
-    if construction in ("one-hot", "one-hot-rademacher"):
-        return dk_from_C(C, m)
-    if d_model is None:
-        raise ValueError(f"{construction} needs d_model")
-    if construction == "compressive":
-        return math.ceil(m / d_model) * dk_from_C(C, m)
-    if construction == "softmax":
-        return math.ceil(m / d_model) * dk_from_C(C, m, 2)
-    if construction == "general-embedding":
-        if B is None:
-            raise ValueError("general-embedding needs the block size B")
-        return math.ceil(m / B) * dk_from_C(C, m)
-    if construction == "general-graph":
-        if m_edges is None:
-            raise ValueError("general-graph needs m_edges")
-        return (math.ceil(m_edges / d_model) + delta) * dk_from_C(C, m)
-    raise AssertionError(construction)  # pragma: no cover
 
 
 def regime_table(ms: list[int], d_model: int, b: float = 1.0, sparse_exponent: float = 1.5) -> pd.DataFrame:

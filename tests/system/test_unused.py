@@ -25,7 +25,6 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.results.value_channel.paper_mse": "the value-channel chapter's prose names it (the paper's MSE convention)",
     "rgr.theory.checks.score_terms": "the constructions chapter's prose names it (the score's terms N_1..N_3)",
     "rgr.experiments.sizing.calibration.calibrate_from_history": "README's sizing section tells researchers to call it",
-    "rgr.theory.bounds.upper_bound": "theorem check: the constructions (chapter constructions) build this D_K",
     "rgr.studies.lower_bounds.context_separates": "theorem check of the per-context construction (chapter lower "
                                                   "bounds)",
     "rgr.chapters.loading.ExperimentData": "load_experiment returns it; every data chapter reads its runs (data.runs)",

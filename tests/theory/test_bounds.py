@@ -10,11 +10,11 @@ from rgr.theory.bounds import (
     DEFAULT_C,
     bit_budget_DK,
     bound_rows,
+    dk_from_C,
     n_pairs,
     regime,
     regime_form,
     regime_table,
-    upper_bound,
 )
 
 
@@ -80,6 +80,48 @@ def test_bound_rows():
     cells = pd.DataFrame(dict(m=[64, 64], m_edges=[64, 64], d_model=[16, 16]))
     rows = bound_rows(cells, bits=(1.0, 8.0))
     assert len(rows) == 2 and (rows.bound_min_DK >= rows.bound_DK).all()
+
+
+def upper_bound(
+    construction: str,
+    m: int,
+    d_model: int | None = None,
+    *,
+    m_edges: int | None = None,
+    delta: int = 1,
+    C: float | None = None,
+    B: int | None = None,
+) -> int:
+    """D_K = h d_k of a construction at width constant C (default: :data:`rgr.theory.bounds.DEFAULT_C`): the
+    formula the constructions build.
+
+    ``one-hot``: ``ceil(C ln m)`` (one head); ``compressive``:
+    ``ceil(m/d_model) ceil(C ln m)``; ``softmax``: ``ceil(m/d_model) ceil(C (ln m)^2)``;
+    ``general-embedding``: ``ceil(m/B) ceil(C ln m)``; ``general-graph``:
+    ``(ceil(m'/d_model) + Delta) ceil(C ln m)`` (Algorithm 5's head bound).
+    These are the formulas; :func:`rgr.studies.construction_search.min_dk` measures
+    the widths that actually suffice.
+    """
+    if construction not in DEFAULT_C:
+        raise ValueError(f"construction must be one of {sorted(DEFAULT_C)}, got {construction!r}")
+    C = DEFAULT_C[construction] if C is None else C
+    if construction in ("one-hot", "one-hot-rademacher"):
+        return dk_from_C(C, m)
+    if d_model is None:
+        raise ValueError(f"{construction} needs d_model")
+    if construction == "compressive":
+        return math.ceil(m / d_model) * dk_from_C(C, m)
+    if construction == "softmax":
+        return math.ceil(m / d_model) * dk_from_C(C, m, 2)
+    if construction == "general-embedding":
+        if B is None:
+            raise ValueError("general-embedding needs the block size B")
+        return math.ceil(m / B) * dk_from_C(C, m)
+    if construction == "general-graph":
+        if m_edges is None:
+            raise ValueError("general-graph needs m_edges")
+        return (math.ceil(m_edges / d_model) + delta) * dk_from_C(C, m)
+    raise AssertionError(construction)  # pragma: no cover
 
 
 def test_upper_bounds_are_what_the_constructions_build():
