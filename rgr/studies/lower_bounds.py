@@ -36,7 +36,7 @@ Exact arithmetic. The scores are integers (sums of d products of +-1) and can eq
 exactly whenever 4 divides d. Computed through the model space in floating point, such a tie lands at
 d/2 +- 1e-14, on a side that the BLAS kernel decides (OpenBLAS picks its kernel by CPU), so a chapter
 built on it would differ between machines. The separation is therefore decided on the integer scores
-(:func:`_signature_scores`), with a tie counted as a failure (the strict inequalities of the
+(:func:`first_separating_width`), with a tie counted as a failure (the strict inequalities of the
 construction), and the floating-point side is checked once per context: the pseudo-inverse must
 de-embed the context to within :data:`_DE_EMBED_TOL` (:func:`_de_embedding_error`), else a ValueError.
 """
@@ -185,35 +185,11 @@ def _check_signatures(labels: torch.Tensor, W: np.ndarray) -> tuple[np.ndarray, 
     return y, W.astype(np.int64)
 
 
-def _signature_scores(labels: torch.Tensor, W: np.ndarray) -> np.ndarray:
-    """The construction's scores ``w_{pi(i)} . w_j`` (ell, ell) as exact integers (int64); rows without an
-    in-context target score 0. ``W`` (ell, d) holds +-1 signatures, ``labels`` (ell, ell) at most one positive per
-    row."""
-    y, Wi = _check_signatures(labels, W)
-    Q = np.zeros_like(Wi)
-    rows, cols = np.nonzero(y)
-    Q[rows] = Wi[cols]
-    return Q @ Wi.T
-
-
 def _check_de_embedding(X_C: torch.Tensor) -> None:
     err = _de_embedding_error(X_C)
     if not err <= _DE_EMBED_TOL:
         raise ValueError(f"X_C: the context's embeddings must be linearly independent (ell <= d_model) and well "
                          f"conditioned; X_C X_C^+ is off the identity by {err:.3g} > the tolerance {_DE_EMBED_TOL:g}")
-
-
-def context_separates(X_C: torch.Tensor, labels: torch.Tensor, W: np.ndarray) -> bool:
-    """Whether the per-context weights built from signature rows ``W`` (ell, d) separate ``labels`` at d/2.
-
-    ``X_C`` (ell, d_model) must de-embed exactly (full row rank, checked to :data:`_DE_EMBED_TOL`); the
-    scores it then produces are the integers of :func:`_signature_scores`, compared with d/2 exactly:
-    every edge strictly above, every non-edge strictly below (a score equal to d/2 fails).
-    """
-    _check_de_embedding(X_C)
-    d = W.shape[1]
-    S, y = _signature_scores(labels, W), np.asarray(labels, dtype=bool)
-    return bool((2 * S[y] > d).all() and (2 * S[~y] < d).all())
 
 
 def first_separating_width(labels: torch.Tensor, W: np.ndarray) -> int:

@@ -25,8 +25,6 @@ ENTRY_POINTS: dict[str, str] = {
     "rgr.results.value_channel.paper_mse": "the value-channel chapter's prose names it (the paper's MSE convention)",
     "rgr.theory.checks.score_terms": "the constructions chapter's prose names it (the score's terms N_1..N_3)",
     "rgr.experiments.sizing.calibration.calibrate_from_history": "README's sizing section tells researchers to call it",
-    "rgr.studies.lower_bounds.context_separates": "theorem check of the per-context construction (chapter lower "
-                                                  "bounds)",
     "rgr.chapters.loading.ExperimentData": "load_experiment returns it; every data chapter reads its runs (data.runs)",
     "rgr.chapters.style.text_problems": "names a figure's overlapping or cut texts; test_style's failure points to it",
     "rgr.chapters.params.ParameterError": "a chapter stopped by a bad parameter shows its name (params' docstring)",
