@@ -2,7 +2,6 @@
 
 - :func:`build` makes a graph, an embedding and a construction from a name
   and sizes (one seed draws all three);
-- :func:`passes` applies one success criterion to a construction;
 - :func:`min_dk` / :func:`smallest_budget` find the smallest width (and head
   split) at which a construction succeeds on every seed;
 - :mod:`rgr.experiments.construction_table` declares ``data/constructions.csv``
@@ -17,9 +16,7 @@ Success criteria (``criterion``):
               rows of sampled contexts that contain the target, Prop. 8.4's event);
 ``"margin"``  some threshold separates all pairs (``min edge > max non-edge``):
               the construction's weights with a calibrated tau, as a learned
-              threshold would give;
-``"f1"``      mean micro-F1 >= 0.99 on sampled test contexts with the
-              construction's own tau (the learned models' D_K* criterion).
+              threshold would give.
 """
 
 from __future__ import annotations
@@ -29,7 +26,6 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ..protocol import F1_TARGET
 from ..task.embeddings import gaussian_unit, one_hot
 from ..task.graphs import Graph, permutation_graph, regular_graph
 from ..theory.checks import evaluate_contexts, limit_separation, separation
@@ -45,7 +41,6 @@ from ..theory.constructions import (
 from ..theory.template import Construction
 
 NAMES = ("one-hot", "one-hot-rademacher", "compressive", "softmax", "softmax-one-hot", "gun", "rbce", "general-graph")
-_CRITERIA = ("tau", "margin", "f1")
 
 
 def build(
@@ -86,7 +81,7 @@ def build(
     if name == "one-hot-rademacher":
         return construct_one_hot(g, signature="rademacher", **kw), g
     if name == "softmax-one-hot":  # d_model ignored
-        return construct_softmax(g, one_hot(m), h=h or 1, embedding="one-hot", **kw), g
+        return construct_softmax(g, one_hot(m), h=h or 1, **kw), g
     if name in ("compressive", "softmax"):
         X = gaussian_unit(m, d_model, seed)
         if h is None and B is not None:
@@ -99,21 +94,6 @@ def build(
         fam = binary_family(m, d_model, seed, c_p=c_p, c_B=c_B)
         return construct_general_embedding(g, fam, B=B, **kw), g
     raise ValueError(f"name must be one of {NAMES}, got {name!r}")
-
-
-def passes(
-    c: Construction, g: Graph, criterion: str = "tau", *, n_contexts: int = 500, ell: int = 16, seed: int = 0
-) -> bool:
-    """Whether construction ``c`` of graph ``g`` meets ``criterion`` (see the module doc)."""
-    if criterion not in _CRITERIA:
-        raise ValueError(f"criterion must be one of {_CRITERIA}, got {criterion!r}")
-    if criterion == "f1":
-        return evaluate_contexts(c, g, seed=seed, n=n_contexts, ell=ell).f1 >= F1_TARGET
-    if c.info.aggregation == "softmax":
-        chk = evaluate_contexts(c, g, seed=seed, n=n_contexts, ell=ell)
-        return chk.present.separated if criterion == "tau" else chk.present.margin > 0
-    sep = separation(c)
-    return sep.separated if criterion == "tau" else sep.margin > 0
 
 
 @lru_cache(maxsize=4096)

@@ -57,7 +57,7 @@ def softmax_at_cells(
             g = permutation_graph(m, seed)
             X = gaussian_unit(m, d_model, seed)
             made = [("gaussian", construct_softmax(g, X, d_k=d_k, h=h, seed=seed)) for d_k in d_ks]
-            made.append(("one-hot", construct_softmax(g, one_hot(m), h=h, seed=seed, embedding="one-hot")))
+            made.append(("one-hot", construct_softmax(g, one_hot(m), h=h, seed=seed)))
             for inputs, c in made:
                 for ell in ells:
                     if ell > m:

@@ -115,21 +115,14 @@ def _construction_scores(c: Construction, items: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class _ContextCheck:
-    """Micro-averaged F1/precision/recall on sampled contexts, and the separation seen there.
+    """Micro-averaged F1 on sampled contexts, and the separation seen there.
 
-    ``separation`` covers every scored pair; ``present`` only the rows whose
-    source has an out-neighbour in the context, ``absent`` the rows whose
+    ``present`` covers the rows whose source has an out-neighbour in the context, ``absent`` the rows whose
     source has none (all non-edges). The split matters for softmax, where a
     row's mass is spread over the context whatever it contains.
     """
 
-    n: int
-    ell: int
-    rho: float
     f1: float
-    precision: float
-    recall: float
-    separation: _Separation
     present: _Separation
     absent: _Separation
 
@@ -141,11 +134,9 @@ def evaluate_contexts(
     seed: int = 0,
     n: int = 256,
     ell: int = 16,
-    rho: float = 0.5,
-    stream: str = "test",
     S_all: torch.Tensor | None = None,
 ) -> _ContextCheck:
-    """Score ``n`` sampled contexts (:func:`rgr.task.contexts.sample`) with the construction.
+    """Score ``n`` sampled test contexts (:func:`rgr.task.contexts.sample`) with the construction.
 
     Predictions are ``score > tau``; metrics from :func:`rgr.task.metrics.counts`
     over all ordered pairs (diagonal included, always a negative). For
@@ -153,7 +144,7 @@ def evaluate_contexts(
     a context's scores are then read off it (they are its restriction to the
     context's items), which is cheaper than rescoring when D_K is large.
     """
-    batch = sample(graph, seed, n, ell=ell, rho=rho, stream=stream)
+    batch = sample(graph, seed, n, ell=ell, stream="test")
     if S_all is not None:
         if c.info.aggregation != "max":
             raise ValueError("S_all can stand in for context scores only under max-over-heads")
@@ -166,13 +157,7 @@ def evaluate_contexts(
     cnt = counts((S > tau)[None], y[None])
     has = y.any(-1)  # (n, ell): the row's source has a target in the context
     return _ContextCheck(
-        n=n,
-        ell=ell,
-        rho=float(rho),
         f1=float(cnt.f1[0]),
-        precision=float(cnt.precision[0]),
-        recall=float(cnt.recall[0]),
-        separation=separation_from_scores(S, y, tau),
         present=separation_from_scores(S[has], y[has], tau),
         absent=separation_from_scores(S[~has], y[~has], tau),
     )

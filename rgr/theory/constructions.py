@@ -55,7 +55,6 @@ from .template import (
 class _EmbeddingFamily:
     """An embedding with the de-embedding scale ``mu`` and block size ``B`` Algorithm 4 uses."""
 
-    name: str
     X: torch.Tensor
     mu: float
     B: int
@@ -69,7 +68,7 @@ def gaussian_family(m: int, d_model: int, seed: int, B: int | None = None) -> _E
     Construction II attains ``B = d_model``, the default here.
     """
     X = gaussian_unit(m, d_model, seed)
-    return _EmbeddingFamily("gaussian", X, 1.0, int(B or d_model))
+    return _EmbeddingFamily(X, 1.0, int(B or d_model))
 
 
 def binary_family(
@@ -84,7 +83,7 @@ def binary_family(
     p_B = min(0.5, c_p * math.log(m) / d_model)
     X = random_binary(m, d_model, seed, p=p_B)
     B = max(1, round(c_B * d_model / math.log(m)))
-    return _EmbeddingFamily("binary", X, d_model * p_B, int(B), p_B)
+    return _EmbeddingFamily(X, d_model * p_B, int(B), p_B)
 
 
 def construct_one_hot(
@@ -106,14 +105,14 @@ def construct_one_hot(
     e = matching_edges(graph, "Construction I")
     if C is None:
         C = DEFAULT_C["one-hot" if signature == "bernoulli" else "one-hot-rademacher"]
-    d_k, C = resolve_dk(d_k, C, graph.m, 1)
+    d_k = resolve_dk(d_k, C, graph.m, 1)
     if signature == "bernoulli":
         tau = (p + p * p) / 2 * d_k
     else:
         tau, p = d_k / 2, None
     X = one_hot(graph.m)
     return assemble(
-        "one-hot", "max", graph, X, 1.0, [e], d_k, C, 1, signature, p, tau, "one-hot", seed, 1
+        "max", graph, X, 1.0, [e], d_k, signature, p, tau, seed, 1
     )
 
 
@@ -125,7 +124,6 @@ def construct_compressive(
     C: float | None = DEFAULT_C["compressive"],
     h: int | None = None,
     seed: int = 0,
-    embedding: str = "gaussian",
 ) -> Construction:
     """Construction II (Algorithm 1): permutations under compressive embeddings.
 
@@ -137,11 +135,11 @@ def construct_compressive(
     e = matching_edges(graph, "Construction II")
     X = check_X(X, graph.m)
     d_model = int(X.shape[1])
-    d_k, C = resolve_dk(d_k, C, graph.m, 1)
+    d_k = resolve_dk(d_k, C, graph.m, 1)
     blocks = split_blocks(e, h, d_model)
     return assemble(
-        "compressive", "max", graph, X, 1.0, blocks, d_k, C, 1, "rademacher", None,
-        d_k / 2, embedding, seed, len(blocks),
+        "max", graph, X, 1.0, blocks, d_k, "rademacher", None,
+        d_k / 2, seed, len(blocks),
     )
 
 
@@ -153,7 +151,6 @@ def construct_softmax(
     C: float | None = DEFAULT_C["softmax"],
     h: int | None = None,
     seed: int = 0,
-    embedding: str = "gaussian",
 ) -> Construction:
     """Algorithm 2: Construction II's weights read by per-head softmax, summed over heads.
 
@@ -165,11 +162,11 @@ def construct_softmax(
     """
     e = matching_edges(graph, "Algorithm 2")
     X = check_X(X, graph.m)
-    d_k, C = resolve_dk(d_k, C, graph.m, 2)
+    d_k = resolve_dk(d_k, C, graph.m, 2)
     blocks = split_blocks(e, h, int(X.shape[1]))
     return assemble(
-        "softmax", "softmax", graph, X, 1.0, blocks, d_k, C, 2, "rademacher", None,
-        0.5, embedding, seed, len(blocks),
+        "softmax", graph, X, 1.0, blocks, d_k, "rademacher", None,
+        0.5, seed, len(blocks),
     )
 
 
@@ -192,13 +189,13 @@ def construct_general_embedding(
     """
     e = matching_edges(graph, "Algorithm 4")
     X = check_X(family.X, graph.m)
-    d_k, C = resolve_dk(d_k, C, graph.m, 1)
+    d_k = resolve_dk(d_k, C, graph.m, 1)
     B = int(B or family.B)
     blocks = split_blocks(e, None, B)
     tau = (p + p * p) / 2 * d_k
     return assemble(
-        "general-embedding", "max", graph, X, family.mu, blocks, d_k, C, 1, "bernoulli", p,
-        tau, family.name, seed, math.ceil(graph.m / B),
+        "max", graph, X, family.mu, blocks, d_k, "bernoulli", p,
+        tau, seed, math.ceil(graph.m / B),
     )
 
 
@@ -210,7 +207,6 @@ def construct_general_graph(
     C: float | None = DEFAULT_C["general-graph"],
     block_size: int | None = None,
     seed: int = 0,
-    embedding: str = "gaussian",
 ) -> Construction:
     """Algorithm 5: any directed graph, compressive Gaussian embeddings.
 
@@ -225,11 +221,11 @@ def construct_general_graph(
         raise ValueError("Algorithm 5 needs a graph with at least one edge")
     X = check_X(X, graph.m)
     d_model = int(X.shape[1])
-    d_k, C = resolve_dk(d_k, C, graph.m, 1)
+    d_k = resolve_dk(d_k, C, graph.m, 1)
     bs = int(block_size or d_model)
     blocks = matching_blocks(graph.edges, bs)
     h_bound = math.ceil(graph.m_edges / bs) + max_degree(graph.edges)
     return assemble(
-        "general-graph", "max", graph, X, 1.0, blocks, d_k, C, 1, "rademacher", None,
-        d_k / 2, embedding, seed, h_bound,
+        "max", graph, X, 1.0, blocks, d_k, "rademacher", None,
+        d_k / 2, seed, h_bound,
     )

@@ -162,21 +162,17 @@ _SIGNATURE_STREAM = 11
 class _ConstructionInfo:
     """The constants a construction actually used.
 
-    ``C`` is None when ``d_k`` was given directly; ``B`` is the largest block
+    ``B`` is the largest block
     (edges served by one head); ``h_bound`` is the paper's head count for the
     construction (``ceil(m/B)``, or ``ceil(m'/d_model) + Delta`` for Algorithm 5);
     ``h <= h_bound`` is the number of heads built.
     """
 
-    name: str
     aggregation: str  # "max" or "softmax": how rgr.model.attention.scores must aggregate
     m: int
-    m_edges: int
     d_model: int
     h: int
     d_k: int
-    C: float | None
-    log_power: int
     B: int
     h_bound: int
     delta: int
@@ -184,8 +180,6 @@ class _ConstructionInfo:
     p: float | None  # Bernoulli signature rate
     mu: float  # de-embedding scale: X_inv = X^T / mu
     tau: float
-    embedding: str
-    seed: int
 
     @property
     def D_K(self) -> int:
@@ -254,14 +248,14 @@ def _template_weights(
     return torch.from_numpy(W_Q).to(dt), torch.from_numpy(W_K).to(dt)
 
 
-def resolve_dk(d_k: int | None, C: float | None, m: int, log_power: int) -> tuple[int, float | None]:
+def resolve_dk(d_k: int | None, C: float | None, m: int, log_power: int) -> int:
     if d_k is not None:
         if not isinstance(d_k, (int, np.integer)) or isinstance(d_k, bool) or d_k < 1:
             raise ValueError(f"d_k must be an integer >= 1, got {d_k!r}")
-        return int(d_k), None
+        return int(d_k)
     if C is None:
         raise ValueError("give either d_k or C")
-    return dk_from_C(C, m, log_power), float(C)
+    return dk_from_C(C, m, log_power)
 
 
 def check_X(X: torch.Tensor, m: int) -> torch.Tensor:
@@ -295,34 +289,26 @@ def split_blocks(edges: np.ndarray, h: int | None, block_size: int | None) -> li
 
 
 def assemble(
-    name: str,
     aggregation: str,
     graph: Graph,
     X: torch.Tensor,
     mu: float,
     blocks: list[np.ndarray],
     d_k: int,
-    C: float | None,
-    log_power: int,
     sig: str,
     p: float | None,
     tau: float,
-    embedding: str,
     seed: int,
     h_bound: int,
 ) -> Construction:
     W_sig = signatures(graph.m, d_k, seed, sig, p)
     W_Q, W_K = _template_weights(X, mu, blocks, W_sig)
     info = _ConstructionInfo(
-        name=name,
         aggregation=aggregation,
         m=graph.m,
-        m_edges=graph.m_edges,
         d_model=int(X.shape[1]),
         h=len(blocks),
         d_k=d_k,
-        C=C,
-        log_power=log_power,
         B=max(len(b) for b in blocks),
         h_bound=int(h_bound),
         delta=max_degree(graph.edges),
@@ -330,8 +316,6 @@ def assemble(
         p=p,
         mu=float(mu),
         tau=float(tau),
-        embedding=embedding,
-        seed=int(seed),
     )
     return Construction(QKWeights.single(W_Q, W_K, tau), info, X, tuple(blocks), W_sig)
 

@@ -83,7 +83,7 @@ def test_leakage_sd_measured_matches_and_grows():
 
 def test_softmax_failures_one_hot_has_no_leakage():
     g = permutation_graph(64, 0)
-    c = construct_softmax(g, torch.eye(64), h=4, seed=0, embedding="one-hot")
+    c = construct_softmax(g, torch.eye(64), h=4, seed=0)
     f = tc.softmax_failures(c, g, n=30, ell=16)
     assert f.present == f.present_no_leak and f.absent == f.absent_no_leak  # X X^T = I: no leakage mean
     with pytest.raises(ValueError, match="softmax"):
