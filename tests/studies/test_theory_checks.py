@@ -20,7 +20,6 @@ from rgr.theory.theorem81 import kappa, leakage_logit_sd, repaired_dk_window
 
 def test_leakage_sd_closed_form():
     assert leakage_logit_sd(64, 128, 128) == pytest.approx(math.sqrt(64 * 128) / 128)
-    assert leakage_logit_sd(64, 128, 128, target_of_head=True) == pytest.approx(math.sqrt(2 * 64 / 128))
     # grows like sqrt(d_k): quadrupling the width doubles it
     assert leakage_logit_sd(400, 50, 100) == pytest.approx(2 * leakage_logit_sd(100, 50, 100))
     with pytest.raises(ValueError, match="d_model"):
