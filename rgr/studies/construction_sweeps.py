@@ -262,14 +262,9 @@ def _n3_stats(c: Construction, max_elems: int = 2**24) -> dict[str, float]:
     delta = torch.from_numpy(leakage_matrix(c))
     W = torch.from_numpy(c.signatures)
     m, d_k = delta.shape[0], W.shape[1]
-    Bmax = max(len(b) for b in c.blocks)
     dpad = torch.cat([delta, torch.zeros(m, 1, dtype=delta.dtype)], 1)  # column m is zero
     Wpad = torch.cat([W, torch.zeros(1, d_k, dtype=W.dtype)], 0)  # row m is zero
-    src = torch.full((len(c.blocks), Bmax), m, dtype=torch.long)
-    tgt = src.clone()
-    for k, b in enumerate(c.blocks):
-        src[k, : len(b)] = torch.from_numpy(b[:, 0])
-        tgt[k, : len(b)] = torch.from_numpy(b[:, 1])
+    src, tgt = c.padded_blocks()
     out = dict(n3_max=0.0, n3_fluct_max=0.0, n3_mean_max=0.0)
     sq, count = 0.0, 0
     step = max(1, max_elems // (m * m))

@@ -40,7 +40,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 import torch
 
@@ -157,14 +156,6 @@ def bounded_skew_table(m: int, rs: list[int], d_model: int, seeds: list[int], d_
 # Theorem 8.1: Algorithm 2's width sweep
 
 
-def _block_index(c: Construction) -> np.ndarray:
-    """owner[i] = the head whose block holds source i (-1 if i is no source)."""
-    owner = np.full(c.info.m, -1)
-    for k, b in enumerate(c.blocks):
-        owner[b[:, 0]] = k
-    return owner
-
-
 def leakage_logits(c: Construction, items: torch.Tensor) -> torch.Tensor:
     """``sqrt(d_k) M^k`` on contexts ``items`` (n, ell): (n, h, ell, ell), float64.
 
@@ -222,7 +213,7 @@ def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 2
     P, P0 = torch.softmax(L, -1), torch.softmax(L - leak, -1)
     A, A0 = P.sum(1), P0.sum(1)
     has = y.any(-1, keepdim=True).expand_as(y)
-    owner = torch.from_numpy(_block_index(c))[items]  # (n, ell)
+    owner = torch.from_numpy(c.head_of(0))[items]  # (n, ell): the head serving each source
     top = P.argmax(1)  # (n, ell, ell): head with the largest mass on the pair
     non_owner = top != owner[:, :, None]
     bad, bad0 = (A >= 0.5) & ~y, (A0 >= 0.5) & ~y
@@ -241,10 +232,7 @@ def softmax_failures(c: Construction, graph: Graph, *, seed: int = 0, n: int = 2
 def _generic_mask(c: Construction, items: torch.Tensor, owner: torch.Tensor) -> torch.Tensor:
     """(n, h, ell, ell): pairs where head k does not own i, j is not its target, i != j."""
     h = c.info.h
-    tgt_head = np.full(c.info.m, -1)
-    for k, b in enumerate(c.blocks):
-        tgt_head[b[:, 1]] = k
-    th = torch.from_numpy(tgt_head)[items]
+    th = torch.from_numpy(c.head_of(1))[items]
     ks = torch.arange(h).view(1, h, 1, 1)
     mask = (owner[:, None, :, None] != ks) & (th[:, None, None, :] != ks)
     ell = items.shape[1]

@@ -227,12 +227,7 @@ def limit_scores(c: Construction, max_elems: int = 2**24) -> torch.Tensor:
     U = X @ X.T / c.info.mu  # (m, m) rows u_i
     m = U.shape[0]
     v, a = _signature_moments(c)
-    Bmax = max(len(b) for b in c.blocks)
-    src = torch.full((len(c.blocks), Bmax), m, dtype=torch.long)  # index m = a zero row
-    tgt = src.clone()
-    for k, b in enumerate(c.blocks):
-        src[k, : len(b)] = torch.from_numpy(b[:, 0])
-        tgt[k, : len(b)] = torch.from_numpy(b[:, 1])
+    src, tgt = c.padded_blocks()  # index m = a zero row
     UT = torch.cat([U.T, torch.zeros(1, m, dtype=U.dtype)], dim=0)  # (m+1, m): row s is column s of U
     out = torch.full((m, m), -torch.inf, dtype=U.dtype)
     step = max(1, max_elems // (m * m))

@@ -206,6 +206,26 @@ class Construction:
         a[e[:, 0], e[:, 1]] = True
         return a
 
+    def head_of(self, column: int) -> np.ndarray:
+        """(m,) the head whose block holds item i in block column ``column`` (0: as a source, 1: as a target);
+        -1 where none does."""
+        head = np.full(self.info.m, -1)
+        for k, b in enumerate(self.blocks):
+            head[b[:, column]] = k
+        return head
+
+    def padded_blocks(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sources and targets (h, largest block) int64 of each head's block, padded with ``m`` (the index of an
+        appended zero row)."""
+        m = self.info.m
+        Bmax = max(len(b) for b in self.blocks)
+        src = torch.full((len(self.blocks), Bmax), m, dtype=torch.long)
+        tgt = src.clone()
+        for k, b in enumerate(self.blocks):
+            src[k, : len(b)] = torch.from_numpy(b[:, 0])
+            tgt[k, : len(b)] = torch.from_numpy(b[:, 1])
+        return src, tgt
+
 
 def signatures(m: int, d_k: int, seed: int, kind: str = "rademacher", p: float | None = None) -> np.ndarray:
     """Signature matrix W_sig (m, d_k), float64: Rademacher +-1 or Bernoulli(p) 0/1 entries.
