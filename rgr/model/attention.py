@@ -51,10 +51,6 @@ class QKWeights:
     def d_k(self) -> int:
         return self.W_Q.shape[3]
 
-    @property
-    def D_K(self) -> int:
-        return self.h * self.d_k
-
     @staticmethod
     def single(W_Q: torch.Tensor, W_K: torch.Tensor, tau: float) -> "QKWeights":
         """One layer from (h, d_model, d_k) maps and a float threshold (adds the run axis)."""
@@ -68,17 +64,6 @@ def head_scores(X_C: torch.Tensor, W_Q: torch.Tensor, W_K: torch.Tensor) -> torc
     return q @ k.transpose(-1, -2)  # (R, n, h, ell, ell)
 
 
-def _aggregate(S: torch.Tensor, kind: str) -> torch.Tensor:
-    """Aggregate per-head scores (..., h, ell, ell) over heads -> (..., ell, ell)."""
-    if kind == "max":
-        return S.amax(dim=-3)
-    if kind == "sum":
-        return S.sum(dim=-3)
-    if kind == "softmax":
-        raise ValueError("softmax aggregation needs d_k: use scores(..., kind='softmax')")
-    raise ValueError(f"kind must be one of {_AGGREGATIONS}, got {kind!r}")
-
-
 def scores(X_C: torch.Tensor, w: QKWeights, kind: str = "max") -> torch.Tensor:
     """Aggregated scores (R, n, ell, ell) of weights ``w`` on contexts ``X_C``."""
     if kind not in _AGGREGATIONS:
@@ -86,4 +71,4 @@ def scores(X_C: torch.Tensor, w: QKWeights, kind: str = "max") -> torch.Tensor:
     S = head_scores(X_C, w.W_Q, w.W_K)
     if kind == "softmax":
         return torch.softmax(S / w.d_k**0.5, dim=-1).sum(dim=-3)
-    return _aggregate(S, kind)
+    return S.amax(dim=-3) if kind == "max" else S.sum(dim=-3)

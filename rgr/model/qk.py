@@ -147,12 +147,6 @@ class QKModel(nn.Module):
         """How heads combine: "max", "softmax" or "sum" ("value" aggregates by max)."""
         return "max" if self.kind == "value" else self.kind
 
-    def head_scores(self, X_C: torch.Tensor) -> torch.Tensor:
-        """Raw per-head scores (R, n, h, ell, ell) of contexts X_C (R, n, ell, d_model)."""
-        q_t, k_t = _project(X_C, self.W_Q, self.W_K, self.h)
-        R, n, ell = X_C.shape[:3]
-        return torch.bmm(q_t.transpose(1, 2), k_t).view(R, n, self.h, ell, ell)
-
     @torch.no_grad()
     def scores_for_step(self, X_C: torch.Tensor) -> tuple[torch.Tensor, tuple]:
         """:meth:`forward` without autograd, and what :meth:`grads` needs (the engine's step writes its own)."""
