@@ -74,9 +74,6 @@ class GraphTable:
     out: torch.Tensor
     m: torch.Tensor
 
-    def to(self, device: torch.device | str) -> "GraphTable":
-        return GraphTable(self.out.to(device), self.m.to(device))
-
 
 def graph_table(graphs: list[Graph], device: torch.device | str = "cpu") -> GraphTable:
     """Stack the out-neighbour tables of several graphs (any m, any degree)."""

@@ -42,23 +42,18 @@ def one_hot(m: int) -> torch.Tensor:
     return torch.eye(m)
 
 
-def random_binary(m: int, d_model: int, seed: int, p: float = 0.5, normalize: bool = False) -> torch.Tensor:
-    """Random binary compressive embeddings: i.i.d. Bernoulli(p) entries in {0, 1}.
-
-    With ``normalize`` each row is scaled to unit norm (an all-zero row stays zero).
-    """
+def random_binary(m: int, d_model: int, seed: int, p: float = 0.5) -> torch.Tensor:
+    """Random binary compressive embeddings: i.i.d. Bernoulli(p) entries in {0, 1}."""
     _check_dims(m, d_model)
     if not 0.0 < p < 1.0:
         raise ValueError(f"p must be in (0, 1), got {p}")
     g = torch.Generator().manual_seed(derive_seed(seed, "embed"))
     x = (torch.rand(m, d_model, generator=g, dtype=torch.float64) < p).double()
-    if normalize:
-        x = x / x.norm(dim=1, keepdim=True).clamp_min(1e-12)
     return x.float()
 
 
-def from_array(x: np.ndarray | torch.Tensor, m: int | None = None) -> torch.Tensor:
-    """Validate a user-given embedding table: 2-D, finite, and ``m`` rows when given."""
+def from_array(x: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """Validate a user-given embedding table: 2-D and finite."""
     t = torch.as_tensor(np.asarray(x) if not isinstance(x, torch.Tensor) else x)
     if t.dim() != 2:
         raise ValueError(f"embedding must be a 2-D array (m, d_model), got shape {tuple(t.shape)}")
@@ -68,6 +63,4 @@ def from_array(x: np.ndarray | torch.Tensor, m: int | None = None) -> torch.Tens
         t = t.double()
     if not torch.isfinite(t).all():
         raise ValueError("embedding must be finite (found NaN or inf)")
-    if m is not None and t.shape[0] != m:
-        raise ValueError(f"embedding must have m={m} rows, got {t.shape[0]}")
     return t.float()

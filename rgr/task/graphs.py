@@ -38,7 +38,6 @@ class Graph:
     m: int
     edges: np.ndarray  # (m', 2) int64, rows (source, target), sorted
     out: np.ndarray  # (m, r_max) int64 out-neighbour table, -1 padded
-    kind: str = "general"
 
     @property
     def m_edges(self) -> int:
@@ -94,7 +93,7 @@ def _table(m: int, edges: np.ndarray) -> np.ndarray:
     return out
 
 
-def graph_from_edges(m: int, edges: np.ndarray | list, kind: str = "general") -> Graph:
+def graph_from_edges(m: int, edges: np.ndarray | list) -> Graph:
     """A graph from an edge list of (source, target) pairs; rejects loops and repeats."""
     _check_int("m", m, 2)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2) if len(edges) else np.zeros((0, 2), np.int64)
@@ -105,33 +104,24 @@ def graph_from_edges(m: int, edges: np.ndarray | list, kind: str = "general") ->
     e = e[np.lexsort((e[:, 1], e[:, 0]))]
     if len(e) > 1 and np.any(np.all(e[1:] == e[:-1], axis=1)):
         raise ValueError("edges must not contain repeated edges")
-    return Graph(m=m, edges=e, out=_table(m, e), kind=kind)
+    return Graph(m=m, edges=e, out=_table(m, e))
 
 
-def permutation_graph(m: int, seed: int, forbid_fixed_points: bool = True) -> Graph:
+def permutation_graph(m: int, seed: int) -> Graph:
     """Edges (i, pi(i)) of a uniformly random permutation pi on m items.
 
-    With ``forbid_fixed_points`` (the project's default, see protocol E1's open
-    choice) pi is a uniformly random derangement, drawn by rejection, so the
+    pi is a uniformly random derangement (the project's choice, see protocol E1's open
+    choice), drawn by rejection, so the
     graph has no self-loops and every item has exactly one target.
-    Without it, fixed points are dropped as edges (a self-loop is not a
-    relation the task scores), so ``m'`` may be below ``m``.
     """
     _check_int("m", m, 2)
     _check_int("seed", seed, 0)
     rng = np.random.default_rng(derive_seed(seed, "graph"))
     while True:
         pi = rng.permutation(m)
-        if not forbid_fixed_points or not np.any(pi == np.arange(m)):
+        if not np.any(pi == np.arange(m)):
             break
-    src = np.arange(m)
-    keep = pi != src
-    g = graph_from_edges(m, np.stack([src[keep], pi[keep]], axis=1), kind="permutation")
-    if forbid_fixed_points:
-        return g
-    # keep the pi table complete (fixed points point to themselves) for pi-based code
-    out = pi[:, None].astype(np.int64)
-    return Graph(m=m, edges=g.edges, out=out, kind="permutation")
+    return graph_from_edges(m, np.stack([np.arange(m), pi], axis=1))
 
 
 def regular_graph(m: int, r: int, seed: int) -> Graph:
@@ -157,7 +147,7 @@ def regular_graph(m: int, r: int, seed: int) -> Graph:
         layers.append(sigma)
     src = np.repeat(np.arange(m), r)
     dst = np.stack(layers, axis=1).reshape(-1)
-    g = graph_from_edges(m, np.stack([src, dst], axis=1), kind="regular")
+    g = graph_from_edges(m, np.stack([src, dst], axis=1))
     if not (np.all(g.out_degree == r) and np.all(g.in_degree == r)):
         raise AssertionError("regular_graph produced unequal degrees")  # pragma: no cover
     return g

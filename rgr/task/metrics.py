@@ -16,9 +16,6 @@ class Counts:
     fp: torch.Tensor
     fn: torch.Tensor
 
-    def __add__(self, other: "Counts") -> "Counts":
-        return Counts(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn)
-
     @property
     def precision(self) -> torch.Tensor:
         return self.tp / (self.tp + self.fp).clamp_min(1)

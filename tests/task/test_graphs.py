@@ -17,14 +17,6 @@ def test_permutation_graph_is_a_derangement(m, seed):
     assert (s.m_edges, s.delta, s.avg_out) == (m, 1, 1.0)
 
 
-@given(m=st.integers(2, 200), seed=st.integers(0, 10_000))
-def test_permutation_graph_with_fixed_points_keeps_pi(m, seed):
-    g = permutation_graph(m, seed, forbid_fixed_points=False)
-    assert np.array_equal(np.sort(g.pi), np.arange(m))
-    assert g.m_edges == int(np.sum(g.pi != np.arange(m)))
-    assert not np.any(g.edges[:, 0] == g.edges[:, 1])
-
-
 def test_permutation_graph_is_seeded():
     assert np.array_equal(permutation_graph(64, 3).pi, permutation_graph(64, 3).pi)
     assert not np.array_equal(permutation_graph(64, 3).pi, permutation_graph(64, 4).pi)
