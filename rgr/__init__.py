@@ -14,8 +14,9 @@ one below it (tests/system/test_style.py checks it):
   metrics (the F1 target);
 - :mod:`rgr.model` — key–query scoring (max over heads, softmax summed, linear sum,
   value channel) and the stacked QK model;
-- :mod:`rgr.theory` — template (the construction template) and constructions (the paper's algorithms),
-  colouring, bounds (and the scaling laws), checks, theorem81 (Theorem 8.1's constants made explicit);
+- :mod:`rgr.theory` — template (the construction template, its matching blocks by colouring) and constructions
+  (the paper's algorithms), bounds (and the scaling laws), checks, theorem81 (Theorem 8.1's constants made
+  explicit);
 - :mod:`rgr.experiments` — engine (the stacked engine, read top to bottom: config, stack, loop; plus adam and
   graphed), planner (``Experiment``: named grids and their table's schema; ``Cell``, ``Grid``; D_K ladder,
   refinement rounds, shards), registry (E1-E6 by name: what they are), trainer (how they train), futility (the
@@ -26,13 +27,14 @@ one below it (tests/system/test_style.py checks it):
   and peers/ (the peers' experiments: engine_sweeps, reimplemented, aot, pal);
 - :mod:`rgr.studies` — what the theory chapters compute while the book builds, sized by one frozen preset
   type per chapter (presets): construction_search (constructions by name, smallest widths),
-  construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theorem81
-  (Algorithm 2 against d_k), theory_checks,
-  softmax_cells (Algorithm 2 at trained cells: ``data/softmax_cells.csv``'s rows computed), per_context,
-  margins (Theorem 9.2 on trained models), sampler_check;
+  construction_trainer (``data/constructions.csv``'s rows computed), construction_sweeps, theory_checks
+  (Algorithm 2 against d_k among them),
+  softmax_cells (Algorithm 2 at trained cells: ``data/softmax_cells.csv``'s rows computed), lower_bounds
+  (Theorem 9.2 on trained models, the per-context width), sampler_check;
 - :mod:`rgr.gpt2` — table (the item table, the stand-in), sources (checkpoint, tokenizer, token counts),
   items (building, saving, loading GPT-2's table), block (the E7 task and model), experiment (what E7's table
-  is: grid, keys, a preset's cost), training (stacked runs), trainer (E7 for the runner);
+  is: grid, keys, a preset's cost), training (stacked runs, and E7's trainer for the runner), bench (a preset's
+  cost at the pace measured here);
 - :mod:`rgr.catalog` — every table of data/ by name (``catalog.load(name, preset)``), what it is, no trainer;
   :mod:`rgr.trainers` — each table's trainer, for the command line;
 - :mod:`rgr.results` — t-intervals, D_K*, h*, law fits (thresholds); per chapter X its findings as a frozen
