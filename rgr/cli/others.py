@@ -102,7 +102,7 @@ def gpt2(argv: Sequence[str]) -> int:
         return fail("rgr gpt2 build", str(e))
     try:
         table = build_items(m=a.m, local_dir=a.dir, hub=a.hub, n_tokens=a.n_tokens, text=a.text)
-    except (ValueError, FileNotFoundError) as e:  # a damaged or missing checkpoint or tokenizer: named in one line
+    except (ValueError, FileNotFoundError, ImportError) as e:  # a damaged or missing file, or the gpt2 extra: one line
         return fail("rgr gpt2 build", str(e))
     out = save_items(table, a.out, dtype=a.dtype)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): m={table.m}, d_model={table.d_model}, "

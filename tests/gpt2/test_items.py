@@ -85,6 +85,17 @@ def test_a_missing_package_names_the_extra(gpt2_dir, monkeypatch):
         load_tokenizer(gpt2_dir)
 
 
+def test_the_build_command_names_the_missing_extra_in_one_line(gpt2_dir, monkeypatch, capsys):
+    from rgr.cli import main as cli
+
+    monkeypatch.setitem(sys.modules, "safetensors", None)
+    code = cli(["gpt2", "build", "--m", "8", "--dir", str(gpt2_dir), "--text", str(gpt2_dir / "text.txt"),
+                "--n-tokens", "50", "--out", str(gpt2_dir / "out.npz")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "pip install -e .[gpt2]" in err, err
+    assert not (gpt2_dir / "out.npz").exists()
+
+
 def test_tokenizer_on_fixture(gpt2_dir):
     tok = load_tokenizer(gpt2_dir)
     assert tok.impl.startswith("tokenizers") and tok.eos_id == 262
