@@ -2,47 +2,26 @@
 
 This module is the ONLY place in the project where the paper's numbers are
 typed. They are copied from the project's notes on the paper (arXiv:2509.22840 as
-published), section by section:
-
-- *Max-over-heads, permutation graphs (Sec. 6.1; App. A.2)*: the scaling-law
-  fits over all 12 base cells and without the three d_model = 16, m > 64
-  cells, the head-count line of Fig. 10, the per-head widths (range, median
-  and Table 1), the single-head cells of Fig. 1 / Fig. 9, Figs. 1 and 2.
-- *Fixed compression (Fig. 4)*: the lambda = 8 diagonal and its head counts.
-- *Denser graphs (App. A.3; m = 128, d_model = 32)*: the one-parameter fit
-  D_K* = 0.46 x, the plateaus of Fig. 11, h* against r, the r = 16 bracket and
-  the appendix's remark on the bound's form.
-- *Softmax (Sec. 7.1, Fig. 5)*, *Value channel (Sec. 7.2, Fig. 6)* and
-  *GPT-2 block (Sec. 7.3, Fig. 7)*: qualitative readings of the figures.
-
-These are facts to compare against, never targets: no preset, grid or cutoff
-of the project is derived from them. :mod:`rgr.results.replication.verdicts` compares
-the book's measurements with them, and :func:`page_markdown` writes them as the book's appendix page
-*What the paper reports* (book/reported.md: ``python -m rgr.results.reported`` rewrites it; a test
-checks that the committed page is current), so what the book cites is in the book.
+published), section by section (:data:`SECTION_TITLES`); facts to compare against, never targets (why: the page).
+:mod:`rgr.results.replication.verdicts` compares the book's measurements with them, and :func:`page_markdown`
+writes them as the book's appendix page *What the paper reports* (book/reported.md: ``python -m
+rgr.results.reported`` rewrites it; a test checks that the committed page is current), so what the book cites is in
+the book.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-SECTIONS = (
-    "Sec. 6.1 / App. A.2",
-    "Fig. 4",
-    "App. A.3",
-    "Sec. 7.1",
-    "Sec. 7.2",
-    "Sec. 7.3",
-)
-
-SECTION_TITLES = dict(zip(SECTIONS, (
-    "Max-over-heads, permutation graphs (Sec. 6.1; App. A.2)",
-    "Fixed compression (Fig. 4)",
-    "Denser graphs (App. A.3; m = 128, d_model = 32)",
-    "Softmax (Sec. 7.1, Fig. 5)",
-    "Value channel (Sec. 7.2, Fig. 6; m = 64)",
-    "GPT-2 block (Sec. 7.3, Fig. 7; m = 6144, ell = 16, d_model = 768)",
-)))
+SECTION_TITLES = {
+    "Sec. 6.1 / App. A.2": "Max-over-heads, permutation graphs (Sec. 6.1; App. A.2)",
+    "Fig. 4": "Fixed compression (Fig. 4)",
+    "App. A.3": "Denser graphs (App. A.3; m = 128, d_model = 32)",
+    "Sec. 7.1": "Softmax (Sec. 7.1, Fig. 5)",
+    "Sec. 7.2": "Value channel (Sec. 7.2, Fig. 6; m = 64)",
+    "Sec. 7.3": "GPT-2 block (Sec. 7.3, Fig. 7; m = 6144, ell = 16, d_model = 768)",
+}
+SECTIONS = tuple(SECTION_TITLES)
 
 
 @dataclass(frozen=True)
@@ -61,11 +40,7 @@ class _Reported:
     paper: str
     value: object
     chapter: str
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.name:
-            raise ValueError(f"claim {self.key!r} needs a name")
+    name: str
 
 
 _S61, _F4, _A3, _S71, _S72, _S73 = SECTIONS
