@@ -75,14 +75,17 @@ def nan_if_none(v: Any) -> float:
         return math.nan
 
 
+def int_or_none(v: Any) -> int | None:
+    """``int(v)``, None for None, NaN or pandas' NA."""
+    return None if pd.isna(v) else int(v)
+
+
 def _scalar(v: Any) -> Any:
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
     if isinstance(v, (int, np.integer)):
         return int(v)
-    if isinstance(v, (float, np.floating)):
-        return glued(v)
-    if isinstance(v, str):
+    if isinstance(v, (float, np.floating, str)):
         return glued(v)
     return None
 

@@ -1,6 +1,6 @@
 """Statistics of the sweeps (protocol E2, E3; chapters *permutation sweeps* and *denser graphs*).
 
-- :func:`t_interval` — mean and 95% t-interval across seeds;
+- :func:`t_interval` — mean and 95% t-interval across seeds (:func:`paired_t`: of a per-seed difference);
 - :func:`summarize` — one row per (cell, h, D_K) with mean, interval and n;
 - :func:`dk_star` — D_K* of one (m, d_model) cell as central, optimistic and
   conservative values, and h*, the head count attaining the central value;
@@ -8,7 +8,8 @@
   (paired t-test over seeds, E3);
 - :func:`paired_difference` (of :func:`by_seed`'s values) — "X beats Y" judged on paired seeds: the 95%
   t-interval of the mean per-seed difference (the rule: chapter *Does it replicate?*, "Comparisons are paired");
-- :func:`fit_line` — least squares through the origin or with intercept, with R^2;
+- :func:`fit_line` — least squares through the origin or with intercept, with R^2 (:func:`loglog_slope`: the
+  exponent of a power law);
 - :func:`within` and :func:`tie_margin` — a number against an interval's ends or a level, up to float round-off
   (:data:`_TIE_REL`): every reading that sets a law's value against the book's interval uses them;
 
@@ -47,18 +48,25 @@ def within(x: float, lo: float, hi: float) -> bool:
 
 
 
-def t_interval(values: np.ndarray | list[float], level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): mean +- t_{(1+level)/2, n-1} s / sqrt(n). NaN bounds when n < 2."""
+def t_interval(values: np.ndarray | list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): mean +- t_{0.975, n-1} s / sqrt(n). NaN bounds when n < 2."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         raise ValueError("values must be non-empty")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level}")
     mean = float(x.mean())
     if x.size < 2:
         return mean, math.nan, math.nan
-    half = float(sps.t.ppf((1 + level) / 2, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
+    half = float(sps.t.ppf(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size))
     return mean, mean - half, mean + half
+
+
+def paired_t(x: pd.Series, y: pd.Series, what: str) -> tuple[list, float, float, float]:
+    """``x`` and ``y``: a metric indexed by seed. The seeds both have (sorted) and :func:`t_interval` of ``x - y``
+    over them (one seed: NaN ends, unlike :func:`paired_difference`); a ValueError naming ``what`` without any."""
+    seeds = sorted(set(x.index) & set(y.index))
+    if not seeds:
+        raise ValueError(f"runs: no seed has both {what}")
+    return (seeds, *t_interval((x.loc[seeds] - y.loc[seeds]).to_numpy()))
 
 
 def seeds_per_cell(runs: pd.DataFrame) -> pd.Series:
@@ -187,6 +195,13 @@ def fit_line(x: np.ndarray | list[float], y: np.ndarray | list[float], intercept
     ss_tot = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float(res @ res) / ss_tot if ss_tot > 0 else math.nan
     return Fit(float(slope), float(icpt), r2, int(x.size), not intercept)
+
+
+def loglog_slope(x: np.ndarray | pd.Series | pd.Index, y: np.ndarray | pd.Series) -> float:
+    """Least-squares slope of log y on log x: the exponent k of y ∝ x^k (NaN with fewer than two points)."""
+    if len(x) < 2:
+        return math.nan
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
 def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.96) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ from typing import Mapping
 import pandas as pd
 
 from ...protocol import F1_TARGET
+from ..findings import int_or_none
 from ..thresholds import curves, thresholds
 from .design import DesignRule, DomainError, recommend
 
@@ -50,12 +51,10 @@ PREREGISTERED = _Preregistration(
 def _row(name: str, c, prediction: str, in_domain: bool, pred: tuple[float, float, float, int, int, int]) -> dict:
     """One validation row: the measured thresholds of cell ``c`` beside a prediction (D_K, lo, hi, h, h_lo, h_hi)."""
     D_K, lo, hi, h, h_lo, h_hi = pred
-    star = None if pd.isna(c.D_K_star) else int(c.D_K_star)
-    hs = None if pd.isna(c.h_star) else int(c.h_star)
+    star, hs = int_or_none(c.D_K_star), int_or_none(c.h_star)
     return dict(experiment=name, prediction=prediction, m=int(c.m), d_model=int(c.d_model), lam=c.m / c.d_model,
                 in_domain=in_domain, D_K_pred=D_K, D_K_lo=lo, D_K_hi=hi, D_K_star=star,
-                D_K_opt=None if pd.isna(c.D_K_opt) else int(c.D_K_opt),
-                D_K_cons=None if pd.isna(c.D_K_cons) else int(c.D_K_cons),
+                D_K_opt=int_or_none(c.D_K_opt), D_K_cons=int_or_none(c.D_K_cons),
                 ratio=math.nan if star is None else star / D_K, inside=star is not None and lo <= star <= hi,
                 h=h, h_lo=h_lo, h_hi=h_hi, h_star=hs, h_inside=hs is not None and h_lo <= hs <= h_hi)
 
@@ -74,15 +73,14 @@ def held_out_cells(runs: Mapping[str, pd.DataFrame], fitted: pd.DataFrame) -> di
     return out
 
 
-def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],
-               prereg: _Preregistration | None = PREREGISTERED) -> pd.DataFrame:
+def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Predicted against measured D_K* and h* on cells the rule was not fitted on.
 
     ``held_out``: experiment name -> threshold rows (:func:`rgr.results.thresholds.thresholds`). Cells outside
     the domain are predicted with ``extrapolate=True`` and marked ``in_domain = False``. ``inside``: the
     measured central D_K* lies in the 95% prediction interval; ``h_inside``: the measured h* lies in
     [h_lo, h_hi]. ``prediction`` says whose: "<preset> fit" (``rule``), or, for the preregistered cell,
-    "preregistered" (the committed numbers of ``prereg``, whatever ``rule`` is now) and, when ``rule`` was
+    "preregistered" (the committed numbers of :data:`PREREGISTERED`, whatever ``rule`` is now) and, when ``rule`` was
     fitted on another preset than the preregistration, also "<preset> fit, after the fact".
     """
     cols = ["experiment", "prediction", "m", "d_model", "lam", "in_domain", "D_K_pred", "D_K_lo", "D_K_hi",
@@ -92,9 +90,8 @@ def validation(rule: DesignRule | None, held_out: dict[str, pd.DataFrame],
         for c in cells.itertuples(index=False):
             d = recommend(rule, int(c.m), int(c.d_model), target_f1=F1_TARGET, extrapolate=True)
             ours = (d.D_K, d.D_K_lo, d.D_K_hi, d.h, d.h_lo, d.h_hi)
-            p = prereg if prereg is not None and (name, c.m, c.d_model) == (prereg.experiment, prereg.m,
-                                                                             prereg.d_model) else None
-            if p is None:
+            p = PREREGISTERED
+            if (name, c.m, c.d_model) != (p.experiment, p.m, p.d_model):
                 rows.append(_row(name, c, f"{rule.preset} fit", d.in_domain, ours))
                 continue
             # chosen inside the domain of the rule it was predicted with

@@ -47,6 +47,7 @@ from scipy import stats as sps
 
 from ...protocol import F1_TARGET, reaches_target
 from ...theory.bounds import scaling_x
+from ..stats import fit_line
 from ..thresholds import curves, meets_precondition
 
 _F1_RANGE: tuple[float, float] = (0.5, F1_TARGET)  # targets the fitted curves support
@@ -208,16 +209,15 @@ def fit_rule(cells: pd.DataFrame, runs: pd.DataFrame, preset: str, heads: tuple[
         s = summary[(summary.m == m) & (summary.d_model == d)].groupby("D_K")["mean"].max().sort_index()
         env.append((tuple(int(v) for v in s.index), tuple(float(v) for v in np.maximum.accumulate(s.to_numpy()))))
     lam, hs = ok["lam"].to_numpy(float), ok["h_star"].to_numpy(float)
-    a, b = np.polyfit(lam, hs, 1)
+    line = fit_line(lam, hs)
+    a, b = line.slope, line.intercept
     res = hs - (a * lam + b)
-    ss = float(((hs - hs.mean()) ** 2).sum())
-    r2 = 1 - float(res @ res) / ss if ss > 0 else math.nan
     ratio = ok["d_model"].to_numpy(float) / np.log(ok["m"].to_numpy(float))
     return DesignRule(
         preset=preset,
         cells=tuple((int(m), int(d), float(x), float(lam), int(k), int(h)) for m, d, x, lam, k, h in
                     zip(ok.m, ok.d_model, ok.x_law, ok.lam, ok.D_K_star, ok.h_star)),
-        envelopes=tuple(env), a=float(a), b=float(b), h_sd=float(np.sqrt(res @ res / (len(ok) - 2))), h_r2=r2,
+        envelopes=tuple(env), a=float(a), b=float(b), h_sd=float(np.sqrt(res @ res / (len(ok) - 2))), h_r2=line.r2,
         lam_mean=float(lam.mean()), lam_sxx=float(((lam - lam.mean()) ** 2).sum()), heads=tuple(sorted(heads)),
         domain=_Domain((float(ok.d_model.min()), float(ok.d_model.max())), (float(lam.min()), float(lam.max())),
                       float(ratio.min())),

@@ -106,15 +106,13 @@ def _breakable(name: str) -> str:
     return name.replace("_", "_\u200b")
 
 
-def claims_table(claims: tuple[_PeerClaim, ...] = CLAIMS) -> pd.DataFrame:
+def claims_table() -> pd.DataFrame:
     """One row per claim: peer, version, where, the words (or the paraphrase, marked; inline TeX as rendered:
     :func:`_as_text`) and the file they are in (its name and commit; the repositories are in data/peers/README.md)."""
-    if not claims:
-        raise ValueError("claims must hold at least one PeerClaim")
     rows = [dict(peer=c.peer, version=c.version, where=c.where,
                  words=f"“{_as_text(c.quote)}”" if c.quote is not None else f"(paraphrase) {c.paraphrase}",
                  file=_breakable(f"{c.path.rsplit('/', 1)[-1]} @ {c.commit[:7]}" if c.repo else c.path))
-            for c in claims]
+            for c in CLAIMS]
     return pd.DataFrame(rows)
 
 

@@ -4,21 +4,15 @@ rows, pal's associative memory (table ``pal``) and one head's d_k past the conte
 **One head of the head sweep** (:func:`one_head`): one unconstrained d x d score matrix on frozen random embeddings,
 the trainable part of pal's memory.
 
-**pal** (:mod:`rgr.experiments.peers.reimplemented`). Per line (d, seed, step budget) the capacity is the bracket its
-bisection closed: ``N_pass``, the largest N stored (accuracy over the N inputs at least
-:data:`rgr.experiments.peers.reimplemented.PASS`) below ``N_fail``, the smallest N not stored. On the law's axis
-x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true crossing lies between x(N_fail) and it).
-Under the law's form x at capacity is the same at every d; a power law x* ∝ d^k through the lines measures how far
-it moves (k = 0 under the law).
+**pal** (its bisection per line, ``N_pass`` below ``N_fail``: :mod:`rgr.experiments.peers.reimplemented`). On the
+law's axis x = d^2 / (N ln N) the capacity sits at ``x_pass`` = x(N_pass) (the true crossing lies between x(N_fail)
+and it). Under the law's form x at capacity is the same at every d; a power law x* ∝ d^k through the lines measures
+how far it moves (k = 0 under the law).
 
-**Does one head's capacity stop growing in d_k at the context length ell?** (design:
-:mod:`rgr.experiments.peers.engine_sweeps`.) Two readings, each a paired difference over seeds with its 95% t-interval:
-
-- along d_k at a fixed ell (:func:`past_ell`): F1 at the largest d_k tested minus F1 at d_k = ell. A capacity
-  saturating at ell (Mahdavi et al.'s min(n, d_h)) predicts no gain; the law's form predicts a gain wherever
-  F1 at d_k = ell is below its ceiling;
-- along ell at a fixed d_k (:func:`ell_effect`): F1 at the largest ell minus F1 at the smallest. A saturation at
-  ell predicts a gain when the smallest ell is below d_k; the law's form has no ell in it.
+**Does one head's capacity stop growing in d_k at the context length ell?** (the design and what each form
+predicts: :mod:`rgr.experiments.peers.engine_sweeps`.) Two readings, each a paired difference over seeds with its
+95% t-interval: along d_k at a fixed ell (:func:`past_ell`), F1 at the largest d_k tested minus F1 at d_k = ell;
+along ell at a fixed d_k (:func:`ell_effect`), F1 at the largest ell minus F1 at the smallest.
 """
 
 from __future__ import annotations
@@ -31,7 +25,7 @@ import pandas as pd
 
 from ...experiments.peers.reimplemented import PASS
 from ...protocol import law_x
-from ..stats import summarize, t_interval
+from ..stats import loglog_slope, paired_t, summarize
 from .sweep import LEVELS, curve
 
 
@@ -115,10 +109,6 @@ def lr_table(caps: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["d", "optimizer", "lr"], ascending=[True, True, False]).reset_index(drop=True)
 
 
-def _slope(d: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(np.log(d), np.log(y), 1)[0])
-
-
 @dataclass(frozen=True)
 class PalReading:
     """What the chapter says of the ``pal`` table (fields glued by name)."""
@@ -158,7 +148,7 @@ def _law_exponent(ds: np.ndarray, x: float) -> float:
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if mid * math.log(mid) < d * d / x else (lo, mid)
         Ns.append(lo)
-    return _slope(ds, np.array(Ns))
+    return loglog_slope(ds, np.array(Ns))
 
 
 def pal_reading(runs: pd.DataFrame) -> PalReading:
@@ -171,7 +161,7 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
         raise ValueError(f"runs: the pal reading needs at least two widths d, got {sorted(main.d.unique())}")
     per_d = capacity_table(main).sort_values("d")
     ds = per_d.d.to_numpy(float)
-    k = _slope(main.d.to_numpy(float), main.x_pass.to_numpy(float))
+    k = loglog_slope(main.d.to_numpy(float), main.x_pass.to_numpy(float))
     spread = float(per_d.x_mean.max() / per_d.x_mean.min())
     drifts = "stays within a factor 1.25" if spread < 1.25 else ("rises" if k > 0 else "falls")
     growth = {"rises": "slower than", "falls": "faster than"}.get(drifts, "as fast as")
@@ -196,7 +186,7 @@ def pal_reading(runs: pd.DataFrame) -> PalReading:
         seeds=", ".join(map(str, seeds)), n_seeds=len(seeds), steps=int(budgets[0]), d_min=int(first.d),
         d_max=int(last.d), n_d=len(per_d), N_at_d_min=float(first.N_mean), N_at_d_max=float(last.N_mean),
         x_at_d_min=float(first.x_mean), x_at_d_max=float(last.x_mean), x_spread=spread, x_exponent=k,
-        N_exponent=_slope(main.d.to_numpy(float), main.N_pass.to_numpy(float)),
+        N_exponent=loglog_slope(main.d.to_numpy(float), main.N_pass.to_numpy(float)),
         law_N_exponent=_law_exponent(ds, float(first.x_mean)), x_drifts=drifts, growth=growth, budget_steps=big,
         budget_lines=n_check, budget_change=change, budget_x_ratio_main=ratios[0], budget_x_ratio_big=ratios[1],
         budget_reading=reading, runs=len(runs),
@@ -273,10 +263,7 @@ class _Gain:
 def _gain(g: pd.DataFrame, var: str, fixed: int, frm: int, to: int) -> _Gain:
     a = g[g[var] == frm].set_index("seed").test_f1
     b = g[g[var] == to].set_index("seed").test_f1
-    seeds = sorted(set(a.index) & set(b.index))
-    if not seeds:
-        raise ValueError(f"runs: no seed has both {var} = {frm} and {var} = {to}")
-    mean, lo, hi = t_interval((b.loc[seeds] - a.loc[seeds]).to_numpy())
+    seeds, mean, lo, hi = paired_t(b, a, f"{var} = {frm} and {var} = {to}")
     r = g.iloc[0]
     return _Gain(int(r.m), int(r.d_model), int(r.h), var, int(fixed), int(frm), int(to), float(a.loc[seeds].mean()),
                 float(b.loc[seeds].mean()), mean, lo, hi, len(seeds))

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ...experiments.peers.engine_sweeps import PEERS_FIXED_M, PEERS_FIXED_RATIO
 from ...protocol import F1_TARGET, law_x
-from ..stats import summarize, t_interval
+from ..stats import loglog_slope, paired_t, summarize
 
 _SERIES: dict[str, tuple[tuple[int, int], ...]] = {
     "fixed compression m / d_model = 8": tuple((c.m, c.d_model) for c in PEERS_FIXED_RATIO),
@@ -123,7 +123,7 @@ def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, in
     kept = [(c, x) for c, x in pick if x is not None]
     xs = tuple(x for _, x in kept)
     d = np.array([c[1] for c, _ in kept], float)
-    exponent = float(np.polyfit(np.log(d), np.log(xs), 1)[0]) if len(kept) >= 2 else None
+    exponent = loglog_slope(d, xs) if len(kept) >= 2 else None
     return _SeriesDrift(name=name, cells=tuple(c for c, _ in kept), level=level, x_star=xs, exponent=exponent,
                        spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept))
 
@@ -286,11 +286,7 @@ def _difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> _Difference
             mask &= runs[k] == v
         return runs[mask].set_index("seed")["accuracy"]
     xa, xb = pick(a), pick(b)
-    seeds = sorted(set(xa.index) & set(xb.index))
-    if not seeds:
-        raise ValueError(f"runs: no seed has both {a} and {b}")
-    diff = (xa.loc[seeds] - xb.loc[seeds]).to_numpy()
-    mean, lo, hi = t_interval(diff)
+    seeds, mean, lo, hi = paired_t(xa, xb, f"{a} and {b}")
     return _Difference(label, tuple(int(s) for s in seeds), mean, lo, hi, float(xa.loc[seeds].mean()),
                       float(xb.loc[seeds].mean()))
 
