@@ -11,13 +11,10 @@ and :func:`checks_finding` the other checks (both of :mod:`rgr.studies.theory_ch
 **The book's own findings about the paper's theory** (:class:`_PaperTheoryFinding`; the intro and *Does it
 replicate?* paste them). Two findings, each computed, each with the conditions it was measured under:
 
-1. **A gap in Theorem 8.1's proof.** Inside every bound the proof makes explicit (:mod:`rgr.theory.theorem81`:
-   ``d_k >= 64 (ln m)^2``, ``ell > 8 max(h, ln m)``, ``h = m / d_model``), Algorithm 2's false positives on rows
-   whose target is present *grow* with the head width, which the theorem excludes; removing the leakage mean
-   (:mod:`rgr.studies.theory_checks`) leaves a count that does not grow. The book's repair is a *sufficient
-   condition*, sketched and not proved, checked numerically only on its leakage half (``kappa <= 1``) at widths
-   below the proof's floor; at the proof's own constants its window opens only at ``m`` =
-   :func:`rgr.theory.theorem81.repair_smallest_m`.
+1. **A gap in Theorem 8.1's proof.** Inside every bound the proof makes explicit, Algorithm 2's false positives on
+   rows whose target is present *grow* with the head width, which the theorem excludes; removing the leakage mean
+   (:mod:`rgr.studies.theory_checks`) leaves a count that does not grow. The bounds and the book's repair (checked
+   numerically only on its leakage half, ``kappa <= 1``): :mod:`rgr.theory.theorem81`.
 2. **Where Algorithm 1 starts to separate.** The ``d_k -> infinity`` limit of Algorithm 1 separates every pair on
    at least half the seeds only from ``d_model / ln m`` of about 32-37 (the measured onset; Theorem 4.1's ``c_0``,
    which asks for separation with high probability, is at least that).
@@ -45,6 +42,7 @@ from ..theory.theorem81 import (
     repaired_dk_window,
     theorem81_bounds,
 )
+from .stats import loglog_slope
 
 
 @dataclass(frozen=True)
@@ -74,12 +72,6 @@ class _SweepsFinding:
     absent_inside_ells: str  # the context lengths of those rows, as text ("-1": no rows given)
     absent_inside_d_k: int
     absent_ell_min: int  # Theorem 8.1's shortest context at the background's m (one-hot: d_model = m)
-
-
-def _slope(x: pd.Index | np.ndarray, y: pd.Series | np.ndarray) -> float:
-    if len(x) < 2:
-        return math.nan
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
 
 
 def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFrame, leak: pd.DataFrame,
@@ -121,8 +113,8 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
         grid_ratio_hi=float((pres.d_model / np.log(pres.m)).max()) if len(pres) else math.nan,
         limit_m=m_p, limit_first_ratio=float(ok.index.min() / math.log(m_p)) if len(ok) else math.nan,
         limit_last_negative=float(below.index.max() / math.log(m_p)) if len(below) else math.nan,
-        n3_slope=_slope(g.index, g.n3_fluct_rms), n3_ratio_lo=float(ratio.min()) if len(g) else math.nan,
-        n3_ratio_hi=float(ratio.max()) if len(g) else math.nan, n3_mean_slope=_slope(g.index, g.n3_mean_max),
+        n3_slope=loglog_slope(g.index, g.n3_fluct_rms), n3_ratio_lo=float(ratio.min()) if len(g) else math.nan,
+        n3_ratio_hi=float(ratio.max()) if len(g) else math.nan, n3_mean_slope=loglog_slope(g.index, g.n3_mean_max),
         first_D_K_by_h={int(k): int(v) for k, v in first.items()},
         background_dev=float((bg.max_non_edge - bg.predicted).abs().max()),
         absent_fp_inside=int(inside.absent_false_positives.sum()) if len(inside) else -1,
@@ -172,51 +164,32 @@ class _ColoringSummary:
     colours: int
     blocks: int
     bound: int  # ceil(m'/block_size) + Delta
-    blocks_fit: bool  # every block holds at most block_size edges
 
 
 def coloring_summary(graph: Graph, col: pd.DataFrame, block_size: int) -> _ColoringSummary:
     """Summarise :func:`rgr.studies.construction_sweeps.coloring_table` rows of ``graph``."""
     st = graph.stats()
     return _ColoringSummary(m=st.m, m_edges=st.m_edges, delta=st.delta, colours=len(col), blocks=int(col.blocks.sum()),
-                           bound=math.ceil(st.m_edges / block_size) + st.delta,
-                           blocks_fit=bool((col.largest_block <= block_size).all()))
+                           bound=math.ceil(st.m_edges / block_size) + st.delta)
 
 
 @dataclass(frozen=True)
 class _SoftmaxWidthFinding:
     """The reading of Algorithm 2's width sweep (one cell, one ell, one seed: the theory cell).
 
-    ``present_first``/``present_last``: target-present non-edge failures at the smallest and largest
-    d_k; ``*_no_leak_max``: the most failures once the leakage mean is removed (over all widths);
-    ``non_owner_percent``: percent of present failures whose largest mass comes from a non-owner head;
+    ``non_owner_percent``: percent of target-present failures whose largest mass comes from a non-owner head;
     ``sd_slope``: log-log slope of the measured leakage-logit sd in d_k (predicted 1/2);
-    ``sd_rel_err_percent``: largest |measured / predicted - 1| over all rows, in percent; ``repaired_excess_max``: the
-    largest excess (failures minus no-leak failures, present rows) over rows with kappa <= ``kappa_max``,
-    against ``unrepaired_excess_max`` over the other rows.
+    ``sd_rel_err_percent``: largest |measured / predicted - 1| over all rows, in percent.
     """
 
-    d_k_first: int
-    d_k_last: int
-    present_first: int
-    present_last: int
-    absent_first: int
-    absent_last: int
-    present_no_leak_max: int
-    absent_no_leak_max: int
     non_owner_percent: float
     sd_slope: float
     sd_rel_err_percent: float
-    kappa_max: float
-    repaired_excess_max: int
-    unrepaired_excess_max: int
-    n_repaired: int
     window_lo: float  # the repaired theorem's d_k window at the cell (C = 2, c = 1/2)
     window_hi: float
 
 
-def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
-                          kappa_max: float = 1.0) -> _SoftmaxWidthFinding:
+def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int) -> _SoftmaxWidthFinding:
     """Read :func:`rgr.studies.theory_checks.theorem81_tables` rows (see :class:`_SoftmaxWidthFinding`)."""
     t = df[(df.m == cell[0]) & (df.d_model == cell[1]) & (df.ell == ell)].sort_values("d_k")
     if t.empty:
@@ -224,20 +197,10 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int,
     t = t.groupby("d_k", as_index=False).sum(numeric_only=True)
     g = df.groupby(["m", "d_model", "d_k"], as_index=False).leak_sd.mean()
     cg = g[(g.m == cell[0]) & (g.d_model == cell[1])]
-    slope = float(np.polyfit(np.log(cg.d_k), np.log(cg.leak_sd), 1)[0]) if len(cg) > 1 else math.nan
-    excess = df.present - df.present_no_leak
-    rep = df.kappa <= kappa_max
     return _SoftmaxWidthFinding(
-        d_k_first=int(t.d_k.iloc[0]), d_k_last=int(t.d_k.iloc[-1]),
-        present_first=int(t.present.iloc[0]), present_last=int(t.present.iloc[-1]),
-        absent_first=int(t.absent.iloc[0]), absent_last=int(t.absent.iloc[-1]),
-        present_no_leak_max=int(t.present_no_leak.max()), absent_no_leak_max=int(t.absent_no_leak.max()),
         non_owner_percent=100 * float(t.present_non_owner.sum() / max(t.present.sum(), 1)),
-        sd_slope=slope, sd_rel_err_percent=100 * float((df.leak_sd / df.leak_sd_predicted - 1).abs().max()),
-        kappa_max=kappa_max,
-        repaired_excess_max=int(excess[rep].max()) if rep.any() else -1,
-        unrepaired_excess_max=int(excess[~rep].max()) if (~rep).any() else -1,
-        n_repaired=int(rep.sum()),
+        sd_slope=loglog_slope(cg.d_k, cg.leak_sd),
+        sd_rel_err_percent=100 * float((df.leak_sd / df.leak_sd_predicted - 1).abs().max()),
         window_lo=repaired_dk_window(*cell)[0], window_hi=repaired_dk_window(*cell)[1],
     )
 
@@ -278,26 +241,22 @@ def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) ->
 # the book's findings about the paper's theory
 
 
-_REPAIR_STATUS = "a sufficient condition, sketched in the book and not proved"
-
-
 @dataclass(frozen=True)
 class _PaperTheoryFinding:
     """The book's findings about the paper's theory (see the module docstring).
 
-    Theorem 8.1 (``gap_*``): the cell, its heads, the two context lengths and the widths used (all inside the
+    Theorem 8.1 (``gap_*``): the cell, the two context lengths and the widths used (all inside the
     proof's explicit bounds, ``gap_inside``), the target-present non-edge false positives at the smallest and
     largest width (and per 1,000 such non-edges) at each length, the most left once the leakage mean is removed,
-    and whether the count rises at every doubling of the width at both lengths (``gap_trend``: the same in
-    words). The repair (``repair_*``): its condition and status, how many rows
-    checked it numerically and on which cell, the most failures the leakage added there, and the smallest
-    ``m = 2^k`` at which its window is non-empty at the proof's constants (C = 64, c = 1/2, h = 2).
+    and, in words, whether the count rises at every doubling of the width at both lengths (``gap_trend``). The
+    repair (``repair_*``): its condition, how many rows checked it numerically and on which cell, the most failures
+    the leakage added there, and the smallest ``m = 2^k`` at which its window is non-empty at the proof's constants
+    (C = 64, c = 1/2, h = 2).
     Algorithm 1 (``onset_*``): the range over the tested m of the smallest ``d_model / ln m`` at which at least
     half the seeds separate, the same for every seed, the m tried (as text) and the seeds per point.
     """
 
     gap_cell: tuple[int, int]
-    gap_h: int
     gap_ell: int  # the longer context (m / 4): far inside the bound; the quoted counts are at this length
     gap_ell_short: int  # the shortest context the bound allows
     gap_ell_min: int  # the theorem's explicit bound: ell > 8 max(h, ln m)
@@ -311,17 +270,14 @@ class _PaperTheoryFinding:
     gap_short_present_lo: int  # the same counts at the shortest context
     gap_short_present_hi: int
     gap_no_leak_max: int
-    gap_grows: bool
     gap_trend: str  # "rise" | "do not rise steadily"
     gap_inside: bool
     gap_contexts: int  # sampled contexts per width
     repair_condition: str
-    repair_status: str
     repair_cell: tuple[int, int]
     repair_rows: int
     repair_d_k_max: int
     repair_excess_max: int  # present failures the leakage adds, rows with kappa <= 1
-    repair_below_proof_floor: bool  # every checked width is below the proof's 64 (ln m)^2
     repair_rows_inside: int  # checked rows that also meet Theorem 8.1's explicit bounds on d_k and ell
     repair_smallest_m: int
     onset_lo: float
@@ -371,22 +327,21 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
         return float(f(c.ratio_cross)) if c.ratio_cross.notna().any() else math.nan
 
     return _PaperTheoryFinding(
-        gap_cell=(m, d_model), gap_h=int(gap.h.iloc[0]), gap_ell=max(by_ell), gap_ell_short=min(by_ell),
+        gap_cell=(m, d_model), gap_ell=max(by_ell), gap_ell_short=min(by_ell),
         gap_ell_min=b.ell_min, gap_d_k_min=b.d_k_min,
         gap_d_k_lo=int(long.d_k.iloc[0]), gap_d_k_hi=int(long.d_k.iloc[-1]),
         gap_present_lo=int(long.present.iloc[0]), gap_present_hi=int(long.present.iloc[-1]),
         gap_rate_lo=float(rate.iloc[0]), gap_rate_hi=float(rate.iloc[-1]),
         gap_short_present_lo=int(short.present.iloc[0]), gap_short_present_hi=int(short.present.iloc[-1]),
         gap_no_leak_max=int(gap.present_no_leak.max()),
-        gap_grows=grows, gap_trend="rise" if grows else "do not rise steadily",
+        gap_trend="rise" if grows else "do not rise steadily",
         gap_inside=all(inside_theorem81(m, d_model, int(k), int(e)) for k, e in zip(gap.d_k, gap.ell)),
         gap_contexts=int(long.n.iloc[0]),
         repair_condition=f"d_k ln m / d_model <= c, so d_model >= (C/c)(ln m)^3 (C = {PROOF_C:g}, c = {REPAIR_C:g} "
                          "at the proof's constants)",
-        repair_status=_REPAIR_STATUS, repair_cell=(rm, rd), repair_rows=len(rep),
+        repair_cell=(rm, rd), repair_rows=len(rep),
         repair_d_k_max=int(rep.d_k.max()) if len(rep) else -1,
         repair_excess_max=max(0, int((rep.present - rep.present_no_leak).max())) if len(rep) else -1,
-        repair_below_proof_floor=bool((rep.d_k < theorem81_bounds(rm, rd).d_k_min).all()) if len(rep) else False,
         repair_rows_inside=sum(inside_theorem81(rm, rd, int(k), int(e)) for k, e in zip(rep.d_k, rep.ell)),
         repair_smallest_m=repair_smallest_m(),
         onset_lo=span(cross, pd.Series.min), onset_hi=span(cross, pd.Series.max),

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..catalog import load_if_present
 from ..experiments.futility import retrained_points, with_retrained
 from ..protocol import F1_TARGET, reaches_target
 from ..theory.bounds import regular_x, regular_x_bound
@@ -55,8 +53,7 @@ class FormFit:
 
 @dataclass(frozen=True)
 class _DenserFindings:
-    n_r: int  # out-degrees in the table
-    n_reached: int  # ... with a D_K*
+    n_reached: int  # out-degrees with a D_K*
     r_top: int  # the largest r with a D_K*
     log2m_16: FormFit  # the paper's range
     bound_16: FormFit
@@ -135,7 +132,7 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> _Dense
     else:
         heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan)
     notes = "none" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
-    return _DenserFindings(cells["r"].nunique(), len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
+    return _DenserFindings(len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
                           fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
                           _flatter(fits["log2m", "16"], fits["bound", "16"]),
                           _flatter(fits["log2m", "all"], fits["bound", "all"]),
@@ -258,46 +255,22 @@ def regular_heads(ok: Draws | None, b: str, top_h: int) -> ClaimRow:
     )
 
 
-def unstopped_runs(preset: str, root: Path | None = None) -> pd.DataFrame:
-    """The extension's rows at ``preset``; none when data/ has no table or no rows of it
-    (:func:`rgr.catalog.load_if_present`)."""
-    return load_if_present("unstopped", preset, root)
-
-
-@dataclass(frozen=True)
-class _RowChange:
-    """One verdict row of the regular table, read on the protocol's rows (``before``) and with the retrained runs in
-    the stopped ones' place (``after``)."""
-
-    key: str
-    status_before: str
-    status_after: str
-    book_before: str
-    book_after: str
-    interval_before: str
-    interval_after: str
-    value_before: float
-    value_after: float
-
-    @property
-    def changed(self) -> bool:
-        """Whether the status, the book's reading, its interval or its value differ (values to 1e-9; NaN equals
-        NaN)."""
-        a, b = self.value_before, self.value_after
-        same = (math.isnan(a) and math.isnan(b)) or (not math.isnan(a) and not math.isnan(b) and abs(a - b) <= 1e-9)
-        words = (self.status_before, self.book_before, self.interval_before)
-        return words != (self.status_after, self.book_after, self.interval_after) or not same
+def _changed(a: ClaimRow, b: ClaimRow) -> bool:
+    """Whether a verdict row read on the protocol's rows (``a``) and with the retrained runs in the stopped ones' place
+    (``b``) differ in status, the book's reading, its interval or its value (values to 1e-9; NaN equals NaN)."""
+    x, y = float(a.value), float(b.value)
+    same = (math.isnan(x) and math.isnan(y)) or (not math.isnan(x) and not math.isnan(y) and abs(x - y) <= 1e-9)
+    return (a.verdict.status, a.book, a.interval) != (b.verdict.status, b.book, b.interval) or not same
 
 
 @dataclass(frozen=True)
 class _UnstoppedReading:
     """What retraining the stopped runs changed. ``points``: :func:`rgr.experiments.futility.retrained_points`;
-    ``rows``: every verdict row of the regular table on both versions; the rest: counts for the chapter's prose
-    (``false_*``: the false-stop point(s); ``plateau_*``: the plateau curves' points)."""
+    ``rows``: every verdict row of the regular table on both versions, as (before, after) pairs; the rest: counts for
+    the chapter's prose (``false_*``: the false-stop point(s); ``plateau_*``: the plateau curves' points)."""
 
     retrained: int
     reached: int
-    still_cut: int
     false_retrained: int
     false_reached: int
     false_f1_before: float
@@ -314,20 +287,14 @@ class _UnstoppedReading:
     statuses_changed: int
     changed_words: str  # "none", or "key (status before -> after)" / "key (values only; still status)", ...
     points: pd.DataFrame
-    rows: tuple[_RowChange, ...]
+    rows: tuple[tuple[ClaimRow, ClaimRow], ...]
 
 
-def _change(a: ClaimRow, b: ClaimRow) -> _RowChange:
-    return _RowChange(a.key, a.verdict.status, b.verdict.status, a.book, b.book, a.interval, b.interval,
-                     float(a.value), float(b.value))
-
-
-def _words(rows: tuple[_RowChange, ...]) -> str:
-    moved = [r for r in rows if r.changed]
+def _words(rows: tuple[tuple[ClaimRow, ClaimRow], ...]) -> str:
+    moved = [(a.key, a.verdict.status, b.verdict.status) for a, b in rows if _changed(a, b)]
     if not moved:
         return "none"
-    return ", ".join(f"{r.key} ({r.status_before} -> {r.status_after})" if r.status_before != r.status_after
-                     else f"{r.key} (values only; still {r.status_before})" for r in moved)
+    return ", ".join(f"{k} ({s} -> {t})" if s != t else f"{k} (values only; still {s})" for k, s, t in moved)
 
 
 def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tuple[int, int], ...]) -> _UnstoppedReading:
@@ -335,7 +302,7 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
     rows' place. ``plateaus``: the (r, h) curves read as plateaus (the other retrained points are false stops)."""
     pts = retrained_points(src.runs, retrained)
     after = Source(src.name, src.preset, with_retrained(src.runs, retrained))
-    rows = tuple(_change(a, b) for a, b in zip(regular_rows(src), regular_rows(after)))
+    rows = tuple(zip(regular_rows(src), regular_rows(after)))
     on = pd.Series([(int(r), int(h)) in set(plateaus) for r, h in zip(pts["r"], pts["h"])], index=pts.index,
                    dtype=bool)
     fal, pla = pts[~on], pts[on]
@@ -347,7 +314,7 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
     top = pla.loc[shift.idxmax()] if len(pla) else None
     where = "—" if top is None else f"r = {int(top.r)}, h = {int(top.h)}, D_K = {int(top.D_K)}"
     return _UnstoppedReading(
-        retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()), still_cut=int(pts["still_cut"].sum()),
+        retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()),
         false_retrained=int(fal["retrained"].sum()), false_reached=int(fal["reached"].sum()),
         false_f1_before=mean(fal, "f1_before"), false_f1_after=mean(fal, "f1_after"),
         plateau_retrained=int(pla["retrained"].sum()), plateau_reached=int(pla["reached"].sum()),
@@ -355,7 +322,7 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
         plateau_shift_where=where,
         plateau_best_before=float(pla["f1_before"].max()) if len(pla) else math.nan,
         plateau_best_after=float(pla["f1_after"].max()) if len(pla) else math.nan,
-        rows_read=len(rows), rows_changed=sum(r.changed for r in rows),
-        statuses_changed=sum(r.status_before != r.status_after for r in rows), changed_words=_words(rows),
+        rows_read=len(rows), rows_changed=sum(_changed(a, b) for a, b in rows),
+        statuses_changed=sum(a.verdict.status != b.verdict.status for a, b in rows), changed_words=_words(rows),
         points=pts, rows=rows,
     )

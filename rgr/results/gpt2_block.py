@@ -84,7 +84,6 @@ class _GPT2Finding:
     m: int
     d_model: int
     lam: float  # m / d_model
-    m_needed: int  # the smallest compressive m for this d_model (:data:`COMPRESSIVE`)
     regime: str  # "above" or "at or below" (1)
     multi_head_best: int
     n_budgets: int
@@ -98,33 +97,26 @@ class _GPT2Finding:
     embeddings: str  # :func:`embedding_label`
     wall_min: float  # the table's wall time in minutes
     n_runs: int
-    times_more: float  # m_needed over the book preset's m
     paper_eflop: float  # the paper preset's matmul FLOPs / 1e18 (:func:`rgr.gpt2.experiment.preset_cost`)
-    paper_hours_half: float  # hours of one H100 at half its float32 peak for them
-    paper_hours_tenth: float  # at a tenth
     paper_done: int = 0  # runs of the paper preset in the table (trained on a GPU, in leases)
     paper_total: int = 0  # runs the paper preset plans
     paper_gpu_min: float = float("nan")  # the whole paper preset in minutes of one process on the benched GPU
     paper_gpu: str = ""  # that GPU
 
 
-def gpt2_finding(runs: pd.DataFrame, book_m: int, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
+def gpt2_finding(runs: pd.DataFrame, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
                  bench: LeaseBench | None = None) -> _GPT2Finding:
-    """The chapter's reading of an E7 table (:func:`_gpt2_reading`) as its prose pastes it; ``book_m``: the ``book``
-    preset's m, against which a compressive table's size is put; ``paper``: the paper preset's cost;
-    ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
+    """The chapter's reading of an E7 table (:func:`_gpt2_reading`) as its prose pastes it; ``paper``: the paper
+    preset's cost; ``paper_done``: its runs in the table; ``bench``: the last GPU lease's bench
     (:func:`latest_lease_bench`), or None."""
-    if book_m < 1:
-        raise ValueError(f"book_m must be positive, got {book_m}")
     r = _gpt2_reading(runs, split=split)
-    return _GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam, m_needed=COMPRESSIVE * r.d_model,
+    return _GPT2Finding(m=r.m, d_model=r.d_model, lam=r.lam,
                        regime="above" if r.compressive else "at or below", multi_head_best=r.multi_head_best,
                        n_budgets=r.n_budgets, best_h=", ".join(map(str, r.best_h)), n_monotone=r.n_monotone,
                        n_heads=r.n_heads, pct_best_last=100 * r.frac_best_last, split=split, n_split=r.n_split,
                        n_settings=r.n_settings, embeddings=embedding_label(runs["embedding_source"]),
                        wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
-                       times_more=COMPRESSIVE * r.d_model / book_m, paper_eflop=paper.flops / 1e18,
-                       paper_hours_half=paper.hours(0.5), paper_hours_tenth=paper.hours(0.1), paper_done=paper_done,
+                       paper_eflop=paper.flops / 1e18, paper_done=paper_done,
                        paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
                        paper_gpu="" if bench is None else bench.device)
 

@@ -25,15 +25,14 @@ class _BoundsFinding:
     """The regime table's fit to the exact count, and the constructions' distance from the bit bound.
 
     ``form_ratio``: per regime, (min, max) over m of bound / regime form (flat: the form has the
-    bound's growth); ``inside_entropy``: the exact count lies in its entropy bracket on every row;
+    bound's growth); ``entropy_bracket``: whether the exact count lies in its entropy bracket on every row;
     ``gap_lo``/``gap_hi``: explicit D_K / bit bound over the cells with a construction; ``largest_bound``:
     per b, the largest bit bound over the table's cells; ``rank_one_percent``: percent of cells whose
     cheapest construction is one rank-one head per edge (D_K = m'); ``bits``: the b of the gap table.
     """
 
     form_ratio: dict[str, tuple[float, float]]
-    inside_entropy: bool
-    entropy_bracket: str  # inside_entropy in words: "holds" | "fails"
+    entropy_bracket: str  # "holds" | "fails"
     bits: float
     gap_lo: float
     gap_hi: float
@@ -49,7 +48,7 @@ def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits
     inside = bool(((reg.entropy_lo <= reg.log2_count) & (reg.log2_count <= reg.entropy_hi)).all())
     return _BoundsFinding(
         form_ratio={str(k): (float(r["min"]), float(r["max"])) for k, r in ratio.iterrows()},
-        inside_entropy=inside, entropy_bracket="holds" if inside else "fails", bits=float(bits),
+        entropy_bracket="holds" if inside else "fails", bits=float(bits),
         gap_lo=float(g.best_over_bound.min()) if len(g) else math.nan,
         gap_hi=float(g.best_over_bound.max()) if len(g) else math.nan,
         largest_bound={float(b): float(s.bound_DK.max()) for b, s in bnd.groupby("b")},
@@ -133,8 +132,7 @@ class _MarginFinding:
     """
 
     n: int
-    all_recovered: bool  # every model has gamma > 0 (all ordered pairs on the right side)
-    recovered: str  # the same in words: "every" | "not every"
+    recovered: str  # whether every model has gamma > 0 (all ordered pairs on the right side): "every" | "not every"
     gamma_min: float
     gamma_max: float
     bits_min: float
@@ -156,7 +154,7 @@ def margin_finding(df: pd.DataFrame) -> _MarginFinding:
     best = max((margin_bound_DK(int(x.m), int(x.m), int(x.d_model), 1.0) / x.D_K for x in df.itertuples()),
                default=nan) if {"m", "d_model"} <= set(df) else nan
     return _MarginFinding(
-        n=len(df), all_recovered=bool(len(ok) == len(df)), recovered="every" if len(ok) == len(df) else "not every",
+        n=len(df), recovered="every" if len(ok) == len(df) else "not every",
         gamma_min=round(float(ok.gamma.min()), g) if len(ok) else nan,
         gamma_max=round(float(ok.gamma.max()), g) if len(ok) else nan,
         bits_min=round(float(ok.bits.min()), b) if len(ok) else nan,

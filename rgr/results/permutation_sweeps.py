@@ -79,8 +79,6 @@ class _RankCeiling:
     """One head, widened past D_K = d_model: the change in its best mean F1 (cells not yet at the target)."""
 
     n_cells: int
-    median_gain: float
-    max_gain: float
     median_abs: float  # median |change|
     max_abs: float  # largest |change|
 
@@ -192,7 +190,7 @@ def _rank_ceiling(runs: pd.DataFrame, target: float = F1_TARGET) -> _RankCeiling
             gains.append(float(hi - lo))
     s = pd.Series(gains, dtype=float)
     top = (lambda v: float(v.max()) if len(v) else math.nan)
-    return _RankCeiling(len(s), _median(s), top(s), _median(s.abs()), top(s.abs()))
+    return _RankCeiling(len(s), _median(s.abs()), top(s.abs()))
 
 
 def _bracketing(cells: pd.DataFrame, constructions: pd.DataFrame | None) -> _Bracketing:

@@ -19,13 +19,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..protocol import F1_TARGET, reaches_target
+from .findings import int_or_none
 from .thresholds import curves
 
 _CELL = ["m", "d_model", "r"]
-
-
-def _int_or_none(x: object) -> int | None:
-    return None if pd.isna(x) else int(x)
 
 
 @dataclass(frozen=True)
@@ -58,50 +55,6 @@ class _ThresholdShift:
 
     cells: tuple[_ShiftCell, ...]
 
-    @property
-    def both(self) -> tuple[_ShiftCell, ...]:
-        """Cells where both models reached the target."""
-        return tuple(c for c in self.cells if not math.isnan(c.ratio))
-
-    @property
-    def ratio_min(self) -> float:
-        return min((c.ratio for c in self.both), default=math.nan)
-
-    @property
-    def ratio_max(self) -> float:
-        return max((c.ratio for c in self.both), default=math.nan)
-
-    @property
-    def n_costly(self) -> int:
-        """Cells where normalising the heads costs budget (ratio >= 1)."""
-        return sum(c.ratio >= 1 for c in self.both)
-
-    @property
-    def n_below_ln_m(self) -> int:
-        """Cells whose ratio is at most ln m, Theorem 8.1's extra factor."""
-        return sum(c.ratio <= c.ln_m for c in self.both)
-
-    @property
-    def n_more_heads(self) -> int:
-        """Cells where the softmax model's h* exceeds the max-over-heads model's."""
-        return sum(c.h_star_soft is not None and c.h_star_max is not None and c.h_star_soft > c.h_star_max
-                   for c in self.cells)
-
-    @property
-    def all_costly(self) -> bool:
-        """Every measured ratio is at least 1 (False when there is none)."""
-        return bool(self.both) and all(c.ratio >= 1 for c in self.both)
-
-    @property
-    def all_below_ln_m(self) -> bool:
-        """Every measured ratio is at most ln m, Theorem 8.1's extra factor (False when there is none)."""
-        return bool(self.both) and all(c.ratio <= c.ln_m for c in self.both)
-
-    @property
-    def n_one_head_soft(self) -> int:
-        """Cells where one softmax head reaches the target at some budget."""
-        return sum(reaches_target(c.max_f1_h1_soft) for c in self.cells)
-
     def table(self) -> pd.DataFrame:
         rows = [dict(m=c.m, d_model=c.d_model, D_K_star_max=c.D_K_star_max, h_star_max=c.h_star_max,
                      D_K_star_soft=c.D_K_star_soft, h_star_soft=c.h_star_soft, ratio=c.ratio, ln_m=c.ln_m,
@@ -119,8 +72,8 @@ def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> _Thres
     softmax tables on (m, d_model, r); cells only one table has are left out."""
     both = max_cells.merge(soft_cells, on=_CELL, suffixes=("_max", "_soft")).sort_values(["m", "d_model"])
     return _ThresholdShift(tuple(
-        _ShiftCell(int(r.m), int(r.d_model), _int_or_none(r.D_K_star_max), _int_or_none(r.D_K_star_soft),
-                  _int_or_none(r.h_star_max), _int_or_none(r.h_star_soft), float(r.max_f1_h1_soft))
+        _ShiftCell(int(r.m), int(r.d_model), int_or_none(r.D_K_star_max), int_or_none(r.D_K_star_soft),
+                  int_or_none(r.h_star_max), int_or_none(r.h_star_soft), float(r.max_f1_h1_soft))
         for r in both.itertuples()))
 
 
@@ -132,10 +85,10 @@ class _ShiftFinding:
     n_cells: int  # cells both tables have
     ratio_min: float  # D_K*(softmax) / D_K*(max), smallest over n_both
     ratio_max: float
-    n_costly: int
-    n_below_ln_m: int
-    n_more_heads: int
-    n_one_head_soft: int
+    n_costly: int  # of n_both, cells where normalising the heads costs budget (ratio >= 1)
+    n_below_ln_m: int  # of n_both, cells whose ratio is at most ln m, Theorem 8.1's extra factor
+    n_more_heads: int  # cells where the softmax model's h* exceeds the max-over-heads model's
+    n_one_head_soft: int  # cells where one softmax head reaches the target at some budget
     n_soft_reach: int  # cells of the softmax table whose D_K* was reached
     n_soft_cells: int  # cells of the softmax table
 
@@ -143,9 +96,14 @@ class _ShiftFinding:
 def shift_finding(shift: _ThresholdShift, soft_cells: pd.DataFrame) -> _ShiftFinding:
     """Word ``shift`` beside the softmax table's own cells (``soft_cells``: its
     :func:`rgr.results.thresholds.thresholds`)."""
-    return _ShiftFinding(n_both=len(shift.both), n_cells=len(shift.cells), ratio_min=shift.ratio_min,
-                        ratio_max=shift.ratio_max, n_costly=shift.n_costly, n_below_ln_m=shift.n_below_ln_m,
-                        n_more_heads=shift.n_more_heads, n_one_head_soft=shift.n_one_head_soft,
+    both = tuple(c for c in shift.cells if not math.isnan(c.ratio))
+    return _ShiftFinding(n_both=len(both), n_cells=len(shift.cells),
+                        ratio_min=min((c.ratio for c in both), default=math.nan),
+                        ratio_max=max((c.ratio for c in both), default=math.nan),
+                        n_costly=sum(c.ratio >= 1 for c in both), n_below_ln_m=sum(c.ratio <= c.ln_m for c in both),
+                        n_more_heads=sum(c.h_star_soft is not None and c.h_star_max is not None
+                                         and c.h_star_soft > c.h_star_max for c in shift.cells),
+                        n_one_head_soft=sum(reaches_target(c.max_f1_h1_soft) for c in shift.cells),
                         n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 
@@ -202,11 +160,6 @@ class _LinearSumCheck:
     h_spread: float  # largest spread of test F1 across head counts at one (cell, D_K, seed)
     n_same_f1: int = 0  # matched runs whose test F1 equals the one-head max run's exactly
     f1_differing: float = math.nan  # the best test F1 (either run) among matched pairs whose F1 differ
-
-    @property
-    def identical(self) -> bool:
-        """Every matched run has the same test F1 and a tau within float32 rounding (1e-5)."""
-        return self.n_matched > 0 and self.f1_gap == 0 and self.tau_gap < 1e-5
 
 
 def linear_sum_check(linear: pd.DataFrame, maxed: pd.DataFrame) -> _LinearSumCheck:

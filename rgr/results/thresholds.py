@@ -94,7 +94,6 @@ class LawFits:
     origin_all: Fit
     intercept_all: Fit
     origin_pre: Fit | None
-    intercept_pre: Fit | None
     heads: Fit | None
     n_excluded: int
 
@@ -119,7 +118,6 @@ def law_fits(cells: pd.DataFrame) -> LawFits:
         origin_all=fit_line(x, y, intercept=False),
         intercept_all=fit_line(x, y, intercept=True),
         origin_pre=fit_line(xp, yp, intercept=False) if len(pre) >= 1 else None,
-        intercept_pre=fit_line(xp, yp, intercept=True) if len(pre) >= 2 else None,
         heads=fit_line(hh["lam"].to_numpy(float), hh["h_star"].to_numpy(float),
                        intercept=True) if len(hh) >= 2 else None,
         n_excluded=int(len(ok) - len(pre)),

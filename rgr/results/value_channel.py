@@ -27,6 +27,7 @@ import pandas as pd
 from ..experiments.engine.config import DTYPES, RunConfig
 from ..task.contexts import build_task, sample
 from ..task.embeddings import value_projection
+from .findings import int_or_none
 from .stats import by_seed, paired_difference, summarize
 
 
@@ -64,8 +65,6 @@ class _ValueCell:
     first_solved_h: int | None
     one_head_solved_D_K: int | None
     one_head_best_ratio: float
-    one_head_best_D_K: int
-    one_head_top_ratio: float  # one head at its largest tested D_K
     f1_D_K_star: int | None  # the F1 task's threshold in the same cell (None: not measured or not reached)
     f1_h_star: int | None
 
@@ -79,10 +78,6 @@ class _ValueCell:
         if self.first_solved_D_K is None or self.f1_D_K_star is None:
             return math.nan
         return self.first_solved_D_K / self.f1_D_K_star
-
-
-def _opt(x: object) -> int | None:
-    return None if x is None or pd.isna(x) else int(x)
 
 
 def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> tuple[_ValueCell, ...]:
@@ -102,45 +97,9 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
                              first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
                              one_head_solved_D_K=int(one_ok.D_K.iloc[0]) if len(one_ok) else None,
                              one_head_best_ratio=float(one.ratio.min()) if len(one) else math.nan,
-                             one_head_best_D_K=int(one.loc[one.ratio.idxmin(), "D_K"]) if len(one) else -1,
-                             one_head_top_ratio=float(one.ratio.iloc[-1]) if len(one) else math.nan,
-                             f1_D_K_star=_opt(getattr(ref, "D_K_star", None)),
-                             f1_h_star=_opt(getattr(ref, "h_star", None))))
+                             f1_D_K_star=int_or_none(getattr(ref, "D_K_star", None)),
+                             f1_h_star=int_or_none(getattr(ref, "h_star", None))))
     return tuple(out)
-
-
-@dataclass(frozen=True)
-class _ValueSummary:
-    """:func:`value_cells` over all cells, in the numbers the chapter words."""
-
-    n_cells: int
-    n_solved: int  # cells where some tested budget brings the mean error to the level
-    n_one_head_solved: int
-    closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
-    closest_cell: _ValueCell | None  # the cell attaining it
-    farthest_from_f1: float  # largest such ratio
-    multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
-    n_budgets: int
-    n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
-    n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
-
-    def tracks_f1(self, factor: float = 2.0) -> bool:
-        """Every cell's error reaches the level within ``factor`` x its F1 threshold (False with no cells)."""
-        return self.n_cells > 0 and self.n_solved == self.n_cells and self.farthest_from_f1 <= factor
-
-
-def _value_summary(cells: tuple[_ValueCell, ...]) -> _ValueSummary:
-    """Sum up :func:`value_cells` (see :class:`_ValueSummary`)."""
-    solved = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
-    one = [c for c in cells if c.f1_h_star == 1]
-    return _ValueSummary(n_cells=len(cells), n_solved=sum(c.first_solved_D_K is not None for c in cells),
-                        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
-                        closest_to_f1=solved[0].solved_over_f1 if solved else math.nan,
-                        closest_cell=solved[0] if solved else None,
-                        farthest_from_f1=solved[-1].solved_over_f1 if solved else math.nan,
-                        multi_head_best=sum(c.multi_head_best for c in cells),
-                        n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
-                        n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one))
 
 
 def cells_table(cells: tuple[_ValueCell, ...]) -> pd.DataFrame:
@@ -183,30 +142,6 @@ class _StoppingEffect:
     top_full: tuple[float, ...]
     best_D_K_full: tuple[int, ...]
 
-    @property
-    def n_rise_without_stop(self) -> int:
-        """d_model whose error at the largest D_K is above its minimum by more than 5% with no early stop."""
-        return int(sum(t > 1.05 * b for t, b in zip(self.top_full, self.best_full)))
-
-    @property
-    def n_min_at_d_model(self) -> int:
-        """d_model whose one-head minimum (no early stop) sits at D_K = d_model, where one head's rank tops out."""
-        return int(sum(d == k for d, k in zip(self.d_model, self.best_D_K_full)))
-
-    @property
-    def best_gain(self) -> float:
-        """Largest change of one head's lowest ratio from early stopping to training to the cutoff."""
-        return float(max((abs(s - f) for s, f in zip(self.best_stop, self.best_full)), default=math.nan))
-
-    def floor_kept(self, tol: float = 0.01) -> bool:
-        """One head's lowest ratio moves by at most ``tol`` without early stopping, in every d_model."""
-        return bool(self.d_model) and self.best_gain <= tol
-
-    @property
-    def largest_gain(self) -> float:
-        """Largest drop of the top-rung ratio from training to the cutoff (stop - full), over d_model."""
-        return float(max((s - f for s, f in zip(self.top_stop, self.top_full)), default=math.nan))
-
 
 def stopping_effect(compare: pd.DataFrame) -> _StoppingEffect:
     """Summarise :func:`one_head_stopping`'s rows over the D_K that both variants tested."""
@@ -242,45 +177,57 @@ def value_setup(runs: pd.DataFrame) -> _ValueSetup:
 
 @dataclass(frozen=True)
 class _ValueFinding:
-    """The chapter's readings of :class:`_ValueSummary` and :class:`_StoppingEffect`, by the names its prose pastes
-    (see :func:`value_finding`); a missing number is None (no cell reached the level)."""
+    """The chapter's readings of :func:`value_cells` over all cells and of :class:`_StoppingEffect`, by the names its
+    prose pastes (see :func:`value_finding`); a missing number is None (no cell reached the level)."""
 
     solved: float  # the level: a fraction of the mean predictor's MSE
     n_cells: int
-    n_solved: int
+    n_solved: int  # cells where some tested budget brings the mean error to the level
     tracks: str  # "does" / "does not": every cell within 2x its F1 threshold
-    closest_to_f1: float
-    closest_d_model: int | None
+    closest_to_f1: float  # smallest (first solved D_K) / (F1 threshold) over the solved cells; NaN if none
+    closest_d_model: int | None  # the cell attaining it
     closest_first_D_K: int | None
     closest_f1_D_K: int | None
     n_one_head_solved: int
-    multi_head_best: int
+    multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
     n_budgets: int
-    n_f1_one_head_cells: int
-    n_f1_one_head_multi: int
+    n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
+    n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
     n_d_model: int  # d_model compared with and without early stopping
-    n_min_at_d_model: int
-    n_rise_without_stop: int
-    largest_gain: float
-    best_gain: float
+    n_min_at_d_model: int  # ... whose one-head minimum (no early stop) sits at D_K = d_model (one head's rank tops out)
+    n_rise_without_stop: int  # ... whose error at the largest D_K is above its minimum by more than 5%, no early stop
+    largest_gain: float  # largest drop of the top-rung ratio from training to the cutoff (stop - full), over d_model
+    best_gain: float  # largest change of one head's lowest ratio from early stopping to training to the cutoff
     floor: str  # "is not" / "may be": one head's floor moved by early stopping
 
 
 def value_finding(cells: tuple[_ValueCell, ...], stop: _StoppingEffect, solved: float,
                   tracks_factor: float = 2.0, floor_tol: float = 0.01) -> _ValueFinding:
-    """Word :func:`_value_summary` of ``cells`` and ``stop``: whether the value channel tracks the F1 thresholds
-    (within ``tracks_factor``) and whether early stopping leaves one head's floor (within ``floor_tol``)."""
-    s = _value_summary(cells)
-    c = s.closest_cell
-    return _ValueFinding(solved=solved, n_cells=s.n_cells, n_solved=s.n_solved,
-                        tracks="does" if s.tracks_f1(tracks_factor) else "does not", closest_to_f1=s.closest_to_f1,
-                        closest_d_model=c and c.d_model, closest_first_D_K=c and c.first_solved_D_K,
-                        closest_f1_D_K=c and c.f1_D_K_star, n_one_head_solved=s.n_one_head_solved,
-                        multi_head_best=s.multi_head_best, n_budgets=s.n_budgets,
-                        n_f1_one_head_cells=s.n_f1_one_head_cells, n_f1_one_head_multi=s.n_f1_one_head_multi,
-                        n_d_model=len(stop.d_model), n_min_at_d_model=stop.n_min_at_d_model,
-                        n_rise_without_stop=stop.n_rise_without_stop, largest_gain=stop.largest_gain,
-                        best_gain=stop.best_gain, floor="is not" if stop.floor_kept(floor_tol) else "may be")
+    """Word ``cells`` (of :func:`value_cells`) and ``stop``: whether the value channel tracks the F1 thresholds
+    (every cell's error reaches the level within ``tracks_factor`` x its F1 threshold) and whether early stopping
+    leaves one head's floor (its lowest ratio moves by at most ``floor_tol`` in every d_model)."""
+    ranked = sorted((c for c in cells if not math.isnan(c.solved_over_f1)), key=lambda c: c.solved_over_f1)
+    one = [c for c in cells if c.f1_h_star == 1]
+    n_solved = sum(c.first_solved_D_K is not None for c in cells)
+    farthest = ranked[-1].solved_over_f1 if ranked else math.nan
+    closest = ranked[0] if ranked else None
+    best_gain = float(max((abs(s - f) for s, f in zip(stop.best_stop, stop.best_full)), default=math.nan))
+    return _ValueFinding(solved=solved, n_cells=len(cells), n_solved=n_solved,
+                        tracks="does" if len(cells) > 0 and n_solved == len(cells) and farthest <= tracks_factor
+                        else "does not", closest_to_f1=ranked[0].solved_over_f1 if ranked else math.nan,
+                        closest_d_model=closest and closest.d_model,
+                        closest_first_D_K=closest and closest.first_solved_D_K,
+                        closest_f1_D_K=closest and closest.f1_D_K_star,
+                        n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
+                        multi_head_best=sum(c.multi_head_best for c in cells),
+                        n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
+                        n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one), n_d_model=len(stop.d_model),
+                        n_min_at_d_model=int(sum(d == k for d, k in zip(stop.d_model, stop.best_D_K_full))),
+                        n_rise_without_stop=int(sum(t > 1.05 * b for t, b in zip(stop.top_full, stop.best_full))),
+                        largest_gain=float(max((s - f for s, f in zip(stop.top_stop, stop.top_full)),
+                                               default=math.nan)),
+                        best_gain=best_gain,
+                        floor="is not" if bool(stop.d_model) and best_gain <= floor_tol else "may be")
 
 
 @dataclass(frozen=True)

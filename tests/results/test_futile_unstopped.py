@@ -6,10 +6,10 @@ import math
 import pandas as pd
 import pytest
 
-from rgr.catalog import load
+from rgr.catalog import load, load_if_present
 from rgr.experiments.futility import retrained_points, with_retrained
 from rgr.experiments.unstopped import PLATEAUS, UNITS
-from rgr.results.denser_graphs import unstopped_reading, unstopped_runs
+from rgr.results.denser_graphs import unstopped_reading
 from rgr.results.replication.rows import Source
 
 
@@ -52,7 +52,7 @@ def test_the_reading_changes_nothing_when_the_retrained_runs_score_as_they_stopp
     runs = load("regular", "paper")
     read = unstopped_reading(Source("regular", "paper", runs), _as_retrained(runs, lambda r: r.test_f1), PLATEAUS)
     assert (read.retrained, read.false_retrained, read.plateau_retrained) == (176, 3, 173)
-    assert read.plateau_points == 23 and read.still_cut == 176 and read.false_reached == 0
+    assert read.plateau_points == 23 and read.points.still_cut.sum() == 176 and read.false_reached == 0
     assert read.rows_read == 5 and read.rows_changed == 0 and read.changed_words == "none"
     assert read.plateau_shift_max == 0 and read.false_f1_before == read.false_f1_after
     assert read.plateau_shift_where.startswith("r = 2, h = 1, D_K = ")  # every shift 0: the first point
@@ -62,8 +62,8 @@ def test_the_reading_sees_a_plateau_that_is_not_one():
     """Retrained plateau runs that all reach F1 1.0 make the plateau row deviate; the false stops then pass."""
     runs = load("regular", "paper")
     read = unstopped_reading(Source("regular", "paper", runs), _as_retrained(runs, lambda r: 1.0), PLATEAUS)
-    row = {r.key: r for r in read.rows}["regular_plateaus"]
-    assert (row.status_before, row.status_after) == ("agrees", "deviates") and row.changed
+    before, after = {a.key: (a, b) for a, b in read.rows}["regular_plateaus"]
+    assert (before.verdict.status, after.verdict.status) == ("agrees", "deviates")
     assert read.statuses_changed >= 1 and "regular_plateaus (agrees -> deviates)" in read.changed_words
     assert read.false_reached == 3 and read.false_f1_after == pytest.approx(1.0)
     at = runs[(runs.r == 8) & (runs.h == 4) & (runs.D_K == 4096)]
@@ -72,9 +72,9 @@ def test_the_reading_sees_a_plateau_that_is_not_one():
 
 def test_the_committed_extension_reads_in_the_stopped_rows_place():
     """Whatever data/unstopped.csv holds of the paper preset replaces that many stopped rows, no more."""
-    runs, new = load("regular", "paper"), unstopped_runs("paper")
+    runs, new = load("regular", "paper"), load_if_present("unstopped", "paper")
     read = unstopped_reading(Source("regular", "paper", runs), new, PLATEAUS)
     assert read.retrained == len(new) <= 176
-    assert read.reached + read.still_cut <= read.retrained
+    assert read.reached + read.points.still_cut.sum() <= read.retrained
     assert math.isnan(read.plateau_shift_max) == (read.plateau_retrained == 0)
-    assert unstopped_runs("book").empty  # the design has no book rows: absent, never a smoke fallback
+    assert load_if_present("unstopped", "book").empty  # the design has no book rows: absent, never a smoke fallback

@@ -6,7 +6,6 @@ import pytest
 from rgr.gpt2.experiment import STAND_IN_SOURCE, PresetCost
 from rgr.paths import data_dir
 from rgr.results.gpt2_block import (
-    COMPRESSIVE,
     compressive_finding,
     embedding_label,
     gpt2_finding,
@@ -39,20 +38,20 @@ def test_reading_of_a_known_table():
     assert r.pct_best_last == pytest.approx(100 * 2 / 3)
     assert (r.n_split, r.n_settings) == (1, 9)
     assert r.lam == pytest.approx(1 / 3)
-    w = gpt2_finding(runs, book_m=256, paper=PAPER)
+    w = gpt2_finding(runs, paper=PAPER)
     assert w.embeddings.startswith("STAND-IN") and w.regime == "at or below"
 
 
 def test_compressive_and_real_embeddings():
     w = gpt2_finding(_runs(lambda dk, h, s: 0.5, m=6144, source="gpt2 (openai-community/gpt2)").assign(
-        wall_time_s=1.0), book_m=256, paper=PAPER)
+        wall_time_s=1.0), paper=PAPER)
     assert w.regime == "above" and w.lam == 8 and w.embeddings == "frozen embeddings: gpt2 (openai-community/gpt2)"
     assert w.n_split == 0
 
 
 def test_bad_tables():
     with pytest.raises(ValueError, match="no rows"):
-        gpt2_finding(_runs(lambda dk, h, s: 0.5).iloc[:0], book_m=256, paper=PAPER)
+        gpt2_finding(_runs(lambda dk, h, s: 0.5).iloc[:0], paper=PAPER)
     mixed = pd.concat([_runs(lambda dk, h, s: 0.5), _runs(lambda dk, h, s: 0.5, m=512)])
     with pytest.raises(ValueError, match="one m"):
         compressive_finding(mixed, done=1.0)
@@ -86,15 +85,12 @@ def test_titles_say_which_embeddings_the_table_used():
 def test_words_of_a_table_are_its_reading():
     runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
     paper = PAPER
-    w = gpt2_finding(runs, book_m=256, paper=paper, split=0.3)
+    w = gpt2_finding(runs, paper=paper, split=0.3)
     assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone, w.n_heads) == (256, 768, 3, 3, 3, 3)
     assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
     assert w.pct_best_last == pytest.approx(100 * 2 / 3) and w.wall_min == pytest.approx(len(runs))
-    assert w.m_needed == COMPRESSIVE * 768 and w.times_more == pytest.approx(COMPRESSIVE * 768 / 256)
     assert w.embeddings.startswith("STAND-IN")
-    assert (w.paper_eflop, w.paper_hours_half, w.paper_hours_tenth) == (0.3, paper.hours(0.5), paper.hours(0.1))
-    with pytest.raises(ValueError, match="book_m"):
-        gpt2_finding(runs, book_m=0, paper=paper)
+    assert w.paper_eflop == 0.3
 
 
 def test_the_compressive_preset_is_worded_so_far_and_without_rows():

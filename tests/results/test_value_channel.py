@@ -112,15 +112,18 @@ def test_one_head_with_and_without_early_stopping():
     compare = one_head_stopping(stopped, full, BASE)
     assert set(compare.stopping) == {"early stop", "to the cutoff"} and set(compare.mean_steps) == {500, 2000}
     e = stopping_effect(compare)
-    assert e.d_model == (16, 32) and e.n_min_at_d_model == 0  # ties: the minimum is the first D_K tested
-    assert e.n_rise_without_stop == 2
-    assert e.largest_gain == pytest.approx(0.005 * 64 / 0.5)  # d_model = 32: mean predictor 0.05
-    assert e.best_gain == 0 and e.floor_kept(0.01)
+    w = value_finding((), e, 0.1)  # its readings of the stopping effect
+    assert e.d_model == (16, 32) and w.n_min_at_d_model == 0  # ties: the minimum is the first D_K tested
+    assert w.n_rise_without_stop == 2
+    assert w.largest_gain == pytest.approx(0.005 * 64 / 0.5)  # d_model = 32: mean predictor 0.05
+    assert w.best_gain == 0 and w.floor == "is not"
     lower = stopping_effect(one_head_stopping(stopped, full.assign(test_mse=full.test_mse * 0.5), BASE))
-    assert lower.best_gain == pytest.approx(0.6) and not lower.floor_kept(0.01)
+    assert value_finding((), lower, 0.1).best_gain == pytest.approx(0.6)
+    assert value_finding((), lower, 0.1, floor_tol=0.01).floor == "may be"
     none = one_head_stopping(stopped, full.iloc[:0], BASE)
     assert set(none.stopping) == {"early stop"} and stopping_effect(none).d_model == ()
-    assert not stopping_effect(none).floor_kept() and math.isnan(stopping_effect(none).best_gain)
+    w = value_finding((), stopping_effect(none), 0.1)
+    assert w.floor == "may be" and math.isnan(w.best_gain)
 
 
 def test_value_figures():

@@ -1,13 +1,10 @@
 """A peer's committed capacity numbers, re-fitted by their own rule (chapter *the law beside other capacity results*).
 
 Dana et al., "Memorization in Attention-only Transformers" (AISTATS 2025) train one attention-only layer to
-memorise N^2 token associations and publish the accuracy per configuration in
-``leodana2000/Transformer_Attentional_Memory`` (folder ``Scaling laws/``). That repository states no licence, so
-its files are not copied here: :mod:`rgr.results.peers.refit` reduces them to the statistics below and commits
-those (data/peers_refit.csv). Their analysis (``EXP_1_and_4.py``):
+memorise N^2 token associations and publish the accuracy per configuration (what of it is committed here, and why
+only that: :mod:`rgr.results.peers.refit`). Their analysis (``EXP_1_and_4.py``):
 
-1. for each width d = d_head, regress accuracy on the head count H over the points up to and including the
-   first one above 0.95 (the linear part before saturation): a slope per d;
+1. for each width d = d_head, a slope of accuracy in the head count H (:func:`their_slope`);
 2. regress that slope on d^p with an intercept, for p = 2 and p = 3, and read the better one ("cubic").
 
 The RGR law's form, capacity proportional to h * d_k * d_model at a fixed vocabulary, predicts slope ∝ d^2 on
@@ -21,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from ..stats import loglog_slope
 
 EXP1_WIDTHS: tuple[int, ...] = tuple(range(3, 14))  # their experiment 1: d = d_head from 3 to 13
 EXP1_LARGE_WIDTHS: tuple[int, ...] = (40, 50, 60)  # their appendix B.1: experiment 1 at N = 200, d = d_head
@@ -64,7 +63,6 @@ class PowerRefit:
     rss_law: float  # p = 2, the RGR form h * d_k * d_model at d_k = d_model = d
     rss_claim: float  # p = 3, their stated "cubic"
     intercept_law: float  # b of the p = 2 fit (the law has none)
-    a_law: float
     best_p: float  # over POWERS
     best_p_low: float  # smallest / largest best p with one width left out
     best_p_high: float
@@ -83,12 +81,12 @@ def power_refit(d: np.ndarray, slope: np.ndarray, powers: tuple[float, ...] = PO
         raise ValueError(f"d and slope must be equal-length arrays of at least 4 widths, got {d.shape}, {slope.shape}")
     if np.any(slope <= 0):
         raise ValueError("slope must be positive at every width (a power law in d)")
-    a2, b2, rss2 = power_rss(d, slope, 2.0)
+    _, b2, rss2 = power_rss(d, slope, 2.0)
     rss3 = power_rss(d, slope, 3.0)[2]
     loo = [_best_power(np.delete(d, i), np.delete(slope, i), powers) for i in range(len(d))]
     return PowerRefit(d=tuple(int(x) for x in d), slope=tuple(float(s) for s in slope), rss_law=rss2, rss_claim=rss3,
-                      intercept_law=b2, a_law=a2, best_p=_best_power(d, slope, powers), best_p_low=min(loo),
-                      best_p_high=max(loo), loglog_p=float(np.polyfit(np.log(d), np.log(slope), 1)[0]))
+                      intercept_law=b2, best_p=_best_power(d, slope, powers), best_p_low=min(loo),
+                      best_p_high=max(loo), loglog_p=loglog_slope(d, slope))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ _CELL = pd.DataFrame([dict(m=32, d_model=4, d_k=4, h=h, seed=0, test_f1=f1) for 
 
 
 def _fit(slope=(0.01, 0.055, 0.02, 0.03)) -> PowerRefit:
-    return PowerRefit(d=(4, 8, 16, 32), slope=slope, rss_law=2.0, rss_claim=10.8, intercept_law=-0.0006, a_law=0.1,
+    return PowerRefit(d=(4, 8, 16, 32), slope=slope, rss_law=2.0, rss_claim=10.8, intercept_law=-0.0006,
                       best_p=1.65, best_p_low=1.5, best_p_high=1.75, loglog_p=2.45)
 
 
