@@ -7,7 +7,8 @@ same (h, D_K) points; 4x and 16x: ``settled``'s rows), :func:`budget_thresholds`
 conservative) and h* over the design's points only, so the budgets are compared on the same ladder; how many runs at
 D_K* still ran to their cutoff; and whether the budget's points are all there (a cell's reading counts only then).
 A D_K* that falls with the budget measured training speed at the protocol's cutoff, not capacity; one that stays
-put did not depend on the cutoff.
+put did not depend on the cutoff. A D_K* at the design's lowest point is censored from below, an upper bound: never
+settled (:func:`settled_at`), and a ratio built on it says so.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def one_head_budget(settled: pd.DataFrame, cells: Sequence[tuple[int, int]], uni
     return None
 
 
-SETTLED_SHARE = 0.2  # at most 2 of 10 runs at a cell's new D_K* still cut: the reading counts as settled
+SETTLED_SHARE = 0.2  # at most a fifth of the runs at a cell's new D_K* still cut (2 of 10, 0 of 3): few enough
 
 
 def reading_budget(frame: pd.DataFrame, cells: Sequence[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]] | None:
@@ -149,23 +150,36 @@ def reading_budget(frame: pd.DataFrame, cells: Sequence[tuple[int, int]]) -> tup
     return None
 
 
+def at_floor(frame: pd.DataFrame, m: int, d_model: int, budget: int) -> bool:
+    """Whether the cell's D_K* at ``budget`` sits at the design's lowest tested D_K (:func:`lowest_points`): the
+    reading is censored from below, an upper bound (the threshold may lie lower), not a measurement."""
+    at = frame.set_index(["m", "d_model", "budget"])["D_K_star"]
+    v = at.get((m, d_model, budget))
+    return v is not None and not pd.isna(v) and v == lowest_points().get((m, d_model))
+
+
 def settled_at(frame: pd.DataFrame, cells: Sequence[tuple[int, int]], budget: int) -> bool:
-    """Whether at most :data:`SETTLED_SHARE` of the runs at each cell's D_K* still ran to ``budget``."""
+    """Whether the reading at ``budget`` is settled at every cell: at most :data:`SETTLED_SHARE` of the runs at the
+    cell's D_K* still ran to ``budget``, and that D_K* lies above the design's lowest point (:func:`at_floor`: one at
+    the lowest point is floor-censored, an upper bound, and not settled)."""
     at = frame.set_index(["m", "d_model", "budget"])
     return all(int(at.loc[(m, d, budget), "cut_at_star"]) <= SETTLED_SHARE * int(at.loc[(m, d, budget), "at_star"])
-               for m, d in cells)
+               and not at_floor(frame, m, d, budget) for m, d in cells)
 
 
-def diagonal_budget_reason(frame: pd.DataFrame, m_from: int, lam: int = 8) -> str:
-    """The step cutoff's effect on the diagonal's rise from m = ``m_from`` on, measured with a longer budget: D_K*
-    at both ends at 1x and at the longest budget read (:func:`reading_budget`), the rise against the law's
-    ln m_last / ln m_first, and whether the reading is settled; "" without a longer budget. One sentence, shared by
-    chapters *permutation sweeps* and *does it replicate?*."""
-    diag = frame[(frame.m == lam * frame.d_model) & (frame.m >= m_from)]
-    got = reading_budget(frame, sorted({(int(m), int(d)) for m, d in diag[["m", "d_model"]].to_numpy()}))
-    if got is None:
-        return ""
-    b, cells = got
+def _full_budget(frame: pd.DataFrame, cells: Sequence[tuple[int, int]]) -> int | None:
+    """The longest budget (> 1x) complete at every one of ``cells``; None without one."""
+    done = frame[(frame["budget"] > 1) & (frame["complete"] >= 1.0)]
+    for b in sorted(set(done["budget"].astype(int)), reverse=True):
+        if all(((done.m == m) & (done.d_model == d) & (done.budget == b)).any() for m, d in cells):
+            return b
+    return None
+
+
+def _rise_reading(frame: pd.DataFrame, cells: Sequence[tuple[int, int]], b: int, lead: str) -> str:
+    """One budget's reading of the rise from ``cells``' first to last cell (D_K* at both ends at 1x and ``b``, the
+    rise against the law's ln m_last / ln m_first, a floor-censored end named, settled or not); "" where an end has
+    no threshold."""
     (m0, d0), (m1, d1) = cells[0], cells[-1]
     at = frame.set_index(["m", "d_model", "budget"])["D_K_star"]
     one, long = (at[(m0, d0, 1)], at[(m1, d1, 1)]), (at[(m0, d0, b)], at[(m1, d1, b)])
@@ -173,15 +187,55 @@ def diagonal_budget_reason(frame: pd.DataFrame, m_from: int, lam: int = 8) -> st
         return ""
     law = math.log(m1) / math.log(m0)
     r1, rb = one[1] / one[0], long[1] / long[0]
-    toward = "toward" if abs(rb - law) < abs(r1 - law) else "away from"
+    span = f"the rise from m = {m0} to m = {m1}"
+    low0, low1 = at_floor(frame, m0, d0, b), at_floor(frame, m1, d1, b)
+    if low0 or low1:
+        where = "at both cells" if low0 and low1 else f"at m = {m1 if low1 else m0}"
+        what = ("so both are upper bounds (D_K* may lie lower) and" if low0 and low1 else
+                "an upper bound (D_K* may lie lower), so")
+        is_ = ("floor-censored, not a measurement" if low0 and low1 else
+               "an upper bound" if low1 else "a lower bound")
+        said = (f", but {long[1] if low1 else long[0]:g} is the design's lowest point {where}, {what} {span}, "
+                f"{rb:.2f} (1x: {r1:.2f}; the law's {law:.2f}), is {is_}")
+    elif round(rb, 2) == round(r1, 2):
+        said = f", so {span} stays at {rb:.2f} (as at 1x), against the law's {law:.2f}"
+    else:
+        toward = "toward" if abs(rb - law) < abs(r1 - law) else "away from"
+        said = f", so {span} moves from {r1:.2f} to {rb:.2f}, {toward} the law's {law:.2f}"
     cut = frame.set_index(["m", "d_model", "budget"])
     still = ", ".join(f"m = {m}: {int(cut.loc[(m, d, b), 'cut_at_star'])} of {int(cut.loc[(m, d, b), 'at_star'])}"
                       for m, d in cells)
-    tail = ("settled: few runs at the new thresholds still ran to the budget" if settled_at(frame, cells, b)
-            else f"not settled: runs at the new D_K* still cut ({still}), so a longer budget may move it further")
-    return (f"Measured with a longer step budget (the settled extension, not the protocol): with {b}x the cutoff, "
-            f"D_K* {_moves(one[0], long[0])} at m = {m0} and {_moves(one[1], long[1])} at m = {m1}, so the rise "
-            f"from m = {m0} moves from {r1:.2f} to {rb:.2f}, {toward} the law's {law:.2f}; {tail}.")
+    few = all(int(cut.loc[(m, d, b), "cut_at_star"]) <= SETTLED_SHARE * int(cut.loc[(m, d, b), "at_star"])
+              for m, d in cells)
+    more = [m for m, d in cells[1:-1] if at_floor(frame, m, d, b)]  # the ends' floors are named above
+    parts = ([f"D_K* at the design's lowest point, an upper bound, at m = {', '.join(map(str, more))}"] * bool(more)
+             + [f"runs at the new D_K* still cut ({still}), so a longer budget may move it further"] * (not few))
+    tail = ("not settled: " + "; ".join(parts) if parts else "not settled" if low0 or low1
+            else "settled: few runs at the new thresholds still ran to the budget")
+    return (f"{lead}with {b}x the cutoff, D_K* {_moves(one[0], long[0])} at m = {m0} and "
+            f"{_moves(one[1], long[1])} at m = {m1}{said}; {tail}.")
+
+
+def diagonal_budget_reason(frame: pd.DataFrame, m_from: int, lam: int = 8) -> str:
+    """The step cutoff's effect on the diagonal's rise from m = ``m_from`` on, measured with a longer budget
+    (:func:`_rise_reading`) at the longest budget read (:func:`reading_budget`), naming the cell it reaches; where
+    that budget stops short of the diagonal's last cell (16x: m <= 1024), also at the longest budget complete up to
+    it; "" without a longer budget. Shared by chapters *permutation sweeps* and *does it replicate?*."""
+    diag = sorted({(int(m), int(d)) for m, d in frame[(frame.m == lam * frame.d_model)
+                                                        & (frame.m >= m_from)][["m", "d_model"]].to_numpy()})
+    got = reading_budget(frame, diag)
+    if got is None:
+        return ""
+    b, cells = got
+    first = _rise_reading(frame, cells, b, "Measured with a longer step budget (the settled extension, not the "
+                                           "protocol): ")
+    if not first or cells[-1] == diag[-1]:
+        return first
+    full = _full_budget(frame, diag)
+    if full is None or full == b:
+        return first
+    lead = f"Up to m = {diag[-1][0]} (the design has {b}x only to m = {cells[-1][0]}): "
+    return f"{first} {_rise_reading(frame, diag, full, lead)}".rstrip()
 
 
 def _moves(a: float, b: float) -> str:
@@ -192,7 +246,8 @@ def _moves(a: float, b: float) -> str:
 class _SettledFinding:
     """What the extension shows so far, for the chapters' prose: the share of its planned runs in the table, the
     cells with a complete longer budget, at their longest one how many D_K* fell below, stayed at or rose above the
-    protocol's, how many of those readings are settled and how many sit at the design's lowest point, the longest
+    protocol's, how many of those readings are settled (:func:`settled_at`) and how many sit at the design's lowest
+    point (floor-censored: upper bounds, never settled), the longest
     budget read, and the diagonal's measured reason (:func:`diagonal_budget_reason`, from ``m_from``)."""
 
     share_done: float

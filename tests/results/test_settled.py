@@ -66,6 +66,18 @@ def test_a_reading_is_settled_only_where_few_runs_at_each_new_threshold_were_cut
     assert not settled_at(f, [(512, 64), (1024, 128)], 4)  # 3 of 10 still cut
 
 
+def test_a_threshold_at_the_designs_lowest_point_is_floor_censored_and_not_settled():
+    """Issue 50: D_K* at a cell's lowest design D_K is an upper bound (it may lie lower): not settled, however few
+    runs were cut; one step above it the rule is the cut share alone."""
+    from rgr.results.settled import at_floor, lowest_points, settled_at
+
+    low = lowest_points()[(1024, 128)]
+    f = _frame([(512, 64, 16, low, 10, 0, 1.0), (1024, 128, 16, low, 10, 0, 1.0), (1024, 128, 4, low + 8, 10, 0, 1.0)])
+    assert at_floor(f, 512, 64, 16) and not at_floor(f, 1024, 128, 4)
+    assert not settled_at(f, [(512, 64)], 16) and not settled_at(f, [(1024, 128)], 16)
+    assert settled_at(f, [(1024, 128)], 4)
+
+
 def test_the_diagonals_measured_reason_says_which_way_the_rise_moves():
     from rgr.results.settled import diagonal_budget_reason
 
@@ -110,3 +122,26 @@ def test_a_wide_row_adds_its_cell_to_the_reading():
     assert (4096, 512) not in cells(without) and cells(with_wide) == cells(without) | {(4096, 512)}
     row = with_wide.set_index(["m", "d_model", "budget"]).loc[(4096, 512, 4)]
     assert row["complete"] == 1 / 30 and row["D_K_star"] == 32
+
+
+def test_a_rise_between_two_floor_readings_is_no_measurement_and_a_shorter_budget_reads_to_the_last_cell():
+    """Issue 50: the 16x reading stops at m = 1024 (the design has no 16x beyond); with D_K* at the lowest point at
+    both ends its rise is floor-censored, not settled; the 4x reading, complete to m = 4096, is read there too."""
+    from rgr.results.settled import diagonal_budget_reason
+
+    f = _frame([(512, 64, 1, 52, 10, 9, 1.0), (512, 64, 4, 48, 10, 0, 1.0), (512, 64, 16, 32, 10, 2, 1.0),
+                (1024, 128, 1, 40, 10, 9, 1.0), (1024, 128, 4, 32, 10, 9, 1.0), (1024, 128, 16, 32, 10, 0, 1.0),
+                (2048, 256, 1, 48, 3, 3, 1.0), (2048, 256, 4, 40, 3, 2, 1.0),
+                (4096, 512, 1, 52, 3, 3, 1.0), (4096, 512, 4, 48, 3, 1, 1.0)])
+    said = diagonal_budget_reason(f, 512)
+    first, second = said.split(" Up to m = 4096 ")
+    assert "with 16x the cutoff" in first and "32 is the design's lowest point at both cells" in first
+    assert "the rise from m = 512 to m = 1024, 1.00 (1x: 0.77; the law's 1.11), is floor-censored" in first
+    assert first.endswith("; not settled.") and "toward" not in first
+    assert second.startswith("(the design has 16x only to m = 1024): with 4x the cutoff")
+    assert "the rise from m = 512 to m = 4096 stays at 1.00 (as at 1x), against the law's 1.33" in second
+    assert "lowest point, an upper bound, at m = 1024" in second and "m = 2048: 2 of 3" in second
+    one_end = f.assign(D_K_star=f.D_K_star.where(~((f.m == 512) & (f.budget == 16)), 36))  # only m = 1024 at 32
+    said = diagonal_budget_reason(one_end, 512).split(" Up to")[0]
+    assert "32 is the design's lowest point at m = 1024, an upper bound (D_K* may lie lower), so the rise" in said
+    assert "0.89 (1x: 0.77; the law's 1.11), is an upper bound" in said

@@ -19,10 +19,10 @@ from ...protocol import F1_TARGET
 from .. import reported as rep
 from ..settled import (
     SETTLED_SHARE,
+    at_floor,
     budget_rows,
     budget_thresholds,
     diagonal_budget_reason,
-    lowest_points,
     one_head_budget,
     reading_budget,
     settled_at,
@@ -58,23 +58,40 @@ def _longer_draws(draws: Draws, longer: pd.DataFrame) -> Draws:
 
 def _cut(frame: pd.DataFrame, cells: Sequence[tuple[int, int]], budget: int) -> tuple[str, bool, str]:
     """Runs at each cell's D_K* still cut at ``budget`` (words), whether the reading is settled
-    (:func:`rgr.results.settled.settled_at`), and D_K* per cell from 1x to ``budget``."""
+    (:func:`rgr.results.settled.settled_at`: few runs cut and no D_K* at the design's lowest point), and D_K* per
+    cell from 1x to ``budget``, each one at the design's lowest point named (:func:`~rgr.results.settled.at_floor`:
+    floor-censored, an upper bound)."""
     at = frame.set_index(["m", "d_model", "budget"])
-    low = lowest_points()
     cut, moved = [], []
     for m, d in cells:
         b, one = at.loc[(m, d, budget)], at.loc[(m, d, 1)]
         cut.append(f"({m}, {d}) {int(b['cut_at_star'])} of {int(b['at_star'])}")
-        floor = " (the design's lowest point: it may lie lower)" if b["D_K_star"] == low.get((m, d)) else ""
+        floor = " (at the design's lowest point: an upper bound)" if at_floor(frame, m, d, budget) else ""
         moved.append(f"({m}, {d}) {one['D_K_star']:g} → {b['D_K_star']:g}{floor}")
     return "; ".join(cut), settled_at(frame, cells, budget), "; ".join(moved)
 
 
+def _floor_note(frame: pd.DataFrame, cells: Sequence[tuple[int, int]], budget: int) -> str:
+    """Words for a value built on D_K* at the design's lowest point (an upper bound, not a measurement): which of the
+    reading's cells are floor-censored; "" where none is."""
+    low = [c for c in cells if at_floor(frame, *c, budget)]
+    if not low:
+        return ""
+    n = len(cells)
+    which = ({1: "the cell retrained", 2: "both cells"}.get(n, "every cell") if len(low) == n else
+             f"{len(low)} of the {n} cells retrained")
+    return f" (built on D_K* at the design's lowest point, an upper bound, at {which})"
+
+
 def _longer(row: ClaimRow, budget: int, frame: pd.DataFrame, cells: Sequence[tuple[int, int]],
-            reason: str = "") -> Longer:
+            reason: str = "", built_on: Sequence[tuple[int, int]] | None = None) -> Longer:
+    """The second reading of ``row`` at ``budget`` over ``cells``; ``built_on``: the cells the row's value is built
+    from, where fewer (the diagonal's rise from m = 512), for the floor note (:func:`_floor_note`)."""
     cut, settled, moved = _cut(frame, cells, budget)
-    return Longer(budget=budget, book=row.book, interval=row.interval, status=row.verdict.status,
-                  said=row.verdict.detail.split("; ")[0], settled=settled, cut=cut, moved=moved, reason=reason)
+    note = _floor_note(frame, cells if built_on is None else built_on, budget)
+    return Longer(budget=budget, book=row.book + note, interval=row.interval,
+                  status=row.verdict.status, said=row.verdict.detail.split("; ")[0], settled=settled, cut=cut,
+                  moved=moved, reason=reason)
 
 
 def _base_cells(base: pd.DataFrame, extension: pd.DataFrame) -> list[tuple[int, int]]:
@@ -109,9 +126,12 @@ def longer_rows(base: Source, lam: Source, settled: Source, checks: Sequence[Ari
         d = reached(seed_draws(runs[[(m, q) in dcells for m, q in runs[["m", "d_model"]].to_numpy(int)]]))
         d = d.take(np.argsort(d.cells["m"].to_numpy(), kind="stable"))
         seeds = {int(m): int(g["seed"].nunique()) for m, g in runs.groupby("m")}
-        reason = diagonal_budget_reason(frame, rep.claim("diag_growth").value)
+        m_from = rep.claim("diag_growth").value
+        reason = diagonal_budget_reason(frame, m_from)
+        rise = [c for c in dcells if c[0] >= m_from]  # the cells the rise is read on
         for r in growth_rows(d, "", seeds) + [diag_heads(d, "")]:
-            out[r.key] = _longer(r, b, frame, dcells, reason if r.key == "diag_growth" else "")
+            grow = r.key == "diag_growth"
+            out[r.key] = _longer(r, b, frame, dcells, reason if grow else "", rise if grow else None)
     one = _one_head(settled.runs)
     if one is not None:
         out["single_head_never"] = one

@@ -22,8 +22,12 @@ def test_the_longer_budget_replaces_the_extensions_cells_and_keeps_the_others():
     got = longer_rows(Source("base", "book", base), Source("lambda8", "book", base.iloc[:0]),
                       Source(SETTLED, "paper", settled), [])
     # d_k* = D_K* / h*: 4, 8, 16 at 1x; at 4x the extension's cell reads 16 / 1, the others as they were
-    assert (got["dk_median"].budget, got["dk_median"].book) == (4, "16 (n = 3)")
-    assert got["dk_range"].book == "[4, 16]"
+    floor = " (built on D_K* at the design's lowest point, an upper bound, at the cell retrained)"
+    assert (got["dk_median"].budget, got["dk_median"].book) == (4, "16 (n = 3)" + floor)
+    assert got["dk_range"].book == "[4, 16]" + floor
+    # 16 is the cell's lowest design D_K: floor-censored, so not settled though no run was cut
+    assert not got["dk_median"].settled and got["dk_median"].cut == "(256, 64) 0 of 10"
+    assert "(256, 64) 16 → 16 (at the design's lowest point: an upper bound)" in got["dk_median"].moved
 
 
 def _row(status="deviates", cause="", detail="book 1 vs law 1.3. A likely reason, not measured here: the cutoff"):
