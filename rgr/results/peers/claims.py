@@ -165,9 +165,19 @@ def bits_table(c_law: float, law_m: tuple[int, ...], passing: Iterable[Any], pal
     return pd.DataFrame(rows)
 
 
+_ALLEN_ZHU_LI_BITS = 2.0  # bits of knowledge per parameter that Allen-Zhu and Li find language models store
+
+
+def _times_below(bits: float) -> int | None:
+    """How many times fewer bits per parameter than Allen-Zhu and Li's 2, to the nearest whole factor (None: NaN)."""
+    return None if not math.isfinite(bits) else round(_ALLEN_ZHU_LI_BITS / bits)
+
+
 @dataclass(frozen=True)
 class _BitsRanges:
-    """The smallest and largest bits per trained parameter of each source of :func:`bits_table`."""
+    """The smallest and largest bits per trained parameter of each source of :func:`bits_table`, and for the
+    measured thresholds the factor by which they fall below Allen-Zhu and Li's :data:`_ALLEN_ZHU_LI_BITS`
+    (``measured_below_min`` from ``measured_hi``, ``measured_below_max`` from ``measured_lo``; whole factors)."""
 
     law_lo: float
     law_hi: float
@@ -177,6 +187,8 @@ class _BitsRanges:
     pal_hi: float
     dana_lo: float
     dana_hi: float
+    measured_below_min: int | None
+    measured_below_max: int | None
 
 
 def bits_ranges(bits: pd.DataFrame) -> _BitsRanges:
@@ -186,4 +198,6 @@ def bits_ranges(bits: pd.DataFrame) -> _BitsRanges:
         sel = bits[bits.source.str.startswith(source)].bits_per_param
         out[f"{name}_lo"], out[f"{name}_hi"] = ((float("nan"),) * 2 if sel.empty
                                                 else (float(sel.min()), float(sel.max())))
+    out["measured_below_min"], out["measured_below_max"] = (_times_below(out["measured_hi"]),
+                                                            _times_below(out["measured_lo"]))
     return _BitsRanges(**out)

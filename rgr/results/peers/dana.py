@@ -128,7 +128,8 @@ class LogFactor:
     The RGR law, capacity T with T ln T proportional to h d_k d_model and T = N^2 associations, predicts
     ``law_ratio`` = ln(N_small^2) / ln(N_large^2); a count law (T proportional to parameters) predicts 1.
     ``ratio_low`` / ``ratio_high``: the smallest and largest ratio over every pair of one width at each N (their
-    files hold means over five repetitions, not seeds, so this spread over widths is the interval given).
+    files hold means over five repetitions, not seeds, so this spread over widths is the interval given);
+    ``range_holds``: which of the two predictions that range holds, as words (:func:`_range_holds`).
     """
 
     N_small: int
@@ -147,12 +148,26 @@ class LogFactor:
     law_ratio: float
     fewer_pct: float  # 100 (1 - ratio)
     law_fewer_pct: float
+    range_holds: str  # "holds a count law's 1 but not the law's ratio", ...
 
     @property
     def nearer(self) -> str:
         """Which prediction the ratio of means is nearer: "the law's" or "a count law's" (in log distance)."""
         law, count = abs(np.log(self.ratio / self.law_ratio)), abs(np.log(self.ratio))
         return "the law's" if law < count else "a count law's"
+
+
+def _range_holds(low: float, high: float, law: float) -> str:
+    """Which predictions the pair range [low, high] holds: the law's ratio ``law``, a count law's 1, both or
+    neither, as words ("holds both predictions", "holds a count law's 1 but not the law's ratio", ...)."""
+    law_in, count_in = low <= law <= high, low <= 1.0 <= high
+    if law_in and count_in:
+        return "holds both predictions"
+    if count_in:
+        return "holds a count law's 1 but not the law's ratio"
+    if law_in:
+        return "holds the law's ratio but not a count law's 1"
+    return "holds neither prediction"
 
 
 def _span(d: np.ndarray) -> str:
@@ -176,4 +191,5 @@ def log_factor(N_small: int, d_small: np.ndarray, slope_small: np.ndarray, N_lar
                      per_d2_small_min=float(a.min()), per_d2_small_max=float(a.max()),
                      per_d2_large_min=float(b.min()), per_d2_large_max=float(b.max()), ratio=ratio,
                      ratio_low=float(pairs.min()), ratio_high=float(pairs.max()), law_ratio=law,
-                     fewer_pct=100 * (1 - ratio), law_fewer_pct=100 * (1 - law))
+                     fewer_pct=100 * (1 - ratio), law_fewer_pct=100 * (1 - law),
+                     range_holds=_range_holds(float(pairs.min()), float(pairs.max()), law))

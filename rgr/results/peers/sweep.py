@@ -141,32 +141,46 @@ def transitions_table(found: list[_Transition]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class _PreconditionReading:
-    """Which cells never reach the protocol's F1 at any tested head count, against d_model / ln m."""
+    """Which cells never reach the protocol's F1 at any tested head count, against d_model / ln m.
 
-    failing: tuple[tuple[int, int], ...]  # (m, d_model) never reaching F1_TARGET
-    failing_ratio_max: float | None  # the largest d_model / ln m among them
+    A failing cell is *censored* where its head grid stops at an x below ``x_pass_slowest``, the x at which the
+    slowest passing cell first reached the protocol's F1 (its smallest passing h): it may pass at larger x, so it
+    says nothing about the precondition. The ratio and the x of the failing cells are read on the others."""
+
+    failing: tuple[tuple[int, int], ...]  # (m, d_model) never reaching F1_TARGET, censored or not
+    censored: tuple[tuple[int, int], ...]  # those of them whose tested x stops below x_pass_slowest
+    failing_ratio_max: float | None  # the largest d_model / ln m among the uncensored failing cells
     passing_ratio_min: float | None  # the smallest d_model / ln m among the cells that do reach it
-    x_max_failing: float | None  # the largest x tested in a failing cell
+    x_max_failing: float | None  # the largest x tested in an uncensored failing cell
+    x_reach_failing: float | None  # the smallest, over the uncensored failing cells, of the largest x each tested
+    x_max_censored: float | None  # the largest x tested in a censored cell
+    x_pass_slowest: float | None  # the largest x, over the passing cells, at which one first reaches F1_TARGET
 
     @property
     def separates(self) -> bool:
-        """True when every failing cell has a smaller d_model / ln m than every passing one."""
+        """True when every uncensored failing cell has a smaller d_model / ln m than every passing one."""
         return (self.failing_ratio_max is not None and self.passing_ratio_min is not None
                 and self.failing_ratio_max < self.passing_ratio_min)
 
 
 def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> _PreconditionReading:
-    """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m."""
+    """Where the law's precondition d_model >= c_0 ln m shows: cells that never pass, by d_model / ln m, those
+    whose tested x stops short of where the passing cells passed set apart as censored."""
     fail = [t for t in found if t.h_pass is None]
     ok = [t for t in found if t.h_pass is not None]
-    x_max = None
-    if fail:
-        c = curve(runs)
-        x_max = float(max(c[(c.m == t.m) & (c.d_model == t.d_model)].x.max() for t in fail))
+    c = curve(runs)
+    reach = {(t.m, t.d_model): float(c[(c.m == t.m) & (c.d_model == t.d_model)].x.max()) for t in fail}
+    slowest = max((law_x(t.h_pass, t.d_model, t.d_model, t.m) for t in ok), default=None)
+    short = [t for t in fail if slowest is not None and reach[(t.m, t.d_model)] < slowest]
+    kept = [t for t in fail if t not in short]
     return _PreconditionReading(failing=tuple((t.m, t.d_model) for t in fail),
-                               failing_ratio_max=max((t.d_over_ln_m for t in fail), default=None),
+                               censored=tuple((t.m, t.d_model) for t in short),
+                               failing_ratio_max=max((t.d_over_ln_m for t in kept), default=None),
                                passing_ratio_min=min((t.d_over_ln_m for t in ok), default=None),
-                               x_max_failing=x_max)
+                               x_max_failing=max((reach[(t.m, t.d_model)] for t in kept), default=None),
+                               x_reach_failing=min((reach[(t.m, t.d_model)] for t in kept), default=None),
+                               x_max_censored=max((reach[(t.m, t.d_model)] for t in short), default=None),
+                               x_pass_slowest=slowest)
 
 
 def cpu_minutes(runs: pd.DataFrame) -> float:
@@ -202,9 +216,10 @@ def drift_table(found: list[_Transition]) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class _SweepFinding:
-    """Of the head sweep: its size and cost, the cells behind each drift, the failing cells and how to word
-    them (``separates``: "do" / "do not"; the drift of x* at F1 = 0.5 ``direction`` "falls" / "rises", and which
-    of the two factors ``dominates``, "first" / "second")."""
+    """Of the head sweep: its size and cost, the cells behind each drift, the failing cells, those of them
+    censored (:class:`_PreconditionReading`), and how to word them (``separates``: "do" / "do not"; the drift of
+    x* at F1 = 0.5 ``direction`` "falls" / "rises", and which of the two factors ``dominates``, "first" /
+    "second")."""
 
     n_runs: int
     n_seeds: int
@@ -213,6 +228,8 @@ class _SweepFinding:
     pass_n_cells: int
     n_fail: int
     fail_cells: str  # "(m, d_model), ..." or "none"
+    n_censored_fail: int
+    censored_cells: str  # the failing cells censored, "(m, d_model), ..." or "none"
     separates: str
     direction: str
     dominates: str
@@ -228,6 +245,8 @@ def sweep_finding(runs: pd.DataFrame, half: _SeriesDrift, passed: _SeriesDrift,
     return _SweepFinding(n_runs=len(runs), n_seeds=int(runs.seed.nunique()), cpu=cpu_minutes(runs),
                       half_n_cells=len(half.cells), pass_n_cells=len(passed.cells), n_fail=len(pre.failing),
                       fail_cells=", ".join(f"({m}, {d})" for m, d in pre.failing) or "none",
+                      n_censored_fail=len(pre.censored),
+                      censored_cells=", ".join(f"({m}, {d})" for m, d in pre.censored) or "none",
                       separates="do" if pre.separates else "do not", direction="falls" if falls else "rises",
                       dominates="first" if falls else "second")
 

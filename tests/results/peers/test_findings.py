@@ -1,6 +1,7 @@
 """The small findings the peers chapter glues beyond its readings (refit, sweep, aot, pal) and the decimals it shows
 them with (rgr.chapters.display.prose_digits), on small synthetic inputs."""
 
+import math
 from dataclasses import replace
 
 import pandas as pd
@@ -115,3 +116,22 @@ def test_one_head_words_count_the_passing_cells_and_show_missing_without_rows():
     empty = one_head_finding(one.iloc[:0])
     assert (empty.n_one, empty.n_one_pass, empty.one_best, empty.one_x_max) == (0, 0, None, None)
     assert str(finding_values(empty, digits=dict(one_best=3, one_x_max=2))["one_best"]) == "—"
+
+
+def test_a_failing_cell_whose_heads_stop_short_of_the_passing_x_is_censored():
+    rows = [(32, 4, 1, 0.2), (32, 4, 4, 1.0),  # passes first at h = 4: x = 16 * 4 / (32 ln 32) = 0.58
+            (64, 4, 1, 0.1), (64, 4, 16, 0.5),  # fails up to x = 16 * 16 / (64 ln 64) = 0.96: read
+            (128, 4, 1, 0.1), (128, 4, 2, 0.2)]  # fails, tested only to x = 0.05: censored
+    runs = pd.DataFrame([dict(m=m, d_model=d, d_k=d, h=h, seed=0, test_f1=f1, wall_time_s=60.0)
+                         for m, d, h, f1 in rows])
+    pre = precondition_reading(transitions(runs), runs)
+    assert pre.failing == ((64, 4), (128, 4)) and pre.censored == ((128, 4),)
+    assert pre.x_pass_slowest == pytest.approx(16 * 4 / (32 * math.log(32)))
+    assert pre.x_max_censored == pytest.approx(2 * 16 / (128 * math.log(128)))
+    assert pre.x_max_failing == pre.x_reach_failing == pytest.approx(16 * 16 / (64 * math.log(64)))
+    assert pre.failing_ratio_max == pytest.approx(4 / math.log(64))  # the censored cell's 4 / ln 128 is not read
+    assert pre.separates
+    w = sweep_finding(runs, _drift(LEVELS[0], -0.1), _drift(LEVELS[1], -0.1), pre)
+    assert (w.n_fail, w.n_censored_fail, w.censored_cells) == (2, 1, "(128, 4)")
+    alone = precondition_reading(transitions(runs[runs.m == 128]), runs[runs.m == 128])  # no passing cell: none
+    assert alone.censored == () and alone.x_pass_slowest is None and alone.failing == ((128, 4),)

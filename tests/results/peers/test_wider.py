@@ -63,6 +63,14 @@ def test_log_factor_closed_form():
     lf = log_factor(50, d, 0.8 * d**2 / 2500, 200, d, 0.8 * 0.7 * d**2 / 40000)
     assert lf.ratio == pytest.approx(0.7) and lf.ratio_low == pytest.approx(0.7) == lf.ratio_high
     assert lf.law_ratio == pytest.approx(math.log(2500) / math.log(40000)) and lf.nearer == "the law's"
+    assert lf.range_holds == "holds neither prediction"  # every pair at 0.7: below 1, just below the law's 0.74
+    wide = log_factor(50, d, 0.8 * d**2 / 2500, 200, d, np.array([0.7, 0.9, 1.02]) * 0.8 * d**2 / 40000)
+    assert (wide.ratio_low, wide.ratio_high) == (pytest.approx(0.7), pytest.approx(1.02))
+    assert wide.range_holds == "holds both predictions"
+    count = log_factor(50, d, 0.8 * d**2 / 2500, 200, d, np.array([0.79, 0.9, 1.04]) * 0.8 * d**2 / 40000)
+    assert count.ratio_low > count.law_ratio and count.range_holds == "holds a count law's 1 but not the law's ratio"
+    law = log_factor(50, d, 0.8 * d**2 / 2500, 200, d, np.array([0.7, 0.75, 0.8]) * 0.8 * d**2 / 40000)
+    assert law.range_holds == "holds the law's ratio but not a count law's 1"
     with pytest.raises(ValueError, match="N_small"):
         log_factor(200, d, d, 50, d, d)
 
@@ -87,6 +95,9 @@ def test_bits_table_counts():
     assert b.bits_per_unit.iloc[3] == pytest.approx(np.mean(0.01 * 2500 / d**2) * math.log2(50))
     r = bits_ranges(b)
     assert r.pal_lo == r.pal_hi == pytest.approx(b.bits_per_param.iloc[2])
+    assert r.measured_below_min == r.measured_below_max == round(2 / b.bits_per_param.iloc[1])  # Allen-Zhu and Li's 2
+    none = bits_ranges(b[~b.source.str.startswith("RGR")])  # no RGR rows (a smoke table): no factor
+    assert none.measured_below_min is None and none.measured_below_max is None
 
 
 def _dk_runs() -> pd.DataFrame:
