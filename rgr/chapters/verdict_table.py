@@ -168,7 +168,8 @@ def _book_cell(r: ClaimRow) -> str:
 
 
 def _settled(status: str, x: Longer) -> str:
-    """What the second reading says of the step cutoff (issue 45): not settled (a longer budget may move it); or,
+    """What the second reading says of the step cutoff (issue 45): not settled (a longer budget, or a D_K below the
+    design's lowest point, may move it); or,
     settled, for a row that deviates at the protocol's cutoff, budget-bound (it agrees now) or not budget-bound."""
     if not x.settled:
         return "not settled"
@@ -194,7 +195,8 @@ def _longer_words(status: str, longer: Longer) -> str:
     head += f", {longer.status} ({longer.said})"
     moved = f"; D_K* from 1x to {longer.budget}x: {longer.moved}" if longer.moved else ""
     cut = f"; runs at the new D_K* still cut: {longer.cut}"
-    said = _settled(status, longer) if longer.settled else "not settled: a longer budget may move it"
+    said = (_settled(status, longer) if longer.settled
+            else "not settled: a longer budget, or a D_K below the design's, may move it")
     return f"{head}{moved}{cut} ({said})"
 
 

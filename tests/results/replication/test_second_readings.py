@@ -62,7 +62,7 @@ def test_the_likely_reason_gives_way_to_the_measured_one():
     words = html.split("<dt>With a longer budget (the settled extension, not the protocol)</dt><dd>")[1]
     words = words.split("</dd>")[0]
     assert words.startswith("with 4x the protocol's step cutoff: 0.83 [0.8, 0.9], deviates (x)")
-    assert "(not settled: a longer budget may move it)" in words
+    assert "(not settled: a longer budget, or a D_K below the design's, may move it)" in words
 
 
 def test_a_settled_second_reading_says_whether_the_deviation_is_budget_bound():
