@@ -22,6 +22,7 @@ import pandas as pd
 from .. import catalog
 from ..protocol import F1_TARGET
 from ..store import load_table
+from . import reported
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
@@ -56,10 +57,36 @@ class _LawReading:
     n_excluded: int
     n_excluded_above: int  # excluded cells whose D_K* lies above the precondition line
     tightens: str  # "tightens" / "does not tighten" (R^2 without the excluded cells vs with)
+    paper_tightening: str  # this fit's tightening beside the paper's R^2, in words (:func:`_paper_tightening`)
     heads_slope: float
     heads_intercept: float
     heads_r2: float
     note: str  # "" or why the law could not be fitted
+
+
+@dataclass(frozen=True)
+class _DiagonalHeads:
+    """h* at the first and last cell of the diagonal m / d_model = 8 with an h*, with the head counts tied with it
+    (h_lo-h_hi); the head-count law h* ~ m / d_model predicts one h* along a fixed compression."""
+
+    m_first: int
+    h_first: int
+    h_first_lo: int
+    h_first_hi: int
+    m_last: int
+    h_last: int
+    h_last_lo: int
+    h_last_hi: int
+    constant: str  # "holds ..." (the tied ranges at the two ends overlap), "fails ..." (they do not), "—" (too few)
+
+
+@dataclass(frozen=True)
+class _FutilityStops:
+    """Runs the futility rule (not in the paper's protocol) stopped, on the diagonal m / d_model = 8 and the extreme
+    compression m / d_model = 32, per cell in words (:func:`_stop_words`)."""
+
+    diagonal: str  # "132 of the 560 runs at (1024, 128)"; "none of its runs"
+    extreme: str
 
 
 @dataclass(frozen=True)
@@ -127,6 +154,8 @@ class _PermutationFindings:
     bracket: _Bracketing
     diagonal: DiagonalTrend
     cutoffs: _CutoffShare  # on the base grid
+    diagonal_heads: _DiagonalHeads
+    stops: _FutilityStops
     seeds_base: int  # most seeds behind one (cell, h, D_K) point of the base grid
     seeds_diagonal: int  # fewest on the diagonal's cells beyond the base grid
     notes: str  # "none" or what could not be computed from these tables, and why (the chapter pastes it)
@@ -144,6 +173,17 @@ def _transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
                             float(w.max()) if len(w) else math.nan, _median(span))
 
 
+_PAPER_R2 = (reported.claim("law_r2_all").value, reported.claim("law_r2_pre").value)  # the paper's Sec. 6.1
+
+
+def _paper_tightening(tight: str) -> str:
+    """This fit's tightening (``tight``: :class:`_LawReading`'s word) beside the paper's, which tightens."""
+    paper = f"R² {_PAPER_R2[0]:.3f} → {_PAPER_R2[1]:.3f}"
+    if tight == "tightens":
+        return f"as the paper's does ({paper})"
+    return f"where the paper's tightens ({paper}): that tightening is not reproduced here, for a reason unexplained"
+
+
 def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
     """The fits of :func:`rgr.results.thresholds.law_fits` as numbers, and the fits (None with too few cells)."""
     n_reached = int(cells["D_K_star"].notna().sum())
@@ -154,6 +194,7 @@ def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
         return _LawReading(n_cells=len(cells), n_reached=n_reached, c_all=nan, r2_all=nan, slope_icpt=nan,
                            intercept=nan,
                           r2_icpt=nan, c_pre=nan, r2_pre=nan, n_pre=0, n_excluded=0, n_excluded_above=0, tightens="",
+                          paper_tightening="",
                           heads_slope=nan, heads_intercept=nan, heads_r2=nan, note=str(e)), None
     pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
     ok = cells[cells["D_K_star"].notna()]
@@ -165,6 +206,7 @@ def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
                       slope_icpt=icpt.slope, intercept=icpt.intercept, r2_icpt=icpt.r2,
                       c_pre=pre.slope if pre else nan, r2_pre=pre.r2 if pre else nan, n_pre=pre.n if pre else 0,
                       n_excluded=f.n_excluded, n_excluded_above=above, tightens=tight,
+                      paper_tightening=_paper_tightening(tight),
                       heads_slope=heads.slope if heads else nan, heads_intercept=heads.intercept if heads else nan,
                       heads_r2=heads.r2 if heads else nan, note=note), f
 
@@ -247,8 +289,14 @@ class _ChapterCells(NamedTuple):
 
 def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
-    one) and how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it)."""
+    one), how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it), and its
+    runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``)."""
     t = thresholds(runs)
+    if len(t):
+        futile = (runs["stop_reason"] == "futile") if "stop_reason" in runs else pd.Series(False, index=runs.index)
+        n = runs.assign(_f=futile.astype(int)).groupby(["m", "d_model"]).agg(n_runs=("_f", "size"),
+                                                                            n_futile=("_f", "sum"))
+        t = t.join(n, on=["m", "d_model"])
     if set(STOP_COLUMNS) <= set(runs) and len(t):
         t = at_threshold(runs, t)
     if "preset" in runs and len(t):
@@ -261,6 +309,29 @@ def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame)
     """The per-cell thresholds of the base grid, the diagonal and the extreme compression (see :func:`_cells`)."""
     return _ChapterCells(_cells(base), _cells(with_cells_of(diag, on_diagonal(base, 8))),
                         _cells(with_cells_of(extreme, on_diagonal(base, 32))))
+
+
+def _stop_words(cells: pd.DataFrame) -> str:
+    """The cells of ``cells`` (rows of :func:`_cells`) with a futility-stopped run, in words."""
+    if not len(cells) or "n_futile" not in cells:
+        return "none of its runs"
+    hit = cells[cells["n_futile"] > 0].sort_values("m")
+    words = "; ".join(f"{int(c.n_futile):,} of the {int(c.n_runs):,} runs at ({int(c.m)}, {int(c.d_model)})"
+                      for c in hit.itertuples())
+    return words or "none of its runs"
+
+
+def _diagonal_heads(cells: pd.DataFrame) -> _DiagonalHeads:
+    """h* at the diagonal's first and last cell with an h* (``cells``: rows of :func:`_cells`, with h_lo, h_hi)."""
+    ok = cells[cells["h_star"].notna()].sort_values("m") if len(cells) else cells
+    if len(ok) < 2:
+        return _DiagonalHeads(0, 0, 0, 0, 0, 0, 0, 0, "—")
+    a, z = ok.iloc[0], ok.iloc[-1]
+    ends = [(int(c["m"]), int(c["h_star"]), int(c["h_lo"]), int(c["h_hi"])) for c in (a, z)]
+    overlap = ends[0][2] <= ends[1][3] and ends[1][2] <= ends[0][3]
+    return _DiagonalHeads(*ends[0], *ends[1], "holds within the head counts tied with h* at the two ends" if overlap
+                          else "fails here: the head counts tied with h* at the two ends do not overlap; why is "
+                               "unexplained")
 
 
 def every_cell(cells: _ChapterCells) -> pd.DataFrame:
@@ -286,7 +357,8 @@ def permutation_findings(base: pd.DataFrame, cells: _ChapterCells,
     return _PermutationFindings(transitions=_transition_widths(base), law=law,
                                heads=_head_counts(cells.base, everything, h_max), rank=_rank_ceiling(base),
                                bracket=_bracketing(cells.base, constructions), diagonal=diagonal,
-                               cutoffs=_cutoff_share(base),
+                               cutoffs=_cutoff_share(base), diagonal_heads=_diagonal_heads(cells.diagonal),
+                               stops=_FutilityStops(_stop_words(cells.diagonal), _stop_words(cells.extreme)),
                                seeds_base=int(cells.base["n_seeds"].max()) if len(cells.base) else 0,
                                seeds_diagonal=int(cells.diagonal["n_seeds"].min()) if len(cells.diagonal) else 0,
                                notes="; ".join(notes) or "none")

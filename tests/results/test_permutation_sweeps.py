@@ -102,6 +102,33 @@ def test_findings_of_a_step_table():
     assert d.grows == "does not grow" and d.law_rise == pytest.approx(math.log(1024) / math.log(128))
     flat = flatten(f)
     assert flat["diagonal_grows"] == "does not grow" and flat["bracket_n_alg1_separated"] == 0
+    # no stop_reason in these runs: no futility stops anywhere
+    assert (f.stops.diagonal, f.stops.extreme) == ("none of its runs", "none of its runs")
+
+
+def test_the_diagonals_head_counts_and_futility_stops():
+    base = _runs([(128, 16)], lambda m, d: 64.0, heads=(1, 8, 16))
+    diag = _runs([(1024, 128)], lambda m, d: 64.0, heads=(1, 2, 8)).assign(stop_reason="converged")
+    diag.loc[(diag.h == 1) & (diag.seed == 0), "stop_reason"] = "futile"
+    extreme = _runs([(512, 16)], law).assign(stop_reason="cutoff")
+    f = permutation_findings(base, chapter_cells(base, diag, extreme), None)
+    h = f.diagonal_heads  # 8 and 16 tie at (128, 16): h* 8, tied 8-16; 2 and 8 tie at (1024, 128): h* 2, tied 2-8
+    assert (h.m_first, h.h_first, h.h_first_lo, h.h_first_hi) == (128, 8, 8, 16)
+    assert (h.m_last, h.h_last, h.h_last_lo, h.h_last_hi) == (1024, 2, 2, 8) and h.constant.startswith("holds")
+    n_stopped = int(((diag.h == 1) & (diag.seed == 0)).sum())
+    assert f.stops.diagonal == f"{n_stopped} of the {len(diag)} runs at (1024, 128)"  # (128, 16) stopped none
+    assert f.stops.extreme == "none of its runs"
+    apart = _runs([(1024, 128)], lambda m, d: 64.0, heads=(1, 2))  # h* 2 alone at the last cell: no overlap with 8-16
+    g = permutation_findings(base, chapter_cells(base, apart, extreme), None).diagonal_heads
+    assert (g.h_last_lo, g.h_last_hi) == (2, 2) and g.constant.startswith("fails here") and "unexplained" in g.constant
+    assert permutation_findings(base, chapter_cells(base, base.iloc[:0], extreme), None).diagonal_heads.constant == "—"
+
+
+def test_the_law_reading_sets_its_tightening_beside_the_papers():
+    reading, _ = law_reading(thresholds(_runs(BASE, law)))
+    assert reading.tightens in ("tightens", "does not tighten")
+    said = reading.paper_tightening
+    assert "0.944 → 0.992" in said and (said.startswith("as the paper's") == (reading.tightens == "tightens"))
 
 
 def test_diagonal_that_grows_and_too_few_cells():
