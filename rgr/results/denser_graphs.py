@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..experiments.futility import retrained_points, with_retrained
+from ..experiments.futility import futile_stops, retrained_points, with_retrained
 from ..protocol import F1_TARGET, reaches_target
 from ..theory.bounds import regular_x, regular_x_bound
 from . import reported as rep
@@ -72,6 +72,10 @@ class _DenserFindings:
     n_top: int  # out-degrees whose h* is h_max
     h_ratio_min: float  # h* / (r m / d_model)
     h_ratio_max: float
+    h_ratio_spread: float  # h_ratio_max / h_ratio_min: 1 if h* is proportional to r m / d_model
+    h_factor: float  # the paper's "within about 2x" (rgr.results.reported, claim regular_heads)
+    n_h_within: int  # out-degrees whose h* is within h_factor of r m / d_model
+    h_proportional: str  # whether that proportionality holds here, in words (:func:`_h_proportional`)
     n_seeds: int  # most seeds behind one (r, h, D_K) point
     n_heads: int  # head counts tried
     notes: str  # "none" or what the table is too thin for (the chapter pastes it)
@@ -115,6 +119,16 @@ def _flatter(a: FormFit, b: FormFit) -> str:
     return "the lower bound's form" if b.spread < a.spread else "the log2 m form"
 
 
+def _h_proportional(n_within: int, n: int, factor: float) -> str:
+    """The paper's h* ~ r m / d_model, "within about ``factor``x", read at the ``n`` out-degrees with an h*."""
+    if not n:
+        return "—"
+    if n_within == n:
+        return f"the proportionality holds within the paper's {factor:g}x"
+    return (f"the proportionality the paper states, within about {factor:g}x, fails here, for a reason "
+            f"unexplained")
+
+
 def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> _DenserFindings:
     """``cells``: :func:`rgr.results.thresholds.thresholds` of the E4 table (one (m, d_model), several r);
     ``h_max``: the largest head count tried; ``n_heads``: how many head counts were tried."""
@@ -122,15 +136,18 @@ def denser_findings(cells: pd.DataFrame, h_max: int, n_heads: int = 0) -> _Dense
     fits = {(f, k): _form_fit(cells, f, r) for f in _FORMS for k, r in (("16", PAPER_R_MAX), ("all", None))}
     hs = ok[ok["h_star"].notna()]
     nan = math.nan
+    factor = float(rep.claim("regular_heads").value)
     if len(hs):
         trend = hs["r"] * hs["m"] / hs["d_model"]
         h_ratio = hs["h_star"].astype(float) / trend
         first, last = hs.iloc[0], hs.iloc[-1]
+        within = int(((h_ratio >= 1 / factor) & (h_ratio <= factor)).sum())
         heads = (int(first["h_star"]), int(first["r"]), int(last["h_star"]), int(last["r"]),
                  float(last["r"] / first["r"]), h_max, int((hs["h_star"] == h_max).sum()),
-                 float(h_ratio.min()), float(h_ratio.max()))
+                 float(h_ratio.min()), float(h_ratio.max()), float(h_ratio.max() / h_ratio.min()), factor, within,
+                 _h_proportional(within, len(hs), factor))
     else:
-        heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan)
+        heads = (0, 0, 0, 0, nan, h_max, 0, nan, nan, nan, factor, 0, "—")
     notes = "none" if len(ok) >= 2 else f"need D_K* at 2 or more out-degrees to compare the forms, got {len(ok)}"
     return _DenserFindings(len(ok), int(ok["r"].max()) if len(ok) else 0, fits["log2m", "16"],
                           fits["bound", "16"], fits["log2m", "all"], fits["bound", "all"],
@@ -265,10 +282,13 @@ def _changed(a: ClaimRow, b: ClaimRow) -> bool:
 
 @dataclass(frozen=True)
 class _UnstoppedReading:
-    """What retraining the stopped runs changed. ``points``: :func:`rgr.experiments.futility.retrained_points`;
+    """What retraining the stopped runs changed. ``stopped`` of the table's ``runs`` were stopped by the futility rule;
+    ``points``: :func:`rgr.experiments.futility.retrained_points`;
     ``rows``: every verdict row of the regular table on both versions, as (before, after) pairs; the rest: counts for
     the chapter's prose (``false_*``: the false-stop point(s); ``plateau_*``: the plateau curves' points)."""
 
+    stopped: int  # runs of the table the futility rule stopped (:func:`rgr.experiments.futility.futile_stops`)
+    runs: int  # runs of the table
     retrained: int
     reached: int
     false_retrained: int
@@ -313,7 +333,9 @@ def unstopped_reading(src: Source, retrained: pd.DataFrame, plateaus: tuple[tupl
     shift = (pla["f1_after"] - pla["f1_before"]).abs()
     top = pla.loc[shift.idxmax()] if len(pla) else None
     where = "—" if top is None else f"r = {int(top.r)}, h = {int(top.h)}, D_K = {int(top.D_K)}"
+    stops = futile_stops(src.runs)
     return _UnstoppedReading(
+        stopped=stops.stopped, runs=stops.runs,
         retrained=int(pts["retrained"].sum()), reached=int(pts["reached"].sum()),
         false_retrained=int(fal["retrained"].sum()), false_reached=int(fal["reached"].sum()),
         false_f1_before=mean(fal, "f1_before"), false_f1_after=mean(fal, "f1_after"),

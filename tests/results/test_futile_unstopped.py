@@ -56,6 +56,7 @@ def test_the_reading_changes_nothing_when_the_retrained_runs_score_as_they_stopp
     assert read.rows_read == 5 and read.rows_changed == 0 and read.changed_words == "none"
     assert read.plateau_shift_max == 0 and read.false_f1_before == read.false_f1_after
     assert read.plateau_shift_where.startswith("r = 2, h = 1, D_K = ")  # every shift 0: the first point
+    assert (read.stopped, read.runs) == ((runs.stop_reason == "futile").sum(), len(runs))  # the whole table's stops
 
 
 def test_the_reading_sees_a_plateau_that_is_not_one():
