@@ -172,7 +172,7 @@ _COLUMN_LABELS: dict[str, str] = {
     "h_star": "best heads h*", "h*": "best heads h*", "h_lo": "h low", "h_hi": "h high",
     "h_star_soft": "h* softmax", "h_star_max": "h* max-over-heads", "h_best": "best h", "h_bound": "h bound",
     "h_rule": "h by the rule", "h_inside": "h inside interval", "h0": "h₀", "d_k_rule": f"{_dk} by the rule",
-    "max_best_h": "largest best h", "max_one_head": "best single head", "d_median": "median degree",
+    "max_best_h": "max-over-heads F1, best h", "max_one_head": "best single head", "d_median": "median degree",
     "d_max": "largest degree", "d_model_cross": f"{_DM} where they cross", "m_prime": "m′",
     "m_cap": "capacity m", "m_cap_lo": "capacity m low", "m_cap_hi": "capacity m high", "lam": "λ",
     "lam_cap": "λ capacity",

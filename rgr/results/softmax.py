@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..protocol import F1_TARGET, reaches_target
-from .findings import int_or_none
+from .findings import int_or_none, listed
 from .thresholds import curves
 
 _CELL = ["m", "d_model", "r"]
@@ -89,6 +89,7 @@ class _ShiftFinding:
     n_below_ln_m: int  # of n_both, cells whose ratio is at most ln m, Theorem 8.1's extra factor
     n_more_heads: int  # cells where the softmax model's h* exceeds the max-over-heads model's
     n_one_head_soft: int  # cells where one softmax head reaches the target at some budget
+    one_head_soft_cells: str  # those cells, "(64, 32)", "(64, 32) and (128, 32)", ... ("none" if none)
     n_soft_reach: int  # cells of the softmax table whose D_K* was reached
     n_soft_cells: int  # cells of the softmax table
 
@@ -97,13 +98,15 @@ def shift_finding(shift: _ThresholdShift, soft_cells: pd.DataFrame) -> _ShiftFin
     """Word ``shift`` beside the softmax table's own cells (``soft_cells``: its
     :func:`rgr.results.thresholds.thresholds`)."""
     both = tuple(c for c in shift.cells if not math.isnan(c.ratio))
+    one = [c for c in shift.cells if reaches_target(c.max_f1_h1_soft)]
+    where = listed([f"({c.m}, {c.d_model})" for c in one]) if one else "none"
     return _ShiftFinding(n_both=len(both), n_cells=len(shift.cells),
                         ratio_min=min((c.ratio for c in both), default=math.nan),
                         ratio_max=max((c.ratio for c in both), default=math.nan),
                         n_costly=sum(c.ratio >= 1 for c in both), n_below_ln_m=sum(c.ratio <= c.ln_m for c in both),
                         n_more_heads=sum(c.h_star_soft is not None and c.h_star_max is not None
                                          and c.h_star_soft > c.h_star_max for c in shift.cells),
-                        n_one_head_soft=sum(reaches_target(c.max_f1_h1_soft) for c in shift.cells),
+                        n_one_head_soft=len(one), one_head_soft_cells=where,
                         n_soft_reach=int(soft_cells.D_K_star.notna().sum()), n_soft_cells=len(soft_cells))
 
 

@@ -33,6 +33,7 @@ def test_threshold_shift_ratios_and_counts():
     assert w.n_costly == 3 == w.n_both
     assert w.n_below_ln_m == 2  # 10 > ln 128
     assert w.n_more_heads == 3 and w.n_one_head_soft == 2  # 0.99 reaches the target, 0.67 does not
+    assert w.one_head_soft_cells == "(64, 32) and (128, 32)"
     t = s.table()
     assert list(t.ratio.round(2)) == [1.6, 1.0, 10.0] and t.ln_m.iloc[0] == pytest.approx(math.log(64))
 
@@ -45,6 +46,7 @@ def test_threshold_shift_missing_thresholds():
     w = shift_finding(s, soft)
     assert len(s.cells) == 1 and w.n_both == 0 and math.isnan(w.ratio_min)
     assert w.n_costly == 0 and w.n_below_ln_m == 0 and w.n_more_heads == 0
+    assert w.n_one_head_soft == 0 and w.one_head_soft_cells == "none"
 
 
 def test_algorithm2_reading():
