@@ -177,6 +177,24 @@ def test_a_head_count_interval_that_holds_every_run_head_count_is_called_a_sanit
     assert head_count_reading(2, 8, 4, [1, 2, 4, 8, 16]) == "inside the interval"  # it could have failed
     assert head_count_reading(2, 8, 16, [1, 2, 4, 8, 16]) == "outside the interval"
     assert head_count_reading(1, 16, None, [1, 2]).startswith("not measured")
+    # lambda8's [1, 16] against the 7 head counts 1..64 it ran: inside, but it could hardly fail
+    assert head_count_reading(1, 16, 2, [1, 2, 4, 8, 16, 32, 64]) == (
+        "inside the interval, a near-vacuous check: the interval holds 5 of the 7 head counts the cell ran")
+    assert head_count_reading(1, 16, 64, [1, 2, 4, 8, 16, 32, 64]) == "outside the interval"
+
+
+def test_the_chart_legend_names_every_head_count_it_draws(book):
+    from matplotlib.collections import PathCollection
+    from matplotlib.colors import to_hex
+
+    from rgr.chapters.figures.choosing_heads import plot_chart
+    from rgr.chapters.style import head_color
+
+    ax = plot_chart(book[0]).axes[0]
+    drawn = {to_hex(c) for coll in ax.collections
+             if isinstance(coll, PathCollection) and len(coll.get_offsets()) for c in coll.get_facecolors()}
+    named = {int(t.get_text().split("= ")[1]) for t in ax.get_legend().get_texts() if t.get_text().startswith("h = ")}
+    assert {to_hex(head_color(h)) for h in named} == drawn
 
 
 # issue 44, case 9: a budget far above the tested ones is flagged like one below; two API misuses name themselves

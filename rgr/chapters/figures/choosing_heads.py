@@ -72,6 +72,7 @@ def plot_chart(rule: DesignRule | None) -> Figure:
     if rule is None:
         nothing_to_draw("no rule: too few thresholds in this preset", ax)
         return fig
+    drawn: set[int] = set()  # the head counts of the markers drawn: the legend names each of them
     for d in _D_MODELS:
         ms = [m for m in np.unique(np.geomspace(d * rule.domain.lam[0], d * rule.domain.lam[1], 24).round().astype(int))
               if not rule.domain.violations(int(m), d)]
@@ -81,9 +82,8 @@ def plot_chart(rule: DesignRule | None) -> Figure:
         line, = ax.plot(ms, [r.D_K for r in rs], lw=1.3, label=f"$d_{{model}}$ = {d}")
         ax.fill_between(ms, [r.D_K_lo for r in rs], [r.D_K_hi for r in rs], color=line.get_color(), alpha=0.12)
         ax.scatter(ms, [r.D_K for r in rs], c=[head_color(r.h) for r in rs], s=22, zorder=3, edgecolor="none")
-    for h in sorted({recommend(rule, int(d * lam), d, target_f1=F1_TARGET).h for d in _D_MODELS
-                     for lam in (rule.domain.lam[0], 2, 4, 8, rule.domain.lam[1])
-                     if not rule.domain.violations(int(d * lam), d)}):
+        drawn |= {int(r.h) for r in rs}
+    for h in sorted(drawn):
         ax.scatter([], [], color=head_color(h), s=22, label=f"h = {h}")
     ax.set(xscale="log", yscale="log", xlabel="m' (relations; = m for a permutation graph)",
            ylabel=f"$D_K$ needed for F1 $\\geq$ {F1_TARGET}")

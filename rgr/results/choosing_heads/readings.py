@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
+from ...experiments.futility import futile_stops
 from ..findings import listed, nan_if_none
 from ..stats import seeds_per_cell
 from ..thresholds import law_fits, thresholds
@@ -22,7 +23,11 @@ EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's s
 @dataclass(frozen=True)
 class _RuleBasis:
     """The rows behind the rule: the law's slope through the origin on the precondition cells of the base grid
-    (NaN with fewer than 2 thresholds), the preset the rule was fitted on, and the seeds of each sweep."""
+    (NaN with fewer than 2 thresholds), the preset the rule was fitted on, and the seeds of each sweep; and where
+    one head does as well as several: over every measured cell with m > d_model and a threshold (each sweep's,
+    a cell counted once), the cells where one head reaches the target at the cell's D_K* (``one_head_cells``),
+    and how many cells one head never brings to the target at any budget tried (``n_no_one_head``, all with
+    d_model <= ``no_one_head_d_max``; NaN when there are none), of ``n_compressed``."""
 
     ls_slope: float
     rule_preset: str
@@ -30,6 +35,10 @@ class _RuleBasis:
     seeds_lambda32: int
     seeds_lambda8: int
     seeds_design_check: int
+    n_compressed: int
+    one_head_cells: str  # "(64, 32), (128, 64) and (256, 64)"; "no cell" when there is none
+    n_no_one_head: int
+    no_one_head_d_max: float
 
 
 def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
@@ -39,7 +48,15 @@ def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
     cells = thresholds(runs["base"])
     ls = law_fits(cells).origin_pre if cells["D_K_star"].notna().sum() >= 2 else None
     seeds = {f"seeds_{name}": int(r["seed"].nunique()) for name, r in runs.items()}
-    return _RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds)
+    every = pd.concat([thresholds(runs[name]) for name in EXPERIMENTS]).drop_duplicates(["m", "d_model"])
+    every = every[(every["m"] > every["d_model"]) & every["D_K_star"].notna()].sort_values(["m", "d_model"])
+    one = every["D_K_star_h1"].notna() & (every["D_K_star_h1"] <= every["D_K_star"])
+    never = every[every["D_K_star_h1"].isna()]
+    ones = [_cell(int(m), int(d)) for m, d in zip(every[one]["m"], every[one]["d_model"])]
+    return _RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds,
+                      n_compressed=len(every), one_head_cells=listed(ones) if ones else "no cell",
+                      n_no_one_head=len(never),
+                      no_one_head_d_max=float(never["d_model"].max()) if len(never) else math.nan)
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,11 @@ class _ValidationReading:
     design_check: _HeldOut
     n_held: int
     n_held_inside: int
+    lambda8_h_point: str  # lambda8's point prediction of h against each of its cells' measured h* interval
+    futile_lambda32: int  # runs futility stopping ended early at lambda32's named cell (a rule not in the protocol)
+    runs_lambda32: int
+    futile_lambda8: int
+    runs_lambda8: int
 
 
 def _held_out(r, heads_run: pd.Series) -> _HeldOut:
@@ -87,6 +109,38 @@ def _held_out(r, heads_run: pd.Series) -> _HeldOut:
                    h_inside=head_count_reading(r.h_lo, r.h_hi, r.h_star, heads_run))
 
 
+def _h_point(rows: list, runs: pd.DataFrame) -> str:
+    """The point prediction of h at each of ``rows`` (one held-out sweep's cells) against the cell's measured
+    h* and its interval (:func:`rgr.results.thresholds.thresholds`): a sentence, "" without a measured h*."""
+    if not rows:
+        return ""
+    measured = thresholds(runs).set_index(["m", "d_model"])
+    said, misses = [], 0
+    for r in sorted(rows, key=_at):
+        t = measured.loc[_at(r)]
+        if pd.isna(t["h_star"]):
+            said.append(f"{_cell(*_at(r))}: h = {r.h} against no measured h*")
+            continue
+        lo, hi = int(t["h_lo"]), int(t["h_hi"])
+        misses += not lo <= r.h <= hi
+        said.append(f"{_cell(*_at(r))}: h = {r.h} against h* = {int(t['h_star'])} [{lo}, {hi}]")
+    n_measured = sum("no measured" not in x for x in said)
+    if not n_measured:
+        return ""
+    if not misses:
+        return f"The point prediction lies inside the measured h* interval at every measured cell ({listed(said)})."
+    every = "every one" if misses == len(said) else f"{misses} of the {len(said)}"
+    return (f"As a point prediction of the head count the rule fails at {every} of these cells: the predicted h lies "
+            f"outside the measured h* interval ({listed(said)}); why is unexplained.")
+
+
+def _futile(runs: pd.DataFrame, cell: tuple[int, int]) -> tuple[int, int]:
+    """(futile-stopped runs, runs) at ``cell`` of ``runs``."""
+    at = runs[(runs["m"] == cell[0]) & (runs["d_model"] == cell[1])] if len(runs) else runs
+    stops = futile_stops(at)
+    return stops.stopped, stops.runs
+
+
 def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> _ValidationReading:
     """:class:`_ValidationReading` from the table of :func:`.checks.validation` (a cell's row made before its result:
     rows predicted "after the fact" are left out) and each held-out sweep's runs (its head counts)."""
@@ -95,9 +149,14 @@ def validation_reading(val: pd.DataFrame, runs: Mapping[str, pd.DataFrame]) -> _
     cells = {name: _held_out(held.get(name), runs[name]["h"]) for name in _NAMED_CELLS}
     lambda8 = sorted({_at(r) for r in before if r.experiment == "lambda8"}) or [_NAMED_CELLS["lambda8"]]
     further = [r for r in before if r.experiment in _NAMED_CELLS and _at(r) != _NAMED_CELLS[r.experiment]]
+    futile = {name: _futile(runs[name], _NAMED_CELLS[name]) for name in ("lambda32", "lambda8")}
+    lambda8_rows = [r for r in before if r.experiment == "lambda8"]
     return _ValidationReading(refit_note=refit_note(val), lambda8_cells=listed([_cell(m, d) for m, d in lambda8]),
                              further_cells=_further(further, runs), **cells, n_held=len(before),
-                             n_held_inside=sum(bool(r.inside) for r in before))
+                             n_held_inside=sum(bool(r.inside) for r in before),
+                             lambda8_h_point=_h_point(lambda8_rows, runs["lambda8"]),
+                             futile_lambda32=futile["lambda32"][0], runs_lambda32=futile["lambda32"][1],
+                             futile_lambda8=futile["lambda8"][0], runs_lambda8=futile["lambda8"][1])
 
 
 def _at(r) -> tuple[int, int]:

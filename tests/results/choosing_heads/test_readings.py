@@ -31,10 +31,26 @@ def test_rule_basis_reads_the_law_slope_and_the_seeds():
     b = rule_basis(runs, "book")
     assert b.ls_slope == pytest.approx(2.0, rel=0.05) and b.rule_preset == "book"
     assert (b.seeds_base, b.seeds_lambda32, b.seeds_lambda8, b.seeds_design_check) == (2, 1, 3, 2)
+    assert (b.n_compressed, b.n_no_one_head) == (4, 0) and math.isnan(b.no_one_head_d_max)  # h = 1 only: one head
+    assert b.one_head_cells == "(64, 16), (64, 32), (128, 32) and (256, 64)"
     never = rule_basis({**runs, "base": _runs(2.0).assign(test_f1=0.3)}, "smoke")
-    assert math.isnan(never.ls_slope)
+    assert math.isnan(never.ls_slope) and never.one_head_cells == "no cell"
     with pytest.raises(ValueError, match="runs must name"):
         rule_basis({"base": runs["base"]}, "book")
+
+
+def test_rule_basis_says_where_one_head_does_as_well_as_several():
+    """(64, 16): one head never reaches the target, two do; (64, 32): one head at the best budget; (128, 32): one
+    head needs a larger budget than two; (64, 64) has m = d_model and is not counted."""
+    rows = []
+    for (m, d), need in {(64, 16): {2: 8}, (64, 32): {1: 4, 2: 4}, (128, 32): {1: 8, 2: 4}, (64, 64): {1: 2}}.items():
+        for h in (1, 2):
+            for dk in (2, 4, 8):
+                f1 = 1.0 if h in need and dk >= need[h] else 0.3
+                rows += [dict(m=m, d_model=d, r=1, h=h, D_K=dk, seed=s, test_f1=f1) for s in (0, 1)]
+    t = pd.DataFrame(rows)
+    b = rule_basis({"base": t, "lambda32": t, "lambda8": t, "design_check": t}, "book")
+    assert (b.n_compressed, b.one_head_cells, b.n_no_one_head, b.no_one_head_d_max) == (3, "(64, 32)", 1, 16.0)
 
 
 def _val_row(experiment, prediction, D_K_star, inside, cell=None):
@@ -58,6 +74,7 @@ def test_validation_reading_keeps_the_rows_made_before_the_result():
     assert (r.n_held, r.n_held_inside) == (3, 1)  # every row made before its result, the named cells or not
     assert r.further_cells == ("Further along the m/d_model = 32 diagonal (lambda32), at (2048, 64) it "
                                       "predicted 100 (80–120) against a measured 400 (outside); this cell ran 1 seed.")
+    assert r.lambda8_h_point == "" and (r.futile_lambda32, r.runs_lambda32) == (0, 0)  # no lambda8 row; no run there
     glued = finding_values(r)
     assert "lambda32_D_K_pred" in glued and "design_check_h_inside" in glued and "refit_note" in glued
 
@@ -95,9 +112,9 @@ def test_validation_reading_names_every_held_out_cell_and_words_the_further_ones
     val = pd.DataFrame([_val_row("lambda8", "paper fit", 90, True),
                         _val_row("lambda8", "paper fit", 110, True, cell=(2048, 256)),
                         _val_row("lambda8", "paper fit", float("nan"), False, cell=(4096, 512))])
-    heads = pd.DataFrame(dict(h=[1, 2, 4]))
+    heads = pd.DataFrame(dict(h=[1, 2, 4], m=384, d_model=48))
     runs = pd.DataFrame(dict(m=[1024] * 10 + [2048] * 3 + [4096] * 3, d_model=[128] * 10 + [256] * 3 + [512] * 3,
-                             seed=list(range(10)) + [0, 1, 2] * 2, h=1))
+                             seed=list(range(10)) + [0, 1, 2] * 2, h=1, r=1, D_K=4, test_f1=0.3))
     r = validation_reading(val, {"lambda32": heads, "lambda8": runs, "design_check": heads})
     assert r.lambda8_cells == "(1024, 128), (2048, 256) and (4096, 512)"
     assert r.lambda8.D_K_star == 90  # the named cell stays (1024, 128)
@@ -107,5 +124,22 @@ def test_validation_reading_names_every_held_out_cell_and_words_the_further_ones
                                "these cells ran 3 seeds each.")
     alone = validation_reading(val.iloc[:1], {"lambda32": heads, "lambda8": runs, "design_check": heads})
     assert alone.lambda8_cells == "(1024, 128)" and alone.further_cells == ""
+    assert r.lambda8_h_point == ""  # no cell has a measured h*: nothing to say about the point prediction
     empty = validation_reading(val.iloc[:0], {"lambda32": heads, "lambda8": runs, "design_check": heads})
     assert empty.lambda8_cells == "(1024, 128)"  # the sweep's named cell when the table is too thin for a row
+
+
+def test_validation_reading_checks_lambda8s_point_prediction_and_counts_futile_stops():
+    """lambda8's cell (1024, 128): h* = 2 with interval [2, 2] (two heads pass at D_K = 4, one head and four at 8),
+    the rule's h = 4 outside it; one of its runs was stopped by futility stopping."""
+    rows = [dict(m=1024, d_model=128, r=1, h=h, D_K=dk, seed=s, stop_reason="cutoff",
+                 test_f1=1.0 if dk >= (4 if h == 2 else 8) else 0.3)
+            for h in (1, 2, 4) for dk in (2, 4, 8) for s in (0, 1)]
+    runs = pd.DataFrame(rows)
+    runs.loc[0, "stop_reason"] = "futile"
+    val = pd.DataFrame([_val_row("lambda8", "book fit", 4, False)])
+    r = validation_reading(val, {"lambda32": runs.iloc[:0], "lambda8": runs, "design_check": runs.iloc[:0]})
+    assert r.lambda8_h_point == ("As a point prediction of the head count the rule fails at every one of these cells: "
+                                 "the predicted h lies outside the measured h* interval ((1024, 128): h = 4 against "
+                                 "h* = 2 [2, 2]); why is unexplained.")
+    assert (r.futile_lambda8, r.runs_lambda8, r.futile_lambda32, r.runs_lambda32) == (1, len(runs), 0, 0)
