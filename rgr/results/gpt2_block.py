@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..gpt2.experiment import STAND_IN_SOURCE, PresetCost
+from .findings import listed
 from .stats import summarize
 
 COMPRESSIVE = 4  # m / d_model from which the book calls an E7 table compressive (the paper's is 6144 / 768 = 8)
@@ -102,6 +103,26 @@ class _GPT2Finding:
     paper_total: int = 0  # runs the paper preset plans
     paper_gpu_min: float = float("nan")  # the whole paper preset in minutes of one process on the benched GPU
     paper_gpu: str = ""  # that GPU
+    # the lowest seed of each split setting: how many collapsed (test accuracy below _COLLAPSED), and the range of
+    # test accuracy and final training loss of the others (NaN when there are none)
+    n_split_collapsed: int = 0
+    low_acc_lo: float = float("nan")
+    low_acc_hi: float = float("nan")
+    low_loss_lo: float = float("nan")
+    low_loss_hi: float = float("nan")
+
+
+def _lowest_of_split(runs: pd.DataFrame, split: float) -> dict:
+    """The lowest seed of each (D_K, h) setting whose seeds differ by more than ``split``: collapsed or stalled."""
+    spread = runs.groupby(["D_K", "h"])["test_acc"].transform(lambda a: a.max() - a.min())
+    low = runs[spread > split].sort_values("test_acc").groupby(["D_K", "h"]).head(1)
+    stalled = low[low["test_acc"] >= _COLLAPSED]
+    nan = float("nan")
+    return dict(n_split_collapsed=int((low["test_acc"] < _COLLAPSED).sum()),
+                low_acc_lo=float(stalled["test_acc"].min()) if len(stalled) else nan,
+                low_acc_hi=float(stalled["test_acc"].max()) if len(stalled) else nan,
+                low_loss_lo=float(stalled["final_train_loss"].min()) if len(stalled) else nan,
+                low_loss_hi=float(stalled["final_train_loss"].max()) if len(stalled) else nan)
 
 
 def gpt2_finding(runs: pd.DataFrame, paper: PresetCost, split: float = 0.3, paper_done: int = 0,
@@ -118,7 +139,7 @@ def gpt2_finding(runs: pd.DataFrame, paper: PresetCost, split: float = 0.3, pape
                        wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
                        paper_eflop=paper.flops / 1e18, paper_done=paper_done,
                        paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
-                       paper_gpu="" if bench is None else bench.device)
+                       paper_gpu="" if bench is None else bench.device, **_lowest_of_split(runs, split))
 
 
 _COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost) nothing: its seed collapsed
@@ -149,6 +170,25 @@ class _CompressiveFinding:
     n_settings: int
     one_head_collapsed: int
     one_head_runs: int
+    n_seeds: int = 0
+    h_max: int = 0  # the largest head count trained
+    falling_budgets: str = "—"  # budgets where, on every seed, accuracy falls with each doubling of h from 2 to h_max
+    h1_over_hmax: int = 0  # seeds where one head beats h_max heads at the smallest budget
+    acc_h1_small: float = math.nan  # mean accuracy of one head, and of h_max heads, at the smallest budget
+    acc_hmax_small: float = math.nan
+    multi_head_collapsed: str = "none"  # the runs with h > 1 that collapsed: "h = 2 at D_K = 384 (seed 0)"
+
+
+def _falling(runs: pd.DataFrame) -> tuple[list[int], int]:
+    """The budgets where every seed's accuracy falls with each doubling of h from 2 to the largest, and h_max."""
+    heads = sorted(int(h) for h in runs["h"].unique() if h >= 2)
+    acc = runs.pivot_table(index=["D_K", "seed"], columns="h", values="test_acc")
+    out = []
+    for dk, g in acc.groupby(level="D_K"):
+        if len(heads) >= 2 and all((g[a] > g[b]).all() and g[[a, b]].notna().all().all()
+                                   for a, b in zip(heads, heads[1:])):
+            out.append(int(dk))
+    return out, heads[-1] if heads else 0
 
 
 def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> _CompressiveFinding:
@@ -162,13 +202,25 @@ def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> 
     one = runs[runs["h"] == 1]
     learned = runs[runs["test_acc"] >= _COLLAPSED]
     at = (learned["best_step"] / learned["steps_done"]).median() if len(learned) else math.nan
+    falling, h_max = _falling(runs)
+    small = runs[runs["D_K"] == runs["D_K"].min()].pivot_table(index="seed", columns="h", values="test_acc")
+    pair = small[[1, h_max]].dropna() if 1 in small and h_max in small else small.iloc[:0]
+    gone = runs[(runs["h"] > 1) & (runs["test_acc"] < _COLLAPSED)].sort_values(["h", "D_K", "seed"])
+    more = dict(n_seeds=int(runs["seed"].nunique()), h_max=h_max,
+                falling_budgets=listed([str(d) for d in falling]) if falling else "no budget",
+                h1_over_hmax=int((pair[1] > pair[h_max]).sum()) if len(pair) else 0,
+                acc_h1_small=float(pair[1].mean()) if len(pair) else math.nan,
+                acc_hmax_small=float(pair[h_max].mean()) if len(pair) else math.nan,
+                multi_head_collapsed=listed([f"h = {int(g.h)} at D_K = {int(g.D_K)} (seed {int(g.seed)})"
+                                             for g in gone.itertuples()]) if len(gone) else "none")
     return _CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
                               budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
                               best_h=", ".join(map(str, r.best_h)), multi_head_best=r.multi_head_best,
                               n_budgets=r.n_budgets, n_monotone=r.n_monotone, n_heads=r.n_heads,
                               pct_best_last=100 * r.frac_best_last, pct_median_best=100 * at, n_split=r.n_split,
                               n_settings=r.n_settings,
-                              one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one))
+                              one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one),
+                              **more)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from tests import ROOT
 
 def _runs(acc, m=256, d_model=768, source=STAND_IN_SOURCE, steps=2000):
     return pd.DataFrame([dict(m=m, d_model=d_model, D_K=dk, h=h, seed=s, test_acc=acc(dk, h, s),
-                              embedding_source=source, best_step=steps if s else steps // 2, steps_done=steps)
+                              embedding_source=source, best_step=steps if s else steps // 2, steps_done=steps,
+                              final_train_loss=5.0 * (1 - acc(dk, h, s)))
                          for dk in (64, 128, 256) for h in (1, 2, 4) for s in (0, 1, 2)])
 
 
@@ -40,6 +41,30 @@ def test_reading_of_a_known_table():
     assert r.lam == pytest.approx(1 / 3)
     w = gpt2_finding(runs, paper=PAPER)
     assert w.embeddings.startswith("STAND-IN") and w.regime == "at or below"
+    # the split setting (64, 2): its lowest seed did not collapse, it stalled at 0.164 (loss 5 * (1 - 0.164))
+    assert w.n_split_collapsed == 0 and w.low_acc_lo == w.low_acc_hi == pytest.approx(0.164)
+    assert w.low_loss_lo == pytest.approx(5 * (1 - 0.164))
+    assert r.h_max == 4 and r.n_seeds == 3 and r.multi_head_collapsed == "none"
+    assert r.falling_budgets == "no budget"  # more heads do better here
+
+
+def test_the_compressive_preset_names_where_more_heads_lose():
+    """Two heads best, four worse, on every seed at D_K = 64 and 128; at 256 seed 0 of h = 4 beats h = 2; one head
+    beats four at the smallest budget on every seed; a two-head run collapsed."""
+    def acc(dk, h, s):
+        if (dk, h, s) == (256, 2, 1):
+            return 0.001
+        if (dk, h, s) == (256, 4, 0):
+            return 0.9
+        return {1: 0.5, 2: 0.6, 4: 0.4}[h] + dk / 10000
+
+    r = compressive_finding(_runs(acc, m=512, d_model=64), done=1.0)
+    assert (r.h_max, r.falling_budgets, r.h1_over_hmax, r.n_seeds) == (4, "64 and 128", 3, 3)
+    assert r.acc_h1_small == pytest.approx(0.5064) and r.acc_hmax_small == pytest.approx(0.4064)
+    assert r.multi_head_collapsed == "h = 2 at D_K = 256 (seed 1)"
+    w = gpt2_finding(_runs(acc, m=512, d_model=64).assign(wall_time_s=1.0), paper=PAPER)
+    assert w.n_split_collapsed == 1  # (256, 2): its lowest seed collapsed; (256, 4)'s stalled at 0.4256
+    assert w.low_acc_lo == w.low_acc_hi == pytest.approx(0.4256)
 
 
 def test_compressive_and_real_embeddings():
