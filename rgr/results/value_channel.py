@@ -46,10 +46,14 @@ def paper_mse(mse: float, d_msg: int) -> float:
 
 def error_ratios(runs: pd.DataFrame, baselines: pd.DataFrame) -> pd.DataFrame:
     """Mean test MSE and its 95% interval per (m, d_model, h, D_K), divided by the mean-message predictor's
-    MSE of the cell (``baselines``: d_model, mse_mean, averaged over seeds): columns ratio, lo, hi."""
+    MSE of the cell (``baselines``: d_model, mse_mean, averaged over seeds): columns ratio, lo, hi; ``below_one``:
+    this head count's error is below one head's at the same budget on paired seeds (95% interval below zero)."""
     s = summarize(runs, ["m", "d_model", "h", "D_K"], "test_mse")
     ref = s["d_model"].map(baselines.groupby("d_model")["mse_mean"].mean())
-    return s.assign(ratio=s["mean"] / ref, lo=s["lo"] / ref, hi=s["hi"] / ref)
+    below = [h != 1 and paired_difference(by_seed(runs, "test_mse", h, dk, m=m, d_model=d),
+                                          by_seed(runs, "test_mse", 1, dk, m=m, d_model=d)).side() == "a lower"
+             for m, d, h, dk in zip(s["m"], s["d_model"], s["h"], s["D_K"])]
+    return s.assign(ratio=s["mean"] / ref, lo=s["lo"] / ref, hi=s["hi"] / ref, below_one=below)
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class _ValueCell:
     d_model: int
     n_budgets: int
     multi_head_best: int  # budgets where the lowest mean error has h > 1
+    multi_head_paired: int  # ... and that head count's error is below one head's on paired seeds
     lowest_ratio: float
     first_solved_D_K: int | None  # smallest D_K whose mean error is <= solved x the mean predictor's
     first_solved_h: int | None
@@ -92,6 +97,7 @@ def value_cells(ratios: pd.DataFrame, f1_cells: pd.DataFrame, solved: float) -> 
         ok, one = g[g.ratio <= solved].sort_values(["D_K", "ratio"]), g[g.h == 1].sort_values("D_K")
         one_ok, ref = one[one.ratio <= solved], f1.get((int(m), int(d)))
         out.append(_ValueCell(m=int(m), d_model=int(d), n_budgets=len(best), multi_head_best=int((best.h > 1).sum()),
+                             multi_head_paired=int(((best.h > 1) & best.below_one.astype(bool)).sum()),
                              lowest_ratio=float(g.ratio.min()),
                              first_solved_D_K=int(ok.D_K.iloc[0]) if len(ok) else None,
                              first_solved_h=int(ok.h.iloc[0]) if len(ok) else None,
@@ -190,6 +196,7 @@ class _ValueFinding:
     closest_f1_D_K: int | None
     n_one_head_solved: int
     multi_head_best: int  # budgets (all cells) whose lowest error has h > 1
+    multi_head_paired: int  # ... where that head count's error is below one head's on paired seeds
     n_budgets: int
     n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
     n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
@@ -220,6 +227,7 @@ def value_finding(cells: tuple[_ValueCell, ...], stop: _StoppingEffect, solved: 
                         closest_f1_D_K=closest and closest.f1_D_K_star,
                         n_one_head_solved=sum(c.one_head_solved_D_K is not None for c in cells),
                         multi_head_best=sum(c.multi_head_best for c in cells),
+                        multi_head_paired=sum(c.multi_head_paired for c in cells),
                         n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
                         n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one), n_d_model=len(stop.d_model),
                         n_min_at_d_model=int(sum(d == k for d, k in zip(stop.d_model, stop.best_D_K_full))),
@@ -235,8 +243,9 @@ class _LowestHead:
     """Which head count has the lowest error at one d_model (the value chapter's reading of ``value_long``, the
     decision run): that d_model, its table's size, top budget and cutoff; the lowest mean MSE's (h, D_K) and the
     best point with another head count; their seed-paired difference (lowest - other), its 95% t-interval and
-    p-value; the seeds where the lowest is lower; and whether it "beats" the other (interval below zero) or "ties
-    with" it."""
+    p-value; the seeds where the lowest is lower; whether it "beats" the other (interval below zero) or "ties
+    with" it; and so whether the paper's "lowest at h = 4 and 8" holds (the lowest is one of them), does not hold
+    (another head count beats the best of them on paired seeds) or is not decided."""
 
     d_model: int
     n_runs: int
@@ -255,6 +264,10 @@ class _LowestHead:
     n_lower: int
     n_seeds: int
     beats: str
+    paper_claim: str  # the paper's "lowest at h = 4 and 8": "holds", "does not hold" or "is not decided"
+
+
+_PAPER_LOWEST = (4, 8)  # the head counts the paper reports with the lowest error at d_model = 32
 
 
 def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
@@ -271,7 +284,9 @@ def lowest_head(runs: pd.DataFrame, d_model: int = 32) -> _LowestHead | None:
                       steps=int(cell["max_steps"].max()), best_h=a[0], best_D_K=a[1], best_mse=float(top["mean"]),
                       next_h=b[0], next_D_K=b[1], next_mse=float(other["mean"]), diff=pair.mean, lo=pair.lo,
                       hi=pair.hi, p=pair.p, n_lower=pair.a_lower, n_seeds=pair.n,
-                      beats="beats" if pair.side() == "a lower" else "ties with")
+                      beats="beats" if pair.side() == "a lower" else "ties with",
+                      paper_claim="holds" if a[0] in _PAPER_LOWEST else "does not hold"
+                      if pair.side() == "a lower" and b[0] in _PAPER_LOWEST else "is not decided")
 
 
 def _trivial_mse(cfg: RunConfig) -> dict[str, float]:

@@ -84,12 +84,14 @@ def test_value_cells_first_budget_best_heads_and_f1():
     assert c16.first_solved_D_K == 32 and c16.first_solved_h == 4  # the lowest error at the first budget
     assert c16.one_head_solved_D_K is None and c16.one_head_best_ratio == pytest.approx(0.5)
     assert c16.multi_head_best == 6 and c16.n_budgets == 6  # one head's error is above the others' at every D_K
+    assert c16.multi_head_paired == 6  # on every seed: the paired difference's interval is below zero
     assert c32.f1_D_K_star == 4 and c32.f1_h_star == 1 and c32.solved_over_f1 == pytest.approx(8.0)
     s = value_finding(cells, _stop(), 0.1, tracks_factor=8.0)
     assert (s.n_cells, s.n_solved, s.n_one_head_solved) == (2, 2, 0)
     assert s.closest_to_f1 == pytest.approx(32 / 20) and (s.n_f1_one_head_cells, s.n_f1_one_head_multi) == (1, 1)
     assert (s.closest_d_model, s.closest_first_D_K, s.closest_f1_D_K) == (16, 32, 20)  # the cell c16
     assert (s.multi_head_best, s.n_budgets) == (c16.multi_head_best + c32.multi_head_best, 12)
+    assert s.multi_head_paired == c16.multi_head_paired + c32.multi_head_paired
     # the farthest cell sits at 8 times its F1 threshold: within 8, not within 7.99 (nor 2)
     assert s.tracks == "does" and value_finding(cells, _stop(), 0.1, tracks_factor=7.99).tracks == "does not"
     assert value_finding(cells, _stop(), 0.1).tracks == "does not"
@@ -175,6 +177,26 @@ def test_the_lowest_head_count_is_judged_on_paired_seeds():
     assert (low.best_h, low.best_D_K, low.next_h, low.next_D_K) == (16, 256, 8, 256)
     assert low.beats == "beats" and low.n_lower == 3 == low.n_seeds and low.hi < 0
     assert (low.n_runs, low.top_D_K, low.steps) == (12, 256, 80_000)
+    assert low.paper_claim == "does not hold"  # h = 16 beats the best of the paper's h = 4 and 8
     tie = lowest_head(runs([0.002, -0.0019, 0.0001]))  # the seeds disagree: no side
-    assert tie.beats == "ties with" and tie.lo < 0 < tie.hi
+    assert tie.beats == "ties with" and tie.lo < 0 < tie.hi and tie.paper_claim == "is not decided"
+    eight = lowest_head(runs([-0.0005, -0.0004, -0.0006]))  # h = 8 lowest: the paper's claim holds
+    assert eight.best_h == 8 and eight.paper_claim == "holds"
     assert lowest_head(runs([0, 0, 0])[lambda r: r.h == 8]) is None
+
+
+def test_a_best_head_count_that_ties_with_one_head_on_paired_seeds_is_not_counted_paired():
+    """At D_K = 2 two heads have the lower mean error, but the seeds disagree (the paired interval holds zero);
+    at D_K = 4 two heads are lower on every seed."""
+    def err(s, h, dk):
+        if dk == 2:
+            return 0.05 + (0.0 if h == 1 else [-0.02, -0.02, 0.03][s])
+        return 0.05 if h == 1 else 0.02 + 0.001 * s
+
+    runs = pd.DataFrame([dict(m=64, d_model=16, h=h, D_K=dk, seed=s, test_mse=err(s, h, dk), steps=1000)
+                         for h in (1, 2) for dk in (2, 4) for s in (0, 1, 2)])
+    r = error_ratios(runs, BASE)
+    assert r.set_index(["h", "D_K"])["below_one"].to_dict() == {(1, 2): False, (1, 4): False, (2, 2): False,
+                                                                (2, 4): True}
+    c = value_cells(r, pd.DataFrame(), solved=0.1)[0]
+    assert (c.multi_head_best, c.multi_head_paired, c.n_budgets) == (2, 1, 2)
