@@ -51,11 +51,10 @@ _PLAIN: dict[str, str] = {
     "thin": "the deviating point has few seeds",
     "paper_table1": "the paper's fit cannot be rebuilt from its own Table 1",
     "paper_text": "the paper's text and its own Table 1 disagree",
-    "chance": "its exceptions lie at budgets where nothing learns",
     "budget": "the protocol's step cutoff left it undecided",
     "budget_bound": "with a longer step budget the book agrees",
-    "weighting": "least squares weighs the largest thresholds most (weighing every cell alike agrees)",
-    "cell_choice": "of which cells are fitted",
+    "weighting": "the book's thresholds sit higher than the paper's at the largest cells, which least squares weighs "
+                 "most (weighing every cell alike agrees)",
     "unexplained": "no cause shows in the data",
     "undecided": "the noise reaches both sides of the claim",
     "unsettled": "the deciding runs were cut while still improving",

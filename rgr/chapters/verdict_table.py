@@ -59,17 +59,16 @@ _EXPLAIN: dict[str, str] = {
     ),
     "paper_text": "The paper's text gives one value and its own Table 1 another; the book's interval holds the Table "
                   "1 one.",
-    "chance": ("Where one head is not below the others, every configuration is near chance, so 'worse' cannot be "
-               "read there; at every budget above chance one head is worse."),
     "budget": ("At the protocol's step cutoff the comparison was undecided (the runs were cut with their error still "
                "falling); a longer cutoff, declared before it ran, decides it against the paper."),
-    "weighting": ("Least squares weighs the cells with the largest thresholds most; the same law fitted in log space, "
-                  "every cell weighed alike, holds the paper's value. The book's thresholds sit higher than the "
-                  "paper's where they are largest (the law constants' paragraph in the chapter)."),
+    "weighting": ("The book fits as the paper does, least squares through the origin (where the paper's own Table 1 "
+                  "reproduces its constant, it does so that way: the Table 1 arithmetic in the chapter), so the "
+                  "weighting is the same; the same law fitted in log space, every cell weighed alike, holds the "
+                  "paper's value. The book's constant is raised by its thresholds at the largest cells, which least "
+                  "squares weighs most: there they sit higher than the paper's (the law constants' paragraph in the "
+                  "chapter); why is not measured."),
     "budget_bound": ("The protocol's step cutoff cut the runs at the threshold; retrained with a longer budget "
                      "(the settled extension, declared before it ran), the book's value agrees with the paper's."),
-    "cell_choice": ("The paper's value lies outside the book's noise interval but inside the bootstrap over cells: "
-                    "the difference is which cells are fitted, not the noise of the runs."),
     "unexplained": ("No cause the data support: none of the causes above holds in the row's data; the verdict table "
                     "says by how much the book's value differs."),
     "undecided": "The book's noise interval reaches both sides of what the paper claims.",

@@ -3,8 +3,6 @@ cause are checked from rows (the bottom line, the summary), not from their priva
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from rgr.results.replication.rows import ClaimRow, Reading
 from rgr.results.replication.verdicts import LOG_SPACE, NOT_TESTABLE_CAUSES, Verdict, cause_of
 
@@ -20,7 +18,6 @@ def row_of(cause: str) -> ClaimRow:
     implied = {"log_base": lambda: _row("deviates", readings=[Reading("with log2", 1.2, 1.1, 1.3, True)]),
                "near_miss": lambda: _row("deviates", near=True),
                "weighting": lambda: _row("deviates", readings=[Reading(LOG_SPACE, 1.2, 1.1, 1.3, True)]),
-               "cell_choice": lambda: replace(_row("deviates"), cells_lo=-1e9, cells_hi=1e9),
                "unexplained": lambda: _row("deviates")}
     row = implied[cause]() if cause in implied else _row(
         "not testable" if cause in NOT_TESTABLE_CAUSES else "deviates", cause)

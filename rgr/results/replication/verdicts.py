@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..reported import TABLE1, claim
+from ..reported import TABLE1
 from ..stats import fit_line, tie_margin, within
 
 _STATUSES: tuple[str, ...] = ("agrees", "deviates", "not testable")
@@ -28,19 +28,17 @@ LOG_SPACE = "ln, log space"
 
 # Why a row does not agree: the one home of the causes' names. A reader that cannot test a claim names one of
 # NOT_TESTABLE_CAUSES; a deviation's cause is computed from the row (rgr.results.replication.verdicts.cause_of), the
-# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "chance", "budget"); then a fit in log
-# space ("weighting"), the bootstrap over cells ("cell_choice"); "unexplained" is what remains.
+# reader naming only what it alone knows ("thin", "paper_table1", "paper_text", "budget"); then a fit in log space
+# ("weighting"); "unexplained" is what remains.
 CAUSES: dict[str, str] = {
     "log_base": "the logarithm's base",
     "near_miss": "a near miss",
     "thin": "rests on a point with few seeds",
     "paper_table1": "the paper's fit is not reproduced by its own Table 1",
     "paper_text": "the paper's text and its own Table 1 disagree",
-    "chance": "budgets where every configuration is near chance",
     "budget": "the protocol's step cutoff",
     "budget_bound": "budget-bound: agrees with a longer step budget",
-    "weighting": "the fit's weight on the largest thresholds",
-    "cell_choice": "which cells the fit uses",
+    "weighting": "the book's higher thresholds at the largest cells",
     "unexplained": "unexplained",
     "undecided": "the noise cannot decide",
     "unsettled": "runs cut while still improving",
@@ -50,7 +48,7 @@ CAUSES: dict[str, str] = {
     "no_data": "the cells are not in the data",
 }
 NOT_TESTABLE_CAUSES: tuple[str, ...] = ("undecided", "unsettled", "presets", "not_the_task", "no_number", "no_data")
-_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "chance", "budget", "budget_bound")
+_READER_DEVIATION_CAUSES = ("thin", "paper_table1", "paper_text", "budget", "budget_bound")
 
 @dataclass(frozen=True)
 class Verdict:
@@ -78,7 +76,7 @@ class Verdict:
         return f"{self.status}: {self.detail}" if self.detail else self.status
 
 
-DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "weighting", "cell_choice",
+DEVIATION_CAUSES: tuple[str, ...] = ("log_base", "near_miss", *_READER_DEVIATION_CAUSES, "weighting",
                                      "unexplained")  # in this order
 
 
@@ -94,10 +92,11 @@ def cause_of(row) -> str:
     """Why a verdict row (anything with ``verdict`` and ``readings``) does not agree, as a key of :data:`CAUSES`;
     "" when it agrees. Not testable: its reader's cause. A deviation, in the order of :data:`DEVIATION_CAUSES`: the
     other log base's reading holds ("log_base"); the paper's value lies in the 99% interval ("near_miss"); what its
-    reader found ("thin", "paper_table1", "paper_text", "chance", "budget"); the same law fitted in log space, every
-    cell weighed alike, holds the paper's value ("weighting": least squares weighs the largest D_K* most); the
-    paper's value inside the bootstrap over cells ("cell_choice": the difference is which cells are fitted);
-    otherwise "unexplained"."""
+    reader found ("thin", "paper_table1", "paper_text", "budget"); the same law fitted in log space, every cell
+    weighed alike, holds the paper's value ("weighting": the book's least-squares constant, the paper's kind of fit,
+    is raised by its thresholds at the largest cells, which least squares weighs most); otherwise "unexplained". The
+    paper's value inside the bootstrap over cells is no cause: the book fits the cells the paper names, so that
+    bootstrap says how the constant depends on the cells chosen, not why the book's differs."""
     v = row.verdict  # a log base the paper's own Table 1 rules out (``base_ruled_out``) is no cause
     if v.status == "agrees":
         return ""
@@ -112,17 +111,7 @@ def cause_of(row) -> str:
         return v.cause
     if any(x.name == LOG_SPACE and x.holds for x in getattr(row, "readings", ())):
         return "weighting"
-    lo, hi = getattr(row, "cells_lo", math.nan), getattr(row, "cells_hi", math.nan)
-    paper = _paper_number(row)
-    if paper is not None and math.isfinite(lo) and math.isfinite(hi) and within(paper, lo, hi):
-        return "cell_choice"
     return "unexplained"
-
-
-def _paper_number(row) -> float | None:
-    """The paper's value of a row's claim when it is one number, else None."""
-    v = claim(row.key).value
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def verdict_label(row) -> str:
