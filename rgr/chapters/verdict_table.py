@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from html import escape
+from pathlib import Path
 
 import pandas as pd
 
@@ -26,7 +27,7 @@ from ..results import reported as rep
 from ..results.replication.fig4 import THIN_SEEDS
 from ..results.replication.paper_arithmetic import ArithmeticCheck
 from ..results.replication.registry import JOINT, complete_rows
-from ..results.replication.rows import ClaimRow, Longer
+from ..results.replication.rows import ClaimRow, Longer, Source, gpt2_source
 from ..results.replication.verdicts import (
     CAUSES,
     DEVIATION_CAUSES,
@@ -247,15 +248,19 @@ def verdict_table_html(rows: list[ClaimRow], caption: str) -> str:
     )
 
 
-def used_frame(loaded: Mapping[str, Mapping[str, object]], smoke: bool = False) -> pd.DataFrame:
+def used_frame(loaded: Mapping[str, Mapping[str, object]], smoke: bool = False,
+               root: Path | None = None) -> pd.DataFrame:
     """One line per (comparison, experiment): the preset read, its runs and seeds, and the fraction of its planned
-    runs present in data/ (None for smoke data)."""
+    runs present in data/ (under ``root``; None for smoke data). GPT-2's line is the rows its verdicts read
+    (:func:`rgr.results.replication.rows.gpt2_source`: the compressive preset once complete, under ``auto``)."""
     rows = []
     for key, g in loaded.items():
         for n, d in g.items():
+            if key == "gpt2" and n == "gpt2":
+                d = gpt2_source(Source(n, d.preset, d.runs), getattr(d, "requested", "") or d.preset, root)
             rows.append(dict(read_for=key if key in JOINT else "own", experiment=n, preset=d.preset, runs=len(d.runs),
                              seeds=int(d.runs["seed"].nunique()) if len(d.runs) else 0,
-                             complete=None if smoke or d.preset == "smoke" else preset_completeness(n, d.preset)))
+                             complete=None if smoke or d.preset == "smoke" else preset_completeness(n, d.preset, root)))
     return pd.DataFrame(rows)
 
 

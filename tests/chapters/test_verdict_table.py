@@ -183,6 +183,19 @@ def test_the_shift_row_shows_the_softmax_chapters_thresholds(data_rows):
             assert f"({c.m}, {c.d_model}): {c.D_K_star_soft} vs {c.D_K_star_max}" in row.book
 
 
+def test_the_rows_behind_every_number_are_the_rows_the_verdicts_read(committed_verdict):
+    """GPT-2's line of the chapter's table of rows is the table its verdict rows read (the compressive preset once
+    complete, issue 50), not the preset the chapter's loader resolved."""
+    from rgr.chapters.verdict_table import used_frame
+    from rgr.results.replication.registry import sources_of
+
+    rows, loaded = committed_verdict
+    gpt2 = sources_of(loaded)[0]["gpt2"]
+    line = used_frame(loaded).set_index(["read_for", "experiment"]).loc[("own", "gpt2")]
+    assert (line["preset"], line["runs"], line["seeds"]) == (gpt2.preset, len(gpt2.runs), gpt2.runs["seed"].nunique())
+    assert {r.preset for r in rows if r.key.startswith("gpt2_")} == {gpt2.preset}
+
+
 def test_the_introduction_pastes_the_chapters_summary():
     intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
     assert re.search(r"```\{glue\} verdict_summary\n:doc: replication.ipynb\n```", intro)

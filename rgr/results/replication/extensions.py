@@ -320,14 +320,16 @@ def gpt2_rows(g: Source) -> list[ClaimRow]:
     ]
     m, d = int(g.runs["m"].max()), int(g.runs["d_model"].max())
     from_dk = paper_dk_at(256, m, d) * (1 - 1e-9)  # the paper's "D_K >= 256", at its x on this task
-    one = g.runs[(g.runs.h == 1) & (g.runs.D_K >= from_dk)]["test_acc"]
+    ones = g.runs[(g.runs.h == 1) & (g.runs.D_K >= from_dk)]
+    one = ones["test_acc"]
+    per = f" ({ones['seed'].nunique()} seeds at {ones['D_K'].nunique()} budgets)" if len(ones) else ""
     up = one[one > 0.1]
     split = bool(len(up) and (one <= 0.1).any())
     mean, lo, hi = t_interval(up.to_numpy()) if len(up) else (float("nan"),) * 3
     rows.append(
         ClaimRow(
             "gpt2_single",
-            f"{int((one <= 0.1).sum())} of {len(one)} seeds ≤ 0.1; the rest {mean:.2f}",
+            f"{int((one <= 0.1).sum())} of {len(one)} runs{per} ≤ 0.1; the rest {mean:.2f}",
             "—" if not len(up) else f"[{lo:.2f}, {hi:.2f}]",
             b,
             Verdict(

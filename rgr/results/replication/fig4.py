@@ -14,7 +14,7 @@ import pandas as pd
 from ...theory.bounds import scaling_x
 from .. import reported as rep
 from ..diagonals import STOP_COLUMNS, at_threshold, cutoff_reason, on_diagonal, with_cells_of
-from .rows import ClaimRow, Source, basis, cutoffs, reached, untestable
+from .rows import ClaimRow, Source, basis, cutoffs, futility_words, reached, untestable
 from .seed_bootstrap import Draws, cell_noise, noise, origin_slope, seed_draws
 from .verdicts import Verdict, combined, noise_verdict, side_verdict
 
@@ -40,7 +40,7 @@ def _diagonal_basis(base: Source, lam: Source) -> str:
         else f"base cells {base.preset}, lambda8 cells {lam.preset}"
     )
     m_few, few = rep.PAPER_FEW_SEEDS["lambda8"]
-    return f"{presets}: {per} (paper {rep.PAPER_SEEDS['lambda8']} seeds, {few} at m >= {m_few})"
+    return f"{presets}: {per} (paper {rep.PAPER_SEEDS['lambda8']} seeds, {few} at m >= {m_few})" + futility_words(runs)
 
 
 def diag_rows(base: Source, lam: Source) -> list[ClaimRow]:

@@ -35,7 +35,7 @@ from ..stats import seeds_per_cell
 from .extensions import gpt2_rows, softmax_rows, value_rows
 from .fig4 import diag_rows
 from .paper_arithmetic import ArithmeticCheck, table1_checks
-from .rows import LONG, ClaimRow, Source, cutoffs, deciding_runs, gpt2_source, long_source, reached
+from .rows import LONG, ClaimRow, Source, cutoffs, deciding_runs, futility_words, gpt2_source, long_source, reached
 from .sec61 import SharedBase, sec61_rows
 from .second_readings import longer_rows, with_longer
 from .seed_bootstrap import Draws, cell_noise, seed_draws
@@ -156,7 +156,7 @@ def _every_configuration(group: dict[str, Source]) -> tuple[Draws | None, str]:
     extra = pd.concat(others, ignore_index=True) if others else None
     runs = base.runs if extra is None else (extra if base is None else with_cells_of(base.runs, extra))
     runs = runs.reset_index(drop=True)
-    return seed_draws(runs), f"{presets.pop()}: {', '.join(have)}; cutoff {cutoffs(runs)} steps"
+    return seed_draws(runs), f"{presets.pop()}: {', '.join(have)}; cutoff {cutoffs(runs)} steps" + futility_words(runs)
 
 
 def evaluate(sources: dict[str, Source], joint: dict[str, dict[str, Source]] | None = None,

@@ -124,12 +124,18 @@ def basis(src: Source) -> str:
         text += (
             f", h ≤ {int(r['h'].max())} (paper ≤ {rep.PAPER_MAX_HEADS if src.name not in ('value', 'gpt2') else 16})"
         )
-        text += f", cutoff {cutoffs(r)} steps"
-        stops = futile_stops(r)
-        if stops.stopped:
-            text += (f"; {stops.stopped:,} of {stops.runs:,} runs stopped by futility stopping (not in the protocol; "
-                     f"{stops.false} of them where a sibling seed reached the target)")
+        text += f", cutoff {cutoffs(r)} steps" + futility_words(r)
     return text
+
+
+def futility_words(runs: pd.DataFrame) -> str:
+    """How many of ``runs`` futility stopping ended (:func:`rgr.experiments.futility.futile_stops`), a rule the
+    protocol lacks, as "; n of N runs stopped by futility stopping (...)" ("" when none)."""
+    stops = futile_stops(runs)
+    if not stops.stopped:
+        return ""
+    return (f"; {stops.stopped:,} of {stops.runs:,} runs stopped by futility stopping (not in the protocol; "
+            f"{stops.false} of them where a sibling seed reached the target)")
 
 
 def untestable(key: str, why: str, b: str, cause: str = "no_data") -> ClaimRow:

@@ -56,6 +56,29 @@ def test_the_compressive_preset_decides_the_three_rows_on_the_stand_in():
     b = rows["gpt2_multi"].basis
     assert "m = 512 items in d_model = 64 (m / d_model = 8)" in b and "stand-in" in b and "40,000 steps" in b
     assert "D_K ≥ 183" in rows["gpt2_single"].verdict.detail
+    assert "runs (5 seeds at 2 budgets) ≤ 0.1" in rows["gpt2_single"].book  # runs, not seeds: 5 seeds x 2 budgets
+
+
+def test_futility_stopping_is_named_where_its_runs_are_read(committed_verdict):
+    """The lambda = 8 diagonal's rows and the readings over every configuration name how many of their runs
+    futility stopping ended (a rule the protocol lacks), as the regular rows do (issue 50)."""
+    from rgr.experiments.futility import futile_stops
+    from rgr.results.replication.fig4 import diagonal_runs
+    from rgr.results.replication.rows import futility_words
+
+    rows, loaded = committed_verdict
+    src = lambda d: Source(d.name, d.preset, d.runs)  # noqa: E731
+    diag = diagonal_runs(src(loaded["diagonal"]["base"]), src(loaded["diagonal"]["lambda8"]))
+    stops = futile_stops(diag)
+    by = {r.key: r for r in rows}
+    for key in ("diag_growth", "diag_first_two_above", "diag_heads"):
+        assert futility_words(diag) in by[key].basis
+        if stops.stopped:
+            assert f"{stops.stopped:,} of {stops.runs:,} runs stopped by futility stopping" in by[key].basis
+    every = [x.name for x in by["law_slope_all"].readings if x.name.startswith("every configuration")]
+    if every and any(futile_stops(d.runs).stopped for d in loaded["every"].values()):
+        assert "stopped by futility stopping (not in the protocol" in every[0]
+    assert futility_words(diag.iloc[:0]) == ""
 
 
 def test_the_book_rows_are_the_non_compressive_control():
