@@ -210,18 +210,43 @@ class _ChecksFinding:
     """The reading of :mod:`rgr.studies.theory_checks`' tables: Proposition 8.4, Corollaries B.7 and B.10.
 
     ``p84_single``/``p84_multi``: fewest target-present failures over the budgets tried, one head and
-    ``m / d_model`` heads (-1: no such rows); ``rbce_verdict``: whether the d_k -> infinity limit separates every
-    pair for some or for no sparse binary family, in words; ``skew_found`` of ``skew_n`` graphs with a width
-    separating every pair, at ``C_eff`` from ``skew_C_lo`` to ``skew_C_hi``.
+    ``m / d_model`` heads (-1: no such rows); ``p84_by_budget``: per budget D_K, both designs' failures and F1 and
+    which is ahead on each, in words (one draw: the table's one seed); ``rbce_verdict``: whether the d_k -> infinity
+    limit separates every pair for some or for no sparse binary family, in words; ``skew_found`` of ``skew_n``
+    graphs with a width separating every pair, at ``C_eff`` from ``skew_C_lo`` to ``skew_C_hi``.
     """
 
     p84_single: int
     p84_multi: int
+    p84_by_budget: str
     rbce_verdict: str
     skew_found: int
     skew_n: int
     skew_C_lo: float
     skew_C_hi: float
+
+
+def _p84_by_budget(p84: pd.DataFrame) -> str:
+    """Per D_K where both designs ran: failures and F1 with h > 1 heads and with one, and which is ahead on each."""
+    parts = []
+    for D_K, g in p84.groupby("D_K"):
+        one, many = g[g.h == 1], g[g.h > 1]
+        if one.empty or many.empty:
+            continue
+        h = int(many.h.iloc[0])
+        fo, fm = int(one.present_failures.iloc[0]), int(many.present_failures.iloc[0])
+        f1o, f1m = float(one.f1.iloc[0]), float(many.f1.iloc[0])
+        names = {1: "one head", h: f"{h} heads"}
+        fewer = None if fo == fm else names[1 if fo < fm else h]
+        higher = None if round(f1o, 3) == round(f1m, 3) else names[1 if f1o > f1m else h]
+        if fewer is not None and fewer == higher:
+            who = f"{fewer} ahead on both"
+        else:
+            who = ", ".join(x for x in (f"fewer failures with {fewer}" if fewer else "equal failures",
+                                       f"higher F1 with {higher}" if higher else "equal F1"))
+        parts.append(f"at $D_K$ = {int(D_K)}, {fm} failures (F1 {f1m:.3f}) with {h} heads against {fo} (F1 {f1o:.3f}) "
+                     f"with one: {who}")
+    return "; ".join(parts) or "no budget with both designs"
 
 
 def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) -> _ChecksFinding:
@@ -231,6 +256,7 @@ def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) ->
     return _ChecksFinding(
         p84_single=int(fewest.get(1, -1)),
         p84_multi=int(fewest.drop(1, errors="ignore").min()) if len(fewest) > 1 else -1,
+        p84_by_budget=_p84_by_budget(p84),
         rbce_verdict=f"separates every pair for {'some' if rbce.limit_separated.any() else 'no'}",
         skew_found=int(skew.d_k.notna().sum()), skew_n=len(skew),
         skew_C_lo=float(skew.C_eff.min()), skew_C_hi=float(skew.C_eff.max()),
@@ -250,10 +276,14 @@ class _PaperTheoryFinding:
     largest width (and per 1,000 such non-edges) at each length, the most left once the leakage mean is removed,
     and, in words, whether the count rises at every doubling of the width at both lengths (``gap_trend``). The
     repair (``repair_*``): its condition, how many rows checked it numerically and on which cell, the most failures
-    the leakage added there, and the smallest ``m = 2^k`` at which its window is non-empty at the proof's constants
-    (C = 64, c = 1/2, h = 2).
+    the leakage added there, and the smallest ``m = 2^k`` at which its window is non-empty at the proof's C = 64 with
+    the book's c = 1/2 (:data:`rgr.theory.theorem81.REPAIR_C`) and h = 2.
     Algorithm 1 (``onset_*``): the range over the tested m of the smallest ``d_model / ln m`` at which at least
-    half the seeds separate, the same for every seed, the m tried (as text) and the seeds per point.
+    half the seeds separate, the m tried (as text) and the seeds per point; the m whose half-seed crossover lies at
+    ``d_model >= m`` (no compression, outside Theorem 4.1); over the compressive points only (``d_model < m``): the
+    range of the smallest ratio at which every seed first separates (``onset_all_*``, for the m in
+    ``onset_all_ms``) and the largest ratio at which some seed still fails (``onset_fail_max``; separation is not
+    monotone in ``d_model``).
     """
 
     gap_cell: tuple[int, int]
@@ -282,9 +312,12 @@ class _PaperTheoryFinding:
     repair_smallest_m: int
     onset_lo: float
     onset_hi: float
-    onset_all_lo: float
+    onset_all_lo: float  # compressive points only: every seed first separates
     onset_all_hi: float
+    onset_all_ms: str  # the m with a compressive point where every seed separates
+    onset_fail_max: float  # compressive points only: the largest ratio at which some seed fails
     onset_ms: str  # "64, 128, ..."
+    onset_noncompressive_ms: str  # m whose half-seed crossover lies at d_model >= m ("" if none)
     onset_seeds: int
 
 
@@ -320,11 +353,15 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
     r = repair
     rep = r[r.kappa <= 1.0]
     rm, rd = int(r.m.iloc[0]), int(r.d_model.iloc[0])
-    cross, every = onset_crossover(onset), onset_crossover(onset, level=1.0)
+    compressive = onset[onset.d_model < onset.m]
+    cross = onset_crossover(onset)
+    every = onset_crossover(compressive, level=1.0)
+    every_ms = every.m[every.ratio_cross.notna()] if len(every) else []
+    failed = compressive.loc[~compressive.separated.astype(bool), "ratio"]
     grows = all(len(g) > 1 and bool(np.all(np.diff(g.present.to_numpy()) > 0)) for g in by_ell.values())
 
     def span(c: pd.DataFrame, f) -> float:
-        return float(f(c.ratio_cross)) if c.ratio_cross.notna().any() else math.nan
+        return float(f(c.ratio_cross)) if len(c) and c.ratio_cross.notna().any() else math.nan
 
     return _PaperTheoryFinding(
         gap_cell=(m, d_model), gap_ell=max(by_ell), gap_ell_short=min(by_ell),
@@ -337,8 +374,8 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
         gap_trend="rise" if grows else "do not rise steadily",
         gap_inside=all(inside_theorem81(m, d_model, int(k), int(e)) for k, e in zip(gap.d_k, gap.ell)),
         gap_contexts=int(long.n.iloc[0]),
-        repair_condition=f"d_k ln m / d_model <= c, so d_model >= (C/c)(ln m)^3 (C = {PROOF_C:g}, c = {REPAIR_C:g} "
-                         "at the proof's constants)",
+        repair_condition=f"d_k ln m / d_model <= c, so d_model >= (C/c)(ln m)^3 (the proof's C = {PROOF_C:g}, the "
+                         f"book's choice c = {REPAIR_C:g}; the paper gives no c)",
         repair_cell=(rm, rd), repair_rows=len(rep),
         repair_d_k_max=int(rep.d_k.max()) if len(rep) else -1,
         repair_excess_max=max(0, int((rep.present - rep.present_no_leak).max())) if len(rep) else -1,
@@ -346,7 +383,11 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
         repair_smallest_m=repair_smallest_m(),
         onset_lo=span(cross, pd.Series.min), onset_hi=span(cross, pd.Series.max),
         onset_all_lo=span(every, pd.Series.min), onset_all_hi=span(every, pd.Series.max),
-        onset_ms=", ".join(str(int(v)) for v in cross.m), onset_seeds=int(cross.n_seeds.max()),
+        onset_all_ms=", ".join(str(int(v)) for v in every_ms),
+        onset_fail_max=float(failed.max()) if len(failed) else math.nan,
+        onset_ms=", ".join(str(int(v)) for v in cross.m),
+        onset_noncompressive_ms=", ".join(str(int(v)) for v in cross.m[cross.ratio_cross.notna() & ~cross.compressive]),
+        onset_seeds=int(cross.n_seeds.max()),
     )
 
 

@@ -14,8 +14,10 @@ These are *necessary* for a row to be an instance (the unknown ``C_2`` may ask f
 
 The book's repair of the proof's gap (:func:`rgr.studies.theory_checks.theorem81_tables` measures it) is a
 *sufficient condition*, sketched, not proved: keep the leakage logit bounded, ``d_k ln m / d_model <= c``;
-together with ``d_k >= C (ln m)^2`` that needs ``d_model >= (C/c) (ln m)^3``. :func:`repair_smallest_m` says
-where that window opens at the proof's own constants.
+together with ``d_k >= C (ln m)^2`` that needs ``d_model >= (C/c) (ln m)^3``. ``c`` is the book's choice
+(:data:`REPAIR_C`; the paper has no such constant); written as ``d_k (B / d_model^2 + 1 / d_model) ln m <= c'``, the
+leakage logit's variance times the union-bound log, it is ``c = c' / 2`` at ``B = d_model``.
+:func:`repair_smallest_m` says where that window opens at the proof's C with the book's c.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import pandas as pd
 
 PROOF_C = 64.0  # d_k >= C (ln m)^2 with gamma = sqrt(C)/2 - 1 >= 3 (Theorem 8.1, Step 5(i))
 _PROOF_C_ELL = 8.0  # ell >= C_ell max(h, ln m) with C_ell >= 8 (1 + 2 C_2), C_2 > 0 (Step 5(ii)): ell > 8 max(h, ln m)
-REPAIR_C = 0.5  # c in the sufficient condition d_k ln m / d_model <= c
+REPAIR_C = 0.5  # c in the sufficient condition d_k ln m / d_model <= c: the book's choice, not the paper's
 
 
 def _check_cell(m: int, d_model: int) -> None:

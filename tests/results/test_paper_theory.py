@@ -70,7 +70,18 @@ def test_finding_reads_synthetic_tables():
     assert f.gap_rate_hi == pytest.approx(12.0) and f.gap_contexts == 10
     assert f.repair_rows == 2 and f.repair_excess_max == 9 and f.repair_rows_inside == 0
     assert f.onset_lo == 32.5 and math.isnan(f.onset_all_lo)  # half the seeds at 32.5, never every seed
-    assert f.gap_trend == "rise" and f.onset_ms == "256"
+    assert f.gap_trend == "rise" and f.onset_ms == "256" and f.onset_noncompressive_ms == ""
+    assert f.onset_fail_max == 32.5 and f.onset_all_ms == ""
+    # every seed first separates at 35 (compressive); a seed fails again at 40; at d_model >= m (300 > 256) the
+    # every-seed point is not counted
+    more = pd.concat([onset, pd.DataFrame(dict(m=[256] * 6, d_model=[194, 194, 222, 222, 300, 300],
+                                               ratio=[35.0, 35.0, 40.0, 40.0, 54.1, 54.1], seed=[0, 1] * 3,
+                                               separated=[True, True, True, False, True, True]))])
+    g = paper_theory_finding(gap, repair, more)
+    assert (g.onset_all_lo, g.onset_all_hi, g.onset_all_ms, g.onset_fail_max) == (35.0, 35.0, "256", 40.0)
+    small = more.assign(m=128)  # the crossover (32.5 at d_model 180 >= 128) is not compressive
+    assert paper_theory_finding(gap, repair, small).onset_noncompressive_ms == "128"
+    assert math.isnan(paper_theory_finding(gap, repair, small).onset_all_lo)
     flat = gap.assign(present=[10, 9, 30, 5, 9, 12])
     assert paper_theory_finding(flat, repair, onset).gap_trend == "do not rise steadily"
     outside = gap.assign(ell=16)
