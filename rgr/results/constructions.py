@@ -244,7 +244,7 @@ def _p84_by_budget(p84: pd.DataFrame) -> str:
         else:
             who = ", ".join(x for x in (f"fewer failures with {fewer}" if fewer else "equal failures",
                                        f"higher F1 with {higher}" if higher else "equal F1"))
-        parts.append(f"at $D_K$ = {int(D_K)}, {fm} failures (F1 {f1m:.3f}) with {h} heads against {fo} (F1 {f1o:.3f}) "
+        parts.append(f"at D_K = {int(D_K)}, {fm} failures (F1 {f1m:.3f}) with {h} heads against {fo} (F1 {f1o:.3f}) "
                      f"with one: {who}")
     return "; ".join(parts) or "no budget with both designs"
 

@@ -22,7 +22,6 @@ import pandas as pd
 from .. import catalog
 from ..protocol import F1_TARGET
 from ..store import load_table
-from . import reported
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
@@ -173,15 +172,12 @@ def _transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
                             float(w.max()) if len(w) else math.nan, _median(span))
 
 
-_PAPER_R2 = (reported.claim("law_r2_all").value, reported.claim("law_r2_pre").value)  # the paper's Sec. 6.1
-
-
 def _paper_tightening(tight: str) -> str:
-    """This fit's tightening (``tight``: :class:`_LawReading`'s word) beside the paper's, which tightens."""
-    paper = f"R² {_PAPER_R2[0]:.3f} → {_PAPER_R2[1]:.3f}"
+    """This fit's tightening (``tight``: :class:`_LawReading`'s word) beside the paper's, which tightens (its two R²
+    values stand in *Does it replicate?*, rows law_r2_all and law_r2_pre: this module does not load the paper's)."""
     if tight == "tightens":
-        return f"as the paper's does ({paper})"
-    return f"where the paper's tightens ({paper}): that tightening is not reproduced here, for a reason unexplained"
+        return "as the paper's does"
+    return "where the paper's tightens: that tightening is not reproduced here, for a reason unexplained"
 
 
 def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:

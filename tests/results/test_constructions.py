@@ -47,10 +47,10 @@ def test_checks_finding():
     assert (f.skew_found, f.skew_n, f.skew_C_lo, f.skew_C_hi) == (1, 2, 30.0, 30.0)
     g = checks_finding(p84[p84.h == 1], rbce.assign(limit_separated=False), skew)
     assert g.p84_multi == -1 and g.rbce_verdict == "separates every pair for no"
-    assert f.p84_by_budget == ("at $D_K$ = 64, 3 failures (F1 0.600) with 4 heads against 9 (F1 0.500) with one: "
-                               "4 heads ahead on both; at $D_K$ = 256, 5 failures (F1 0.800) with 4 heads against 7 "
+    assert f.p84_by_budget == ("at D_K = 64, 3 failures (F1 0.600) with 4 heads against 9 (F1 0.500) with one: "
+                               "4 heads ahead on both; at D_K = 256, 5 failures (F1 0.800) with 4 heads against 7 "
                                "(F1 0.900) with one: fewer failures with 4 heads, higher F1 with one head")
     assert g.p84_by_budget == "no budget with both designs"
     tie = checks_finding(p84.assign(present_failures=[3, 7, 3, 5], f1=[0.6, 0.9, 0.6, 0.8]), rbce, skew)
-    assert tie.p84_by_budget.startswith("at $D_K$ = 64, 3 failures (F1 0.600) with 4 heads against 3 (F1 0.600) "
+    assert tie.p84_by_budget.startswith("at D_K = 64, 3 failures (F1 0.600) with 4 heads against 3 (F1 0.600) "
                                         "with one: equal failures, equal F1;")

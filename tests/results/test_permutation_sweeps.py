@@ -128,7 +128,8 @@ def test_the_law_reading_sets_its_tightening_beside_the_papers():
     reading, _ = law_reading(thresholds(_runs(BASE, law)))
     assert reading.tightens in ("tightens", "does not tighten")
     said = reading.paper_tightening
-    assert "0.944 → 0.992" in said and (said.startswith("as the paper's") == (reading.tightens == "tightens"))
+    assert said.startswith("as the paper's") == (reading.tightens == "tightens")
+    assert said == "as the paper's does" or said.endswith("not reproduced here, for a reason unexplained")
 
 
 def test_diagonal_that_grows_and_too_few_cells():
