@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import catalog
+from ..experiments.futility import futile_stops
 from ..protocol import F1_TARGET
 from ..store import load_table
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
@@ -289,9 +290,9 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``)."""
     t = thresholds(runs)
     if len(t):
-        futile = (runs["stop_reason"] == "futile") if "stop_reason" in runs else pd.Series(False, index=runs.index)
-        n = runs.assign(_f=futile.astype(int)).groupby(["m", "d_model"]).agg(n_runs=("_f", "size"),
-                                                                            n_futile=("_f", "sum"))
+        n = runs.groupby(["m", "d_model"]).size().rename("n_runs").to_frame()
+        stops = futile_stops(runs).cells.groupby(["m", "d_model"])["stopped"].sum().rename("n_futile")
+        n = n.join(stops).fillna({"n_futile": 0}).astype(int)
         t = t.join(n, on=["m", "d_model"])
     if set(STOP_COLUMNS) <= set(runs) and len(t):
         t = at_threshold(runs, t)
