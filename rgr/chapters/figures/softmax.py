@@ -35,7 +35,12 @@ def plot_softmax_f1(runs: pd.DataFrame) -> Figure:
 
 def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> Figure:
     """D_K* of the max-over-heads and the softmax model in the cells both measured, with the ratio
-    against ln m (Theorem 8.1's extra factor)."""
+    against ln m (Theorem 8.1's extra factor).
+
+    Markers: D_K* (central); bars: its bracket on the threshold ladder, from the optimistic to the
+    conservative reading (``D_K_opt``, ``D_K_cons`` of :func:`rgr.results.thresholds.thresholds`): the
+    measurement's own noise (seeds, ladder steps). A model that never reached the target has no marker.
+    """
     both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
     both = both.sort_values(["m", "d_model"]).reset_index(drop=True)
     if both.empty:
@@ -43,18 +48,26 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     set_style()
     fig, ax = plt.subplots(figsize=(min(max(5, 1.3 * len(both) + 2), MAX_WIDTH_IN), 3.8))
     x = np.arange(len(both))
-    ax.bar(x - 0.18, both["D_K_star_max"].astype(float), width=0.36, label="max over heads", color="tab:blue")
-    ax.bar(x + 0.18, both["D_K_star_soft"].astype(float), width=0.36, label="softmax, summed", color="tab:orange")
+    for side, dx, label, colour in (("max", -0.12, "max over heads", "tab:blue"),
+                                    ("soft", 0.12, "softmax, summed", "tab:orange")):
+        y = both[f"D_K_star_{side}"].astype(float)
+        lo = both[f"D_K_opt_{side}"].astype(float).fillna(y)
+        hi = both[f"D_K_cons_{side}"].astype(float).fillna(y)
+        err = np.clip(np.vstack([y - lo, hi - y]), 0, None)
+        ax.errorbar(x + dx, y, yerr=np.nan_to_num(err), fmt="o", ms=6, capsize=3, color=colour, label=label)
     for i, row in both.iterrows():
         if pd.notna(row["D_K_star_max"]) and pd.notna(row["D_K_star_soft"]):
             r = float(row["D_K_star_soft"]) / float(row["D_K_star_max"])
-            ax.annotate(f"x{r:.1f}\n(ln m={math.log(row['m']):.1f})", (i + 0.18, float(row["D_K_star_soft"])),
-                        ha="center", va="bottom", fontsize=MIN_FONT_PT)
+            top = float(np.nanmax([row["D_K_cons_soft"], row["D_K_star_soft"]]))
+            ax.annotate(f"x{r:.1f}\n(ln m={math.log(row['m']):.1f})", (i + 0.12, top), xytext=(0, 4),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=MIN_FONT_PT)
     ax.set_yscale("log", base=2)
+    ax.margins(y=0.25)
+    ax.set_xlim(-0.6, len(both) - 0.4)
     ax.set_xticks(x, [f"({m},{d})" for m, d in zip(both["m"], both["d_model"])])
     ax.set_xlabel(r"cell $(m, d_{model})$")
-    ax.set_ylabel(r"$D_K^*$")
-    ax.legend(frameon=False, fontsize=9)
+    ax.set_ylabel(r"$D_K^*$ (bars: ladder bracket)")
+    ax.legend(frameon=False, fontsize=9, loc="upper left")
     fig.tight_layout()
     return fig
 

@@ -46,7 +46,10 @@ def plot_context(items: torch.Tensor, labels: torch.Tensor, sources: torch.Tenso
 
 
 def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figure:
-    """Per-head scores S_k (h, ell, ell), their max over heads, and the decision S_max > tau."""
+    """Per-head scores S_k (h, ell, ell), their max over heads, and the decision S_max > tau.
+
+    Rows are sources p, columns targets q, in context order; the score panels share one colour scale (the bar).
+    """
     set_style()
     h = S.shape[0]
     S = S.detach().cpu()
@@ -60,7 +63,7 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
     for k in range(h):
         axes[k].imshow(S[k].numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
         axes[k].set_title(f"head {k + 1}: $S_{k + 1}$", color=head_color(h), fontsize=10)
-    axes[h].imshow(smax.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
+    scores = axes[h].imshow(smax.numpy(), cmap="RdBu_r", vmin=-lim, vmax=lim)
     axes[h].set_title(r"$S_{\max}=\max_k S_k$", fontsize=10)
     pred = (smax > tau).numpy()
     truth = labels.cpu().numpy().astype(bool)
@@ -71,11 +74,18 @@ def plot_head_scores(S: torch.Tensor, tau: float, labels: torch.Tensor) -> Figur
         code[mask] = i
     axes[h + 1].imshow(code, cmap=ListedColormap([c for _, c in outcome.values()]), vmin=-0.5, vmax=3.5)
     axes[h + 1].set_title(r"$S_{\max} > \tau$ vs labels", fontsize=10)
-    for ax in axes[: h + 2]:
+    for i, ax in enumerate(axes[: h + 2]):
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
+        if i % ncols == 0:
+            ax.set_ylabel("source p", fontsize=MIN_FONT_PT)
+        if i + ncols >= h + 2:  # nothing under it: the bottom of its column
+            ax.set_xlabel("target q", fontsize=MIN_FONT_PT)
     fig.tight_layout()
+    bar = fig.colorbar(scores, ax=axes, shrink=0.5, pad=0.04, aspect=30)  # one scale for every score panel
+    bar.set_label(r"score $S_k[p, q]$ (same scale in each panel)", fontsize=MIN_FONT_PT)
+    bar.ax.tick_params(labelsize=MIN_FONT_PT)
     fig.legend(handles=[Patch(color=c, label=k) for k, (_, c) in outcome.items()], loc="upper center",
                bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10, frameon=False)  # two a row: within the column
     return fig
