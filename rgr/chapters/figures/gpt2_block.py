@@ -14,7 +14,7 @@ from ..style import MIN_FONT_PT, fig_size, head_color, nothing_to_draw, set_styl
 
 
 def plot_accuracy_vs_dk(df: pd.DataFrame) -> Figure:
-    """Fig. 7: mean test accuracy vs D_K, one line per h, 95% t-intervals across seeds, and
+    """Fig. 7: mean test accuracy vs D_K, one line per h, 95% t-intervals across seeds (drawn within [0, 1]), and
     every seed's accuracy as a point (dodged by h, 0.1 octave of D_K apart, and jittered by up to 0.04 octave; the
     x axis is log2, the jitter seeded), so split seeds show.
 
@@ -42,7 +42,7 @@ def plot_accuracy_vs_dk(df: pd.DataFrame) -> Figure:
             xs = dk * shift * 2 ** rng.uniform(-0.04, 0.04, len(g))
             ax.scatter(xs, g["test_acc"], s=14, color=head_color(int(h)), alpha=0.55, linewidths=0, zorder=2)
         dk_, mean_, lo_, hi_ = map(np.array, zip(*rows))
-        err = np.vstack([mean_ - lo_, hi_ - mean_])
+        err = np.vstack([mean_ - np.clip(lo_, 0, None), np.clip(hi_, None, 1) - mean_])  # drawn within [0, 1]
         ax.errorbar(dk_ * shift, mean_, yerr=np.nan_to_num(err), color=head_color(int(h)), marker="o", ms=5,
                     capsize=3, lw=1.8, label=f"h = {int(h)}", zorder=3)
     ax.axhline(0.0, color="grey", lw=0.8, ls=":", zorder=1)

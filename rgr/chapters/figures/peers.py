@@ -45,7 +45,8 @@ def plot_power_refit(fit: PowerRefit) -> Figure:
 
 def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int], ...]]) -> Figure:
     """Mean test F1 against x = h d_k d_model / (m ln m), one panel per series of cells, one line per cell,
-    95% t-intervals across seeds; dotted lines at the levels where the transition is read."""
+    95% t-intervals across seeds (drawn within [0, 1], F1's range); dotted lines at the levels where the transition
+    is read."""
     if curve.empty:
         return nothing_to_draw("no head-sweep runs in this table")
     set_style()
@@ -57,7 +58,7 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
             g = curve[(curve.m == m) & (curve.d_model == d)].sort_values("x")
             if g.empty:
                 continue
-            err = np.vstack([g["mean"] - g["lo"], g["hi"] - g["mean"]])
+            err = np.vstack([g["mean"] - g["lo"].clip(lower=0), g["hi"].clip(upper=1) - g["mean"]])  # F1 is in [0, 1]
             ax.errorbar(g["x"], g["mean"], yerr=np.nan_to_num(err), marker="o", ms=3, lw=1.3, capsize=2,
                         color=colour, label=f"m={m}, d={d}")
         for level in LEVELS:
@@ -67,7 +68,7 @@ def plot_head_sweep(curve: pd.DataFrame, series: dict[str, tuple[tuple[int, int]
         ax.set_xlabel(r"$x = h\,d_k\,d_{model} / (m \ln m)$ with $d_k = d_{model} = d$")
         ax.set_ylabel("test F1 (mean over seeds)")
         ax.set_title(name, fontsize=max(10, MIN_FONT_PT))
-        ax.legend(fontsize=MIN_FONT_PT, frameon=False, loc="lower right")
+        ax.legend(fontsize=MIN_FONT_PT, frameon=False, loc="upper left")  # the curves start low: clear there
     for ax in list(axes.flat)[len(series):]:
         ax.axis("off")
     fig.tight_layout()
