@@ -1,27 +1,16 @@
 """Chapter *constructions* (book/constructions.ipynb): what it reads off its live tables (:mod:`rgr.studies`), as one
-frozen :class:`ConstructionsFinding`; the chapter glues :func:`rgr.results.findings.flatten` of it, so every number
-in its prose is named ``<part>_<field>`` (e.g. ``paper_gap_present_lo``); its figures are
-:mod:`rgr.chapters.figures.constructions`.
-
-:func:`sweeps_finding` condenses the sweeps (:mod:`rgr.studies.construction_sweeps`; the explicit table) into a
-:class:`_SweepsFinding`, which :func:`finding_rows` lays out as measured-against-predicted rows;
-:func:`coloring_summary` reads Algorithm 5's packing, :func:`softmax_width_finding` Algorithm 2's width sweep
-and :func:`checks_finding` the other checks (both of :mod:`rgr.studies.theory_checks`).
+frozen :class:`ConstructionsFinding`, glued by field name ``<part>_<field>`` (:func:`rgr.results.findings.flatten`);
+figures: :mod:`rgr.chapters.figures.constructions`. :func:`sweeps_finding` reads the sweeps
+(:mod:`rgr.studies.construction_sweeps`; the explicit table), :func:`finding_rows` lays them out as measured against
+predicted; :func:`coloring_summary`, :func:`softmax_width_finding` and :func:`checks_finding` read the other checks.
 
 **The book's own findings about the paper's theory** (:class:`_PaperTheoryFinding`; the intro and *Does it
-replicate?* paste them). Two findings, each computed, each with the conditions it was measured under:
-
-1. **A gap in Theorem 8.1's proof.** Inside every bound the proof makes explicit, Algorithm 2's false positives on
-   rows whose target is present *grow* with the head width, which the theorem excludes; removing the leakage mean
-   (:mod:`rgr.studies.theory_checks`) leaves a count that does not grow. The bounds and the book's repair (checked
-   numerically only on its leakage half, ``kappa <= 1``): :mod:`rgr.theory.theorem81`.
-2. **Where Algorithm 1 starts to separate.** The ``d_k -> infinity`` limit of Algorithm 1 separates every pair on
-   at least half the seeds only from ``d_model / ln m`` of about 32-37 (the measured onset; Theorem 4.1's ``c_0``,
-   which asks for separation with high probability, is at least that).
-
-:func:`rgr.studies.theory_checks.theorem81_tables` and :func:`rgr.studies.theory_checks.algorithm1_onset` compute the
-tables, :func:`paper_theory_finding` reads them (Algorithm 1's onset through :func:`onset_crossover`, which the
-chapter also shows). The intro and *Does it replicate?* paste the chapter's glued ``paper_*`` numbers.
+replicate?* paste its glued ``paper_*`` numbers): a gap in Theorem 8.1's proof (inside every bound the proof makes
+explicit, Algorithm 2's target-present false positives *grow* with the head width; removing the leakage mean leaves a
+count that does not; bounds and repair: :mod:`rgr.theory.theorem81`), and where Algorithm 1's ``d_k -> infinity``
+limit starts to separate (a lower bound on Theorem 4.1's ``c_0``). :func:`rgr.studies.theory_checks.theorem81_tables`
+and :func:`~rgr.studies.theory_checks.algorithm1_onset` compute the tables, :func:`paper_theory_finding` reads them
+(the onset through :func:`onset_crossover`, which the chapter also shows).
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ from ..theory.theorem81 import (
     repaired_dk_window,
     theorem81_bounds,
 )
-from .stats import loglog_slope
+from .stats import loglog_slope, wilson_interval
 
 
 @dataclass(frozen=True)
@@ -62,10 +51,14 @@ class _SweepsFinding:
     limit_m: int  # the m of the limit phase
     limit_first_ratio: float  # smallest d_model / ln m with positive mean limit slack at B = d_model (phase m)
     limit_last_negative: float  # the largest grid ratio below it whose mean slack is <= 0 (NaN if none)
-    n3_slope: float  # log-log slope of the N3 fluctuation RMS in B (predicted 1)
+    n3_slope: float  # log-log slope in B of the N3 fluctuation's RMS over pairs (its typical size; predicted 1)
     n3_ratio_lo: float  # max N3 fluctuation / predicted scale, range over B
     n3_ratio_hi: float
-    n3_mean_slope: float  # slope of the conditional mean (0.5 at block size B)
+    n3_mean_slope: float  # slope of the conditional mean's largest |value| over pairs (Lemma B.3(3): 0.5)
+    n3_max_slope: float  # slope of the fluctuation's largest |value| over pairs, the statistic Sec. 5's (1) bounds
+    n3_seeds: int  # seeds (embedding and signature draws) behind the N3 slopes
+    n3_by_seed: tuple[str, str, str]  # the RMS, max and mean slopes fitted per seed, each as text ("1.03, 1.06")
+    table_seeds: int  # seeds each data/constructions.csv row separated on (its smallest n_seeds)
     first_D_K_by_h: dict[int, int]  # smallest D_K with every pair separated, per head count
     background_dev: float  # largest |max non-edge - (h-1)/ell| on one-hot inputs
     absent_fp_inside: int  # target-absent false positives, one head on one-hot inputs, inside Theorem 8.1's bounds
@@ -100,6 +93,7 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
         if r.h != 1 or not inside_theorem81(int(r.m), int(r.m), int(r.d_k), int(r.ell)):
             raise ValueError(f"bg_inside row outside Theorem 8.1's bounds (one head, one-hot): {r.to_dict()}")
     g = leak[leak.B >= 4].groupby("B").mean(numeric_only=True)
+    by_seed = [d for _, d in leak[leak.B >= 4].groupby("seed")]
     ratio = g.n3_fluct_max / g.predicted
     first = split[split.separated].groupby("h").D_K.min()
     m_soft = int(bg.m.iloc[0]) if len(bg) else 2
@@ -115,6 +109,10 @@ def sweeps_finding(success: pd.DataFrame, table: pd.DataFrame, phase: pd.DataFra
         limit_last_negative=float(below.index.max() / math.log(m_p)) if len(below) else math.nan,
         n3_slope=loglog_slope(g.index, g.n3_fluct_rms), n3_ratio_lo=float(ratio.min()) if len(g) else math.nan,
         n3_ratio_hi=float(ratio.max()) if len(g) else math.nan, n3_mean_slope=loglog_slope(g.index, g.n3_mean_max),
+        n3_max_slope=loglog_slope(g.index, g.n3_fluct_max), n3_seeds=len(by_seed),
+        n3_by_seed=tuple(", ".join(f"{loglog_slope(d.B, d[c]):.2f}" for d in by_seed)
+                         for c in ("n3_fluct_rms", "n3_fluct_max", "n3_mean_max")),
+        table_seeds=int(table.n_seeds.min()) if "n_seeds" in table and len(table) else -1,
         first_D_K_by_h={int(k): int(v) for k, v in first.items()},
         background_dev=float((bg.max_non_edge - bg.predicted).abs().max()),
         absent_fp_inside=int(inside.absent_false_positives.sum()) if len(inside) else -1,
@@ -141,9 +139,13 @@ def finding_rows(f: _SweepsFinding) -> pd.DataFrame:
          "all, if c_0 ln m <= d_model", ev),
         ("d_model / ln m where the limit's mean slack turns positive (d_model doubling)",
          f"above {f.limit_last_negative:.0f}, by {f.limit_first_ratio:.0f}", "c_0 (not given)", ev),
-        ("N3 fluctuation: log-log slope in B", f"{f.n3_slope:.2f}", "1", ev),
+        (f"N3 fluctuation, largest over pairs: log-log slope in B (mean of {f.n3_seeds} seeds; per seed)",
+         f"{f.n3_max_slope:.2f} ({f.n3_by_seed[1]})", "1 (Sec. 5's (1), a bound over all pairs)", ev),
+        (f"N3 fluctuation, RMS over pairs: log-log slope in B (mean of {f.n3_seeds} seeds; per seed)",
+         f"{f.n3_slope:.2f} ({f.n3_by_seed[0]})", "1 (the proof's scale without the union bound's sqrt(ln m))", ev),
         ("N3 max / ((B/d_model) sqrt(d_k ln m))", f"{f.n3_ratio_lo:.1f} to {f.n3_ratio_hi:.1f}", "O(1)", ev),
-        ("N3 conditional mean: slope in B", f"{f.n3_mean_slope:.2f}", "0.5 (Lemma B.3(3))", ev),
+        (f"N3 conditional mean, largest over pairs: slope in B (mean of {f.n3_seeds} seeds; per seed)",
+         f"{f.n3_mean_slope:.2f} ({f.n3_by_seed[2]})", "0.5 (Lemma B.3(3), a bound over all pairs)", ev),
         ("smallest separating D_K by h (theory cell)",
          ", ".join(f"h={h}: {d}" for h, d in f.first_D_K_by_h.items()) or "none", "fewer for more heads", ev),
         ("softmax, one-hot: largest |max non-edge - (h-1)/ell|", f"{f.background_dev:.3f}",
@@ -177,12 +179,15 @@ def coloring_summary(graph: Graph, col: pd.DataFrame, block_size: int) -> _Color
 class _SoftmaxWidthFinding:
     """The reading of Algorithm 2's width sweep (one cell, one ell, one seed: the theory cell).
 
-    ``non_owner_percent``: percent of target-present failures whose largest mass comes from a non-owner head;
-    ``sd_slope``: log-log slope of the measured leakage-logit sd in d_k (predicted 1/2);
-    ``sd_rel_err_percent``: largest |measured / predicted - 1| over all rows, in percent.
+    ``non_owner_percent``: percent of target-present failures whose largest mass comes from a non-owner head, at
+    ``cell`` and ``ell``; ``non_owner_percent_all``: the same over the whole sweep; ``sd_slope``: log-log slope of
+    the leakage-logit sd in d_k (predicted 1/2); ``sd_rel_err_percent``: largest |measured / predicted - 1|, in %.
     """
 
     non_owner_percent: float
+    non_owner_percent_all: float
+    cell: tuple[int, int]  # the slice non_owner_percent reads
+    ell: int
     sd_slope: float
     sd_rel_err_percent: float
     window_lo: float  # the repaired theorem's d_k window at the cell (C = 2, c = 1/2)
@@ -199,6 +204,8 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int) -> 
     cg = g[(g.m == cell[0]) & (g.d_model == cell[1])]
     return _SoftmaxWidthFinding(
         non_owner_percent=100 * float(t.present_non_owner.sum() / max(t.present.sum(), 1)),
+        non_owner_percent_all=100 * float(df.present_non_owner.sum() / max(df.present.sum(), 1)),
+        cell=(int(cell[0]), int(cell[1])), ell=int(ell),
         sd_slope=loglog_slope(cg.d_k, cg.leak_sd),
         sd_rel_err_percent=100 * float((df.leak_sd / df.leak_sd_predicted - 1).abs().max()),
         window_lo=repaired_dk_window(*cell)[0], window_hi=repaired_dk_window(*cell)[1],
@@ -209,21 +216,20 @@ def softmax_width_finding(df: pd.DataFrame, cell: tuple[int, int], ell: int) -> 
 class _ChecksFinding:
     """The reading of :mod:`rgr.studies.theory_checks`' tables: Proposition 8.4, Corollaries B.7 and B.10.
 
-    ``p84_single``/``p84_multi``: fewest target-present failures over the budgets tried, one head and
-    ``m / d_model`` heads (-1: no such rows); ``p84_by_budget``: per budget D_K, both designs' failures and F1 and
-    which is ahead on each, in words (one draw: the table's one seed); ``rbce_verdict``: whether the d_k -> infinity
-    limit separates every pair for some or for no sparse binary family, in words; ``skew_found`` of ``skew_n``
-    graphs with a width separating every pair, at ``C_eff`` from ``skew_C_lo`` to ``skew_C_hi``.
+    ``p84_by_budget``: per budget D_K (one draw), both designs' failures and F1 and which is ahead, in words;
+    ``rbce_verdict``: whether the limit separates for some or no sparse binary family; ``skew_*``: graphs with a
+    separating width, the widths (-1: none), their ``C_eff`` and the seeds searched (-1: not recorded).
     """
 
-    p84_single: int
-    p84_multi: int
     p84_by_budget: str
     rbce_verdict: str
     skew_found: int
     skew_n: int
     skew_C_lo: float
     skew_C_hi: float
+    skew_d_k_lo: int
+    skew_d_k_hi: int
+    skew_seeds: int
 
 
 def _p84_by_budget(p84: pd.DataFrame) -> str:
@@ -252,14 +258,14 @@ def _p84_by_budget(p84: pd.DataFrame) -> str:
 def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) -> _ChecksFinding:
     """Read :func:`~rgr.studies.theory_checks.prop84_table`, :func:`~rgr.studies.theory_checks.sparse_binary_table`
     and :func:`~rgr.studies.theory_checks.bounded_skew_table` rows (see :class:`_ChecksFinding`)."""
-    fewest = p84.groupby("h").present_failures.min()
+    found = skew.d_k.dropna()
     return _ChecksFinding(
-        p84_single=int(fewest.get(1, -1)),
-        p84_multi=int(fewest.drop(1, errors="ignore").min()) if len(fewest) > 1 else -1,
         p84_by_budget=_p84_by_budget(p84),
         rbce_verdict=f"separates every pair for {'some' if rbce.limit_separated.any() else 'no'}",
         skew_found=int(skew.d_k.notna().sum()), skew_n=len(skew),
         skew_C_lo=float(skew.C_eff.min()), skew_C_hi=float(skew.C_eff.max()),
+        skew_d_k_lo=int(found.min()) if len(found) else -1, skew_d_k_hi=int(found.max()) if len(found) else -1,
+        skew_seeds=int(skew.n_seeds.max()) if "n_seeds" in skew and len(skew) else -1,
     )
 
 
@@ -271,19 +277,18 @@ def checks_finding(p84: pd.DataFrame, rbce: pd.DataFrame, skew: pd.DataFrame) ->
 class _PaperTheoryFinding:
     """The book's findings about the paper's theory (see the module docstring).
 
-    Theorem 8.1 (``gap_*``): the cell, the two context lengths and the widths used (all inside the
-    proof's explicit bounds, ``gap_inside``), the target-present non-edge false positives at the smallest and
-    largest width (and per 1,000 such non-edges) at each length, the most left once the leakage mean is removed,
-    and, in words, whether the count rises at every doubling of the width at both lengths (``gap_trend``). The
+    Theorem 8.1 (``gap_*``): the cell, the two context lengths and the widths used (all inside the proof's explicit
+    bounds, ``gap_inside``), the target-present non-edge false positives at the smallest and largest width (and per
+    1,000) at each length, the most left without the leakage mean, and whether the count rises (``gap_trend``). The
     repair (``repair_*``): its condition, how many rows checked it numerically and on which cell, the most failures
-    the leakage added there, and the smallest ``m = 2^k`` at which its window is non-empty at the proof's C = 64 with
-    the book's c = 1/2 (:data:`rgr.theory.theorem81.REPAIR_C`) and h = 2.
+    the leakage added there, and the smallest ``m = 2^k`` with a non-empty window (C = 64, c = 1/2, h = 2).
     Algorithm 1 (``onset_*``): the range over the tested m of the smallest ``d_model / ln m`` at which at least
     half the seeds separate, the m tried (as text) and the seeds per point; the m whose half-seed crossover lies at
     ``d_model >= m`` (no compression, outside Theorem 4.1); over the compressive points only (``d_model < m``): the
     range of the smallest ratio at which every seed first separates (``onset_all_*``, for the m in
     ``onset_all_ms``) and the largest ratio at which some seed still fails (``onset_fail_max``; separation is not
-    monotone in ``d_model``).
+    monotone in ``d_model``). Resolution: the grid step (``onset_step``), the m with exactly half the seeds at the
+    crossover (``onset_half_ms``) and the ratios whose count's 95% Wilson interval holds 1/2 (``onset_unsure_*``).
     """
 
     gap_cell: tuple[int, int]
@@ -319,22 +324,26 @@ class _PaperTheoryFinding:
     onset_ms: str  # "64, 128, ..."
     onset_noncompressive_ms: str  # m whose half-seed crossover lies at d_model >= m ("" if none)
     onset_seeds: int
+    onset_step: float
+    onset_half_ms: str
+    onset_unsure_lo: float
+    onset_unsure_hi: float
 
 
 def onset_crossover(df: pd.DataFrame, level: float = 0.5) -> pd.DataFrame:
     """Per m: separation probability by d_model, and the smallest d_model / ln m at which it reaches ``level``.
 
-    Columns m, ratio_cross (NaN if never), d_model_cross, compressive (m > d_model at the crossover),
-    n_seeds.
+    Columns m, ratio_cross (NaN if never), d_model_cross, compressive (m > d_model at the crossover), seeds_separating
+    (there; -1 if none), n_seeds.
     """
     rows = []
     for m, g in df.groupby("m"):
-        p = g.groupby("d_model").agg(ratio=("ratio", "first"), prob=("separated", "mean"), n=("seed", "size"))
-        hit = p[p.prob >= level]
+        p = g.groupby("d_model").agg(ratio=("ratio", "first"), k=("separated", "sum"), n=("seed", "size"))
+        hit = p[p.k >= level * p.n]
         d = int(hit.index.min()) if len(hit) else None
         rows.append(dict(m=int(m), ratio_cross=float(p.ratio[d]) if d else math.nan,
                          d_model_cross=d if d else -1, compressive=bool(d is not None and m > d),
-                         n_seeds=int(p.n.max())))
+                         seeds_separating=int(p.k[d]) if d else -1, n_seeds=int(p.n.max())))
     return pd.DataFrame(rows)
 
 
@@ -358,6 +367,10 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
     every = onset_crossover(compressive, level=1.0)
     every_ms = every.m[every.ratio_cross.notna()] if len(every) else []
     failed = compressive.loc[~compressive.separated.astype(bool), "ratio"]
+    pts = onset.groupby(["m", "d_model"]).agg(ratio=("ratio", "first"), k=("separated", "sum"), n=("seed", "size"))
+    lo95, hi95 = wilson_interval(pts.k.to_numpy(), pts.n.to_numpy())
+    unsure = pts.ratio[(lo95 <= 0.5) & (0.5 <= hi95)]
+    steps = [np.median(np.diff(np.sort(g.ratio.unique()))) for _, g in onset.groupby("m") if g.ratio.nunique() > 1]
     grows = all(len(g) > 1 and bool(np.all(np.diff(g.present.to_numpy()) > 0)) for g in by_ell.values())
 
     def span(c: pd.DataFrame, f) -> float:
@@ -388,6 +401,10 @@ def paper_theory_finding(gap: pd.DataFrame, repair: pd.DataFrame, onset: pd.Data
         onset_ms=", ".join(str(int(v)) for v in cross.m),
         onset_noncompressive_ms=", ".join(str(int(v)) for v in cross.m[cross.ratio_cross.notna() & ~cross.compressive]),
         onset_seeds=int(cross.n_seeds.max()),
+        onset_step=float(np.median(steps)) if steps else math.nan,
+        onset_half_ms=", ".join(str(int(v)) for v in cross.m[2 * cross.seeds_separating == cross.n_seeds]),
+        onset_unsure_lo=float(unsure.min()) if len(unsure) else math.nan,
+        onset_unsure_hi=float(unsure.max()) if len(unsure) else math.nan,
     )
 
 

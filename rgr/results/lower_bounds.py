@@ -28,7 +28,9 @@ class _BoundsFinding:
     bound's growth); ``entropy_bracket``: whether the exact count lies in its entropy bracket on every row;
     ``gap_lo``/``gap_hi``: explicit D_K / bit bound over the cells with a construction; ``largest_bound``:
     per b, the largest bit bound over the table's cells; ``rank_one_percent``: percent of cells whose
-    cheapest construction is one rank-one head per edge (D_K = m'); ``bits``: the b of the gap table.
+    cheapest construction is one rank-one head per edge (D_K = m'); ``bits``: the b of the gap table;
+    ``table_seeds``: the seeds on which each construction of ``data/constructions.csv`` separated (its smallest
+    ``n_seeds``; -1 without the table).
     """
 
     form_ratio: dict[str, tuple[float, float]]
@@ -38,11 +40,14 @@ class _BoundsFinding:
     gap_hi: float
     largest_bound: dict[float, float]
     rank_one_percent: float
+    table_seeds: int
 
 
-def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits: float) -> _BoundsFinding:
+def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits: float,
+                   table: pd.DataFrame | None = None) -> _BoundsFinding:
     """Read :func:`rgr.theory.bounds.regime_table`, :func:`~rgr.theory.bounds.gap_table` (at ``bits`` bits per
-    parameter) and :func:`~rgr.theory.bounds.bound_rows` (see :class:`_BoundsFinding`)."""
+    parameter) and :func:`~rgr.theory.bounds.bound_rows` (see :class:`_BoundsFinding`); ``table``: the
+    ``data/constructions.csv`` rows the gap table was built from (for their seed count)."""
     ratio = reg.groupby("regime").form_ratio.agg(["min", "max"])
     g = gap.dropna(subset=["best_D_K"])
     inside = bool(((reg.entropy_lo <= reg.log2_count) & (reg.log2_count <= reg.entropy_hi)).all())
@@ -53,6 +58,7 @@ def bounds_finding(reg: pd.DataFrame, gap: pd.DataFrame, bnd: pd.DataFrame, bits
         gap_hi=float(g.best_over_bound.max()) if len(g) else math.nan,
         largest_bound={float(b): float(s.bound_DK.max()) for b, s in bnd.groupby("b")},
         rank_one_percent=100 * float((g.best_D_K == g.m_edges).mean()) if len(g) else math.nan,
+        table_seeds=int(table.n_seeds.min()) if table is not None and len(table) else -1,
     )
 
 

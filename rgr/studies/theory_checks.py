@@ -134,7 +134,8 @@ def bounded_skew_table(m: int, rs: list[int], d_model: int, seeds: list[int], d_
     built (colour classes cut into blocks of d_model), h_0, the general bound ``h_0 + Delta``, the
     d_k -> infinity limit's slack (first seed), the smallest d_k separating every pair at
     tau = d_k/2 on every seed (None if none up to ``d_k_max`` or the limit fails), D_K, and
-    ``C_eff = D_K d_model / (m' ln m')``, the constant of the corollary's ``Theta(m' log m' / d_model)``.
+    ``C_eff = D_K d_model / (m' ln m')``, the constant of the corollary's ``Theta(m' log m' / d_model)``, and
+    ``n_seeds``, the seeds the width search ran on (its d_k -> infinity screen reads the first only).
     """
     rows = []
     for r in rs:
@@ -148,7 +149,7 @@ def bounded_skew_table(m: int, rs: list[int], d_model: int, seeds: list[int], d_
                          skew_ok=c.info.delta <= g.m_edges / d_model, h=c.info.h,
                          h0=math.ceil(g.m_edges / d_model), h_bound=c.info.h_bound,
                          limit_slack=lim.slack / lim.tau, d_k=dk, D_K=D_K, note=note,
-                         C_eff=math.nan if D_K is None else D_K / form))
+                         C_eff=math.nan if D_K is None else D_K / form, n_seeds=len(seeds)))
     return pd.DataFrame(rows)
 
 

@@ -15,7 +15,7 @@ def _bounds():
                             entropy_hi=[3, 4]))
     gap = pd.DataFrame(dict(best_D_K=[10.0, None, 64.0], best_over_bound=[5.0, None, 20.0], m_edges=[64, 64, 64]))
     bnd = pd.DataFrame(dict(b=[1.0, 1.0, 8.0], bound_DK=[3.0, 4.0, 0.5]))
-    return lb.bounds_finding(reg, gap, bnd, bits=1.0)
+    return lb.bounds_finding(reg, gap, bnd, bits=1.0, table=pd.DataFrame(dict(n_seeds=[3, 3, 2])))
 
 
 def _seed_paper():
@@ -28,7 +28,7 @@ def test_bounds_finding_synthetic():
     f = _bounds()
     assert f.form_ratio["dense"] == (1.0, 1.2) and (f.gap_lo, f.gap_hi) == (5.0, 20.0)
     assert f.largest_bound == {1.0: 4.0, 8.0: 0.5} and f.rank_one_percent == 50.0
-    assert f.entropy_bracket == "holds" and f.bits == 1.0
+    assert f.entropy_bracket == "holds" and f.bits == 1.0 and f.table_seeds == 2  # the fewest any row ran on
 
 
 def test_margin_finding_synthetic():

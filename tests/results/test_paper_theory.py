@@ -72,6 +72,15 @@ def test_finding_reads_synthetic_tables():
     assert f.onset_lo == 32.5 and math.isnan(f.onset_all_lo)  # half the seeds at 32.5, never every seed
     assert f.gap_trend == "rise" and f.onset_ms == "256" and f.onset_noncompressive_ms == ""
     assert f.onset_fail_max == 32.5 and f.onset_all_ms == ""
+    # the crossover's resolution: grid step 5.5, exactly half (1 of 2) at the crossover; with 2 seeds no share can
+    # be told from a half (Wilson: 0 of 2 gives [0, 0.66])
+    assert f.onset_step == pytest.approx(5.5) and f.onset_half_ms == "256"
+    assert (f.onset_unsure_lo, f.onset_unsure_hi) == (27.0, 32.5)
+    six = pd.DataFrame(dict(m=256, d_model=[150] * 6 + [180] * 6 + [200] * 6,
+                            ratio=[27.0] * 6 + [32.5] * 6 + [36.0] * 6, seed=list(range(6)) * 3,
+                            separated=[False] * 6 + [True, False] * 3 + [True] * 5 + [False]))
+    h = paper_theory_finding(gap, repair, six)  # 0 of 6 can be told from a half, 3 and 5 of 6 cannot
+    assert (h.onset_unsure_lo, h.onset_unsure_hi, h.onset_half_ms, h.onset_step) == (32.5, 36.0, "256", 4.5)
     # every seed first separates at 35 (compressive); a seed fails again at 40; at d_model >= m (300 > 256) the
     # every-seed point is not counted
     more = pd.concat([onset, pd.DataFrame(dict(m=[256] * 6, d_model=[194, 194, 222, 222, 300, 300],
@@ -79,6 +88,7 @@ def test_finding_reads_synthetic_tables():
                                                separated=[True, True, True, False, True, True]))])
     g = paper_theory_finding(gap, repair, more)
     assert (g.onset_all_lo, g.onset_all_hi, g.onset_all_ms, g.onset_fail_max) == (35.0, 35.0, "256", 40.0)
+    assert paper_theory_finding(gap, repair, more.assign(separated=True)).onset_half_ms == ""  # 2 of 2 at 27
     small = more.assign(m=128)  # the crossover (32.5 at d_model 180 >= 128) is not compressive
     assert paper_theory_finding(gap, repair, small).onset_noncompressive_ms == "128"
     assert math.isnan(paper_theory_finding(gap, repair, small).onset_all_lo)

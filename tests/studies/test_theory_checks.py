@@ -77,7 +77,13 @@ def test_leakage_sd_measured_matches_and_grows():
     assert df.present.iloc[1] > df.present.iloc[0]
     assert df.present_no_leak.iloc[1] < df.present.iloc[1] / 2
     f = softmax_width_finding(df, (256, 128), 16)
-    assert f.sd_slope == pytest.approx(0.5, abs=0.05)
+    assert f.sd_slope == pytest.approx(0.5, abs=0.05) and (f.cell, f.ell) == ((256, 128), 16)
+    # one cell and length here: the slice is the whole sweep
+    assert f.non_owner_percent_all == pytest.approx(f.non_owner_percent)
+    two = pd.concat([df, df.assign(ell=64, present=df.present * 3, present_non_owner=0)], ignore_index=True)
+    g = softmax_width_finding(two, (256, 128), 16)
+    assert g.non_owner_percent == pytest.approx(f.non_owner_percent)
+    assert g.non_owner_percent_all == pytest.approx(100 * df.present_non_owner.sum() / (4 * df.present.sum()))
 
 
 def test_softmax_failures_one_hot_has_no_leakage():
@@ -97,7 +103,8 @@ def test_onset_and_crossover():
     assert cr.ratio_cross.iloc[0] > 50 and not bool(cr.compressive.iloc[0])  # 60 ln 64 > 64
     synth = pd.DataFrame(dict(m=[8] * 4, d_model=[2, 2, 4, 4], ratio=[1.0, 1.0, 2.0, 2.0], seed=[0, 1, 0, 1],
                               separated=[False, True, True, True]))
-    assert onset_crossover(synth).ratio_cross.iloc[0] == 1.0
+    assert onset_crossover(synth).ratio_cross.iloc[0] == 1.0 and onset_crossover(synth).seeds_separating.iloc[0] == 1
+    assert onset_crossover(synth.assign(separated=False)).seeds_separating.iloc[0] == -1
     assert math.isnan(onset_crossover(synth.assign(separated=False)).ratio_cross.iloc[0])
 
 
@@ -106,6 +113,7 @@ def test_prop84_and_tables():
     assert set(p.h) == {1, 4} and (p.d_k * p.h == p.D_K).all()
     assert p.predicted_ratio.iloc[0] == pytest.approx(4 / math.log(128))
     s = tc.bounded_skew_table(128, [2], 32, [0], d_k_max=64)
+    assert s.n_seeds.tolist() == [1]
     assert s.h0.iloc[0] == math.ceil(256 / 32) and s.h_bound.iloc[0] == s.h0.iloc[0] + s.delta.iloc[0]
     assert bool(s.skew_ok.iloc[0]) == (s.delta.iloc[0] <= 256 / 32)
     b = tc.sparse_binary_table(256, 128, [4.0], [0.03], [0], d_k_max=64)
