@@ -56,7 +56,10 @@ class _LawReading:
     n_pre: int
     n_excluded: int
     n_excluded_above: int  # excluded cells whose D_K* lies above the precondition line
-    tightens: str  # "tightens" / "does not tighten" (R^2 without the excluded cells vs with)
+    r2_gap: float  # R^2 without the excluded cells minus R^2 with them, at the cells' D_K*
+    r2_gap_opt: float  # the same with every cell at its optimistic D_K* (E3; NaN if a cell has none)
+    r2_gap_cons: float  # ... at its conservative D_K*
+    tightens: str  # in words, from the three gaps (:func:`_tightening`)
     paper_tightening: str  # this fit's tightening beside the paper's R^2, in words (:func:`_paper_tightening`)
     heads_slope: float
     heads_intercept: float
@@ -173,12 +176,39 @@ def _transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
                             float(w.max()) if len(w) else math.nan, _median(span))
 
 
+def _r2_gap(cells: pd.DataFrame, column: str) -> float:
+    """R² of the law through the origin without the cells that break the precondition minus R² with them, with
+    every cell's threshold taken from ``column`` (D_K_star, D_K_opt or D_K_cons); NaN when a cell with a D_K*
+    lacks that column's value or no cell is excluded."""
+    ok = cells[cells["D_K_star"].notna()]
+    if column not in ok or ok[column].isna().any():
+        return math.nan
+    f = law_fits(ok.assign(D_K_star=ok[column]))
+    return f.origin_pre.r2 - f.origin_all.r2 if f.origin_pre is not None and f.n_excluded else math.nan
+
+
+def _tightening(gaps: tuple[float, float, float]) -> str:
+    """Whether dropping the excluded cells tightens the line, from the R² gap at D_K* and at the two E3 ends: it
+    tightens (loosens) only where all three are finite and above (below) 0; else the data cannot say. The seeds'
+    own noise is not measured here (it can only widen the range), so a tightening says so."""
+    if not all(math.isfinite(g) for g in gaps):
+        return "cannot be read at both threshold ends (a cell lacks one), so the data cannot say whether dropping them " \
+               "tightens it"
+    if min(gaps) > 0:
+        return "is tighter without them at D_K* and at both threshold ends (the seeds' own noise is not measured here)"
+    if max(gaps) < 0:
+        return "is looser without them at D_K* and at both threshold ends (the seeds' own noise is not measured here)"
+    return "is about as tight without them as with them: the data cannot say whether dropping them tightens it"
+
+
 def _paper_tightening(tight: str) -> str:
-    """This fit's tightening (``tight``: :class:`_LawReading`'s word) beside the paper's, which tightens (its two R²
+    """This fit's tightening (``tight``: :func:`_tightening`'s words) beside the paper's, which tightens (its two R²
     values stand in *Does it replicate?*, rows law_r2_all and law_r2_pre: this module does not load the paper's)."""
-    if tight == "tightens":
-        return "as the paper's does"
-    return "where the paper's tightens: that tightening is not reproduced here, for a reason unexplained"
+    if tight.startswith("is tighter"):
+        return "as the paper's is"
+    if tight.startswith("is looser"):
+        return "where the paper's tightens: that tightening is not reproduced here, for a reason unexplained"
+    return "so the paper's tightening is neither reproduced nor contradicted here"
 
 
 def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
@@ -190,19 +220,22 @@ def law_reading(cells: pd.DataFrame) -> tuple[_LawReading, LawFits | None]:
     except ValueError as e:
         return _LawReading(n_cells=len(cells), n_reached=n_reached, c_all=nan, r2_all=nan, slope_icpt=nan,
                            intercept=nan,
-                          r2_icpt=nan, c_pre=nan, r2_pre=nan, n_pre=0, n_excluded=0, n_excluded_above=0, tightens="",
+                          r2_icpt=nan, c_pre=nan, r2_pre=nan, n_pre=0, n_excluded=0, n_excluded_above=0, r2_gap=nan,
+                          r2_gap_opt=nan, r2_gap_cons=nan, tightens="",
                           paper_tightening="",
                           heads_slope=nan, heads_intercept=nan, heads_r2=nan, note=str(e)), None
     pre, icpt, heads = f.origin_pre, f.intercept_all, f.heads
     ok = cells[cells["D_K_star"].notna()]
     excluded = ok[~meets_precondition(ok)]
     above = int((excluded["D_K_star"].astype(float) > pre(excluded["x_law"].astype(float))).sum()) if pre else 0
-    tight = "tightens" if pre is not None and f.n_excluded and pre.r2 > f.origin_all.r2 else "does not tighten"
+    gaps = tuple(_r2_gap(cells, col) for col in ("D_K_star", "D_K_opt", "D_K_cons"))
+    tight = _tightening(gaps)
     note = "" if heads else f"need h* in at least 2 cells to fit the head count, got {int(ok['h_star'].notna().sum())}"
     return _LawReading(n_cells=len(cells), n_reached=n_reached, c_all=f.origin_all.slope, r2_all=f.origin_all.r2,
                       slope_icpt=icpt.slope, intercept=icpt.intercept, r2_icpt=icpt.r2,
                       c_pre=pre.slope if pre else nan, r2_pre=pre.r2 if pre else nan, n_pre=pre.n if pre else 0,
-                      n_excluded=f.n_excluded, n_excluded_above=above, tightens=tight,
+                      n_excluded=f.n_excluded, n_excluded_above=above, r2_gap=gaps[0], r2_gap_opt=gaps[1],
+                      r2_gap_cons=gaps[2], tightens=tight,
                       paper_tightening=_paper_tightening(tight),
                       heads_slope=heads.slope if heads else nan, heads_intercept=heads.intercept if heads else nan,
                       heads_r2=heads.r2 if heads else nan, note=note), f

@@ -18,6 +18,9 @@ from rgr.results.diagonals import (
 )
 from rgr.results.findings import flatten
 from rgr.results.permutation_sweeps import (
+    _paper_tightening,
+    _r2_gap,
+    _tightening,
     chapter_cells,
     dk_table,
     law_reading,
@@ -25,7 +28,7 @@ from rgr.results.permutation_sweeps import (
     permutation_findings,
     read_constructions,
 )
-from rgr.results.thresholds import thresholds
+from rgr.results.thresholds import law_fits, thresholds
 from rgr.store import TableError
 from rgr.theory.bounds import bit_budget_DK, bit_budget_DK_derangements
 
@@ -126,10 +129,28 @@ def test_the_diagonals_head_counts_and_futility_stops():
 
 def test_the_law_reading_sets_its_tightening_beside_the_papers():
     reading, _ = law_reading(thresholds(_runs(BASE, law)))
-    assert reading.tightens in ("tightens", "does not tighten")
     said = reading.paper_tightening
-    assert said.startswith("as the paper's") == (reading.tightens == "tightens")
-    assert said == "as the paper's does" or said.endswith("not reproduced here, for a reason unexplained")
+    assert said.startswith("as the paper's") == reading.tightens.startswith("is tighter")
+    assert said in ("as the paper's is", "so the paper's tightening is neither reproduced nor contradicted here") or \
+        said.endswith("not reproduced here, for a reason unexplained")
+
+
+def test_the_tightening_is_read_at_both_threshold_ends():
+    # the gap in R² at D_K* and at the E3 ends: a sign that flips across them is no tightening either way
+    assert _tightening((-0.004, 0.019, 0.013)).startswith("is about as tight") and "cannot say" in _tightening(
+        (-0.004, 0.019, 0.013))
+    assert _paper_tightening(_tightening((-0.004, 0.019, 0.013))).startswith("so the paper's tightening is neither")
+    assert _tightening((0.01, 0.02, 0.001)).startswith("is tighter") and "not measured" in _tightening((0.01, 0.02, 0.001))
+    assert _paper_tightening(_tightening((0.01, 0.02, 0.001))) == "as the paper's is"
+    assert _tightening((-0.01, -0.02, -0.001)).startswith("is looser")
+    assert _paper_tightening(_tightening((-0.01, -0.02, -0.001))).endswith("for a reason unexplained")
+    assert "cannot say" in _tightening((0.01, math.nan, 0.02))
+    cells = thresholds(_runs(BASE, law))
+    reading, f = law_reading(cells)
+    assert reading.r2_gap == pytest.approx(f.origin_pre.r2 - f.origin_all.r2)
+    opt = law_fits(cells.assign(D_K_star=cells["D_K_opt"]))
+    assert reading.r2_gap_opt == pytest.approx(opt.origin_pre.r2 - opt.origin_all.r2)
+    assert math.isnan(_r2_gap(cells.assign(D_K_cons=pd.NA), "D_K_cons"))
 
 
 def test_diagonal_that_grows_and_too_few_cells():
