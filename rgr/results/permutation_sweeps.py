@@ -192,8 +192,8 @@ def _tightening(gaps: tuple[float, float, float]) -> str:
     tightens (loosens) only where all three are finite and above (below) 0; else the data cannot say. The seeds'
     own noise is not measured here (it can only widen the range), so a tightening says so."""
     if not all(math.isfinite(g) for g in gaps):
-        return "cannot be read at both threshold ends (a cell lacks one), so the data cannot say whether dropping them " \
-               "tightens it"
+        return ("cannot be read at both threshold ends (a cell lacks one), so the data cannot say whether dropping "
+                "them tightens it")
     if min(gaps) > 0:
         return "is tighter without them at D_K* and at both threshold ends (the seeds' own noise is not measured here)"
     if max(gaps) < 0:

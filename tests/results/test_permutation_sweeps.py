@@ -140,7 +140,8 @@ def test_the_tightening_is_read_at_both_threshold_ends():
     assert _tightening((-0.004, 0.019, 0.013)).startswith("is about as tight") and "cannot say" in _tightening(
         (-0.004, 0.019, 0.013))
     assert _paper_tightening(_tightening((-0.004, 0.019, 0.013))).startswith("so the paper's tightening is neither")
-    assert _tightening((0.01, 0.02, 0.001)).startswith("is tighter") and "not measured" in _tightening((0.01, 0.02, 0.001))
+    tighter = _tightening((0.01, 0.02, 0.001))
+    assert tighter.startswith("is tighter") and "not measured" in tighter
     assert _paper_tightening(_tightening((0.01, 0.02, 0.001))) == "as the paper's is"
     assert _tightening((-0.01, -0.02, -0.001)).startswith("is looser")
     assert _paper_tightening(_tightening((-0.01, -0.02, -0.001))).endswith("for a reason unexplained")
