@@ -24,6 +24,8 @@ from ..experiments.futility import futile_stops
 from ..protocol import F1_TARGET
 from ..store import load_table
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
+from .findings import listed
+from .stats import TIE_ALPHA, h_star_compared
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 
@@ -320,8 +322,13 @@ class _ChapterCells(NamedTuple):
 def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
     one), how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it), and its
-    runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``)."""
+    runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``),
+    and the cell's head counts split by :func:`rgr.results.stats.h_star_compared`: tied with h* (``h_tied``, h*
+    included), compared and rejected (``h_rejected``), and run but never compared, for want of a run near D_K*
+    (``h_untested``), each a tuple (empty without an h*)."""
     t = thresholds(runs)
+    if len(t):
+        t = t.join(_head_split(runs, t), on=["m", "d_model"])
     if len(t):
         n = runs.groupby(["m", "d_model"]).size().rename("n_runs").to_frame()
         stops = futile_stops(runs).cells.groupby(["m", "d_model"])["stopped"].sum().rename("n_futile")
@@ -333,6 +340,23 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
         p = runs.groupby(["m", "d_model"])["preset"].agg(lambda s: "+".join(sorted(set(s)))).rename("preset")
         t = t.join(p, on=["m", "d_model"])
     return t
+
+
+def _head_split(runs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """Per (m, d_model) of ``cells``: its head counts tied with h*, rejected, and not compared (see :func:`_cells`)."""
+    rows = []
+    for c in cells.itertuples():
+        at = runs[(runs["m"] == c.m) & (runs["d_model"] == c.d_model) & (runs["r"] == c.r)]
+        if pd.isna(c.h_star) or pd.isna(c.D_K_star):
+            rows.append((int(c.m), int(c.d_model), (), (), ()))
+            continue
+        p = h_star_compared(at, int(c.D_K_star), int(c.h_star))
+        tied = tuple(sorted({int(c.h_star), *(h for h, v in p.items() if v > TIE_ALPHA)}))
+        rejected = tuple(sorted(h for h, v in p.items() if v <= TIE_ALPHA))
+        untested = tuple(sorted({int(h) for h in at["h"].unique()} - set(p) - {int(c.h_star)}))
+        rows.append((int(c.m), int(c.d_model), tied, rejected, untested))
+    return pd.DataFrame(rows, columns=["m", "d_model", "h_tied", "h_rejected", "h_untested"]).set_index(
+        ["m", "d_model"])
 
 
 def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> _ChapterCells:
@@ -352,16 +376,37 @@ def _stop_words(cells: pd.DataFrame) -> str:
 
 
 def _diagonal_heads(cells: pd.DataFrame) -> _DiagonalHeads:
-    """h* at the diagonal's first and last cell with an h* (``cells``: rows of :func:`_cells`, with h_lo, h_hi)."""
+    """h* at the diagonal's first and last cell with an h* (``cells``: rows of :func:`_cells`, with h_lo, h_hi and,
+    when present, h_tied, h_rejected, h_untested). The constant h* fails only where every head count run at either
+    end was compared with h* and rejected at one end or the other; a head count tied at one end and not compared at
+    the other (no run near its D_K*) leaves the question open."""
     ok = cells[cells["h_star"].notna()].sort_values("m") if len(cells) else cells
     if len(ok) < 2:
         return _DiagonalHeads(0, 0, 0, 0, 0, 0, 0, 0, "—")
     a, z = ok.iloc[0], ok.iloc[-1]
     ends = [(int(c["m"]), int(c["h_star"]), int(c["h_lo"]), int(c["h_hi"])) for c in (a, z)]
     overlap = ends[0][2] <= ends[1][3] and ends[1][2] <= ends[0][3]
-    return _DiagonalHeads(*ends[0], *ends[1], "holds within the head counts tied with h* at the two ends" if overlap
-                          else "fails here: the head counts tied with h* at the two ends do not overlap; why is "
-                               "unexplained")
+    if overlap:
+        return _DiagonalHeads(*ends[0], *ends[1], "holds within the head counts tied with h* at the two ends")
+    open_ = _open_heads(a, z) if {"h_tied", "h_rejected", "h_untested"} <= set(cells) else []
+    if not open_:
+        return _DiagonalHeads(*ends[0], *ends[1], "fails here: the head counts tied with h* at the two ends do not "
+                                                  "overlap; why is unexplained")
+    said = "; ".join(f"h = {listed([str(h) for h in hs])}, tied with h* at m = {m}, {'has' if len(hs) == 1 else 'have'}"
+                     f" no run within 10% of D_K* at m = {other}" for m, other, hs in open_)
+    return _DiagonalHeads(*ends[0], *ends[1], "cannot be tested here: the tied ranges at the two ends do not overlap, "
+                                              f"but {said}, so they were not compared there")
+
+
+def _open_heads(a, z) -> list[tuple[int, int, list[int]]]:
+    """(m of one end, m of the other, the head counts tied at the first and not compared at the second), for the
+    ends ``a`` and ``z`` (rows of :func:`_cells`) where there are any."""
+    out = []
+    for x, y in ((a, z), (z, a)):
+        hs = [h for h in x["h_tied"] if h in y["h_untested"] or h not in (*y["h_tied"], *y["h_rejected"])]
+        if hs:
+            out.append((int(x["m"]), int(y["m"]), hs))
+    return out
 
 
 def every_cell(cells: _ChapterCells) -> pd.DataFrame:

@@ -5,7 +5,8 @@
 - :func:`dk_star` — D_K* of one (m, d_model) cell as central, optimistic and
   conservative values, and h*, the head count attaining the central value;
 - :func:`h_star_interval` — the head counts statistically tied with h*
-  (paired t-test over seeds, E3);
+  (paired t-test over seeds, E3); :func:`h_star_compared` — which head counts it compares (the others had no
+  run near D_K*), with their p-values;
 - :func:`paired_difference` (of :func:`by_seed`'s values) — "X beats Y" judged on paired seeds: the 95%
   t-interval of the mean per-seed difference (the rule: chapter *Does it replicate?*, "Comparisons are paired");
 - :func:`fit_line` — least squares through the origin or with intercept, with R^2 (:func:`loglog_slope`: the
@@ -125,8 +126,11 @@ def dk_star(summary: pd.DataFrame, target: float = F1_TARGET) -> _DKStar:
     return _DKStar(central, _min_dk(summary, "hi", target), _min_dk(summary, "lo", target), h_star)
 
 
+TIE_ALPHA = 0.05  # h_star_interval's level: a head count with paired p above it is tied with h*
+
+
 def h_star_interval(
-    runs: pd.DataFrame, star: _DKStar, metric: str = "test_f1", tol: float = 0.10, alpha: float = 0.05
+    runs: pd.DataFrame, star: _DKStar, metric: str = "test_f1", tol: float = 0.10, alpha: float = TIE_ALPHA
 ) -> tuple[int, int] | None:
     """(min, max) of the head counts tied with h* (E3).
 
@@ -138,24 +142,35 @@ def h_star_interval(
     """
     if star.central is None or star.h_star is None:
         return None
-    ref = runs[(runs["h"] == star.h_star) & (runs["D_K"] == star.central)].set_index("seed")[metric]
-    kept = [star.h_star]
+    compared = h_star_compared(runs, star.central, star.h_star, metric, tol)
+    kept = [star.h_star, *(h for h, p in compared.items() if p > alpha)]
+    return min(kept), max(kept)
+
+
+def h_star_compared(runs: pd.DataFrame, d_k_star: int, h_star: int, metric: str = "test_f1",
+                    tol: float = 0.10) -> dict[int, float]:
+    """The head counts :func:`h_star_interval` compares with h* at D_K* = ``d_k_star``, each with its paired p-value.
+
+    A head count of ``runs`` (one cell's rows) that is missing here was not compared: it has no tested D_K within
+    ``tol`` of D_K*, or fewer than 2 seeds paired with h*'s there; the tied range says nothing about it.
+    """
+    ref = runs[(runs["h"] == h_star) & (runs["D_K"] == d_k_star)].set_index("seed")[metric]
+    out: dict[int, float] = {}
     for h, g in runs.groupby("h"):
-        if h == star.h_star:
+        if h == h_star:
             continue
         dks = np.unique(g["D_K"].to_numpy())
-        near = dks[np.abs(dks - star.central) <= tol * star.central]
+        near = dks[np.abs(dks - d_k_star) <= tol * d_k_star]
         if near.size == 0:
             continue
-        dk = near[np.argmin(np.abs(near - star.central))]
+        dk = near[np.argmin(np.abs(near - d_k_star))]
         other = g[g["D_K"] == dk].set_index("seed")[metric]
         seeds = ref.index.intersection(other.index)
         if len(seeds) < 2:
             continue
         a, b = ref.loc[seeds].to_numpy(float), other.loc[seeds].to_numpy(float)
-        if _p_paired(a, b) > alpha:
-            kept.append(int(h))
-    return min(kept), max(kept)
+        out[int(h)] = _p_paired(a, b)
+    return out
 
 
 def _p_paired(a: np.ndarray, b: np.ndarray) -> float:

@@ -123,8 +123,27 @@ def test_the_diagonals_head_counts_and_futility_stops():
     assert f.stops.extreme == "none of its runs"
     apart = _runs([(1024, 128)], lambda m, d: 64.0, heads=(1, 2))  # h* 2 alone at the last cell: no overlap with 8-16
     g = permutation_findings(base, chapter_cells(base, apart, extreme), None).diagonal_heads
-    assert (g.h_last_lo, g.h_last_hi) == (2, 2) and g.constant.startswith("fails here") and "unexplained" in g.constant
+    # ... but 8 and 16 never ran at (1024, 128): not rejected there, so the constant h* cannot be tested
+    assert (g.h_last_lo, g.h_last_hi) == (2, 2) and g.constant.startswith("cannot be tested here")
+    assert "h = 8 and 16, tied with h* at m = 128, have no run within 10% of D_K* at m = 1024" in g.constant
+    # every head count run at both ends, each rejected at one end or the other: it fails
+    both = (1, 2, 8, 16)
+    first = _runs([(128, 16)], lambda m, d: 64.0, heads=both)
+    first.loc[(first.h == 2) & (first.D_K == 64), "test_f1"] = 0.1  # 2 rejected at the first end, 8-16 tied
+    last = _runs([(1024, 128)], lambda m, d: 64.0, heads=both)
+    last.loc[last.h.isin([8, 16]) & (last.D_K == 64), "test_f1"] = 0.1  # 8 and 16 rejected at the last end
+    k = permutation_findings(first, chapter_cells(first, last, extreme), None).diagonal_heads
+    assert (k.h_first_lo, k.h_first_hi, k.h_last_lo, k.h_last_hi) == (8, 16, 2, 2)
+    assert k.constant.startswith("fails here") and "unexplained" in k.constant
     assert permutation_findings(base, chapter_cells(base, base.iloc[:0], extreme), None).diagonal_heads.constant == "—"
+
+
+def test_the_head_split_of_a_cell():
+    runs = _runs([(128, 16)], lambda m, d: 64.0, heads=(1, 8, 16, 32))
+    runs = runs[~((runs.h == 32) & (runs.D_K < 128))]  # 32 has no run within 10% of D_K* = 64
+    c = chapter_cells(runs, runs.iloc[:0], runs.iloc[:0]).base.iloc[0]
+    assert (c.h_tied, c.h_rejected, c.h_untested) == ((8, 16), (1,), (32,))
+    assert (c.h_lo, c.h_hi) == (8, 16)  # the tied range itself is unchanged
 
 
 def test_the_law_reading_sets_its_tightening_beside_the_papers():

@@ -7,6 +7,7 @@ import pytest
 from rgr.results.stats import (
     dk_star,
     fit_line,
+    h_star_compared,
     h_star_interval,
     seeds_per_cell,
     summarize,
@@ -70,6 +71,16 @@ def test_h_star_interval_paired():
     lo, hi = h_star_interval(runs, star)
     # h=2 at D_K=32: differences (0, 0.01, 0.005) -> p ~ 0.23 > 0.05 -> kept; h=1 differences large -> dropped
     assert (lo, hi) == (2, 4)
+
+
+def test_h_star_compared_names_what_the_tied_range_tested():
+    runs = _cell()
+    star = dk_star(summarize(runs, ["h", "D_K"]))
+    p = h_star_compared(runs, star.central, star.h_star)
+    assert set(p) == {1, 2} and p[2] > 0.05 >= p[1]  # the two head counts h_star_interval read
+    far = runs[~((runs.h == 1) & (runs.D_K >= 29) & (runs.D_K <= 35))]  # h=1 has no run within 10% of 32
+    assert set(h_star_compared(far, star.central, star.h_star)) == {2}
+    assert h_star_interval(far, star) == (2, 4)  # 1 is left out either way: not compared is not tied
 
 
 
