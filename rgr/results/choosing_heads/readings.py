@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...experiments.futility import futile_stops
 from ..findings import listed, nan_if_none
-from ..stats import seeds_per_cell
+from ..stats import h_star_compared, seeds_per_cell
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
@@ -111,27 +111,44 @@ def _held_out(r, heads_run: pd.Series) -> _HeldOut:
 
 def _h_point(rows: list, runs: pd.DataFrame) -> str:
     """The point prediction of h at each of ``rows`` (one held-out sweep's cells) against the cell's measured
-    h* and its interval (:func:`rgr.results.thresholds.thresholds`): a sentence, "" without a measured h*."""
+    h* and its interval (:func:`rgr.results.thresholds.thresholds`): a sentence, "" without a measured h*. A
+    predicted h outside the interval counts as a miss only where it was compared with h* and rejected
+    (:func:`rgr.results.stats.h_star_compared`); one with no run near D_K* was not compared, and is said so."""
     if not rows:
         return ""
     measured = thresholds(runs).set_index(["m", "d_model"])
-    said, misses = [], 0
+    said, inside, misses, untested, n_measured = [], [], [], [], 0
     for r in sorted(rows, key=_at):
         t = measured.loc[_at(r)]
         if pd.isna(t["h_star"]):
             said.append(f"{_cell(*_at(r))}: h = {r.h} against no measured h*")
             continue
+        n_measured += 1
         lo, hi = int(t["h_lo"]), int(t["h_hi"])
-        misses += not lo <= r.h <= hi
-        said.append(f"{_cell(*_at(r))}: h = {r.h} against h* = {int(t['h_star'])} [{lo}, {hi}]")
-    n_measured = sum("no measured" not in x for x in said)
+        words = f"h = {r.h} against h* = {int(t['h_star'])} [{lo}, {hi}]"
+        said.append(f"{_cell(*_at(r))}: {words}")
+        if lo <= r.h <= hi:
+            inside.append(said[-1])
+            continue
+        at = runs[(runs["m"] == r.m) & (runs["d_model"] == r.d_model)]
+        compared = h_star_compared(at, int(t["D_K_star"]), int(t["h_star"]))
+        if int(r.h) in compared:
+            misses.append(said[-1])
+        else:
+            untested.append(f"{_cell(*_at(r))} ({words})")
     if not n_measured:
         return ""
+    gap = ("" if not untested else
+           f" At {listed(untested)} the predicted h has no run within 10% of the cell's D_K*, so it was not compared "
+           "with h*: there the data cannot say.")
     if not misses:
-        return f"The point prediction lies inside the measured h* interval at every measured cell ({listed(said)})."
-    every = "every one" if misses == len(said) else f"{misses} of the {len(said)}"
-    return (f"As a point prediction of the head count the rule fails at {every} of these cells: the predicted h lies "
-            f"outside the measured h* interval ({listed(said)}); why is unexplained.")
+        where = "every measured cell" if not untested else f"{len(inside)} of the {n_measured} measured cells"
+        head = (f"The point prediction lies inside the measured h* interval at {where} "
+                f"({listed(said if not untested else inside)})." if inside else "")
+        return (head + gap).strip()
+    every = "every one of these cells" if len(misses) == n_measured else f"{len(misses)} of these {n_measured} cells"
+    return (f"As a point prediction of the head count the rule fails at {every}, where the predicted "
+            f"h was compared with h* and rejected ({listed(misses)}); why is unexplained.{gap}")
 
 
 def _futile(runs: pd.DataFrame, cell: tuple[int, int]) -> tuple[int, int]:

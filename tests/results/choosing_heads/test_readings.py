@@ -139,7 +139,12 @@ def test_validation_reading_checks_lambda8s_point_prediction_and_counts_futile_s
     runs.loc[0, "stop_reason"] = "futile"
     val = pd.DataFrame([_val_row("lambda8", "book fit", 4, False)])
     r = validation_reading(val, {"lambda32": runs.iloc[:0], "lambda8": runs, "design_check": runs.iloc[:0]})
-    assert r.lambda8_h_point == ("As a point prediction of the head count the rule fails at every one of these cells: "
-                                 "the predicted h lies outside the measured h* interval ((1024, 128): h = 4 against "
+    assert r.lambda8_h_point == ("As a point prediction of the head count the rule fails at every one of these cells, "
+                                 "where the predicted h was compared with h* and rejected ((1024, 128): h = 4 against "
                                  "h* = 2 [2, 2]); why is unexplained.")
+    # four heads never ran near D_K* = 4: outside the tied range by absence, not rejected
+    gone = runs[~((runs.h == 4) & (runs.D_K == 4))]
+    g = validation_reading(val, {"lambda32": runs.iloc[:0], "lambda8": gone, "design_check": runs.iloc[:0]})
+    assert g.lambda8_h_point == ("At (1024, 128) (h = 4 against h* = 2 [2, 2]) the predicted h has no run within 10% "
+                                 "of the cell's D_K*, so it was not compared with h*: there the data cannot say.")
     assert (r.futile_lambda8, r.runs_lambda8, r.futile_lambda32, r.runs_lambda32) == (1, len(runs), 0, 0)
