@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...experiments.futility import futile_stops
 from ..findings import listed, nan_if_none
-from ..stats import h_star_compared, seeds_per_cell
+from ..stats import TIE_ALPHA, h_star_compared, seeds_per_cell
 from ..thresholds import law_fits, thresholds
 from .checks import REAL_LAYERS, head_count_reading, refit_note
 
@@ -24,10 +24,14 @@ EXPERIMENTS = ("base", "lambda32", "lambda8", "design_check")  # the chapter's s
 class _RuleBasis:
     """The rows behind the rule: the law's slope through the origin on the precondition cells of the base grid
     (NaN with fewer than 2 thresholds), the preset the rule was fitted on, and the seeds of each sweep; and where
-    one head does as well as several: over every measured cell with m > d_model and a threshold (each sweep's,
-    a cell counted once), the cells where one head reaches the target at the cell's D_K* (``one_head_cells``),
-    and how many cells one head never brings to the target at any budget tried (``n_no_one_head``, all with
-    d_model <= ``no_one_head_d_max``; NaN when there are none), of ``n_compressed``."""
+    one head does as well as several, over every measured cell with m > d_model and a threshold (each sweep's,
+    a cell counted once), judged on paired seeds at the cell's D_K* (:func:`rgr.results.stats.h_star_compared`,
+    h = 1 against h*): the cells where one head is h* (``one_head_best``), where it is tied with h*
+    (``one_head_tied``, with p and seeds), where no budget tried brings one head to the target (``n_no_one_head``,
+    all with d_model <= ``no_one_head_d_max``; NaN when there are none), where it reaches the target but was
+    rejected against h* (``one_head_worse``, with p and seeds), and where it reaches the target only at a larger
+    budget with no run near D_K* to compare (``one_head_later``), of ``n_compressed``; "no cell" where there is
+    none."""
 
     ls_slope: float
     rule_preset: str
@@ -36,9 +40,16 @@ class _RuleBasis:
     seeds_lambda8: int
     seeds_design_check: int
     n_compressed: int
-    one_head_cells: str  # "(64, 32), (128, 64) and (256, 64)"; "no cell" when there is none
+    one_head_best: str  # "(64, 32), (128, 64) and (256, 64)"; "no cell" when there is none
+    one_head_tied: str  # "(2048, 256) (p = 0.13, 3 seeds) and (4096, 512) (p = 0.16, 3 seeds)"
     n_no_one_head: int
     no_one_head_d_max: float
+    one_head_worse: str  # "(128, 32) (p = 0.049, 10 seeds) and (1024, 128) (p < 0.001, 10 seeds)"
+    one_head_later: str
+
+
+def _p_words(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
 def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
@@ -48,15 +59,32 @@ def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
     cells = thresholds(runs["base"])
     ls = law_fits(cells).origin_pre if cells["D_K_star"].notna().sum() >= 2 else None
     seeds = {f"seeds_{name}": int(r["seed"].nunique()) for name, r in runs.items()}
-    every = pd.concat([thresholds(runs[name]) for name in EXPERIMENTS]).drop_duplicates(["m", "d_model"])
+    every = pd.concat([thresholds(runs[name]).assign(sweep=name) for name in EXPERIMENTS])
+    every = every.drop_duplicates(["m", "d_model"])
     every = every[(every["m"] > every["d_model"]) & every["D_K_star"].notna()].sort_values(["m", "d_model"])
-    one = every["D_K_star_h1"].notna() & (every["D_K_star_h1"] <= every["D_K_star"])
-    never = every[every["D_K_star_h1"].isna()]
-    ones = [_cell(int(m), int(d)) for m, d in zip(every[one]["m"], every[one]["d_model"])]
+    groups: dict[str, list[str]] = {"best": [], "tied": [], "never": [], "worse": [], "later": []}
+    never_d = []
+    for c in every.itertuples():
+        cell = _cell(int(c.m), int(c.d_model))
+        if int(c.h_star) == 1:
+            groups["best"].append(cell)
+            continue
+        r = runs[c.sweep]
+        at = r[(r["m"] == c.m) & (r["d_model"] == c.d_model) & (r["r"] == c.r)]
+        p = h_star_compared(at, int(c.D_K_star), int(c.h_star)).get(1)
+        said = f"{cell} ({_p_words(p)}, {int(c.n_seeds)} seeds)" if p is not None else cell
+        if p is not None and p > TIE_ALPHA:
+            groups["tied"].append(said)
+        elif pd.isna(c.D_K_star_h1):
+            groups["never"].append(cell)
+            never_d.append(float(c.d_model))
+        else:
+            groups["worse" if p is not None else "later"].append(said)
+    words = {k: listed(v) if v else "no cell" for k, v in groups.items()}
     return _RuleBasis(ls_slope=math.nan if ls is None else float(ls.slope), rule_preset=preset, **seeds,
-                      n_compressed=len(every), one_head_cells=listed(ones) if ones else "no cell",
-                      n_no_one_head=len(never),
-                      no_one_head_d_max=float(never["d_model"].max()) if len(never) else math.nan)
+                      n_compressed=len(every), one_head_best=words["best"], one_head_tied=words["tied"],
+                      n_no_one_head=len(groups["never"]), no_one_head_d_max=max(never_d) if never_d else math.nan,
+                      one_head_worse=words["worse"], one_head_later=words["later"])
 
 
 @dataclass(frozen=True)

@@ -32,25 +32,34 @@ def test_rule_basis_reads_the_law_slope_and_the_seeds():
     assert b.ls_slope == pytest.approx(2.0, rel=0.05) and b.rule_preset == "book"
     assert (b.seeds_base, b.seeds_lambda32, b.seeds_lambda8, b.seeds_design_check) == (2, 1, 3, 2)
     assert (b.n_compressed, b.n_no_one_head) == (4, 0) and math.isnan(b.no_one_head_d_max)  # h = 1 only: one head
-    assert b.one_head_cells == "(64, 16), (64, 32), (128, 32) and (256, 64)"
+    assert b.one_head_best == "(64, 16), (64, 32), (128, 32) and (256, 64)" and b.one_head_tied == "no cell"
     never = rule_basis({**runs, "base": _runs(2.0).assign(test_f1=0.3)}, "smoke")
-    assert math.isnan(never.ls_slope) and never.one_head_cells == "no cell"
+    assert math.isnan(never.ls_slope) and never.one_head_best == "no cell"
     with pytest.raises(ValueError, match="runs must name"):
         rule_basis({"base": runs["base"]}, "book")
 
 
 def test_rule_basis_says_where_one_head_does_as_well_as_several():
-    """(64, 16): one head never reaches the target, two do; (64, 32): one head at the best budget; (128, 32): one
-    head needs a larger budget than two; (64, 64) has m = d_model and is not counted."""
+    """On paired seeds at the cell's D_K*: (64, 16): one head never reaches the target, two do; (64, 32): one head
+    is h*; (128, 32): one head is rejected against two at D_K* = 4 and needs 8; (256, 64): one head's mean is below
+    two heads' at D_K* = 4 but within seed noise (p = 0.5); (256, 32): one head has no run near D_K* = 4 and reaches
+    the target at 8; (64, 64) has m = d_model and is not counted."""
     rows = []
-    for (m, d), need in {(64, 16): {2: 8}, (64, 32): {1: 4, 2: 4}, (128, 32): {1: 8, 2: 4}, (64, 64): {1: 2}}.items():
+    cells = {(64, 16): {2: 8}, (64, 32): {1: 4, 2: 4}, (128, 32): {1: 8, 2: 4}, (256, 64): {1: 4, 2: 4},
+             (256, 32): {1: 8, 2: 4}, (64, 64): {1: 2}}
+    for (m, d), need in cells.items():
         for h in (1, 2):
             for dk in (2, 4, 8):
+                if (m, d, h, dk) == (256, 32, 1, 4):
+                    continue
                 f1 = 1.0 if h in need and dk >= need[h] else 0.3
                 rows += [dict(m=m, d_model=d, r=1, h=h, D_K=dk, seed=s, test_f1=f1) for s in (0, 1)]
     t = pd.DataFrame(rows)
+    t.loc[(t.m == 256) & (t.d_model == 64) & (t.h == 1) & (t.D_K == 4) & (t.seed == 0), "test_f1"] = 0.99
     b = rule_basis({"base": t, "lambda32": t, "lambda8": t, "design_check": t}, "book")
-    assert (b.n_compressed, b.one_head_cells, b.n_no_one_head, b.no_one_head_d_max) == (3, "(64, 32)", 1, 16.0)
+    assert (b.n_compressed, b.one_head_best, b.n_no_one_head, b.no_one_head_d_max) == (5, "(64, 32)", 1, 16.0)
+    assert b.one_head_tied == "(256, 64) (p = 0.5, 2 seeds)"
+    assert b.one_head_worse == "(128, 32) (p < 0.001, 2 seeds)" and b.one_head_later == "(256, 32)"
 
 
 def _val_row(experiment, prediction, D_K_star, inside, cell=None):
