@@ -25,7 +25,7 @@ from ..protocol import F1_TARGET
 from ..store import load_table
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .findings import listed
-from .stats import TIE_ALPHA, h_star_compared
+from .stats import head_split
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 
@@ -58,9 +58,9 @@ class _LawReading:
     n_pre: int
     n_excluded: int
     n_excluded_above: int  # excluded cells whose D_K* lies above the precondition line
-    r2_gap: float  # R^2 without the excluded cells minus R^2 with them, at the cells' D_K*
-    r2_gap_opt: float  # the same with every cell at its optimistic D_K* (E3; NaN if a cell has none)
-    r2_gap_cons: float  # ... at its conservative D_K*
+    r2_gap: float  # R^2 without the excluded cells minus R^2 with them, at the cells' D_K*; then at every cell's
+    r2_gap_opt: float  # optimistic and conservative D_K* (E3; NaN if a cell lacks one)
+    r2_gap_cons: float
     tightens: str  # in words, from the three gaps (:func:`_tightening`)
     paper_tightening: str  # this fit's tightening beside the paper's R^2, in words (:func:`_paper_tightening`)
     heads_slope: float
@@ -179,9 +179,7 @@ def _transition_widths(runs: pd.DataFrame) -> _TransitionWidths:
 
 
 def _r2_gap(cells: pd.DataFrame, column: str) -> float:
-    """R² of the law through the origin without the cells that break the precondition minus R² with them, with
-    every cell's threshold taken from ``column`` (D_K_star, D_K_opt or D_K_cons); NaN when a cell with a D_K*
-    lacks that column's value or no cell is excluded."""
+    """R² (through the origin) without the excluded cells minus with them, thresholds from ``column`` (or NaN)."""
     ok = cells[cells["D_K_star"].notna()]
     if column not in ok or ok[column].isna().any():
         return math.nan
@@ -190,22 +188,15 @@ def _r2_gap(cells: pd.DataFrame, column: str) -> float:
 
 
 def _tightening(gaps: tuple[float, float, float]) -> str:
-    """Whether dropping the excluded cells tightens the line, from the R² gap at D_K* and at the two E3 ends: it
-    tightens (loosens) only where all three are finite and above (below) 0; else the data cannot say. The seeds'
-    own noise is not measured here (it can only widen the range), so a tightening says so."""
-    if not all(math.isfinite(g) for g in gaps):
-        return ("cannot be read at both threshold ends (a cell lacks one), so the data cannot say whether dropping "
-                "them tightens it")
-    if min(gaps) > 0:
-        return "is tighter without them at D_K* and at both threshold ends (the seeds' own noise is not measured here)"
-    if max(gaps) < 0:
-        return "is looser without them at D_K* and at both threshold ends (the seeds' own noise is not measured here)"
+    """The R² gaps at D_K* and both E3 ends in words: tighter (looser) only where all three are above (below) 0."""
+    if all(math.isfinite(g) for g in gaps) and (min(gaps) > 0 or max(gaps) < 0):
+        return (f"is {'tighter' if min(gaps) > 0 else 'looser'} without them at D_K* and at both threshold ends "
+                "(the seeds' own noise is not measured here)")
     return "is about as tight without them as with them: the data cannot say whether dropping them tightens it"
 
 
 def _paper_tightening(tight: str) -> str:
-    """This fit's tightening (``tight``: :func:`_tightening`'s words) beside the paper's, which tightens (its two R²
-    values stand in *Does it replicate?*, rows law_r2_all and law_r2_pre: this module does not load the paper's)."""
+    """``tight`` beside the paper's fit, which tightens (*Does it replicate?*, rows law_r2_all and law_r2_pre)."""
     if tight.startswith("is tighter"):
         return "as the paper's is"
     if tight.startswith("is looser"):
@@ -323,13 +314,13 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
     one), how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it), and its
     runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``),
-    and the cell's head counts split by :func:`rgr.results.stats.h_star_compared`: tied with h* (``h_tied``, h*
-    included), compared and rejected (``h_rejected``), and run but never compared, for want of a run near D_K*
-    (``h_untested``), each a tuple (empty without an h*)."""
+    and its head counts h_tied, h_rejected, h_untested (:func:`rgr.results.stats.head_split`; () without an h*)."""
     t = thresholds(runs)
     if len(t):
-        t = t.join(_head_split(runs, t), on=["m", "d_model"])
-    if len(t):
+        at = {k: g for k, g in runs.groupby(["m", "d_model"])}
+        split = [((), (), ()) if pd.isna(c.h_star) else head_split(at[(c.m, c.d_model)], int(c.D_K_star),
+                                                                       int(c.h_star)) for c in t.itertuples()]
+        t = t.assign(**{k: [x[i] for x in split] for i, k in enumerate(("h_tied", "h_rejected", "h_untested"))})
         n = runs.groupby(["m", "d_model"]).size().rename("n_runs").to_frame()
         stops = futile_stops(runs).cells.groupby(["m", "d_model"])["stopped"].sum().rename("n_futile")
         n = n.join(stops).fillna({"n_futile": 0}).astype(int)
@@ -340,23 +331,6 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
         p = runs.groupby(["m", "d_model"])["preset"].agg(lambda s: "+".join(sorted(set(s)))).rename("preset")
         t = t.join(p, on=["m", "d_model"])
     return t
-
-
-def _head_split(runs: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
-    """Per (m, d_model) of ``cells``: its head counts tied with h*, rejected, and not compared (see :func:`_cells`)."""
-    rows = []
-    for c in cells.itertuples():
-        at = runs[(runs["m"] == c.m) & (runs["d_model"] == c.d_model) & (runs["r"] == c.r)]
-        if pd.isna(c.h_star) or pd.isna(c.D_K_star):
-            rows.append((int(c.m), int(c.d_model), (), (), ()))
-            continue
-        p = h_star_compared(at, int(c.D_K_star), int(c.h_star))
-        tied = tuple(sorted({int(c.h_star), *(h for h, v in p.items() if v > TIE_ALPHA)}))
-        rejected = tuple(sorted(h for h, v in p.items() if v <= TIE_ALPHA))
-        untested = tuple(sorted({int(h) for h in at["h"].unique()} - set(p) - {int(c.h_star)}))
-        rows.append((int(c.m), int(c.d_model), tied, rejected, untested))
-    return pd.DataFrame(rows, columns=["m", "d_model", "h_tied", "h_rejected", "h_untested"]).set_index(
-        ["m", "d_model"])
 
 
 def chapter_cells(base: pd.DataFrame, diag: pd.DataFrame, extreme: pd.DataFrame) -> _ChapterCells:
@@ -376,37 +350,24 @@ def _stop_words(cells: pd.DataFrame) -> str:
 
 
 def _diagonal_heads(cells: pd.DataFrame) -> _DiagonalHeads:
-    """h* at the diagonal's first and last cell with an h* (``cells``: rows of :func:`_cells`, with h_lo, h_hi and,
-    when present, h_tied, h_rejected, h_untested). The constant h* fails only where every head count run at either
-    end was compared with h* and rejected at one end or the other; a head count tied at one end and not compared at
-    the other (no run near its D_K*) leaves the question open."""
+    """h* at the diagonal's first and last cell with an h* (``cells``: rows of :func:`_cells`). A constant h* fails
+    only where no head count tied at one end went uncompared (no run near D_K*) at the other."""
     ok = cells[cells["h_star"].notna()].sort_values("m") if len(cells) else cells
     if len(ok) < 2:
         return _DiagonalHeads(0, 0, 0, 0, 0, 0, 0, 0, "—")
     a, z = ok.iloc[0], ok.iloc[-1]
     ends = [(int(c["m"]), int(c["h_star"]), int(c["h_lo"]), int(c["h_hi"])) for c in (a, z)]
-    overlap = ends[0][2] <= ends[1][3] and ends[1][2] <= ends[0][3]
-    if overlap:
+    if ends[0][2] <= ends[1][3] and ends[1][2] <= ends[0][3]:
         return _DiagonalHeads(*ends[0], *ends[1], "holds within the head counts tied with h* at the two ends")
-    open_ = _open_heads(a, z) if {"h_tied", "h_rejected", "h_untested"} <= set(cells) else []
-    if not open_:
+    gaps = [(int(x["m"]), int(y["m"]), hs) for x, y in ((a, z), (z, a))
+            if (hs := [str(h) for h in x["h_tied"] if h not in y["h_rejected"]])]
+    if not gaps:
         return _DiagonalHeads(*ends[0], *ends[1], "fails here: the head counts tied with h* at the two ends do not "
                                                   "overlap; why is unexplained")
-    said = "; ".join(f"h = {listed([str(h) for h in hs])}, tied with h* at m = {m}, {'has' if len(hs) == 1 else 'have'}"
-                     f" no run within 10% of D_K* at m = {other}" for m, other, hs in open_)
+    said = "; ".join(f"h = {listed(hs)}, tied with h* at m = {m}, {'has' if len(hs) == 1 else 'have'} no run within "
+                     f"10% of D_K* at m = {other}" for m, other, hs in gaps)
     return _DiagonalHeads(*ends[0], *ends[1], "cannot be tested here: the tied ranges at the two ends do not overlap, "
                                               f"but {said}, so they were not compared there")
-
-
-def _open_heads(a, z) -> list[tuple[int, int, list[int]]]:
-    """(m of one end, m of the other, the head counts tied at the first and not compared at the second), for the
-    ends ``a`` and ``z`` (rows of :func:`_cells`) where there are any."""
-    out = []
-    for x, y in ((a, z), (z, a)):
-        hs = [h for h in x["h_tied"] if h in y["h_untested"] or h not in (*y["h_tied"], *y["h_rejected"])]
-        if hs:
-            out.append((int(x["m"]), int(y["m"]), hs))
-    return out
 
 
 def every_cell(cells: _ChapterCells) -> pd.DataFrame:

@@ -6,7 +6,7 @@
   conservative values, and h*, the head count attaining the central value;
 - :func:`h_star_interval` — the head counts statistically tied with h*
   (paired t-test over seeds, E3); :func:`h_star_compared` — which head counts it compares (the others had no
-  run near D_K*), with their p-values;
+  run near D_K*), with their p-values; :func:`head_split` — a cell's head counts tied, rejected, not compared;
 - :func:`paired_difference` (of :func:`by_seed`'s values) — "X beats Y" judged on paired seeds: the 95%
   t-interval of the mean per-seed difference (the rule: chapter *Does it replicate?*, "Comparisons are paired");
 - :func:`fit_line` — least squares through the origin or with intercept, with R^2 (:func:`loglog_slope`: the
@@ -171,6 +171,15 @@ def h_star_compared(runs: pd.DataFrame, d_k_star: int, h_star: int, metric: str 
         a, b = ref.loc[seeds].to_numpy(float), other.loc[seeds].to_numpy(float)
         out[int(h)] = _p_paired(a, b)
     return out
+
+
+def head_split(runs: pd.DataFrame, d_k_star: int, h_star: int) -> tuple[tuple[int, ...], ...]:
+    """One cell's head counts as :func:`h_star_compared` reads them at D_K* = ``d_k_star``: (tied with h*, h*
+    included; compared and rejected; run but not compared, for want of a run near D_K*), each sorted."""
+    p = h_star_compared(runs, d_k_star, h_star)
+    tied = {h_star, *(h for h, v in p.items() if v > TIE_ALPHA)}
+    untested = {int(h) for h in runs["h"].unique()} - set(p) - {h_star}
+    return tuple(sorted(tied)), tuple(sorted(h for h, v in p.items() if v <= TIE_ALPHA)), tuple(sorted(untested))
 
 
 def _p_paired(a: np.ndarray, b: np.ndarray) -> float:
