@@ -199,7 +199,8 @@ class _ValueFinding:
     multi_head_paired: int  # ... where that head count's error is below one head's on paired seeds
     n_budgets: int
     n_f1_one_head_cells: int  # cells whose F1 task has h* = 1 ...
-    n_f1_one_head_multi: int  # ... and where the value channel still prefers h > 1 at some budget
+    n_f1_one_head_multi: int  # ... and where some h > 1 has the lowest error at a budget and beats one head there on
+    # paired seeds (multi_head_paired), not on means alone
     n_d_model: int  # d_model compared with and without early stopping
     n_min_at_d_model: int  # ... whose one-head minimum (no early stop) sits at D_K = d_model (one head's rank tops out)
     n_rise_without_stop: int  # ... whose error at the largest D_K is above its minimum by more than 5%, no early stop
@@ -229,7 +230,7 @@ def value_finding(cells: tuple[_ValueCell, ...], stop: _StoppingEffect, solved: 
                         multi_head_best=sum(c.multi_head_best for c in cells),
                         multi_head_paired=sum(c.multi_head_paired for c in cells),
                         n_budgets=sum(c.n_budgets for c in cells), n_f1_one_head_cells=len(one),
-                        n_f1_one_head_multi=sum(c.multi_head_best > 0 for c in one), n_d_model=len(stop.d_model),
+                        n_f1_one_head_multi=sum(c.multi_head_paired > 0 for c in one), n_d_model=len(stop.d_model),
                         n_min_at_d_model=int(sum(d == k for d, k in zip(stop.d_model, stop.best_D_K_full))),
                         n_rise_without_stop=int(sum(t > 1.05 * b for t, b in zip(stop.top_full, stop.best_full))),
                         largest_gain=float(max((s - f for s, f in zip(stop.top_stop, stop.top_full)),

@@ -92,6 +92,11 @@ def test_value_cells_first_budget_best_heads_and_f1():
     assert (s.closest_d_model, s.closest_first_D_K, s.closest_f1_D_K) == (16, 32, 20)  # the cell c16
     assert (s.multi_head_best, s.n_budgets) == (c16.multi_head_best + c32.multi_head_best, 12)
     assert s.multi_head_paired == c16.multi_head_paired + c32.multi_head_paired
+    # the h* = 1 cell counts only where several heads beat one on paired seeds, not on means alone
+    means_only = dataclasses.replace(c32, multi_head_best=3, multi_head_paired=0)
+    assert value_finding((c16, means_only), _stop(), 0.1).n_f1_one_head_multi == 0
+    paired = dataclasses.replace(means_only, multi_head_paired=1)
+    assert value_finding((c16, paired), _stop(), 0.1).n_f1_one_head_multi == 1
     # the farthest cell sits at 8 times its F1 threshold: within 8, not within 7.99 (nor 2)
     assert s.tracks == "does" and value_finding(cells, _stop(), 0.1, tracks_factor=7.99).tracks == "does not"
     assert value_finding(cells, _stop(), 0.1).tracks == "does not"
