@@ -12,14 +12,18 @@ from rgr.results.softmax import (  # noqa: E402
     algorithm2_reading,
     best_f1_by_cell,
     linear_sum_check,
+    paired_seeds,
     shift_finding,
     softmax_cells_summary,
     threshold_shift,
 )
 
 
-def _cells(rows):
-    return pd.DataFrame([dict(m=m, d_model=d, r=1, D_K_star=dk, h_star=h, max_f1_h1=f1) for m, d, dk, h, f1 in rows])
+def _cells(rows, ties=None):
+    """Threshold rows; ``ties``: per row the h* tie set (h_lo, h_hi), (h, h) by default."""
+    ties = ties or [(h, h) for _, _, _, h, _ in rows]
+    return pd.DataFrame([dict(m=m, d_model=d, r=1, D_K_star=dk, h_star=h, h_lo=lo, h_hi=hi, max_f1_h1=f1, n_seeds=3)
+                         for (m, d, dk, h, f1), (lo, hi) in zip(rows, ties)])
 
 
 def test_threshold_shift_ratios_and_counts():
@@ -32,10 +36,30 @@ def test_threshold_shift_ratios_and_counts():
     assert w.ratio_min == pytest.approx(1.0) and w.ratio_max == pytest.approx(10.0)
     assert w.n_costly == 3 == w.n_both
     assert w.n_below_ln_m == 2  # 10 > ln 128
-    assert w.n_more_heads == 3 and w.n_one_head_soft == 2  # 0.99 reaches the target, 0.67 does not
+    assert w.n_more_heads == w.n_point_more_heads == 3 and w.n_one_head_soft == 2  # 0.99 reaches, 0.67 does not
+    assert w.n_seeds == "3"
     assert w.one_head_soft_cells == "(64, 32) and (128, 32)"
     t = s.table()
     assert list(t.ratio.round(2)) == [1.6, 1.0, 10.0] and t.ln_m.iloc[0] == pytest.approx(math.log(64))
+
+
+def test_more_heads_needs_the_tie_sets_apart():
+    """A larger point h* counts only where the softmax's tie set lies wholly above the max model's."""
+    rows_max, rows_soft = [(64, 16, 20, 2, 0.9), (128, 32, 16, 2, 1.0)], [(64, 16, 32, 4, 0.6), (128, 32, 36, 4, 0.8)]
+    mx = _cells(rows_max, ties=[(2, 4), (2, 2)])
+    soft = _cells(rows_soft, ties=[(4, 8), (4, 4)]).assign(n_seeds=[3, 2])
+    s = threshold_shift(mx, soft)
+    assert [c.more_heads for c in s.cells] == [False, True]  # 4 is tied in both at (64, 16)
+    w = shift_finding(s, soft)
+    assert (w.n_more_heads, w.n_point_more_heads, w.n_seeds) == (1, 2, "2 to 3")
+    assert s.table().h_ties_max.tolist() == ["2 to 4", "2"] and s.table().seeds.tolist() == [3, 2]
+
+
+def test_paired_seeds_keeps_the_softmax_tables_draws():
+    maxed = pd.DataFrame(dict(m=64, d_model=[16] * 4 + [32] * 2, r=1, seed=[0, 1, 2, 3, 0, 1], test_f1=0.5))
+    soft = pd.DataFrame(dict(m=64, d_model=[16, 16, 16, 32], r=1, seed=[0, 2, 2, 5], test_f1=0.4))
+    p = paired_seeds(maxed, soft)
+    assert sorted(zip(p.d_model, p.seed)) == [(16, 0), (16, 2)] and len(p.columns) == len(maxed.columns)
 
 
 def test_threshold_shift_missing_thresholds():
@@ -55,6 +79,11 @@ def test_algorithm2_reading():
     a = algorithm2_reading(summary)
     assert (a.n_cells, a.n_one_hot) == (3, 2) and a.gaussian_best_f1 == 0.7
     assert a.ell_scale_min == pytest.approx(16 / math.log(64)) and a.ell_scale_max == pytest.approx(32 / math.log(64))
+    assert a.ell == "16 to 32" and a.n_seeds == 0  # a summary without seed counts
+    same = algorithm2_reading(summary.assign(one_hot_min_ell=32.0, n_seeds=[2, 3, 2], n_contexts=200,
+                                             one_hot_low_seed_f1=[0.995, 0.991, 0.999]))
+    assert (same.ell, same.n_seeds, same.n_contexts, same.low_seed_f1) == ("32 in every cell", 2, 200, 0.991)
+    assert algorithm2_reading(summary.assign(one_hot_min_ell=[32.0, math.nan, 32.0])).ell == "32"
     empty = algorithm2_reading(summary.iloc[:0])
     assert empty.n_cells == 0 and math.isnan(empty.ell_scale_min) and math.isnan(empty.gaussian_best_f1)
 
@@ -67,8 +96,11 @@ def test_softmax_cells_summary_per_cell():
                                     ("gaussian", 16, 64, (0.6, 0.7)), ("gaussian", 64, 64, (0.5, 0.5)))
             for s, f1 in enumerate(f1s)]
     rows += [dict(r, m=128, d_model=32, ell=8, f1=0.2) for r in rows if r["inputs"] == "one-hot" and r["ell"] == 4]
+    rows[5]["f1"] = 0.993  # seed 1 at ell = 64: the mean 0.9965 still reaches the target, that seed is the low one
     s = softmax_cells_summary(pd.DataFrame(rows)).set_index("m")
     assert s.loc[64, "h"] == 4 and s.loc[64, "one_hot_min_ell"] == 64  # ell = 32 averages 0.985 < 0.99
+    assert s.loc[64, "one_hot_low_seed_f1"] == 0.993 and s.loc[64, "n_seeds"] == 2
+    assert math.isnan(s.loc[128, "one_hot_low_seed_f1"])
     assert s.loc[64, "gaussian_best_f1"] == pytest.approx(0.65)
     assert (s.loc[64, "gaussian_best_d_k"], s.loc[64, "gaussian_best_ell"]) == (16, 64)
     assert math.isnan(s.loc[128, "one_hot_min_ell"]) and math.isnan(s.loc[128, "gaussian_best_f1"])
