@@ -14,6 +14,7 @@ import pandas as pd
 from .. import reported as rep
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
+from ..softmax import paired_seeds
 from ..stats import by_seed, paired_difference, summarize, t_interval, within
 from .rows import (
     COMPRESSIVE_PRESET,
@@ -80,7 +81,10 @@ def softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
 
 
 def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
-    """Softmax's D_K* above max-over-heads' in every shared cell, none the other way beyond both noise intervals."""
+    """Softmax's D_K* above max-over-heads' in every shared cell with the two 95% noise intervals apart, both read on
+    the seeds both models ran (:func:`rgr.results.softmax.paired_seeds`: the same draws, as the softmax chapter
+    reads them): agrees when apart in every cell, deviates when some cell is apart the other way, not testable
+    (the seeds' noise cannot decide) otherwise."""
     key = "softmax_shift"
     b = f"softmax {basis(soft)}; max-over-heads {basis(maxed)}"
     if soft.preset != maxed.preset:
@@ -89,7 +93,10 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
                            "presets")
     if not len(soft.runs) or not len(maxed.runs):
         return untestable(key, "softmax or max-over-heads runs missing at this preset", b)
-    ns, nm = (cell_noise(seed_draws(s.runs), "D_K_star").dropna(subset=["value"]) for s in (soft, maxed))
+    paired = paired_seeds(maxed.runs, soft.runs)
+    if not len(paired):
+        return untestable(key, "no seed that both models ran in a shared cell", b)
+    ns, nm = (cell_noise(seed_draws(r), "D_K_star").dropna(subset=["value"]) for r in (soft.runs, paired))
     both = ns.merge(nm, on=["m", "d_model", "r"], suffixes=("_s", "_m"))
     if not len(both):
         return untestable(key, "no cell where both models reach the target", b)
@@ -97,7 +104,9 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
     apart = int((both.lo_s > both.hi_m).sum())
     opposite = int((both.hi_s < both.lo_m).sum())
     txt = ", ".join(f"({r.m}, {r.d_model}): {int(r.value_s)} vs {int(r.value_m)}" for r in both.itertuples())
-    shared = maxed.runs.merge(both[["m", "d_model"]], on=["m", "d_model"])
+    shared = paired.merge(both[["m", "d_model"]], on=["m", "d_model"])
+    seeds = shared.groupby(["m", "d_model"])["seed"].nunique()
+    n_seeds = str(seeds.min()) if seeds.min() == seeds.max() else f"{seeds.min()} to {seeds.max()}"
     cut = (
         f"; cutoffs: softmax {cutoffs(soft.runs)}, max-over-heads {cutoffs(shared)} steps (the protocol's, as the "
         f"paper's)"
@@ -107,9 +116,13 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
             else ""
         )
     )
+    status = "deviates" if opposite else "agrees" if apart == len(both) else "not testable"
     v = Verdict(
-        "agrees" if larger == len(both) and not opposite else "deviates",
-        f"softmax needs more in {larger} of {len(both)} cells; beyond both 95% noise intervals in {apart}" + cut,
+        status,
+        f"softmax needs more in {larger} of {len(both)} cells, with both 95% noise intervals apart in {apart}"
+        + (f" and the other way in {opposite}" if opposite else "")
+        + f"; on the {n_seeds} seeds per cell both models ran (the same draws)" + cut,
+        cause="undecided" if status == "not testable" else "",
     )
     return ClaimRow(key, "D_K* softmax vs max — " + txt, "95% noise intervals of D_K*", b, v, float(larger))
 

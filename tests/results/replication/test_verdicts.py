@@ -11,7 +11,7 @@ import pytest
 
 from rgr.chapters.replication_words import law_words
 from rgr.results import reported as rep
-from rgr.results.replication.extensions import gpt2_rows
+from rgr.results.replication.extensions import gpt2_rows, softmax_shift
 from rgr.results.replication.registry import complete_rows, evaluate
 from rgr.results.replication.rows import ClaimRow, Source
 from rgr.results.replication.verdicts import (
@@ -297,6 +297,22 @@ def test_softmax_shift_needs_one_preset():
     joint = {"shift": {"softmax": Source("softmax", "book", soft), "base": Source("base", "book", maxed)}}
     row = {r.key: r for r in evaluate(src, joint, checks=NO_CHECKS)}["softmax_shift"]
     assert row.verdict.status == "agrees" and "cutoffs: softmax 80k, max-over-heads 20k" in row.verdict.detail
+
+
+def test_softmax_shift_reads_the_shared_seeds_and_needs_the_intervals_apart():
+    """Max-over-heads is read on the softmax table's seeds (the same draws); a larger point D_K* whose noise interval
+    touches the other model's is undecided, not an agreement."""
+    soft = base_runs({(64, 32): 16}, seeds=(0, 1)).assign(max_steps=80000)
+    maxed = pd.concat([base_runs({(64, 32): 8}, seeds=(0, 1)), base_runs({(64, 32): 32}, seeds=(2, 3, 4))])
+    row = softmax_shift(Source("softmax", "paper", soft), Source("base", "paper", maxed))
+    assert row.verdict.status == "agrees" and "16 vs 8" in row.book and "on the 2 seeds per cell" in row.verdict.detail
+    close = softmax_shift(Source("softmax", "paper", base_runs({(64, 32): 10}, edge=0.004)),
+                          Source("base", "paper", base_runs({(64, 32): 8}, edge=0.004)))
+    assert "10 vs 8" in close.book and "intervals apart in 0" in close.verdict.detail
+    assert close.verdict.status == "not testable" and close.verdict.cause == "undecided"
+    other = softmax_shift(Source("softmax", "paper", base_runs({(64, 32): 8})),
+                          Source("base", "paper", base_runs({(64, 32): 16})))
+    assert other.verdict.status == "deviates" and "the other way in 1" in other.verdict.detail
 
 
 def _value_runs(cut_top: bool) -> pd.DataFrame:
