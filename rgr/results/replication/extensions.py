@@ -86,14 +86,15 @@ def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
     reads them): agrees when apart in every cell, deviates when some cell is apart the other way, not testable
     (the seeds' noise cannot decide) otherwise."""
     key = "softmax_shift"
-    b = f"softmax {basis(soft)}; max-over-heads {basis(maxed)}"
+    paired = paired_seeds(maxed.runs, soft.runs) if len(soft.runs) and len(maxed.runs) else maxed.runs.iloc[0:0]
+    on = Source(maxed.name, maxed.preset, paired) if len(paired) else maxed  # the basis of what the row reads
+    b = f"softmax {basis(soft)}; max-over-heads {basis(on)}" + (", the softmax table's seeds" if len(paired) else "")
     if soft.preset != maxed.preset:
         return untestable(key,
                           f"not comparable yet: softmax is read at {soft.preset}, max-over-heads at {maxed.preset}", b,
                            "presets")
     if not len(soft.runs) or not len(maxed.runs):
         return untestable(key, "softmax or max-over-heads runs missing at this preset", b)
-    paired = paired_seeds(maxed.runs, soft.runs)
     if not len(paired):
         return untestable(key, "no seed that both models ran in a shared cell", b)
     ns, nm = (cell_noise(seed_draws(r), "D_K_star").dropna(subset=["value"]) for r in (soft.runs, paired))
