@@ -34,8 +34,12 @@ def test_reading_of_a_known_table():
 
     runs = _runs(acc).assign(wall_time_s=60.0)
     r = compressive_finding(runs, done=1.0)
-    assert r.best_h == "2, 4, 4" and r.multi_head_best == 3 == r.n_budgets
-    assert (r.n_monotone, r.n_heads) == (1, 3)  # h = 2 falls after its lucky seed, h = 1 at 256
+    # at 64 h = 2's mean leads on one lucky seed: paired over seeds it is tied with h = 1 and h = 4
+    assert r.best_h == "2 (h = 1, 4 tied); 4; 4" and r.multi_head_best == 3 == r.n_budgets
+    # h = 4 rises at every step; h = 1 falls at 256 on every seed; h = 2's mean dips after its lucky seed, but paired
+    # over seeds that is no fall (a mean-only rule counted it as one)
+    assert (r.n_rising, r.n_heads) == (1, 3)
+    assert r.falls == "h = 1 at D_K 128 → 256" and r.dips == "h = 2 at D_K 64 → 128"
     assert r.pct_best_last == pytest.approx(100 * 2 / 3)
     assert (r.n_split, r.n_settings) == (1, 9)
     assert r.lam == pytest.approx(1 / 3)
@@ -62,6 +66,8 @@ def test_the_compressive_preset_names_where_more_heads_lose():
     assert (r.h_max, r.falling_budgets, r.h1_over_hmax, r.n_seeds) == (4, "64 and 128", 3, 3)
     assert r.acc_h1_small == pytest.approx(0.5064) and r.acc_hmax_small == pytest.approx(0.4064)
     assert r.multi_head_collapsed == "h = 2 at D_K = 256 (seed 1)"
+    assert r.dips == "h = 2 at D_K 128 → 256 (a seed collapsed)" and r.falls == "none" and r.n_rising == 1
+    assert r.best_h == "2; 2; 4 (h = 1, 2 tied)"  # h = 4's lead at 256 is one seed's
     w = gpt2_finding(_runs(acc, m=512, d_model=64).assign(wall_time_s=1.0), paper=PAPER)
     assert w.n_split_collapsed == 1  # (256, 2): its lowest seed collapsed; (256, 4)'s stalled at 0.4256
     assert w.low_acc_lo == w.low_acc_hi == pytest.approx(0.4256)
@@ -111,8 +117,8 @@ def test_words_of_a_table_are_its_reading():
     runs = _runs(lambda dk, h, s: 0.2 * h + dk / 1000).assign(wall_time_s=60.0)
     paper = PAPER
     w = gpt2_finding(runs, paper=paper, split=0.3)
-    assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_monotone, w.n_heads) == (256, 768, 3, 3, 3, 3)
-    assert w.best_h == "4, 4, 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
+    assert (w.m, w.d_model, w.multi_head_best, w.n_budgets, w.n_rising, w.n_heads) == (256, 768, 3, 3, 3, 3)
+    assert w.best_h == "4; 4; 4" and w.regime == "at or below" and w.lam == pytest.approx(1 / 3)
     assert w.pct_best_last == pytest.approx(100 * 2 / 3) and w.wall_min == pytest.approx(len(runs))
     assert w.embeddings.startswith("STAND-IN")
     assert w.paper_eflop == 0.3
@@ -123,8 +129,10 @@ def test_the_compressive_preset_is_worded_so_far_and_without_rows():
         return 0.001 if (h, s) == (1, 0) else 0.3 + 0.1 * (h == 2) + dk / 1000
 
     w = compressive_finding(_runs(acc, m=512, d_model=64), done=0.45)
-    assert (w.pct_done, w.n_runs, w.lam, w.budgets, w.best_h) == (45.0, 27, 8.0, "64, 128, 256", "2, 2, 2")
+    best = "; ".join(["2 (h = 1 tied)"] * 3)  # one head's collapsed seed widens its interval to hold h = 2
+    assert (w.pct_done, w.n_runs, w.lam, w.budgets, w.best_h) == (45.0, 27, 8.0, "64, 128, 256", best)
     assert (w.one_head_collapsed, w.one_head_runs) == (3, 9) and w.multi_head_best == 3
+    assert w.one_head_collapsed_at == "D_K = 64 (seed 0), D_K = 128 (seed 0) and D_K = 256 (seed 0)"
     assert w.pct_median_best == 100.0  # seeds 1, 2 peak at their last step, seed 0 halfway (h = 1: collapsed)
     empty = compressive_finding(_runs(acc).iloc[:0], done=0.0)
     assert (empty.n_runs, empty.budgets, empty.one_head_runs) == (0, "—", 0)
