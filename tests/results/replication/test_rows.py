@@ -57,6 +57,24 @@ def test_the_compressive_preset_decides_the_three_rows_on_the_stand_in():
     assert "m = 512 items in d_model = 64 (m / d_model = 8)" in b and "stand-in" in b and "40,000 steps" in b
     assert "D_K ≥ 183" in rows["gpt2_single"].verdict.detail
     assert "runs (5 seeds at 2 budgets) ≤ 0.1" in rows["gpt2_single"].book  # runs, not seeds: 5 seeds x 2 budgets
+    # the interval is over the 3 seeds that did not collapse (0.80, 0.81, 0.82, each its two runs' mean), not over
+    # their 6 runs as if independent (that gave [0.80, 0.82])
+    assert rows["gpt2_single"].interval == "[0.79, 0.83]" and "over 3 seeds" in rows["gpt2_single"].book
+    assert rows["gpt2_multi"].interval == "h = 2: [0.99, 0.99], h = 4: [0.99, 0.99], h = 8: [0.99, 0.99]"
+
+
+def test_near_perfect_is_judged_on_each_head_counts_interval():
+    def rows_of(high):  # accuracy of h >= 2 at the largest budget per seed
+        def acc(h, D_K, seed):
+            return (high(h, seed) if D_K == 384 and h >= 2 else 0.5)
+        return {r.key: r for r in gpt2_rows(Source("gpt2", "compressive", _rows("compressive", acc)))}
+
+    # a mean of 0.94 whose seeds spread widely: its interval reaches 0.95, so the seeds cannot decide
+    undecided = rows_of(lambda h, s: 0.94 + (0.05 if s % 2 else -0.05) if h == 2 else 0.99)["gpt2_multi"].verdict
+    assert (undecided.status, undecided.cause) == ("not testable", "undecided")
+    # a mean of 0.94 with tight seeds lies below 0.95: deviates, naming the head count
+    tight = rows_of(lambda h, s: 0.94 + 0.001 * s if h == 4 else 0.99)["gpt2_multi"].verdict
+    assert tight.status == "deviates" and tight.detail.endswith("below it for h = 4")
 
 
 def test_futility_stopping_is_named_where_its_runs_are_read(committed_verdict):
