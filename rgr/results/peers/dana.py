@@ -67,6 +67,9 @@ class PowerRefit:
     best_p_low: float  # smallest / largest best p with one width left out
     best_p_high: float
     loglog_p: float  # slope of log(slope) on log(d), no intercept term in the power law
+    # RSS at p = 1 and at p = 2 over RSS at best_p: near 1, the fit barely tells these powers from the best
+    rss_p1_ratio: float = float("nan")
+    rss_p2_ratio: float = float("nan")
 
     @property
     def rss_ratio(self) -> float:
@@ -84,9 +87,12 @@ def power_refit(d: np.ndarray, slope: np.ndarray, powers: tuple[float, ...] = PO
     _, b2, rss2 = power_rss(d, slope, 2.0)
     rss3 = power_rss(d, slope, 3.0)[2]
     loo = [_best_power(np.delete(d, i), np.delete(slope, i), powers) for i in range(len(d))]
+    best = _best_power(d, slope, powers)
+    rss_best = power_rss(d, slope, best)[2]
     return PowerRefit(d=tuple(int(x) for x in d), slope=tuple(float(s) for s in slope), rss_law=rss2, rss_claim=rss3,
-                      intercept_law=b2, best_p=_best_power(d, slope, powers), best_p_low=min(loo),
-                      best_p_high=max(loo), loglog_p=loglog_slope(d, slope))
+                      intercept_law=b2, best_p=best, best_p_low=min(loo),
+                      best_p_high=max(loo), loglog_p=loglog_slope(d, slope),
+                      rss_p1_ratio=power_rss(d, slope, 1.0)[2] / rss_best, rss_p2_ratio=rss2 / rss_best)
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,13 @@ def test_exp3_split_at_d_head():
     fit = exp3_refit(pd.DataFrame(dict(acc=acc, para=20, N=50, d=d, d_head=10)))
     assert fit.slope_below == pytest.approx(0.1) and fit.slope_above == pytest.approx(0.0, abs=1e-12)
     assert fit.acc_at_d_head == pytest.approx(0.8)
+
+
+def test_rss_ratios_say_how_sharply_the_fit_picks_its_power():
+    """RSS at p = 1 and p = 2 over RSS at the best p: large where the data pin the power, near 1 where they do not."""
+    rng = np.random.default_rng(1)
+    sharp = power_refit(D, 1e-4 * D**3 * (1 + 0.01 * rng.standard_normal(len(D))))
+    assert sharp.rss_p1_ratio > 100 and sharp.rss_p2_ratio > 10
+    flat = power_refit(D, 1e-3 * D**1.5 * (1 + 0.3 * rng.standard_normal(len(D))))
+    assert 1 <= flat.rss_p2_ratio < 2 and 1 <= flat.rss_p1_ratio < 2
+    assert flat.rss_p2_ratio == pytest.approx(flat.rss_law / power_rss(D, flat.slope, flat.best_p)[2])
