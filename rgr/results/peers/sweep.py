@@ -79,6 +79,9 @@ class _Transition:
     h_pass: int | None  # the smallest tested h whose mean F1 reaches F1_TARGET
     censored_half: str
     censored_pass: str
+    # the crossings of the 95% interval's upper and lower ends (optimistic, conservative; None: outside the tested x)
+    range_half: tuple[float | None, float | None] = (None, None)
+    range_pass: tuple[float | None, float | None] = (None, None)
 
 
 def transitions(runs: pd.DataFrame) -> list[_Transition]:
@@ -90,10 +93,12 @@ def transitions(runs: pd.DataFrame) -> list[_Transition]:
         half, c_half = _crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[0])
         ok, c_pass = _crossing(g.x.to_numpy(), g["mean"].to_numpy(), LEVELS[1])
         passing = g[g["mean"] >= F1_TARGET - 1e-12]
+        ends = {level: tuple(_crossing(g.x.to_numpy(), g[end].to_numpy(), level)[0] for end in ("hi", "lo"))
+                for level in LEVELS}
         out.append(_Transition(m=int(m), d_model=int(d), d_over_ln_m=float(d / math.log(m)), n_seeds=int(g.n.min()),
                               heads=tuple(int(h) for h in g.h), x_half=half, x_pass=ok,
                               h_pass=int(passing.h.min()) if len(passing) else None, censored_half=c_half,
-                              censored_pass=c_pass))
+                              censored_pass=c_pass, range_half=ends[LEVELS[0]], range_pass=ends[LEVELS[1]]))
     return out
 
 
@@ -108,6 +113,35 @@ class _SeriesDrift:
     exponent: float | None  # k in x* ∝ d_model^k (least squares in log-log); 0 under the law
     spread: float | None  # max x* / min x*
     n_censored: int  # cells of the series whose crossing is outside the tested heads
+    # per located cell, x* read on the 95% interval's upper and lower ends (None: outside the tested x)
+    ranges: tuple[tuple[float | None, float | None], ...] = ()
+
+    @property
+    def shared(self) -> str:
+        """Whether the located cells' ranges (:attr:`ranges`) hold one common x: a constant x* the means' noise allows
+        ("share x from 0.81 to 0.84") or not ("share no x")."""
+        if len(self.ranges) < 2:
+            return "are fewer than two"
+        low = max(lo if lo is not None else 0.0 for lo, _ in self.ranges)
+        high = min(hi if hi is not None else math.inf for _, hi in self.ranges)
+        return f"share x from {low:.2f} to {high:.2f}" if low <= high else "share no x"
+
+    @property
+    def k_from(self) -> str:
+        """Which cells set the exponent: with three cells equally spaced in log d_model a least-squares slope is the
+        end cells' alone (the middle one has no leverage)."""
+        d = np.log([c[1] for c in self.cells])
+        if len(d) == 3 and math.isclose(d[1] - d[0], d[2] - d[1]):
+            return "the two end cells alone (three cells equally spaced in log d, so the middle one does not move it)"
+        return f"its {len(d)} cells" if len(d) != 1 else "one cell: no exponent"
+
+    @property
+    def range_words(self) -> str:
+        """The ranges per cell: "(64, 8): 2.21 to 5.31; (128, 16): below the tested x to 3.06"."""
+        def end(x: float | None, side: str) -> str:
+            return f"{x:.2f}" if x is not None else f"{side} the tested x"
+        return "; ".join(f"({m}, {d}): {end(lo, 'below')} to {end(hi, 'above')}"
+                         for (m, d), (lo, hi) in zip(self.cells, self.ranges)) or "none located"
 
 
 def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, int], ...],
@@ -124,8 +158,10 @@ def series_drift(found: list[_Transition], name: str, cells: tuple[tuple[int, in
     xs = tuple(x for _, x in kept)
     d = np.array([c[1] for c, _ in kept], float)
     exponent = loglog_slope(d, xs) if len(kept) >= 2 else None
+    ranges = tuple(by[c].range_half if level == LEVELS[0] else by[c].range_pass for c, _ in kept)
     return _SeriesDrift(name=name, cells=tuple(c for c, _ in kept), level=level, x_star=xs, exponent=exponent,
-                       spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept))
+                       spread=max(xs) / min(xs) if len(xs) >= 2 else None, n_censored=len(cells) - len(kept),
+                       ranges=ranges)
 
 
 def transitions_table(found: list[_Transition]) -> pd.DataFrame:
@@ -209,6 +245,7 @@ def drift_table(found: list[_Transition]) -> pd.DataFrame:
         rows.append({"series": name, "F1 level": level,
                      "x* per cell (m, d_model)": "; ".join(f"({m}, {d}): {x:.2f}" for (m, d), x in
                                                            zip(dr.cells, dr.x_star)) or "none located",
+                     "x* on the 95% ends (optimistic to conservative)": dr.range_words,
                      "exponent k in x* ∝ d^k": dr.exponent, "max/min x*": dr.spread,
                      "cells censored": dr.n_censored})
     return pd.DataFrame(rows)
@@ -233,6 +270,12 @@ class _SweepFinding:
     separates: str
     direction: str
     dominates: str
+    # the drifts read on the 95% interval ends (:attr:`_SeriesDrift.shared`, :attr:`_SeriesDrift.range_words`) and
+    # which cells set the exponent at the success level (:attr:`_SeriesDrift.k_from`)
+    shared_half: str = "are fewer than two"
+    shared_pass: str = "are fewer than two"
+    ranges_pass: str = "none located"
+    k_from_pass: str = "one cell: no exponent"
 
 
 def sweep_finding(runs: pd.DataFrame, half: _SeriesDrift, passed: _SeriesDrift,
@@ -248,7 +291,8 @@ def sweep_finding(runs: pd.DataFrame, half: _SeriesDrift, passed: _SeriesDrift,
                       n_censored_fail=len(pre.censored),
                       censored_cells=", ".join(f"({m}, {d})" for m, d in pre.censored) or "none",
                       separates="do" if pre.separates else "do not", direction="falls" if falls else "rises",
-                      dominates="first" if falls else "second")
+                      dominates="first" if falls else "second", shared_half=half.shared,
+                      shared_pass=passed.shared, ranges_pass=passed.range_words, k_from_pass=passed.k_from)
 
 
 # ----------------------------------------------------------------------------- their task re-implemented (aot)

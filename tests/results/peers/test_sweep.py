@@ -108,3 +108,19 @@ def test_series_for_keeps_the_book_series_or_falls_back_to_every_cell():
     assert series_for(smoke) == {"every cell": ((16, 2), (16, 4))}
     table = drift_table(book)
     assert len(table) == 4 and table["exponent k in x* ∝ d^k"].abs().max() < 0.1
+
+
+def test_crossings_read_on_the_interval_ends_bracket_the_means_and_say_whether_one_x_fits_all():
+    """Seeds spread about the curve: the upper end crosses first, the lower last; cells at one x* share x, cells
+    whose x* differ fourfold do not. Three cells equally spaced in log d: the end cells set k."""
+    cells = ((32, 4), (64, 8), (128, 16))
+    noisy = _runs(cells, [1.5] * 3).assign(test_f1=lambda r: (r.test_f1 + 0.05 * (r.seed - 1)).clip(0, 1))
+    drift = series_drift(transitions(noisy), "m/d = 8", cells)
+    for (lo, hi), x in zip(drift.ranges, drift.x_star):
+        assert lo < x < hi
+    assert drift.shared.startswith("share x from") and drift.k_from.startswith("the two end cells alone")
+    assert drift.range_words.startswith("(32, 4): ") and " to " in drift.range_words
+    apart = series_drift(transitions(_runs(cells, [0.5, 1.0, 2.0])), "m/d = 8", cells)
+    assert apart.shared == "share no x"  # no seed spread: each range is its mean's crossing
+    two = series_drift(transitions(_runs(cells[:2], [1.0, 1.0])), "m/d = 8", cells[:2])
+    assert two.k_from == "its 2 cells"
