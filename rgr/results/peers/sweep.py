@@ -191,6 +191,13 @@ class _PreconditionReading:
     x_reach_failing: float | None  # the smallest, over the uncensored failing cells, of the largest x each tested
     x_max_censored: float | None  # the largest x tested in a censored cell
     x_pass_slowest: float | None  # the largest x, over the passing cells, at which one first reaches F1_TARGET
+    n_kept_fail: int = 0  # uncensored failing cells
+    n_pass: int = 0  # passing cells
+    # the chance that a perfect separation arises with every order of the cells' d_model / ln m equally likely:
+    # 1 / C(n_kept_fail + n_pass, n_kept_fail) (None without both groups)
+    chance: float | None = None
+    d_fail_max: int | None = None  # the largest d_model among the uncensored failing cells
+    d_pass_min: int | None = None  # the smallest d_model among the passing cells
 
     @property
     def separates(self) -> bool:
@@ -216,7 +223,10 @@ def precondition_reading(found: list[_Transition], runs: pd.DataFrame) -> _Preco
                                x_max_failing=max((reach[(t.m, t.d_model)] for t in kept), default=None),
                                x_reach_failing=min((reach[(t.m, t.d_model)] for t in kept), default=None),
                                x_max_censored=max((reach[(t.m, t.d_model)] for t in short), default=None),
-                               x_pass_slowest=slowest)
+                               x_pass_slowest=slowest, n_kept_fail=len(kept), n_pass=len(ok),
+                               chance=1 / math.comb(len(kept) + len(ok), len(kept)) if kept and ok else None,
+                               d_fail_max=max((t.d_model for t in kept), default=None),
+                               d_pass_min=min((t.d_model for t in ok), default=None))
 
 
 def cpu_minutes(runs: pd.DataFrame) -> float:

@@ -133,7 +133,10 @@ def test_a_failing_cell_whose_heads_stop_short_of_the_passing_x_is_censored():
     assert pre.x_max_failing == pre.x_reach_failing == pytest.approx(16 * 16 / (64 * math.log(64)))
     assert pre.failing_ratio_max == pytest.approx(4 / math.log(64))  # the censored cell's 4 / ln 128 is not read
     assert pre.separates
+    # one read failing cell against one passing: a perfect separation by chance half the time (1 / C(2, 1))
+    assert (pre.n_kept_fail, pre.n_pass, pre.chance, pre.d_fail_max, pre.d_pass_min) == (1, 1, 0.5, 4, 4)
     w = sweep_finding(runs, _drift(LEVELS[0], -0.1), _drift(LEVELS[1], -0.1), pre)
     assert (w.n_fail, w.n_censored_fail, w.censored_cells) == (2, 1, "(128, 4)")
     alone = precondition_reading(transitions(runs[runs.m == 128]), runs[runs.m == 128])  # no passing cell: none
     assert alone.censored == () and alone.x_pass_slowest is None and alone.failing == ((128, 4),)
+    assert alone.chance is None and alone.d_pass_min is None
