@@ -118,18 +118,15 @@ class _SeriesDrift:
 
     @property
     def shared(self) -> str:
-        """Whether the located cells' ranges (:attr:`ranges`) hold one common x: a constant x* the means' noise allows
-        ("share x from 0.81 to 0.84") or not ("share no x")."""
-        if len(self.ranges) < 2:
-            return "are fewer than two"
-        low = max(lo if lo is not None else 0.0 for lo, _ in self.ranges)
-        high = min(hi if hi is not None else math.inf for _, hi in self.ranges)
-        return f"share x from {low:.2f} to {high:.2f}" if low <= high else "share no x"
+        """Whether the cells' :attr:`ranges` hold one common x ("share x from 0.81 to 0.84") or not ("share no x")."""
+        low = max((lo if lo is not None else 0.0 for lo, _ in self.ranges), default=0.0)
+        high = min((hi if hi is not None else math.inf for _, hi in self.ranges), default=0.0)
+        return ("are fewer than two" if len(self.ranges) < 2 else
+                f"share x from {low:.2f} to {high:.2f}" if low <= high else "share no x")
 
     @property
     def k_from(self) -> str:
-        """Which cells set the exponent: with three cells equally spaced in log d_model a least-squares slope is the
-        end cells' alone (the middle one has no leverage)."""
+        """Which cells set k: with three equally spaced in log d_model, the end cells alone (least squares)."""
         d = np.log([c[1] for c in self.cells])
         if len(d) == 3 and math.isclose(d[1] - d[0], d[2] - d[1]):
             return "the two end cells alone (three cells equally spaced in log d, so the middle one does not move it)"
@@ -138,8 +135,7 @@ class _SeriesDrift:
     @property
     def range_words(self) -> str:
         """The ranges per cell: "(64, 8): 2.21 to 5.31; (128, 16): below the tested x to 3.06"."""
-        def end(x: float | None, side: str) -> str:
-            return f"{x:.2f}" if x is not None else f"{side} the tested x"
+        end = lambda x, side: f"{x:.2f}" if x is not None else f"{side} the tested x"  # noqa: E731
         return "; ".join(f"({m}, {d}): {end(lo, 'below')} to {end(hi, 'above')}"
                          for (m, d), (lo, hi) in zip(self.cells, self.ranges)) or "none located"
 
@@ -191,13 +187,11 @@ class _PreconditionReading:
     x_reach_failing: float | None  # the smallest, over the uncensored failing cells, of the largest x each tested
     x_max_censored: float | None  # the largest x tested in a censored cell
     x_pass_slowest: float | None  # the largest x, over the passing cells, at which one first reaches F1_TARGET
-    n_kept_fail: int = 0  # uncensored failing cells
-    n_pass: int = 0  # passing cells
-    # the chance that a perfect separation arises with every order of the cells' d_model / ln m equally likely:
-    # 1 / C(n_kept_fail + n_pass, n_kept_fail) (None without both groups)
+    n_kept_fail: int = 0  # uncensored failing cells, and passing cells; chance: that a perfect separation arises
+    n_pass: int = 0  # with every order of d_model / ln m equally likely, 1 / C(n_kept_fail + n_pass, n_kept_fail)
     chance: float | None = None
-    d_fail_max: int | None = None  # the largest d_model among the uncensored failing cells
-    d_pass_min: int | None = None  # the smallest d_model among the passing cells
+    d_fail_max: int | None = None  # the largest d_model of the uncensored failing cells, the smallest of the passing
+    d_pass_min: int | None = None
 
     @property
     def separates(self) -> bool:
@@ -280,8 +274,7 @@ class _SweepFinding:
     separates: str
     direction: str
     dominates: str
-    # the drifts read on the 95% interval ends (:attr:`_SeriesDrift.shared`, :attr:`_SeriesDrift.range_words`) and
-    # which cells set the exponent at the success level (:attr:`_SeriesDrift.k_from`)
+    # the drifts on the 95% interval ends and what sets k (:attr:`_SeriesDrift.shared`, ``range_words``, ``k_from``)
     shared_half: str = "are fewer than two"
     shared_pass: str = "are fewer than two"
     ranges_pass: str = "none located"
@@ -365,10 +358,8 @@ def _difference(runs: pd.DataFrame, label: str, a: dict, b: dict) -> _Difference
 
 
 def conclusions(runs: pd.DataFrame) -> dict[str, _Difference]:
-    """The five differences the chapter reads (keys: beyond_code, beyond_perhead, beyond_paper, split_code,
-    split_paper). ``beyond_perhead`` is d = 15 minus d = 10 with per-head maps: at d = d_h = 10 the two
-    parameterisations are one model (no compression; the same maps, drawn alike), so the d = 10 runs of their code
-    stand for it."""
+    """The five differences the chapter reads (keys below). ``beyond_perhead``: d = 15 minus d = 10 with per-head
+    maps; at d = d_h = 10 the two parameterisations are one model (no compression, the same maps drawn alike)."""
     d_h, H = 10, 20
     wide, narrow = dict(d=10, d_h=10, H=4), dict(d=10, d_h=4, H=10)
     return {
@@ -388,22 +379,16 @@ def conclusions(runs: pd.DataFrame) -> dict[str, _Difference]:
 def verdicts(found: dict[str, _Difference]) -> dict[str, str]:
     """One sentence-part per conclusion, from the signs of the paired differences (95% intervals).
 
-    ``beyond``: "a d_model beyond d_h does not help", read on d = 15 minus d = 10 under each parameterisation (a
-    difference whose interval holds 0 is no difference detected, not a confirmation); ``split``: "at a fixed H d_h,
-    wider heads do better".
-    """
+    ``beyond``: "a d_model beyond d_h does not help" (d = 15 minus d = 10 per parameterisation; an interval holding 0
+    is no difference detected, not a confirmation); ``split``: "at a fixed H d_h, wider heads do better"."""
     bc, bh, sc, sp = (found[k].sign for k in ("beyond_code", "beyond_perhead", "split_code", "split_paper"))
-    if bc == "+":
-        beyond = "does not hold even for the heads of their code at these seeds"
-    elif bc == "-":
-        beyond = "holds for the heads of their code at these seeds (there d = 15 does worse)"
-    else:
-        beyond = ("is not contradicted for the heads of their code: no difference is detected at these seeds, and the "
-                  "interval leaves room for a gain")
-    if bc != "+":
-        beyond += {"+": "; with heads that have their own maps of the full embedding it fails (d = 15 beats d = 10)",
-                   "0": "; with per-head maps no difference is detected either",
-                   "-": "; with per-head maps d = 15 does worse"}[bh]
+    head = {"+": "does not hold even for the heads of their code at these seeds",
+            "-": "holds for the heads of their code at these seeds (there d = 15 does worse)",
+            "0": "is not contradicted for the heads of their code: no difference is detected at these seeds, and the "
+                 "interval leaves room for a gain"}[bc]
+    tail = {"+": "; with heads that have their own maps of the full embedding it fails (d = 15 beats d = 10)",
+            "0": "; with per-head maps no difference is detected either", "-": "; with per-head maps d = 15 does worse"}
+    beyond = head + ("" if bc == "+" else tail[bh])
     where = [name for name, s in (("their code's", sc), ("the per-head-map", sp)) if s == "+"]
     split = (f"holds under {' and '.join(where)} parameterisation{'s' if len(where) > 1 else ''}" if where
              else "is not resolved at these seeds under either parameterisation")
