@@ -175,7 +175,7 @@ def test_a_slope_far_from_the_papers_deviates():
     assert by["law_slope_all"].verdict.status == "deviates" and not by["law_slope_all"].verdict.near_miss
     assert by["law_slope_all"].value == pytest.approx(5.0, rel=0.02)
     assert by["law_slope_pre"].verdict.status == "deviates"
-    assert by["fig2_more_heads"].verdict.status == "agrees"  # h* = 2 everywhere: never falls
+    assert by["fig2_more_heads"].verdict.status == "deviates"  # h* = 2 everywhere: never falls, but never rises
     assert law_words(rows).base_all == ("outside the book's noise interval with ln (the verdict's base), "
                                                  "outside it with log2")
 
@@ -413,3 +413,27 @@ def test_a_ratio_resting_on_a_two_seed_cell_names_that_as_its_cause():
     g = {r.key: r for r in evaluate(src, checks=NO_CHECKS)}["diag_growth"]
     assert g.verdict.status == "deviates" and cause_of(g) == "unexplained"
     assert all(r.preset == "book" for r in evaluate(src, checks=NO_CHECKS))
+
+
+def test_fig2_needs_a_rise_beyond_the_noise_not_only_no_fall():
+    """fig2_more_heads judges each neighbouring pair on the per-replicate difference of the two cells' h*: flat pairs
+    are counted apart, a rise counts beyond the noise only when the difference's 95% interval is above zero."""
+    from rgr.results.replication.sec61 import SharedBase, fig2_more_heads
+    from rgr.results.replication.seed_bootstrap import Draws
+
+    def row(h_draws: dict[tuple[int, int], list[float]]) -> ClaimRow:
+        cells = pd.DataFrame([dict(m=m, d_model=d, r=1, D_K_star=16.0, h_star=float(np.median(v)))
+                              for (m, d), v in h_draws.items()])
+        h = np.array([np.resize(v, 200) for v in h_draws.values()], float)
+        dr = Draws(cells, np.full_like(h, 16.0), h, np.full_like(h, np.nan))
+        return fig2_more_heads(SharedBase(None, dr, None, "", []), "b")
+
+    # (64, 32) -> (128, 32) rises on every replicate; (64, 32) -> (64, 16) is flat (h* 1), rising on a quarter of
+    # the replicates; no fall
+    r = row({(64, 32): [1.0], (128, 32): [4.0], (64, 16): [1.0, 1.0, 1.0, 2.0]})
+    assert r.verdict.status == "agrees" and r.value == 1.0
+    assert r.book == "rises in 1 of 2 pairs (1 beyond the noise), flat in 1, falls in 0"
+    flat = row({(64, 32): [2.0], (128, 32): [2.0], (64, 16): [2.0]})  # never falls, never rises: no support
+    assert flat.verdict.status == "deviates" and flat.book.startswith("rises in 0 of 2 pairs")
+    down = row({(64, 32): [4.0], (128, 32): [8.0], (64, 16): [1.0]})  # a fall beyond the noise
+    assert down.verdict.status == "deviates" and "falls in 1 (1 beyond the noise)" in down.verdict.detail
