@@ -16,6 +16,7 @@ The glossary links: the first use of each term in a block of HTML becomes a link
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -76,6 +77,14 @@ def _causes(rows: list[ClaimRow], order: tuple[str, ...]) -> str:
     return "; ".join(f"{n[c]} because {_plain(c)}" for c in keys)
 
 
+def _paper_inside(r: ClaimRow) -> bool:
+    """Whether ``r`` agrees because the paper's number lies in the book's noise interval (a claim with one number and
+    a row with a finite interval); the other agreeing rows pass their stated rule (a side, a paired test, a count)."""
+    p = rep.claim(r.key).value
+    return (isinstance(p, (int, float)) and not isinstance(p, bool) and math.isfinite(r.lo) and math.isfinite(r.hi)
+            and r.lo <= p <= r.hi)
+
+
 def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     """The box's sentences from the verdict rows (one per claim of
     :data:`rgr.results.reported.CLAIMS`); an empty list is refused."""
@@ -88,8 +97,12 @@ def bottom_line(rows: list[ClaimRow]) -> _BottomLine:
     ok = Counter(rep.claim(r.key).section for r in agree)
     sections = sorted((s for s in rep.SECTIONS if per[s]), key=lambda s: (-ok[s] / per[s], rep.SECTIONS.index(s)))
     where = "; ".join(f"{ok[s]} of {per[s]} on {_section_name(s)}" for s in sections)
-    replicates = (f"{len(agree)} of the paper's {n} claims replicate, the paper's value inside the book's noise "
-                  f"interval: {where}.")
+    inside = sum(_paper_inside(r) for r in agree)
+    how = ("the paper's value inside the book's noise interval" if inside == len(agree) else
+           "each by its row's stated rule (a side, a paired test, a count)" if not inside else
+           f"{inside} with the paper's value inside the book's noise interval, the rest by their row's stated rule (a "
+           "side, a paired test, a count)")
+    replicates = f"{len(agree)} of the paper's {n} claims agree, {how}: {where}."
     deviates = (f"{len(dev)} of {n} deviate, each for the reason its row gives: "
                 f"{_causes(dev, DEVIATION_CAUSES)}." if dev else f"None of the {n} claims deviates.")
     untested = (f"{len(open_)} of {n} are not testable here: {_causes(open_, NOT_TESTABLE_CAUSES)}."

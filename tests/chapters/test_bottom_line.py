@@ -41,7 +41,8 @@ def _rows() -> list[ClaimRow]:
 
 def test_the_sentences_count_what_the_rows_say():
     b = bottom_line(_rows())
-    assert b.replicates.startswith("3 of the paper's 7 claims replicate")
+    assert b.replicates.startswith("3 of the paper's 7 claims agree, 1 with the paper's value inside the book's noise "
+                                   "interval, the rest by their row's stated rule")
     assert "2 of 2 on softmax" in b.replicates and "1 of 4 on max-over-heads" in b.replicates
     assert b.deviates.startswith("3 of 7 deviate")
     for cause in ("log_base", "paper_table1", "unexplained"):
@@ -55,9 +56,18 @@ def test_the_box_changes_when_a_verdict_changes():
     rows[3] = _row("dk_range", "agrees")
     after = bottom_line(rows)
     assert bottom_line_html(rows) != before
-    assert after.replicates.startswith("4 of the paper's 7 claims replicate")
+    assert after.replicates.startswith("4 of the paper's 7 claims agree, 1 with")  # dk_range: a rule, no number
     assert after.deviates.startswith("2 of 7 deviate")
     assert "unexplained" not in after.deviates and PLAIN["unexplained"] not in after.deviates
+
+
+def test_only_a_number_inside_the_interval_counts_as_the_papers_value_inside():
+    inside = [_row("law_r2_all", "agrees")]  # the paper's 0.944 in [0, 2]
+    assert bottom_line(inside).replicates.startswith("1 of the paper's 1 claims agree, the paper's value inside")
+    off = [ClaimRow("law_r2_all", "b", "[0, 0.5]", "basis", Verdict("agrees", "why"), 0.2, 0.0, 0.5)]
+    assert "each by its row's stated rule" in bottom_line(off).replicates  # 0.944 outside [0, 0.5]
+    rule = [_row("softmax_shift", "agrees")]  # no number in the paper
+    assert "each by its row's stated rule" in bottom_line(rule).replicates
 
 
 def test_causes_are_listed_most_frequent_first():
