@@ -185,3 +185,18 @@ def test_no_row_of_the_committed_data_hides_a_sharper_cause(committed_verdict):
     if "one head beats it" in fig1.verdict.detail:  # a budget where one head beats the best multi-head, paired
         assert cause_of(fig1) == "unexplained" and "chance" not in fig1.verdict.detail
         assert "why one head beats it there is unexplained" in fig1.verdict.detail
+
+
+def test_fig1s_exceptions_are_read_against_the_number_of_per_budget_tests():
+    """fig1_one_head_worse runs one paired test per shared budget: an exception with p under 0.05 but over
+    0.05 / (tests) is called nominal."""
+    from rgr.results.replication.sec61 import _corrected
+
+    a, b = pd.Series([0.50, 0.61, 0.52, 0.60]), pd.Series([0.50, 0.60, 0.50, 0.57])
+    strong = paired_difference(pd.Series([0.9, 0.91, 0.92, 0.93]), pd.Series([0.5, 0.5, 0.51, 0.52]))
+    weak = paired_difference(a + 0.01, b)
+    assert strong.p < 0.05 / 11 < weak.p < 0.05
+    said = _corrected([4, 8], {4: weak, 8: strong}, 11)
+    assert said == ("these are 11 paired tests, one per budget: at the Bonferroni level 0.05/11 = 0.0045 D_K = 8 "
+                    "holds, D_K = 4 is nominal")
+    assert _corrected([4], {4: weak}, 11).endswith("none holds, D_K = 4 is nominal")
