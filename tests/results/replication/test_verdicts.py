@@ -437,3 +437,19 @@ def test_fig2_needs_a_rise_beyond_the_noise_not_only_no_fall():
     assert flat.verdict.status == "deviates" and flat.book.startswith("rises in 0 of 2 pairs")
     down = row({(64, 32): [4.0], (128, 32): [8.0], (64, 16): [1.0]})  # a fall beyond the noise
     assert down.verdict.status == "deviates" and "falls in 1 (1 beyond the noise)" in down.verdict.detail
+
+
+def test_a_one_value_dk_interval_outside_the_range_carries_the_one_step_caveat():
+    """dk_range: a cell outside the paper's range whose d_k* interval is one value names the rung below its D_K* and
+    the Table 1 caveat (one refinement step of D_K, a likely reason: the paper does not list its grid)."""
+    from rgr.results.replication.sec61 import _one_step
+
+    runs = pd.DataFrame([dict(m=64, d_model=64, h=1, D_K=k, seed=s, test_f1=f)
+                         for k, f in ((2, 0.4), (3, 0.78), (4, 1.0)) for s in range(3)])
+    cells = pd.DataFrame([dict(m=64, d_model=64, D_K_star=4.0, h_star=1.0)])
+    r = pd.DataFrame([dict(m=64, d_model=64, value=4.0, lo=4.0, hi=4.0)]).iloc[0]
+    said = _one_step(runs, cells, r)
+    assert said.startswith("; at (64, 64) the rung below D_K* = 4 (h* = 1), D_K = 3, has mean F1 0.780, and D_K = 4 "
+                           "reaches 0.99 on 3 of 3 seeds")
+    assert "one refinement step of D_K" in said and "likely reason, not a measured one" in said
+    assert _one_step(runs[runs.D_K == 4], cells, r) == ""  # no rung below: nothing to say
