@@ -75,7 +75,7 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int], runs: pd.DataFrame | No
         return [untestable(k, why, b) for k in _DIAG[:2]]
     a, z = d.cells.iloc[late[0]], d.cells.iloc[late[-1]]
     law = float(scaling_x(z.m, z.d_model) / scaling_x(a.m, a.d_model))
-    n = noise(d, lambda dk, h: dk[late[-1]] / dk[late[0]])
+    n = noise(d, lambda dk, h: dk[late[-1]] / dk[late[0]], mixed=True)
     thin = [f"m = {int(c.m)}: {seeds.get(int(c.m), 0)} seeds" for c in (a, z) if seeds.get(int(c.m), 0) < THIN_SEEDS]
     short = z.m < rep.PAPER_DIAG_M_MAX
     cave = [f"the book's diagonal stops at m = {int(z.m)} (paper: {rep.PAPER_DIAG_M_MAX})"] if short else []
@@ -96,7 +96,8 @@ def growth_rows(d: Draws, b: str, seeds: dict[int, int], runs: pd.DataFrame | No
     x = d.cells["x_law"].to_numpy(float)
     early = np.flatnonzero(d.cells["m"].to_numpy() < start)
 
-    ns = {int(d.cells.m.iloc[j]): noise(d, lambda dk, h, j=j: dk[j] / (origin_slope(x[late], dk[late]) * x[j]))
+    ns = {int(d.cells.m.iloc[j]): noise(d, lambda dk, h, j=j: dk[j] / (origin_slope(x[late], dk[late]) * x[j]),
+                                        mixed=True)
           for j in early}
     vs = [side_verdict(q.lo, q.hi, 1.0, True, f"m = {m}'s D_K* over the trend") for m, q in ns.items()]
     why = (

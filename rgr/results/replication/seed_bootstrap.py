@@ -9,7 +9,8 @@ measures the measurement's own noise, not the choice of cells:
   cell's replicates do not depend on which other cells are read;
 - :func:`noise` evaluates a number of the cells (a fit's slope, a ratio, a median) on every replicate and gives
   its 95% and 99% percentile intervals, widened to hold the book's own value and the values at the protocol's
-  threshold ends (every cell at its optimistic, then at its conservative D_K*, E3), which the ladder allows;
+  threshold ends (every cell at its optimistic, then at its conservative D_K*, E3), which the ladder allows; for a
+  ratio, where those two cancel, over every mix of the cells' ends as well;
 - :func:`cell_noise` — per cell, the noise interval of its D_K*, h* or d_k*;
 - :func:`fit_stats` — least squares on every replicate at once (slope, intercept, centred R², as
   :func:`rgr.results.stats.fit_line`).
@@ -114,6 +115,7 @@ class Noise:
     n_boot: int
     boot: tuple[float, float] = (math.nan, math.nan)  # the 95% percentile interval alone, before widening
     missing_ends: tuple[int, int] = (0, 0)  # cells without an optimistic / a conservative D_K* (beyond the ladder)
+    mixed: tuple[float, float] = (math.nan, math.nan)  # lowest / highest with each cell at either end (mixed=True)
 
     def holds(self, x: float) -> bool:
         return within(x, self.lo, self.hi)
@@ -130,15 +132,40 @@ class Noise:
             return seeds + " (the D_K* ends do not move it)"
         gone = "".join(f"; {k} cell(s) have no {w} D_K* on the ladder, so that end is left out"
                        for k, w in zip(self.missing_ends, ("optimistic", "conservative")) if k)
-        return f"{seeds}; every cell at its optimistic / conservative D_K*: {g(self.ends[0])} / {g(self.ends[1])}{gone}"
+        mixed = (f"; each cell at either end (mixed): {g(self.mixed[0])} to {g(self.mixed[1])}"
+                 if all(math.isfinite(v) for v in self.mixed) else "")
+        return (f"{seeds}; every cell at its optimistic / conservative D_K*: {g(self.ends[0])} / {g(self.ends[1])}"
+                f"{mixed}{gone}")
 
 
 _Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (D_K*, h*) arrays (cells, k) -> the number per column (k,)
 
 
-def noise(draws: Draws, stat: _Stat) -> Noise:
+_MAX_MIXED = 16  # cells whose ends differ, at most, for the mixed ends (2^16 evaluations of the statistic)
+
+
+def _mixed_ends(c: pd.DataFrame, h0: np.ndarray, stat: _Stat) -> tuple[float, float]:
+    """The lowest and highest ``stat`` with each cell at its optimistic or its conservative D_K*, in every
+    combination (a missing end: the cell's D_K*); h* kept. For a statistic monotone in each cell's D_K* (a ratio, a
+    value over a fitted line) these are its extremes over the E3 ends."""
+    star = c["D_K_star"].to_numpy(float)
+    opt, cons = (c[col].fillna(c["D_K_star"]).to_numpy(float) for col in ("D_K_opt", "D_K_cons"))
+    free = np.flatnonzero(opt != cons)
+    if len(free) > _MAX_MIXED:
+        raise ValueError(f"{len(free)} cells with two ends: the mixed ends need at most {_MAX_MIXED}")
+    pick = (np.arange(2 ** len(free))[None, :] >> np.arange(len(free))[:, None]) & 1  # (free, corners)
+    dk = np.repeat(star[:, None], pick.shape[1], axis=1)
+    dk[free] = np.where(pick == 1, cons[free, None], opt[free, None])
+    vals = np.asarray(stat(dk, np.repeat(h0, pick.shape[1], axis=1)), float)
+    vals = vals[np.isfinite(vals)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (math.nan, math.nan)
+
+
+def noise(draws: Draws, stat: _Stat, mixed: bool = False) -> Noise:
     """:class:`Noise` of ``stat`` on ``draws``: its value at the cells' own D_K*, h*; its percentile intervals over the
-    replicates in which every cell reached the target; its values at the E3 threshold ends (h* kept)."""
+    replicates in which every cell reached the target; its values at the E3 threshold ends (h* kept). With ``mixed``
+    (for a ratio, or a value over a line fitted on other cells, where numerator and denominator moving together
+    cancel): widened as well over every combination of the cells' ends (:func:`_mixed_ends`)."""
     c = draws.cells
     dk0, h0 = c["D_K_star"].to_numpy(float)[:, None], c["h_star"].to_numpy(float)[:, None]
     value = float(stat(dk0, h0)[0])
@@ -149,7 +176,8 @@ def noise(draws: Draws, stat: _Stat) -> Noise:
     full = ~np.isnan(draws.dk).any(0)
     reps = stat(draws.dk[:, full], draws.h[:, full]) if full.any() else np.array([])
     reps = reps[np.isfinite(reps)]
-    hull = [value, *(e for e in ends if math.isfinite(e))]
+    both = _mixed_ends(c, h0, stat) if mixed else (math.nan, math.nan)
+    hull = [value, *(e for e in (*ends, *both) if math.isfinite(e))]
     if reps.size < 0.5 * draws.n_boot:  # too few complete replicates: no interval
         return Noise(value=value, lo=math.nan, hi=math.nan, lo99=math.nan, hi99=math.nan, ends=ends,
                      used=int(reps.size), n_boot=draws.n_boot)
@@ -157,7 +185,8 @@ def noise(draws: Draws, stat: _Stat) -> Noise:
     missing = tuple(int(c[col].isna().sum()) for col in ("D_K_opt", "D_K_cons"))
     return Noise(value=value, lo=float(min(lo, *hull)), hi=float(max(hi, *hull)), lo99=float(min(lo99, *hull)),
                  hi99=float(max(hi99, *hull)),
-                 ends=ends, used=int(reps.size), n_boot=draws.n_boot, boot=(float(lo), float(hi)), missing_ends=missing)
+                 ends=ends, used=int(reps.size), n_boot=draws.n_boot, boot=(float(lo), float(hi)), missing_ends=missing,
+                 mixed=both)
 
 
 def origin_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:

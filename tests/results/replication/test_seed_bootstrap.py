@@ -200,3 +200,17 @@ def test_fig1s_exceptions_are_read_against_the_number_of_per_budget_tests():
     assert said == ("these are 11 paired tests, one per budget: at the Bonferroni level 0.05/11 = 0.0045 D_K = 8 "
                     "holds, D_K = 4 is nominal")
     assert _corrected([4], {4: weak}, 11).endswith("none holds, D_K = 4 is nominal")
+
+
+def test_a_ratio_is_widened_over_mixed_ends_where_the_common_ends_cancel():
+    """Two cells with ends 8 / 16 and 8 / 32: every cell at one end gives the ratio 1 and 2 / 1 ... the mixed ends
+    (numerator at one end, denominator at the other) reach 8 / 16 and 32 / 8; without ``mixed`` they do not count."""
+    a = _cell(64, {(1, 8): [0.985, 0.99, 0.995], (1, 16): [1.0, 1.0, 1.0]})
+    b = _cell(128, {(1, 8): [0.985, 0.99, 0.995], (1, 16): [0.985, 0.99, 0.995], (1, 32): [1.0, 1.0, 1.0]})
+    d = seed_draws(pd.concat([a, b]), n_boot=300)
+    assert d.cells[["D_K_opt", "D_K_cons"]].to_numpy().tolist() == [[8, 16], [8, 32]]
+    ratio = lambda dk, h: dk[1] / dk[0]  # noqa: E731
+    plain, mixed = noise(d, ratio), noise(d, ratio, mixed=True)
+    assert plain.ends == mixed.ends == (1.0, 2.0) and math.isnan(plain.mixed[0])
+    assert mixed.mixed == (0.5, 4.0) and mixed.lo == 0.5 and mixed.hi == 4.0
+    assert "each cell at either end (mixed): 0.5 to 4" in mixed.parts()
