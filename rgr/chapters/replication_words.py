@@ -64,7 +64,9 @@ def _base_words(rows: list[ClaimRow], key: str) -> str:
     other = [x for x in r.readings if x.name.startswith("with ")]
     said = f"{side} the book's noise interval with {LAW_BASE} (the verdict's base)"
     if other and other[0].holds is not None:
-        said += f", {'inside' if other[0].holds else 'outside'} it {other[0].name}"
+        at = "at its edge (within the paper's rounding)" if other[0].edge else "inside it" if other[0].holds else \
+            "outside it"
+        said += f", {at} {other[0].name}"
     return said
 
 

@@ -31,7 +31,7 @@ from ...theory.bounds import scaling_x
 from .. import reported as rep
 from ..stats import within
 from ..thresholds import meets_precondition
-from .rows import Reading, reached
+from .rows import Reading, paper_window, place, reached
 from .seed_bootstrap import Draws, noise, origin_slope
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
@@ -292,7 +292,8 @@ def _iv(lo: float, hi: float) -> str:
 @dataclass(frozen=True)
 class _Constant:
     """One reading of the constant as the chapter pastes it: value, noise interval and seed-bootstrap interval (to 3
-    decimals), and where the paper's value lies in each ("inside" / "outside")."""
+    decimals), and where the paper's printed value, as the values it rounds (:func:`rgr.results.replication.rows.
+    paper_window`), lies in each ("inside", "outside", or at the edge within the paper's rounding)."""
 
     value: float
     iv: str
@@ -332,10 +333,11 @@ def law_constant_values(frame: pd.DataFrame, checks: Sequence[ArithmeticCheck], 
     sets = {}
     for cells, g in frame.groupby("cells", sort=False):
         got = {}
+        window = paper_window(f"law_slope_{cells}")
         for r in g.itertuples(index=False):
-            got[_TAG[r.reading]] = _Constant(float(r.value), _iv(r.lo, r.hi), _iv(r.boot_lo, r.boot_hi),
-                                            "inside" if r.inside else "outside",
-                                            "inside" if r.inside_boot else "outside")
+            where = [place(window, a, z) if math.isfinite(a) and math.isfinite(z) else "outside"
+                     for a, z in ((r.lo, r.hi), (r.boot_lo, r.boot_hi))]
+            got[_TAG[r.reading]] = _Constant(float(r.value), _iv(r.lo, r.hi), _iv(r.boot_lo, r.boot_hi), *where)
         t1 = {_TAG[r.reading]: f"{int(r.table1):,}" for r in g.itertuples(index=False) if not pd.isna(r.table1)}
         sets[cells] = _CellSet(got["ln"], got["log2"], got["logspace"], t1["ln"], t1["log2"])
     causes = {r.key: cause_of(r) for r in rows}

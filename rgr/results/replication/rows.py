@@ -49,12 +49,40 @@ class Reading:
     lo: float
     hi: float
     holds: bool | None
+    edge: bool = False  # the paper's rounding window straddles an end of the interval (:func:`place`)
 
     def words(self, paper: float) -> str:
         if self.holds is None:
             return f"{self.name}: {self.value:.3g} (no interval)"
         return (f"{self.name}: {self.value:.3g} [{self.lo:.3g}, {self.hi:.3g}], the paper's {paper:.3g} "
-                + ("inside" if self.holds else "outside"))
+                + (EDGE if self.edge else "inside" if self.holds else "outside"))
+
+
+EDGE = "at the edge (within the paper's rounding)"
+
+
+def paper_window(key: str) -> tuple[float, float]:
+    """The values the paper's printed number of claim ``key`` stands for: "1.19" is [1.185, 1.195] (its last digit
+    rounded); a claim printed otherwise, its value alone."""
+    c = rep.claim(key)
+    text = c.paper.replace("−", "-").strip()
+    try:
+        float(text)
+    except ValueError:
+        return float(c.value), float(c.value)
+    half = 0.5 * 10.0 ** -(len(text.split(".")[1]) if "." in text else 0)
+    return float(c.value) - half, float(c.value) + half
+
+
+def place(window: tuple[float, float], lo: float, hi: float) -> str:
+    """Where the paper's rounding ``window`` lies against the interval [lo, hi]: "inside" (all of it), "outside" (none
+    of it) or :data:`EDGE` (it straddles an end, so the printed number cannot say which)."""
+    a, z = window
+    if lo <= a and z <= hi:
+        return "inside"
+    if z < lo or a > hi:
+        return "outside"
+    return EDGE
 
 
 @dataclass(frozen=True)
@@ -169,9 +197,10 @@ def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor:
     return fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)[what]
 
 
-def _reading(name: str, n: Noise, paper: float) -> Reading:
+def _reading(name: str, n: Noise, paper: float, key: str = "") -> Reading:
     ok = math.isfinite(n.lo) and math.isfinite(n.hi)
-    return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None)
+    edge = ok and bool(key) and place(paper_window(key), n.lo, n.hi) == EDGE
+    return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None, edge)
 
 
 def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str, others: list[tuple[str, Draws, float]],
@@ -188,7 +217,7 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     if not math.isfinite(n.value):
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    readings = tuple(_reading(name, _fit_noise(od, x, on, intercept, what, f), paper) for name, od,
+    readings = tuple(_reading(name, _fit_noise(od, x, on, intercept, what, f), paper, key) for name, od,
                      f in others if len(od.cells) >= 3) + tuple(extra)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")

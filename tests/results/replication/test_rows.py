@@ -164,3 +164,17 @@ def test_a_missing_table_gives_no_rows_and_runs_nothing(tmp_path, requested):
     src = long_source(requested, root=tmp_path)
     assert src.name == LONG and not len(src.runs) and deciding_runs(src) is None
     assert not list(tmp_path.iterdir())  # nothing trained or written
+
+
+def test_the_papers_number_is_read_as_the_values_its_digits_round():
+    """"1.19" stands for [1.185, 1.195]: an interval end inside that window is "at the edge", not inside or outside
+    (the log2 all-cell constant: low end 1.1869, the seed bootstrap's 1.1949)."""
+    from rgr.results.replication.rows import EDGE, Reading, paper_window, place
+
+    assert paper_window("law_slope_all") == pytest.approx((1.185, 1.195))
+    assert paper_window("heads_intercept") == pytest.approx((-6.645, -6.635))  # printed "−6.64"
+    w = paper_window("law_slope_all")
+    assert place(w, 1.18688, 1.54) == EDGE and place(w, 1.19493, 1.52) == EDGE
+    assert place(w, 1.18, 1.54) == "inside" and place(w, 1.196, 1.54) == "outside" and place(w, 1.0, 1.18) == "outside"
+    r = Reading("with log2", 1.23, 1.18688, 1.54, True, edge=True)
+    assert r.words(1.19).endswith("the paper's 1.19 at the edge (within the paper's rounding)")
