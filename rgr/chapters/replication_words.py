@@ -16,7 +16,7 @@ from ..results.findings import listed
 from ..results.gpt2_block import COMPRESSIVE
 from ..results.replication.paper_arithmetic import ArithmeticCheck, all_reproduced
 from ..results.replication.registry import Basis, FewSeeds, Reduced
-from ..results.replication.rows import ClaimRow
+from ..results.replication.rows import EDGE, ClaimRow
 from ..results.replication.verdicts import LAW_BASE
 
 _LEASE_MINUTES = 15  # the GPU leases this project gets (the limits' sentence on the GPT-2 block's paper preset)
@@ -64,8 +64,7 @@ def _base_words(rows: list[ClaimRow], key: str) -> str:
     other = [x for x in r.readings if x.name.startswith("with ")]
     said = f"{side} the book's noise interval with {LAW_BASE} (the verdict's base)"
     if other and other[0].holds is not None:
-        at = "at its edge (within the paper's rounding)" if other[0].edge else "inside it" if other[0].holds else \
-            "outside it"
+        at = EDGE if other[0].edge else "inside it" if other[0].holds else "outside it"
         said += f", {at} {other[0].name}"
     return said
 
