@@ -24,11 +24,10 @@ from pathlib import Path
 import pandas as pd
 
 from ...catalog import load_if_present, preset_completeness
-from ...experiments.futility import with_retrained
 from ...gpt2.experiment import PresetCost, preset_cost
 from ...paths import data_dir
 from .. import reported as rep
-from ..denser_graphs import regular_plateaus, regular_rows
+from ..denser_graphs import regular_rows
 from ..diagonals import with_cells_of
 from ..gpt2_block import LeaseBench, is_stand_in, latest_lease_bench
 from ..settled import SETTLED, settled_runs
@@ -80,24 +79,9 @@ def _diagonal_claims(ins: _Inputs) -> list[ClaimRow]:
     return _at(diag_rows(base, lam), "/".join(sorted({base.preset, lam.preset})))
 
 
-def _with_unstopped_plateaus(row: ClaimRow, src: Source) -> ClaimRow:
-    """regular_plateaus with, where data/ holds the retrained runs (the futility rule off, table ``unstopped`` at the
-    row's preset), the plateaus' best mean F1 read again with them in the stopped runs' place: the protocol's reading
-    is kept, the retrained one is cited."""
-    retrained = load_if_present("unstopped", src.preset)
-    if row.verdict.status == "not testable" or not len(retrained):
-        return row
-    again = regular_plateaus(Source(src.name, src.preset, with_retrained(src.runs, retrained)), row.basis)
-    said = (f"; with the futility-stopped runs retrained (the rule, not in the protocol, off): {again.book} "
-            f"({again.verdict.status})")
-    return replace(row, verdict=replace(row.verdict, detail=row.verdict.detail + said))
-
-
 def _regular_claims(ins: _Inputs) -> list[ClaimRow]:
-    """App. A.3: r-regular graphs (regular_plateaus also read with the retrained runs, where data/ has them)."""
-    src = ins.sources["regular"]
-    rows = [_with_unstopped_plateaus(r, src) if r.key == "regular_plateaus" else r for r in regular_rows(src)]
-    return _at(rows, src.preset)
+    """App. A.3: r-regular graphs."""
+    return _at(regular_rows(ins.sources["regular"]), ins.sources["regular"].preset)
 
 
 def _softmax_claims(ins: _Inputs) -> list[ClaimRow]:

@@ -34,19 +34,3 @@ def test_a_row_of_another_readers_claim_is_refused(monkeypatch):
     monkeypatch.setitem(READERS, "law_slope_all", lambda ins: [stray])
     with pytest.raises(ValueError, match="gave the row of 'gpt2_best'"):
         evaluate(sources)
-
-
-def test_the_plateau_row_cites_the_retrained_runs_where_data_has_them(committed_verdict):
-    """regular_plateaus keeps the protocol's reading (futility-stopped runs included) and cites the plateaus read
-    again with the retrained runs (table unstopped) in the stopped ones' place, the rule named as not the protocol's."""
-    from rgr.catalog import load_if_present
-
-    row = next(r for r in committed_verdict[0] if r.key == "regular_plateaus")
-    if not len(load_if_present("unstopped", row.preset)):
-        pytest.skip("no retrained runs at this preset in data/")
-    head, _, cited = row.verdict.detail.partition("; with the futility-stopped runs retrained (the rule, not in the "
-                                                  "protocol, off): best mean F1 — ")
-    assert cited and "retrained" not in head
-    before = dict(p.split(": ") for p in row.book.removeprefix("best mean F1 — ").split("; "))
-    after = dict(p.split(": ") for p in cited.rsplit(" (", 1)[0].split("; "))
-    assert before.keys() == after.keys() and float(after["r = 4, h = 2"]) > float(before["r = 4, h = 2"])
