@@ -227,6 +227,10 @@ def regular_plateaus(src: Source, b: str) -> ClaimRow:
     flat = all(best[k]["hi"] < F1_TARGET for k in need[:2])
     jump = any(reaches_target(best[k]["mean"]) for k in need[2:])
     txt = "; ".join(f"r = {r}, h = {h}: {best[(r, h)]['mean']:.2f}" for r, h in need)
+    r, h = src.runs["r"], src.runs["h"]
+    stopped = futile_stops(src.runs[((r == 2) & (h == 1)) | ((r == 4) & (h == 2))])
+    said = (f"; {stopped.stopped} of {stopped.runs} plateau runs were stopped by the futility rule (not in the "
+            "protocol): chapter denser graphs reads them again retrained" if stopped.stopped else "")
     return ClaimRow(
         "regular_plateaus",
         "best mean F1 — " + txt,
@@ -239,7 +243,7 @@ def regular_plateaus(src: Source, b: str) -> ClaimRow:
                 if flat
                 else f"a plateau is not below {F1_TARGET:g}"
             )
-            + ("; four or eight heads reach it" if jump else "; neither 4 nor 8 heads reach it"),
+            + ("; four or eight heads reach it" if jump else "; neither 4 nor 8 heads reach it") + said,
         ),
     )
 

@@ -2,9 +2,9 @@
 
 Each function takes the chapter's tables and returns a small frozen result that the chapter words:
 
-- :func:`paired_seeds`, :func:`threshold_shift` — D_K* of the softmax model over D_K* of the max-over-heads model
+- :func:`threshold_shift` — D_K* of the softmax model over D_K* of the max-over-heads model
   per cell, both read on the seeds both ran (seed s draws the same graph, embeddings, contexts and initial weights
-  in both), against Theorem 8.1's extra factor ln m;
+  in both: :func:`rgr.results.thresholds.paired_seeds`), against Theorem 8.1's extra factor ln m;
 - :func:`softmax_cells_summary`, :func:`algorithm2_reading` — where Algorithm 2's explicit weights reach the target
   on sampled contexts (data/softmax_cells.csv);
 - :func:`linear_sum_check` — the linear sum of h heads against one max head of the same width, run for
@@ -84,18 +84,10 @@ def _ties(lo: int | None, hi: int | None) -> str:
     return "" if lo is None or hi is None else str(lo) if lo == hi else f"{lo} to {hi}"
 
 
-def paired_seeds(max_runs: pd.DataFrame, soft_runs: pd.DataFrame) -> pd.DataFrame:
-    """The max-over-heads runs at the (cell, seed) pairs the softmax table also ran. Seed s draws the same graph,
-    embeddings, contexts and initial weights in both (:class:`rgr.experiments.engine.config.RunConfig`), so the two
-    models' thresholds compare on the same draws; more max-over-heads seeds would compare a 10-seed reading with a
-    3-seed one."""
-    key = [*_CELL, "seed"]
-    return max_runs.merge(soft_runs[key].drop_duplicates(), on=key)
-
-
 def threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> _ThresholdShift:
     """Pair the per-cell rows of :func:`rgr.results.thresholds.thresholds` of the max-over-heads (read on
-    :func:`paired_seeds`) and the softmax tables on (m, d_model, r); cells only one table has are left out."""
+    :func:`rgr.results.thresholds.paired_seeds`) and the softmax tables on (m, d_model, r); cells only one table has
+    are left out."""
     both = max_cells.merge(soft_cells, on=_CELL, suffixes=("_max", "_soft")).sort_values(["m", "d_model"])
     return _ThresholdShift(tuple(
         _ShiftCell(int(r.m), int(r.d_model), int_or_none(r.D_K_star_max), int_or_none(r.D_K_star_soft),

@@ -26,6 +26,16 @@ def curves(df: pd.DataFrame, metric: str = "test_f1") -> pd.DataFrame:
     return summarize(df, [*CELL, "h", "D_K"], metric)
 
 
+def paired_seeds(max_runs: pd.DataFrame, soft_runs: pd.DataFrame) -> pd.DataFrame:
+    """The max-over-heads runs at the (cell, seed) pairs the softmax table also ran (chapter *softmax*).
+
+    Seed s draws the same graph, embeddings, contexts and initial weights in both
+    (:class:`rgr.experiments.engine.config.RunConfig`), so the two models' thresholds compare on the same draws; more
+    max-over-heads seeds would compare a 10-seed reading with a 3-seed one."""
+    key = [*CELL, "seed"]
+    return max_runs.merge(soft_runs[key].drop_duplicates(), on=key)
+
+
 def thresholds(df: pd.DataFrame, law: str = "permutation") -> pd.DataFrame:
     """One row per cell: D_K* (central/optimistic/conservative), h*, its interval, d_k*, D_K*(h=1).
 

@@ -171,8 +171,8 @@ def test_the_committed_summary_is_what_the_verdict_data_give_now(data_rows):
 
 def test_the_shift_row_shows_the_softmax_chapters_thresholds(data_rows):
     """Max-over-heads D_K* per cell has one value in the book: the shift row's is the softmax chapter's."""
-    from rgr.results.softmax import paired_seeds, threshold_shift
-    from rgr.results.thresholds import thresholds
+    from rgr.results.softmax import threshold_shift
+    from rgr.results.thresholds import paired_seeds, thresholds
 
     rows, group = data_rows
     maxed = thresholds(paired_seeds(group["base"].runs, group["softmax"].runs))  # on the seeds both ran, as the chapter

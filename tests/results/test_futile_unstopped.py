@@ -79,3 +79,12 @@ def test_the_committed_extension_reads_in_the_stopped_rows_place():
     assert read.reached + read.points.still_cut.sum() <= read.retrained
     assert math.isnan(read.plateau_shift_max) == (read.plateau_retrained == 0)
     assert load_if_present("unstopped", "book").empty  # the design has no book rows: absent, never a smoke fallback
+
+
+def test_the_plateau_row_names_the_futility_stops_it_reads_and_none_once_retrained():
+    runs = load("regular", "paper")
+    read = unstopped_reading(Source("regular", "paper", runs), _as_retrained(runs, lambda r: r.test_f1), PLATEAUS)
+    before, after = {a.key: (a, b) for a, b in read.rows}["regular_plateaus"]
+    assert f"; {read.plateau_retrained} of " in before.verdict.detail  # every stop at the plateaus, counted
+    assert "stopped by the futility rule (not in the protocol)" in before.verdict.detail
+    assert "futility" not in after.verdict.detail

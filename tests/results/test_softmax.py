@@ -12,11 +12,11 @@ from rgr.results.softmax import (  # noqa: E402
     algorithm2_reading,
     best_f1_by_cell,
     linear_sum_check,
-    paired_seeds,
     shift_finding,
     softmax_cells_summary,
     threshold_shift,
 )
+from rgr.results.thresholds import paired_seeds  # noqa: E402
 
 
 def _cells(rows, ties=None):

@@ -40,7 +40,7 @@ def plot_threshold_shift(max_cells: pd.DataFrame, soft_cells: pd.DataFrame) -> F
     Markers: D_K* (central); bars: its bracket on the threshold ladder, from the optimistic to the
     conservative reading (``D_K_opt``, ``D_K_cons`` of :func:`rgr.results.thresholds.thresholds`): the
     measurement's own noise (seeds, ladder steps). A model that never reached the target has no marker. The chapter
-    passes max-over-heads thresholds read on :func:`rgr.results.softmax.paired_seeds` (the softmax table's seeds).
+    passes max-over-heads thresholds read on :func:`rgr.results.thresholds.paired_seeds` (the softmax table's seeds).
     """
     both = max_cells.merge(soft_cells, on=["m", "d_model", "r"], suffixes=("_max", "_soft"))
     both = both.sort_values(["m", "d_model"]).reset_index(drop=True)

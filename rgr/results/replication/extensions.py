@@ -14,8 +14,8 @@ import pandas as pd
 from .. import reported as rep
 from ..findings import listed
 from ..gpt2_block import COMPRESSIVE
-from ..softmax import paired_seeds
 from ..stats import by_seed, paired_difference, summarize, t_interval, within
+from ..thresholds import paired_seeds
 from .rows import (
     COMPRESSIVE_PRESET,
     ClaimRow,
@@ -82,7 +82,7 @@ def softmax_rows(soft: Source, pair: dict[str, Source]) -> list[ClaimRow]:
 
 def softmax_shift(soft: Source, maxed: Source) -> ClaimRow:
     """Softmax's D_K* above max-over-heads' in every shared cell with the two 95% noise intervals apart, both read on
-    the seeds both models ran (:func:`rgr.results.softmax.paired_seeds`: the same draws, as the softmax chapter
+    the seeds both models ran (:func:`rgr.results.thresholds.paired_seeds`: the same draws, as the softmax chapter
     reads them): agrees when apart in every cell, deviates when some cell is apart the other way, not testable
     (the seeds' noise cannot decide) otherwise."""
     key = "softmax_shift"
