@@ -156,9 +156,9 @@ class _GPT2Finding:
     dips: str = "none"  # the other steps where the mean falls
 
 
-def _steps_words(steps: tuple[str, ...]) -> str:
-    """Steps of :func:`_steps` as prose lists them; "none" without any."""
-    return listed(list(steps)) if steps else "none"
+def _or_none(items) -> str:
+    """``items`` (steps of :func:`_steps`, collapsed runs) as prose lists them; "none" without any."""
+    return listed(list(items)) if len(items) else "none"
 
 
 def _lowest_of_split(runs: pd.DataFrame, split: float) -> dict:
@@ -188,8 +188,8 @@ def gpt2_finding(runs: pd.DataFrame, paper: PresetCost, split: float = 0.3, pape
                        wall_min=float(runs.wall_time_s.sum() / 60), n_runs=len(runs),
                        paper_eflop=paper.flops / 1e18, paper_done=paper_done,
                        paper_total=paper.runs, paper_gpu_min=float("nan") if bench is None else bench.minutes,
-                       paper_gpu="" if bench is None else bench.device, falls=_steps_words(r.falls),
-                       dips=_steps_words(r.dips), **_lowest_of_split(runs, split))
+                       paper_gpu="" if bench is None else bench.device, falls=_or_none(r.falls),
+                       dips=_or_none(r.dips), **_lowest_of_split(runs, split))
 
 
 _COLLAPSED = 0.05  # a run whose test accuracy stays below this predicts (almost) nothing: its seed collapsed
@@ -266,18 +266,18 @@ def compressive_finding(runs: pd.DataFrame, done: float, split: float = 0.3) -> 
                 h1_over_hmax=int((pair[1] > pair[h_max]).sum()) if len(pair) else 0,
                 acc_h1_small=float(pair[1].mean()) if len(pair) else math.nan,
                 acc_hmax_small=float(pair[h_max].mean()) if len(pair) else math.nan,
-                multi_head_collapsed=listed([f"h = {int(g.h)} at D_K = {int(g.D_K)} (seed {int(g.seed)})"
-                                             for g in gone.itertuples()]) if len(gone) else "none",
-                one_head_collapsed_at=listed([f"D_K = {int(g.D_K)} (seed {int(g.seed)})"
-                                              for g in one_gone.itertuples()]) if len(one_gone) else "none",
-                falls=_steps_words(r.falls), dips=_steps_words(r.dips))
+                multi_head_collapsed=_or_none([f"h = {int(g.h)} at D_K = {int(g.D_K)} (seed {int(g.seed)})"
+                                               for g in gone.itertuples()]),
+                one_head_collapsed_at=_or_none([f"D_K = {int(g.D_K)} (seed {int(g.seed)})"
+                                                for g in one_gone.itertuples()]),
+                falls=_or_none(r.falls), dips=_or_none(r.dips))
     return _CompressiveFinding(pct_done=100 * done, n_runs=len(runs), m=r.m, d_model=r.d_model, lam=r.lam,
                               budgets=", ".join(str(int(d)) for d in sorted(runs["D_K"].unique())),
                               best_h=_best_words(r), multi_head_best=r.multi_head_best,
                               n_budgets=r.n_budgets, n_rising=r.n_rising, n_heads=r.n_heads,
                               pct_best_last=100 * r.frac_best_last, pct_median_best=100 * at, n_split=r.n_split,
                               n_settings=r.n_settings,
-                              one_head_collapsed=int((one["test_acc"] < _COLLAPSED).sum()), one_head_runs=len(one),
+                              one_head_collapsed=len(one_gone), one_head_runs=len(one),
                               **more)
 
 
