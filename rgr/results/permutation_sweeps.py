@@ -25,7 +25,7 @@ from ..protocol import F1_TARGET
 from ..store import load_table
 from .diagonals import STOP_COLUMNS, DiagonalTrend, at_threshold, diagonal_trend, on_diagonal, with_cells_of
 from .findings import listed
-from .stats import head_split
+from .stats import h_star_split
 from .thresholds import LawFits, bracket, law_fits, meets_precondition, single_head_penalty, thresholds, transitions
 
 
@@ -314,11 +314,11 @@ def _cells(runs: pd.DataFrame) -> pd.DataFrame:
     """:func:`rgr.results.thresholds.thresholds` with each cell's preset (a column ``preset`` when the runs have
     one), how its runs at D_K* stopped (:func:`rgr.results.diagonals.at_threshold`, when they record it), and its
     runs (``n_runs``) and how many of them the futility rule stopped (``n_futile``; 0 without a ``stop_reason``),
-    and its head counts h_tied, h_rejected, h_untested (:func:`rgr.results.stats.head_split`; () without an h*)."""
+    and its head counts h_tied, h_rejected, h_untested (:func:`rgr.results.stats.h_star_split`; () without an h*)."""
     t = thresholds(runs)
     if len(t):
         at = {k: g for k, g in runs.groupby(["m", "d_model"])}
-        split = [((), (), ()) if pd.isna(c.h_star) else head_split(at[(c.m, c.d_model)], int(c.D_K_star),
+        split = [((), (), ()) if pd.isna(c.h_star) else h_star_split(at[(c.m, c.d_model)], int(c.D_K_star),
                                                                        int(c.h_star)) for c in t.itertuples()]
         t = t.assign(**{k: [x[i] for x in split] for i, k in enumerate(("h_tied", "h_rejected", "h_untested"))})
         n = runs.groupby(["m", "d_model"]).size().rename("n_runs").to_frame()

@@ -6,7 +6,8 @@
   conservative values, and h*, the head count attaining the central value;
 - :func:`h_star_interval` — the head counts statistically tied with h*
   (paired t-test over seeds, E3); :func:`h_star_compared` — which head counts it compares (the others had no
-  run near D_K*), with their p-values; :func:`head_split` — a cell's head counts tied, rejected, not compared;
+  run near D_K*), with their p-values; :func:`h_star_split` — a cell's head counts tied (the interval's ends),
+  rejected, not compared;
 - :func:`paired_difference` (of :func:`by_seed`'s values) — "X beats Y" judged on paired seeds: the 95%
   t-interval of the mean per-seed difference (the rule: chapter *Does it replicate?*, "Comparisons are paired");
 - :func:`fit_line` — least squares through the origin or with intercept, with R^2 (:func:`loglog_slope`: the
@@ -142,9 +143,8 @@ def h_star_interval(
     """
     if star.central is None or star.h_star is None:
         return None
-    compared = h_star_compared(runs, star.central, star.h_star, metric, tol)
-    kept = [star.h_star, *(h for h, p in compared.items() if p > alpha)]
-    return min(kept), max(kept)
+    tied = h_star_split(runs, star.central, star.h_star, metric, tol, alpha)[0]
+    return min(tied), max(tied)
 
 
 def h_star_compared(runs: pd.DataFrame, d_k_star: int, h_star: int, metric: str = "test_f1",
@@ -173,13 +173,14 @@ def h_star_compared(runs: pd.DataFrame, d_k_star: int, h_star: int, metric: str 
     return out
 
 
-def head_split(runs: pd.DataFrame, d_k_star: int, h_star: int) -> tuple[tuple[int, ...], ...]:
+def h_star_split(runs: pd.DataFrame, d_k_star: int, h_star: int, metric: str = "test_f1", tol: float = 0.10,
+                 alpha: float = TIE_ALPHA) -> tuple[tuple[int, ...], ...]:
     """One cell's head counts as :func:`h_star_compared` reads them at D_K* = ``d_k_star``: (tied with h*, h*
     included; compared and rejected; run but not compared, for want of a run near D_K*), each sorted."""
-    p = h_star_compared(runs, d_k_star, h_star)
-    tied = {h_star, *(h for h, v in p.items() if v > TIE_ALPHA)}
+    p = h_star_compared(runs, d_k_star, h_star, metric, tol)
+    tied = {h_star, *(h for h, v in p.items() if v > alpha)}
     untested = {int(h) for h in runs["h"].unique()} - set(p) - {h_star}
-    return tuple(sorted(tied)), tuple(sorted(h for h, v in p.items() if v <= TIE_ALPHA)), tuple(sorted(untested))
+    return tuple(sorted(tied)), tuple(sorted(h for h, v in p.items() if v <= alpha)), tuple(sorted(untested))
 
 
 def _p_paired(a: np.ndarray, b: np.ndarray) -> float:
