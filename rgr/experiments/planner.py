@@ -353,6 +353,7 @@ class Experiment:
 
 # a smoke preset's short runs (max_steps 100 besides): checks, validation and test contexts
 SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("check_every", 50), ("n_val", 20), ("n_test", 50))
+SMOKE_RUN_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), *SMOKE_FIELDS)  # a design listed run by run
 
 
 def smoke_grid(cells: tuple[Cell, ...], heads: tuple[int, ...] = (1, 4)) -> Grid:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from . import planner
 from .engine.config import RunConfig, step_cutoff
-from .planner import SMOKE_FIELDS, Cell, Experiment, Grid, listing_grid
+from .planner import SMOKE_FIELDS, SMOKE_RUN_FIELDS, Cell, Experiment, Grid, listing_grid
 
 M, _D_MODEL = 128, 32  # the regular table's one cell (E4)
 PLATEAUS: tuple[tuple[int, int], ...] = ((2, 1), (4, 2))  # (r, h) of the curves regular_plateaus reads
@@ -65,7 +65,6 @@ UNITS: tuple[Unit, ...] = (
 # the smoke preset's units: a regular cell of the smoke regular grid, 100 steps
 SMOKE_UNITS: tuple[Unit, ...] = (Unit(2, 1, 4, (0, 1), "plateau"), Unit(2, 2, 8, (0,), "false stop"))
 _SMOKE_CELL = (16, 8)
-_SMOKE_FIELDS: tuple[tuple[str, object], ...] = (("max_steps", 100), *SMOKE_FIELDS)
 
 
 def planned_runs(units: Sequence[Unit], m: int = M, d_model: int = _D_MODEL,
@@ -92,7 +91,7 @@ class _UnstoppedSweep(Experiment):
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
         """The declared design's runs (``done`` is not needed: no refinement); a shard holds whole (r, h) curves."""
         self.grid(preset)  # checks the preset's name
-        m, d, units, fields = ((*_SMOKE_CELL, SMOKE_UNITS, _SMOKE_FIELDS) if preset == "smoke"
+        m, d, units, fields = ((*_SMOKE_CELL, SMOKE_UNITS, SMOKE_RUN_FIELDS) if preset == "smoke"
                                else (M, _D_MODEL, UNITS, ()))
         units = [u for u in units if planner.in_shard(Cell(m, d, u.r), u.h, *shard)]
         return planned_runs(units, m, d, fields)

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ...protocol import law_x
 from ..engine.config import RunConfig, step_cutoff
-from ..planner import SMOKE_FIELDS, Cell, Experiment, Grid, base_cutoff, in_shard, listing_grid
+from ..planner import SMOKE_FIELDS, SMOKE_RUN_FIELDS, Cell, Experiment, Grid, base_cutoff, in_shard, listing_grid
 
 
 def _heads_for(cell: Cell, grid: Grid) -> list[int]:
@@ -115,9 +115,6 @@ _BOOK_POINTS: tuple[_DkPoint, ...] = tuple(dict.fromkeys(
 _SMOKE_POINTS: tuple[_DkPoint, ...] = tuple(_DkPoint(16, 8, 1, d_k, ell) for ell in (2, 4) for d_k in (2, 4))
 _DK_POINTS: Mapping[str, tuple[_DkPoint, ...]] = {"smoke": _SMOKE_POINTS, "book": _BOOK_POINTS, "paper": _BOOK_POINTS}
 _SEEDS: Mapping[str, tuple[int, ...]] = {"smoke": (0, 1), "book": (0, 1, 2), "paper": tuple(range(10))}
-_SMOKE_FIELDS = dict(max_steps=100, **dict(SMOKE_FIELDS))
-
-
 def _grid(points: tuple[_DkPoint, ...], seeds: tuple[int, ...]) -> Grid:
     """A Grid of the design's cells (what the runner's dry run and the catalog read; the runs come from points)."""
     return listing_grid((Cell(p.m, p.d_model) for p in points), (1,), seeds)
@@ -133,7 +130,7 @@ class _DkSweep(Experiment):
                      shard: tuple[int, int] = (0, 1)) -> list[RunConfig]:
         """Every run of the design (``done`` is not needed: there are no refinement rounds)."""
         self.grid(preset)  # names the presets on a bad one
-        extra = _SMOKE_FIELDS if preset == "smoke" else {}
+        extra = dict(SMOKE_RUN_FIELDS) if preset == "smoke" else {}
         runs = []
         for p in self.points[preset]:
             if not in_shard(Cell(p.m, p.d_model), p.h * 1000 + p.d_k * 10 + p.ell, *shard):

@@ -31,7 +31,7 @@ from ...theory.bounds import scaling_x
 from .. import reported as rep
 from ..stats import within
 from ..thresholds import meets_precondition
-from .rows import Reading, paper_window, place, reached
+from .rows import Reading, paper_window, place, reached, reading
 from .seed_bootstrap import Draws, noise, origin_slope
 from .verdicts import CAUSES, LOG_BASES, LOG_SPACE, cause_of
 
@@ -248,9 +248,7 @@ def log_space_reading(d: Draws, paper: float) -> Reading | None:
     if len(d.cells) < 2:
         return None
     x = d.cells["x_law"].to_numpy(float) * LOG_BASES["ln"]
-    n = noise(d, lambda dk, h: _log_space_constant(x, dk))
-    ok = math.isfinite(n.lo) and math.isfinite(n.hi)
-    return Reading(LOG_SPACE, n.value, n.lo, n.hi, within(paper, n.lo, n.hi) if ok else None)
+    return reading(LOG_SPACE, noise(d, lambda dk, h: _log_space_constant(x, dk)), paper)
 
 
 def _reproducing(checks: Sequence[ArithmeticCheck], fit: str, base: str) -> int:

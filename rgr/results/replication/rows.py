@@ -19,6 +19,7 @@ import pandas as pd
 
 from ...catalog import load, load_if_present, preset_completeness, resolve_preset
 from ...experiments.futility import futile_stops
+from ...protocol import law_x
 from ...store import TableError
 from .. import reported as rep
 from .seed_bootstrap import Draws, Noise, fit_stats, noise
@@ -197,7 +198,9 @@ def _cells_iv(draws: Draws, x: str, on: str, intercept: bool, what: str, factor:
     return fit_interval(draws.cells[x].to_numpy(float) * factor, y, intercept=intercept)[what]
 
 
-def _reading(name: str, n: Noise, paper: float, key: str = "") -> Reading:
+def reading(name: str, n: Noise, paper: float, key: str = "") -> Reading:
+    """A :class:`Reading` of ``n`` against ``paper``; with the claim ``key``, marked where the paper's rounding window
+    straddles an end of the interval (:func:`place`)."""
     ok = math.isfinite(n.lo) and math.isfinite(n.hi)
     edge = ok and bool(key) and place(paper_window(key), n.lo, n.hi) == EDGE
     return Reading(name, n.value, n.lo, n.hi, n.holds(paper) if ok else None, edge)
@@ -217,7 +220,7 @@ def fit_row(key: str, d: Draws, spec: tuple[str, str, bool, str, float], b: str,
     if not math.isfinite(n.value):
         return untestable(key, f"the fit's {what} is undefined on these {len(d.cells)} cells (all equal)", b)
     v = noise_verdict(paper, n.value, n.lo, n.hi, n.lo99, n.hi99)
-    readings = tuple(_reading(name, _fit_noise(od, x, on, intercept, what, f), paper, key) for name, od,
+    readings = tuple(reading(name, _fit_noise(od, x, on, intercept, what, f), paper, key) for name, od,
                      f in others if len(od.cells) >= 3) + tuple(extra)
     said = v.detail + f" (interval from: {n.parts()})" + "".join(f"; {r.words(paper)}" for r in readings)
     said += (f". {caveat}" if caveat and v.status == "deviates" else "") + (f". {arithmetic}" if arithmetic else "")
@@ -261,7 +264,7 @@ COMPRESSIVE_PRESET = "compressive"
 
 def paper_dk_at(D_K_paper: float, m: int, d_model: int) -> float:
     """The budget of a task (m, d_model) at the x of the paper's E7 budget ``D_K_paper`` (m = 6144, d_model = 768)."""
-    x = D_K_paper * rep.GPT2_D_MODEL / (rep.GPT2_M * math.log(rep.GPT2_M))  # x = D_K d_model / (m ln m)
+    x = law_x(1, D_K_paper, rep.GPT2_D_MODEL, rep.GPT2_M)
     return x * m * math.log(m) / d_model
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...protocol import F1_TARGET
+from ...protocol import F1_TARGET, reaches_target
 from .. import reported as rep
 from ..stats import by_seed, paired_difference, within
 from ..thresholds import curves, meets_precondition
@@ -168,7 +168,7 @@ def _one_step(runs: pd.DataFrame, cells: pd.DataFrame, r) -> str:
     below = mean[mean.index < dk]
     if not len(below):
         return ""
-    n_ok = int((at[at.D_K == dk].groupby("seed")["test_f1"].mean() >= F1_TARGET).sum())
+    n_ok = int(reaches_target(at[at.D_K == dk].groupby("seed")["test_f1"].mean()).sum())
     return (f"; at ({m}, {dm}) the rung below D_K* = {dk} (h* = {h}), D_K = {int(below.index[-1])}, has mean "
             f"F1 {below.iloc[-1]:.3f}, and D_K = {dk} reaches {F1_TARGET:g} on {n_ok} of {at.seed.nunique()} seeds: as "
             "for Table 1, a one-value interval can still miss the paper's d_k* by one refinement step of D_K; the "

@@ -203,7 +203,7 @@ def fit_stats(x: np.ndarray, y: np.ndarray, intercept: bool) -> tuple[np.ndarray
         slope = ((x - xm) * (y - ym)).sum(0) / ((x - xm) ** 2).sum(0)
         icpt = ym - slope * xm
     else:
-        slope = (x * y).sum(0) / (x ** 2).sum(0)
+        slope = origin_slope(x[:, 0], y)
         icpt = np.zeros(y.shape[1])
     res = y - (slope * x + icpt)
     sst = ((y - y.mean(0)) ** 2).sum(0)
