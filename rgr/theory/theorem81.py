@@ -48,12 +48,11 @@ class _Theorem81Bounds:
     """The explicit lower bounds Theorem 8.1's proof puts on one cell (m, d_model).
 
     ``d_k_min``: the smallest width the proof's ``C >= 64`` allows; ``ell_min``: the shortest context with
-    ``ell > 8 max(h, ln m)`` (``ell_max = m``).
+    ``ell > 8 max(h, ln m)`` (a context holds at most m items).
     """
 
     d_k_min: int
     ell_min: int
-    ell_max: int
 
 
 def theorem81_bounds(m: int, d_model: int) -> _Theorem81Bounds:
@@ -61,13 +60,13 @@ def theorem81_bounds(m: int, d_model: int) -> _Theorem81Bounds:
     _check_cell(m, d_model)
     h, ln_m = m // d_model, math.log(m)
     ell_min = math.floor(_PROOF_C_ELL * max(h, ln_m)) + 1
-    return _Theorem81Bounds(d_k_min=math.ceil(PROOF_C * ln_m**2), ell_min=ell_min, ell_max=m)
+    return _Theorem81Bounds(d_k_min=math.ceil(PROOF_C * ln_m**2), ell_min=ell_min)
 
 
 def inside_theorem81(m: int, d_model: int, d_k: int, ell: int) -> bool:
     """Whether a row (m, d_model, d_k, ell) meets every bound the proof makes explicit (``c_0`` aside)."""
     b = theorem81_bounds(m, d_model)
-    return d_k >= b.d_k_min and b.ell_min <= ell <= b.ell_max
+    return d_k >= b.d_k_min and b.ell_min <= ell <= m
 
 
 def theorem81_widths(m: int, d_model: int, n: int = 3) -> list[int]:
