@@ -227,8 +227,8 @@ def regular_plateaus(src: Source, b: str) -> ClaimRow:
     flat = all(best[k]["hi"] < F1_TARGET for k in need[:2])
     jump = any(reaches_target(best[k]["mean"]) for k in need[2:])
     txt = "; ".join(f"r = {r}, h = {h}: {best[(r, h)]['mean']:.2f}" for r, h in need)
-    r, h = src.runs["r"], src.runs["h"]
-    stopped = futile_stops(src.runs[((r == 2) & (h == 1)) | ((r == 4) & (h == 2))])
+    plateau = pd.Series(list(zip(src.runs["r"], src.runs["h"])), index=src.runs.index).isin(need[:2])
+    stopped = futile_stops(src.runs[plateau])
     said = (f"; {stopped.stopped} of {stopped.runs} plateau runs were stopped by the futility rule (not in the "
             "protocol): chapter denser graphs reads them again retrained" if stopped.stopped else "")
     return ClaimRow(

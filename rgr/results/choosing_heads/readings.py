@@ -56,10 +56,11 @@ def rule_basis(runs: Mapping[str, pd.DataFrame], preset: str) -> _RuleBasis:
     """:class:`_RuleBasis` from the runs of each of :data:`EXPERIMENTS` (chapter ``choosing_heads.ipynb``)."""
     if set(runs) != set(EXPERIMENTS):
         raise ValueError(f"runs must name exactly {EXPERIMENTS}, got {sorted(runs)}")
-    cells = thresholds(runs["base"])
+    per = {name: thresholds(runs[name]) for name in EXPERIMENTS}  # each sweep's cells once ("base" among them)
+    cells = per["base"]
     ls = law_fits(cells).origin_pre if cells["D_K_star"].notna().sum() >= 2 else None
     seeds = {f"seeds_{name}": int(r["seed"].nunique()) for name, r in runs.items()}
-    every = pd.concat([thresholds(runs[name]).assign(sweep=name) for name in EXPERIMENTS])
+    every = pd.concat([per[name].assign(sweep=name) for name in EXPERIMENTS])
     every = every.drop_duplicates(["m", "d_model"])
     every = every[(every["m"] > every["d_model"]) & every["D_K_star"].notna()].sort_values(["m", "d_model"])
     groups: dict[str, list[str]] = {"best": [], "tied": [], "never": [], "worse": [], "later": []}
